@@ -1,0 +1,1 @@
+"""HTTP service over the assignor core (FastAPI)."""

@@ -1,0 +1,26 @@
+"""Kafka consumer-group partition assignment: sticky (KIP-54), range and roundrobin.
+
+Examples
+--------
+>>> from assignor import Group, Member, assign
+>>> plan = assign("sticky", Group(topics={"t0": 2, "t1": 2},
+...                               members=[Member("c0", ["t0", "t1"]), Member("c1", ["t0", "t1"])]))
+>>> {m: [tuple(tp) for tp in tps] for m, tps in plan.assignment.items()}
+{'c0': [('t0', 0), ('t1', 0)], 'c1': [('t0', 1), ('t1', 1)]}
+"""
+
+from assignor.errors import AssignorError, InvalidGroupError, UnknownStrategyError
+from assignor.model import Group, Member, Plan, TopicPartition
+from assignor.strategies import STRATEGIES, assign
+
+__all__ = [
+    "STRATEGIES",
+    "AssignorError",
+    "Group",
+    "InvalidGroupError",
+    "Member",
+    "Plan",
+    "TopicPartition",
+    "UnknownStrategyError",
+    "assign",
+]

@@ -1,0 +1,28 @@
+"""Exceptions raised by the assignor core.
+
+Exception tree::
+
+    ValueError
+    └── AssignorError                 base class of every error the core raises on purpose
+        ├── InvalidGroupError         a Group that cannot describe a real consumer group
+        └── UnknownStrategyError      `assign` was asked for a strategy it does not know
+
+Hostile *claims* (owned partitions that do not exist, duplicates, stale generations) are not
+errors: a real group leader receives them from the wire and must still produce a plan, so the
+strategies drop them. Errors are for inputs that no broker could have produced, such as a
+negative partition count or two members with the same id.
+"""
+
+__all__ = ["AssignorError", "InvalidGroupError", "UnknownStrategyError"]
+
+
+class AssignorError(ValueError):
+    """Base class of the errors raised by the assignor core."""
+
+
+class InvalidGroupError(AssignorError):
+    """The group description is malformed (bad counts, duplicate member ids, wrong types)."""
+
+
+class UnknownStrategyError(AssignorError):
+    """The requested strategy name is not registered."""

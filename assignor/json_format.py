@@ -1,0 +1,87 @@
+"""The JSON form of groups and plans, shared by the CLI and the HTTP service.
+
+Group::
+
+    {"topics": {"t0": 2},
+     "members": [{"id": "c0", "topics": ["t0"], "owned": [["t0", 0]], "generation": 3, "rack": null}]}
+
+``owned``, ``generation`` (default -1) and ``rack`` are optional. Shape errors raise
+`InvalidGroupError` naming the field; claims of partitions that do not exist are *not* errors
+(the strategies drop them, as a leader must).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assignor.errors import InvalidGroupError
+from assignor.model import UNKNOWN_GENERATION, Group, Member, Plan, TopicPartition
+
+__all__ = ["group_from_json", "group_to_json", "plan_to_json"]
+
+_MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
+
+
+def group_from_json(data: Any) -> Group:
+    """Build a Group from its JSON form, with errors that name the offending field."""
+    if not isinstance(data, dict):
+        raise InvalidGroupError("group: expected an object with 'topics' and 'members'")
+    unknown = set(data) - {"topics", "members"}
+    if unknown:
+        raise InvalidGroupError(f"group: unknown field(s) {sorted(unknown)}")
+    topics = data.get("topics")
+    if not isinstance(topics, dict):
+        raise InvalidGroupError("topics: expected an object of topic name -> partition count")
+    members = data.get("members", [])
+    if not isinstance(members, list):
+        raise InvalidGroupError("members: expected a list")
+    return Group(topics=topics, members=[_member(i, m) for i, m in enumerate(members)])
+
+
+def _member(index: int, data: Any) -> Member:
+    where = f"members[{index}]"
+    if not isinstance(data, dict):
+        raise InvalidGroupError(f"{where}: expected an object")
+    unknown = set(data) - _MEMBER_KEYS
+    if unknown:
+        raise InvalidGroupError(f"{where}: unknown field(s) {sorted(unknown)}")
+    if "id" not in data:
+        raise InvalidGroupError(f"{where}.id: required")
+    topics = data.get("topics", [])
+    if not isinstance(topics, list):
+        raise InvalidGroupError(f"{where}.topics: expected a list of topic names")
+    owned = data.get("owned") or []
+    if not isinstance(owned, list):
+        raise InvalidGroupError(f"{where}.owned: expected a list of [topic, partition] pairs")
+    claims = []
+    for j, pair in enumerate(owned):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+                and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
+            raise InvalidGroupError(f"{where}.owned[{j}]: expected [topic, partition], got {pair!r}")
+        claims.append(TopicPartition(pair[0], pair[1]))
+    generation = data.get("generation")
+    try:
+        return Member(
+            data["id"],
+            topics=topics,
+            owned=claims,
+            generation=UNKNOWN_GENERATION if generation is None else generation,
+            rack=data.get("rack"),
+        )
+    except InvalidGroupError as error:
+        raise InvalidGroupError(f"{where}: {error}") from None
+
+
+def group_to_json(group: Group) -> dict:
+    return {
+        "topics": dict(group.topics),
+        "members": [
+            {"id": m.id, "topics": list(m.topics), "owned": [[tp[0], tp[1]] for tp in m.owned],
+             "generation": m.generation, "rack": m.rack}
+            for m in group.members
+        ],
+    }
+
+
+def plan_to_json(plan: Plan) -> dict:
+    return {"assignment": {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in plan.assignment.items()}}

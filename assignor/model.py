@@ -1,0 +1,153 @@
+"""The plain data the assignor works on: topic partitions, members, groups and plans.
+
+Every type is immutable. Construction normalises sequences to tuples and rejects inputs that no
+broker could have produced (see `InvalidGroupError`); it deliberately does *not* drop hostile
+claims such as owned partitions of unknown topics, because the strategies must see them to
+prove they survive them.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from assignor.errors import InvalidGroupError
+
+__all__ = ["UNKNOWN_GENERATION", "Group", "Member", "Plan", "TopicPartition"]
+
+#: Generation of a member whose previous generation is not known (Java's DEFAULT_GENERATION).
+UNKNOWN_GENERATION = -1
+
+
+class TopicPartition(NamedTuple):
+    """One partition of one topic.
+
+    Examples
+    --------
+    >>> TopicPartition("orders", 3)
+    TopicPartition(topic='orders', partition=3)
+    """
+
+    topic: str
+    partition: int
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A group member as the leader sees it in JoinGroup.
+
+    Parameters
+    ----------
+    id : str
+        The member id (the coordinator's, e.g. ``consumer-1-5a3...``).
+    topics : sequence of str
+        The subscription. Topics the group does not know are ignored by the strategies.
+    owned : sequence of TopicPartition
+        What the member held before this rebalance (from user data or Subscription v1+).
+        May contain hostile claims; strategies drop those.
+    generation : int
+        Generation of the `owned` claims, ``-1`` when unknown (KIP-341).
+    rack : str or None
+        Subscription v3 rack id (KIP-881).
+    """
+
+    id: str
+    topics: Sequence[str] = ()
+    owned: Sequence[TopicPartition] = ()
+    generation: int = UNKNOWN_GENERATION
+    rack: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str):
+            raise InvalidGroupError(f"member id must be a string, got {self.id!r}")
+        if isinstance(self.topics, str) or not isinstance(self.topics, Sequence | set | frozenset):
+            raise InvalidGroupError(f"member {self.id!r}: topics must be a list of strings")
+        topics = tuple(self.topics)
+        if not all(isinstance(t, str) for t in topics):
+            raise InvalidGroupError(f"member {self.id!r}: every topic must be a string")
+        owned = self.owned if isinstance(self.owned, tuple) else tuple(self.owned)
+        # Generations are INT32 on the wire (JoinGroup, sticky user data V1).
+        if not _is_int(self.generation) or not -(2**31) <= self.generation < 2**31:
+            raise InvalidGroupError(f"member {self.id!r}: generation must be a 32-bit integer, got {self.generation!r}")
+        if self.rack is not None and not isinstance(self.rack, str):
+            raise InvalidGroupError(f"member {self.id!r}: rack must be a string or None")
+        object.__setattr__(self, "topics", topics)
+        object.__setattr__(self, "owned", owned)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A consumer group at the moment the leader assigns.
+
+    Parameters
+    ----------
+    topics : mapping of str to int
+        Partition count per topic, as in the leader's metadata. Counts must be >= 0.
+    members : sequence of Member
+        Member ids must be unique.
+    partition_racks : mapping or None
+        Replica racks per partition (KIP-881); unused by the strategies of this release.
+
+    Raises
+    ------
+    InvalidGroupError
+        On a negative or non-integer partition count, or duplicate member ids.
+    """
+
+    topics: Mapping[str, int]
+    members: Sequence[Member] = ()
+    partition_racks: Mapping[TopicPartition, Sequence[str]] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.topics, Mapping):
+            raise InvalidGroupError("topics must map topic name to partition count")
+        topics = dict(self.topics)
+        for name, count in topics.items():
+            if not isinstance(name, str):
+                raise InvalidGroupError(f"topic names must be strings, got {name!r}")
+            if not _is_int(count) or count < 0:
+                raise InvalidGroupError(f"topic {name!r}: partition count must be an integer >= 0, got {count!r}")
+        members = tuple(self.members)
+        seen: set[str] = set()
+        for member in members:
+            if not isinstance(member, Member):
+                raise InvalidGroupError(f"members must be Member objects, got {type(member).__name__}")
+            if member.id in seen:
+                raise InvalidGroupError(f"duplicate member id {member.id!r}")
+            seen.add(member.id)
+        object.__setattr__(self, "topics", topics)
+        object.__setattr__(self, "members", members)
+
+    def member(self, member_id: str) -> Member:
+        """Return the member with this id (KeyError when absent)."""
+        for member in self.members:
+            if member.id == member_id:
+                return member
+        raise KeyError(member_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The outcome of one assignment.
+
+    Attributes
+    ----------
+    strategy : str
+        Protocol name of the strategy that produced it.
+    assignment : dict of str to list of TopicPartition
+        One entry per member of the group (possibly empty), partitions sorted by topic then
+        partition number.
+    user_data : dict of str to bytes
+        Assignment user data the leader sends back per member; empty for strategies that send
+        none (the eager sticky protocol carries its state in the *subscription*, KIP-54).
+    """
+
+    strategy: str
+    assignment: dict[str, list[TopicPartition]]
+    user_data: dict[str, bytes] = field(default_factory=dict)

@@ -1,0 +1,141 @@
+"""The eager ``sticky`` strategy (KIP-54, with KIP-341 generations).
+
+Steps, each a private helper:
+
+1. `_layout.build`: dense numbering; drop invalid claims and resolve conflicting ones (KIP-341).
+2. `_topic_classes`: group topics by subscriber set; partitions of one class are interchangeable.
+3. Counts per class and member: `_uniform_counts` when one class covers everybody (closed form),
+   otherwise `assignor._balance.solve` (global optimum, then fewest moves).
+4. `_materialize`: turn counts into partitions, keeping owned partitions first and dealing the
+   rest round-robin so each topic spreads over the members (KAFKA-16277).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from assignor import _balance, _layout
+from assignor.model import Group, Plan
+
+__all__ = ["assign"]
+
+NAME = "sticky"
+
+
+def assign(group: Group) -> Plan:
+    """Plan a sticky assignment: as balanced as possible, then moving as little as possible.
+
+    Examples
+    --------
+    >>> from assignor import Group, Member, TopicPartition as TP
+    >>> group = Group(topics={"t": 4}, members=[
+    ...     Member("a", ["t"], owned=[TP("t", 0), TP("t", 1), TP("t", 2), TP("t", 3)], generation=1),
+    ...     Member("b", ["t"])])
+    >>> plan = assign(group)
+    >>> [tp.partition for tp in plan.assignment["a"]], [tp.partition for tp in plan.assignment["b"]]
+    ([0, 1], [2, 3])
+    """
+    layout = _layout.build(group)
+    class_of_topic, eligible = _topic_classes(layout)
+    owned = x = _class_counts(layout, class_of_topic, eligible)
+    sizes = np.bincount(class_of_topic[class_of_topic >= 0], weights=layout.counts[class_of_topic >= 0],
+                        minlength=len(eligible)).astype(np.int64)
+    if len(eligible) == 1:
+        x = _uniform_counts(eligible[0], int(sizes[0]), owned[0])[None, :]
+    elif len(eligible):
+        x = _balance.solve(eligible, sizes, owned)
+    owner = _materialize(layout, class_of_topic, x)
+    return Plan(NAME, layout.assignment(owner))
+
+
+def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Class id per topic (-1: no partitions or no subscriber) and the (K, M) eligibility."""
+    members = len(layout.members)
+    lengths = [len(s) for s in layout.subscriptions]
+    topic = np.concatenate(layout.subscriptions) if members else np.empty(0, dtype=np.int64)
+    member = np.repeat(np.arange(members), lengths)
+    order = np.lexsort((member, topic))
+    topic, member = topic[order], member[order]
+    bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
+    class_of_topic = np.full(len(layout.topics), -1, dtype=np.int64)
+    signatures: dict[bytes, int] = {}
+    rows: list[np.ndarray] = []
+    for t in np.flatnonzero((layout.counts > 0) & (bounds[1:] > bounds[:-1])):
+        subscribers = member[bounds[t] : bounds[t + 1]]
+        k = signatures.setdefault(subscribers.tobytes(), len(signatures))
+        if k == len(rows):
+            rows.append(subscribers)
+        class_of_topic[t] = k
+    eligible = np.zeros((len(rows), members), dtype=bool)
+    for k, subscribers in enumerate(rows):
+        eligible[k, subscribers] = True
+    return class_of_topic, eligible
+
+
+def _class_counts(layout, class_of_topic, eligible) -> np.ndarray:
+    """owned[k, i]: partitions of class k that member i validly claims."""
+    flats = np.flatnonzero(layout.prev_owner >= 0)
+    k = class_of_topic[layout.topic_of_flat()[flats]]
+    cells = k * eligible.shape[1] + layout.prev_owner[flats]
+    return np.bincount(cells, minlength=eligible.size).reshape(eligible.shape).astype(np.int64)
+
+
+def _uniform_counts(eligible: np.ndarray, size: int, owned: np.ndarray) -> np.ndarray:
+    """Everyone subscribes to the same topics: quotas floor/ceil(P/C), extra slots to keepers.
+
+    Any load vector with ``P % C`` members at ceil and the rest at floor is optimal, and a member
+    keeps ``min(owned, quota)``; giving the ceil slots first to members that own more than the
+    floor maximises what is kept. So nothing moves when the group and its plan are unchanged.
+    """
+    members = np.flatnonzero(eligible)
+    floor, extra = divmod(size, len(members))
+    ceil_slot = np.zeros(len(members), dtype=bool)
+    keepers = np.flatnonzero(owned[members] > floor)[:extra]
+    ceil_slot[keepers] = True
+    ceil_slot[np.flatnonzero(~ceil_slot)[: extra - len(keepers)]] = True
+    x = np.zeros_like(owned)
+    x[members] = floor + ceil_slot
+    return x
+
+
+def _materialize(layout: _layout.Layout, class_of_topic: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Owner per flat partition realising the counts `x`, keeping owned partitions first."""
+    topic = layout.topic_of_flat()
+    cls = class_of_topic[topic]
+    owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
+    members = x.shape[1] if x.ndim == 2 else 0
+
+    # Keep up to x[k, i] of the partitions member i owned in class k. When it must give some up,
+    # keep a topic-spread subset: its first partition of each topic, then its second, ...
+    flats = np.flatnonzero(layout.prev_owner >= 0)
+    if flats.size:
+        holder = layout.prev_owner[flats]
+        by_holder = np.lexsort((flats, holder))
+        flats, holder = flats[by_holder], holder[by_holder]
+        t = topic[flats]
+        starts = np.r_[True, (holder[1:] != holder[:-1]) | (t[1:] != t[:-1])]
+        rank = np.arange(len(flats)) - np.maximum.accumulate(np.where(starts, np.arange(len(flats)), 0))
+        k = cls[flats]
+        order = np.lexsort((t, rank, k, holder))
+        flats, holder, k = flats[order], holder[order], k[order]
+        starts = np.r_[True, (holder[1:] != holder[:-1]) | (k[1:] != k[:-1])]
+        position = np.arange(len(flats)) - np.maximum.accumulate(np.where(starts, np.arange(len(flats)), 0))
+        kept = position < x[k, holder]
+        owner[flats[kept]] = holder[kept]
+        kept_counts = np.bincount(k[kept] * members + holder[kept], minlength=x.size).reshape(x.shape)
+    else:
+        kept_counts = np.zeros_like(x)
+
+    # Deal the rest class by class, round-robin over the members that still need partitions, in
+    # topic then partition order: consecutive partitions of a topic go to different members.
+    pool = np.flatnonzero((owner < 0) & (cls >= 0))
+    pool = pool[np.argsort(cls[pool], kind="stable")]
+    need = x - kept_counts
+    k, member = np.nonzero(need)
+    n = need[k, member]
+    k_rep, member_rep = np.repeat(k, n), np.repeat(member, n)
+    round_ = np.arange(len(k_rep)) - np.repeat(np.cumsum(n) - n, n)
+    deal = np.lexsort((member_rep, round_, k_rep))
+    assert len(deal) == len(pool), "class counts must cover exactly the unkept partitions"
+    owner[pool] = member_rep[deal]
+    return owner

@@ -1,0 +1,186 @@
+"""The invariant oracle: every strategy and every test goes through `report`.
+
+It is written independently of the strategies (plain Python over the public types, claims
+resolved by `assignor.claims`) so that it can catch them out.
+
+Definitions
+-----------
+valid
+    Every partition of a topic that exists and has a subscriber is assigned exactly once, only
+    to a member subscribed to its topic; nothing else is assigned; every member has an entry.
+balanced (KIP-54)
+    Loads differ by at most one, or no member holds a partition that a member with two or more
+    fewer partitions could take.
+balance_score (KIP-54)
+    Sum over all member pairs of ``|n_i - n_j|``; computed in O(C log C) from sorted loads.
+moved / kept
+    Partitions whose valid previous owner (`assignor.claims.resolve`) lost / kept them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from assignor import claims
+from assignor.model import Group, Plan, TopicPartition
+
+__all__ = ["Optimum", "balance_score", "optimum", "report"]
+
+_MAX_ERRORS = 20
+
+
+def balance_score(loads: Iterable[int]) -> int:
+    """Sum of ``|a - b|`` over all pairs: with loads sorted, the k-th (0-based) of C is added
+    k times and subtracted C-1-k times.
+
+    Examples
+    --------
+    >>> balance_score([9, 10, 11])
+    4
+    """
+    ordered = sorted(loads)
+    count = len(ordered)
+    return sum((2 * k - count + 1) * load for k, load in enumerate(ordered))
+
+
+def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
+    """Check `plan` against `group` and measure it.
+
+    Parameters
+    ----------
+    exact : bool
+        Also solve the group exactly (`optimum`) and add ``optimal_balance_score`` and
+        ``min_moves``. Only for small groups: the flow network has one node per partition.
+
+    Returns
+    -------
+    dict
+        ``valid``, ``errors`` (first 20), ``balanced``, ``balance_score``, ``spread``,
+        ``min_load``, ``max_load``, ``members``, ``partitions`` (that must be assigned),
+        ``assigned``, ``moved``, ``kept``; with `exact`, the optimum's figures.
+    """
+    errors: list[str] = []
+    subscribed = {m.id: set(m.topics) for m in group.members}
+    must = _partitions_to_assign(group)
+    seen: set[TopicPartition] = set()
+    loads: dict[str, int] = {}
+    for member_id, partitions in plan.assignment.items():
+        if member_id not in subscribed:
+            errors.append(f"assignment for unknown member {member_id!r}")
+            continue
+        loads[member_id] = len(partitions)
+        for tp in partitions:
+            if not isinstance(tp, TopicPartition):
+                errors.append(f"{member_id}: {tp!r} is not a TopicPartition")
+            elif tp.topic not in group.topics or not 0 <= tp.partition < group.topics[tp.topic]:
+                errors.append(f"{member_id}: {tp} does not exist")
+            elif tp.topic not in subscribed[member_id]:
+                errors.append(f"{member_id}: {tp} of a topic it does not subscribe to")
+            elif tp in seen:
+                errors.append(f"{tp} assigned more than once")
+            seen.add(tp)
+    for member in group.members:
+        if member.id not in plan.assignment:
+            errors.append(f"member {member.id!r} missing from the assignment")
+            loads[member.id] = 0
+    unassigned = must - seen
+    if unassigned:
+        errors.append(f"{len(unassigned)} partitions unassigned, e.g. {min(unassigned)}")
+
+    previous = claims.resolve(group)
+    kept = sum(1 for m, tps in plan.assignment.items() for tp in tps if previous.get(tp) == m)
+    values = list(loads.values()) or [0]
+    result = {
+        "valid": not errors,
+        "errors": errors[:_MAX_ERRORS],
+        "balanced": _kip54_balanced(group, plan, loads),
+        "balance_score": balance_score(values),
+        "spread": max(values) - min(values),
+        "min_load": min(values),
+        "max_load": max(values),
+        "members": len(group.members),
+        "partitions": len(must),
+        "assigned": len(seen),
+        "moved": len(previous) - kept,
+        "kept": kept,
+    }
+    if exact:
+        best = optimum(group)
+        result["optimal_balance_score"] = best.balance_score
+        result["min_moves"] = best.moves
+    return result
+
+
+def _partitions_to_assign(group: Group) -> set[TopicPartition]:
+    topics = {t for m in group.members for t in m.topics if t in group.topics}
+    return {TopicPartition(t, p) for t in topics for p in range(group.topics[t])}
+
+
+def _kip54_balanced(group: Group, plan: Plan, loads: dict[str, int]) -> bool:
+    if not loads or max(loads.values()) - min(loads.values()) <= 1:
+        return True
+    # Lowest load among the subscribers of each topic: a holder of that topic with 2+ more
+    # partitions than that could give one away.
+    lowest: dict[str, int] = {}
+    for member in group.members:
+        for topic in set(member.topics):
+            lowest[topic] = min(lowest.get(topic, loads[member.id]), loads[member.id])
+    for member_id, partitions in plan.assignment.items():
+        for topic in {tp.topic for tp in partitions if isinstance(tp, TopicPartition)}:
+            if lowest.get(topic, loads.get(member_id, 0)) <= loads.get(member_id, 0) - 2:
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The best achievable plan of a group: its sorted loads, balance score and fewest moves."""
+
+    loads: tuple[int, ...]
+    balance_score: int
+    moves: int
+
+
+def optimum(group: Group) -> Optimum:
+    """Solve the sticky objective exactly with a min-cost flow (networkx network simplex).
+
+    Each partition sends one unit to a subscriber; moving it away from its valid previous owner
+    costs 1; a member's k-th partition costs ``W * (2k - 1)`` so the flow minimises
+    ``W * sum(load**2) + moves``. With ``W`` above any possible move count that is: the most
+    balanced load vector first (a sum-of-squares minimum is decreasingly minimal, hence optimal
+    for the balance score too), then the fewest moves that reach it.
+
+    Complexity: O(P * C) arcs; meant for groups of up to a few hundred partitions.
+    """
+    import networkx as nx
+
+    previous = claims.resolve(group)
+    partitions = sorted(_partitions_to_assign(group))
+    weight = len(partitions) + 1
+    graph = nx.DiGraph()
+    graph.add_node("source", demand=-len(partitions))
+    graph.add_node("sink", demand=len(partitions))
+    capacity: Counter[str] = Counter()
+    for tp in partitions:
+        graph.add_edge("source", ("p", tp), capacity=1, weight=0)
+        for member in group.members:
+            if tp.topic in member.topics:
+                moved = tp in previous and previous[tp] != member.id
+                graph.add_edge(("p", tp), ("m", member.id), capacity=1, weight=int(moved))
+                capacity[member.id] += 1
+    for member_id, most in capacity.items():
+        for k in range(1, most + 1):
+            graph.add_edge(("m", member_id), ("u", member_id, k), capacity=1, weight=weight * (2 * k - 1))
+            graph.add_edge(("u", member_id, k), "sink", capacity=1, weight=0)
+    flow = nx.min_cost_flow(graph) if partitions else {}
+    loads = Counter()
+    moves = 0
+    for tp in partitions:
+        for node, amount in flow[("p", tp)].items():
+            if amount:
+                loads[node[1]] += 1
+                moves += tp in previous and previous[tp] != node[1]
+    values = [loads.get(m.id, 0) for m in group.members] or [0]
+    return Optimum(tuple(sorted(values)), balance_score(values), moves)

@@ -1,0 +1,1 @@
+"""Spark jobs over the assignor core (to come)."""

@@ -1,0 +1,55 @@
+"""Loaders for the golden data written by the Java client (``../shared/golden``)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+from assignor import Group, Member, Plan, TopicPartition
+
+GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "golden"
+SCENARIOS = GOLDEN / "scenarios"
+
+
+@cache
+def scenario(name: str) -> dict:
+    return json.loads((SCENARIOS / f"{name}.json").read_text())
+
+
+def scenario_names() -> list[str]:
+    index = json.loads((SCENARIOS / "index.json").read_text())
+    return [entry["name"] for entry in index["scenarios"]]
+
+
+def calls(strategy: str) -> list[tuple[str, dict]]:
+    """(id, call) for every recorded call of `strategy` across all scenarios."""
+    found = []
+    for name in scenario_names():
+        for r in scenario(name)["rounds"]:
+            for j, call in enumerate(r["results"][strategy]["calls"]):
+                found.append((f"{name}-r{r['round']}-c{j}", call))
+    return found
+
+
+def group_of(call: dict) -> Group:
+    """The group a Java assignor saw: previous ownership as Java decoded it (member_data)."""
+    members = []
+    for sub in call["input"]["subscriptions"]:
+        data = sub.get("member_data") or {"partitions": sub.get("owned_partitions") or [],
+                                          "generation": sub.get("generation_id")}
+        generation = data["generation"]
+        members.append(
+            Member(
+                sub["member_id"],
+                topics=sub["topics"],
+                owned=[TopicPartition(t, p) for t, p in data["partitions"]],
+                generation=-1 if generation is None else generation,
+                rack=sub.get("rack_id"),
+            )
+        )
+    return Group(topics=call["input"]["topics"], members=members)
+
+
+def java_plan(call: dict, strategy: str) -> Plan:
+    return Plan(strategy, {m: [TopicPartition(t, p) for t, p in tps] for m, tps in call["output"].items()})
