@@ -11,7 +11,8 @@ import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -61,6 +62,7 @@ class Layout:
     members: list[Member]  # Java order of member id
     subscriptions: list[np.ndarray]  # per member: sorted topic indices of existing topics
     prev_owner: np.ndarray  # int64 per flat partition: member index or NO_OWNER
+    prev_object: np.ndarray  # per flat partition: the winning claim as given, or None
 
     @property
     def total(self) -> int:
@@ -73,13 +75,23 @@ class Layout:
         return np.arange(self.total, dtype=np.int64) - np.repeat(self.offsets[:-1], self.counts)
 
     def assignment(self, owner: np.ndarray) -> dict[str, list[TopicPartition]]:
-        """Turn ``owner[flat] -> member index`` into the public assignment, sorted per member."""
+        """Turn ``owner[flat] -> member index`` into the public assignment, sorted per member.
+
+        A partition kept by its previous owner reuses that member's TopicPartition object:
+        after a rebalance most partitions stay, and allocating a million tuples is the most
+        expensive step left.
+        """
         flats = np.flatnonzero(owner >= 0)
         by_member = flats[np.argsort(owner[flats], kind="stable")]
         bounds = np.searchsorted(owner[by_member], np.arange(len(self.members) + 1))
-        names = np.array(self.topics, dtype=object)[self.topic_of_flat()[by_member]].tolist()
-        parts = self.partition_of_flat()[by_member].tolist()
-        tps = topic_partitions(names, parts)
+        objects = np.empty(len(by_member), dtype=object)
+        reuse = (self.prev_owner[by_member] == owner[by_member]) & (self.prev_object[by_member] != None)  # noqa: E711
+        objects[reuse] = self.prev_object[by_member[reuse]]
+        fresh = by_member[~reuse]
+        names = np.array(self.topics, dtype=object)[self.topic_of_flat()[fresh]].tolist()
+        created = topic_partitions(names, self.partition_of_flat()[fresh].tolist())
+        objects[~reuse] = np.fromiter(created, dtype=object, count=len(created))
+        tps = objects.tolist()
         return {m.id: tps[bounds[i] : bounds[i + 1]] for i, m in enumerate(self.members)}
 
 
@@ -90,60 +102,86 @@ def build(group: Group) -> Layout:
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     members = sorted(group.members, key=lambda m: java_key(m.id))
-    subscriptions = [
-        np.unique(np.fromiter((index[t] for t in m.topics if t in index), dtype=np.int64)) for m in members
-    ]
-    prev_owner = _resolve_claims(group, members, subscriptions, index, counts, offsets)
-    return Layout(topics, counts, offsets, members, subscriptions, prev_owner)
+    # Members of one group usually share a few subscriptions: index each distinct one once.
+    distinct: dict[tuple[str, ...], np.ndarray] = {}
+    for member in members:
+        if member.topics not in distinct:
+            found = {index[t] for t in member.topics if t in index}
+            distinct[member.topics] = np.array(sorted(found), dtype=np.int64)
+    subscriptions = [distinct[m.topics] for m in members]
+    layout = Layout(topics, counts, offsets, members, subscriptions, np.empty(0, dtype=np.int64),
+                    np.empty(0, dtype=object))
+    prev_owner, prev_object = _resolve_claims(group, layout, index)
+    object.__setattr__(layout, "prev_owner", prev_owner)
+    object.__setattr__(layout, "prev_object", prev_object)
+    return layout
 
 
-def _claimed_flats(group, member, subscribed_mask, index, counts, offsets) -> np.ndarray:
-    """Flat ids of the member's valid claims, each once (rules 1-2 of `assignor.claims`)."""
-    if not member.owned:
-        return np.empty(0, dtype=np.int64)
-    try:
-        names, parts = zip(*member.owned, strict=True)
-        tidx = np.array([index.get(n, -1) for n in names], dtype=np.int64)
-        part = np.array(parts)
-        if part.dtype.kind not in "iu" or not all(type(c) in (tuple, TopicPartition, list) for c in member.owned):
-            raise TypeError
-        part = part.astype(np.int64)
-    except (TypeError, ValueError, OverflowError):
-        # Hostile claims of odd shapes or types: take the slow, fully checked path.
-        subscribed = set(member.topics)
-        good = [c for c in member.owned if is_valid_claim(group, subscribed, c)]
-        tidx = np.array([index[c[0]] for c in good], dtype=np.int64)
-        part = np.array([int(c[1]) for c in good], dtype=np.int64)
-    known = tidx >= 0
-    tsafe = np.where(known, tidx, 0)
-    ok = known & subscribed_mask[tsafe] & (part >= 0) & (part < counts[tsafe])
-    return np.unique(offsets[tsafe[ok]] + part[ok])
+def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
+    """All members' claims as arrays: member, topic index (-1 unknown), partition, object."""
+    lengths = [len(m.owned) for m in members]
+    claims = list(chain.from_iterable(m.owned for m in members))
+    member = np.repeat(np.arange(len(members), dtype=np.int64), lengths)
+    types = set(map(type, claims))
+    # Claims given as TopicPartition objects can be handed back as they are (see `assignment`).
+    objects = np.fromiter(claims if types == {TopicPartition} else repeat(None, len(claims)),
+                          dtype=object, count=len(claims))
+    if claims and types <= {TopicPartition, tuple, list} and set(map(len, claims)) == {2}:
+        # itemgetter maps run in C; zip(*claims) over a million claims is ten times slower.
+        part = np.array(list(map(itemgetter(1), claims)))
+        if part.dtype.kind in "iu":
+            names = map(itemgetter(0), claims)
+            try:
+                topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(claims))
+                return member, topic, part.astype(np.int64), objects
+            except TypeError:  # an unhashable topic "name"
+                pass
+    # Hostile claims of odd shapes or types: check each one with the reference rule.
+    good = np.fromiter(
+        (is_valid_claim(group, set(members[i].topics), c) for i, c in zip(member.tolist(), claims)),
+        dtype=bool, count=len(claims),
+    )
+    kept = [c for c, ok in zip(claims, good) if ok]
+    topic = np.array([index[c[0]] for c in kept], dtype=np.int64)
+    part = np.array([int(c[1]) for c in kept], dtype=np.int64)
+    return member[good], topic, part, objects[good]
 
 
-def _resolve_claims(group, members, subscriptions, index, counts, offsets) -> np.ndarray:
-    """Previous owner per flat partition under KIP-341 (rule 3 of `assignor.claims`)."""
-    flats, owners, gens = [], [], []
-    mask = np.zeros(len(counts), dtype=bool)
-    for i, member in enumerate(members):
-        mask[subscriptions[i]] = True
-        f = _claimed_flats(group, member, mask, index, counts, offsets)
-        mask[subscriptions[i]] = False
-        flats.append(f)
-        owners.append(np.full(len(f), i, dtype=np.int64))
-        gens.append(np.full(len(f), member.generation, dtype=np.int64))
-    prev_owner = np.full(int(offsets[-1]), NO_OWNER, dtype=np.int64)
-    if not flats or not sum(len(f) for f in flats):
-        return prev_owner
-    flat, owner, gen = np.concatenate(flats), np.concatenate(owners), np.concatenate(gens)
-    if len(np.unique(flat)) == len(flat):  # the common case: nobody else claims the same partition
-        prev_owner[flat] = owner
-        return prev_owner
-    order = np.lexsort((-gen, flat))  # by partition, highest generation first
-    flat, owner, gen = flat[order], owner[order], gen[order]
+def _resolve_claims(group: Group, layout: Layout, index: dict[str, int]):
+    """Previous owner (and its claim object) per flat partition under the rules of
+    `assignor.claims`: valid claims only, each once per member, KIP-341 between members."""
+    member, topic, part, objects = _parse_claims(group, layout.members, index)
+    prev_owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
+    prev_object = np.empty(layout.total, dtype=object)
+    known = topic >= 0
+    topic_safe = np.where(known, topic, 0)
+    valid = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))
+    # Subscribed: (member, topic) among the sorted keys member * T + topic of the subscriptions.
+    width = max(len(layout.topics), 1)
+    keys = np.concatenate([i * width + s for i, s in enumerate(layout.subscriptions)] or [np.empty(0, np.int64)])
+    wanted = member * width + topic_safe
+    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    valid &= (keys[at] == wanted) if len(keys) else False
+    member, objects = member[valid], objects[valid]
+    flat = layout.offsets[topic_safe[valid]] + part[valid]
+    claimants = np.bincount(flat, minlength=layout.total) if len(flat) else np.zeros(layout.total, np.int64)
+    single = claimants[flat] == 1
+    prev_owner[flat[single]] = member[single]
+    prev_object[flat[single]] = objects[single]
+    if single.all():
+        return prev_owner, prev_object
+    # Partitions claimed more than once: drop a member's repeated claims, then the highest
+    # generation wins and a tie at the highest generation cancels (KAFKA-12984).
+    flat, member, objects = flat[~single], member[~single], objects[~single]
+    generation = np.array([m.generation for m in layout.members], dtype=np.int64)[member]
+    order = np.lexsort((member, -generation, flat))
+    flat, member, generation, objects = flat[order], member[order], generation[order], objects[order]
+    unique = np.r_[True, (flat[1:] != flat[:-1]) | (member[1:] != member[:-1])]
+    flat, member, generation, objects = flat[unique], member[unique], generation[unique], objects[unique]
     first = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
-    nxt = np.minimum(first + 1, len(flat) - 1)
-    # Two claims sharing the highest generation cancel each other (KAFKA-12984).
-    tied = (nxt != first) & (flat[nxt] == flat[first]) & (gen[nxt] == gen[first])
-    keep = first[~tied]
-    prev_owner[flat[keep]] = owner[keep]
-    return prev_owner
+    after = np.minimum(first + 1, len(flat) - 1)
+    tied = (after != first) & (flat[after] == flat[first]) & (generation[after] == generation[first])
+    winners = first[~tied]
+    prev_owner[flat[winners]] = member[winners]
+    prev_object[flat[winners]] = objects[winners]
+    return prev_owner, prev_object

@@ -1,0 +1,98 @@
+"""Property tests: random groups and random churn, every plan checked by the exact oracle.
+
+For each plan: valid; balance score equal to the optimum's; partitions moved equal to the
+fewest that reach that optimum; and replaying the plan unchanged moves nothing.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assignor import Group, Member, TopicPartition, assign
+from tests.conftest import check
+from tests.generators import carry
+
+TOPICS = ["a", "b", "c", "d"]
+
+
+@st.composite
+def groups(draw, max_members=6):
+    counts = {t: draw(st.integers(0, 5)) for t in draw(st.lists(st.sampled_from(TOPICS), min_size=1, unique=True))}
+    members = []
+    for i in range(draw(st.integers(0, max_members))):
+        topics = draw(st.lists(st.sampled_from(TOPICS), max_size=4))
+        claims = draw(st.lists(st.tuples(st.sampled_from(TOPICS + ["zz"]), st.integers(-1, 6)), max_size=8))
+        members.append(Member(f"m{i}", topics, owned=[TopicPartition(t, p) for t, p in claims],
+                              generation=draw(st.integers(-1, 3))))
+    return Group(topics=counts, members=members)
+
+
+def assert_optimal(group):
+    plan = assign("sticky", group)
+    report = check(group, plan, exact=True)
+    assert report["balanced"]
+    assert report["balance_score"] == report["optimal_balance_score"]
+    assert report["moved"] == report["min_moves"]
+    return plan
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups())
+def test_sticky_reaches_the_exact_optimum(group):
+    assert_optimal(group)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups())
+def test_replaying_a_plan_moves_nothing(group):
+    plan = assign("sticky", group)
+    again = assign("sticky", carry(group, plan, generation=7))
+    assert again.assignment == plan.assignment
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups())
+def test_deterministic_whatever_the_member_order(group):
+    reversed_group = Group(topics=dict(reversed(list(group.topics.items()))), members=group.members[::-1])
+    assert assign("sticky", group).assignment == assign("sticky", reversed_group).assignment
+
+
+EVENTS = st.one_of(
+    st.tuples(st.just("join"), st.lists(st.sampled_from(TOPICS), min_size=1, max_size=4)),
+    st.tuples(st.just("leave"), st.integers(0, 20)),
+    st.tuples(st.just("subscribe"), st.integers(0, 20), st.sampled_from(TOPICS)),
+    st.tuples(st.just("unsubscribe"), st.integers(0, 20), st.sampled_from(TOPICS)),
+    st.tuples(st.just("add_partitions"), st.sampled_from(TOPICS), st.integers(1, 4)),
+    st.tuples(st.just("delete_topic"), st.sampled_from(TOPICS)),
+)
+
+
+def apply(group: Group, event) -> Group:
+    topics, members = dict(group.topics), list(group.members)
+    kind = event[0]
+    if kind == "join":
+        used = {m.id for m in members}
+        new_id = next(f"n{i}" for i in range(100) if f"n{i}" not in used)
+        members.append(Member(new_id, event[1]))
+    elif members and kind == "leave":
+        members.pop(event[1] % len(members))
+    elif members and kind in ("subscribe", "unsubscribe"):
+        i = event[1] % len(members)
+        m = members[i]
+        chosen = set(m.topics) | {event[2]} if kind == "subscribe" else set(m.topics) - {event[2]}
+        members[i] = Member(m.id, sorted(chosen), owned=m.owned, generation=m.generation)
+    elif kind == "add_partitions":
+        topics[event[1]] = topics.get(event[1], 0) + event[2]
+    elif kind == "delete_topic":
+        topics.pop(event[1], None)
+    return Group(topics=topics, members=members)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups(max_members=5), st.lists(EVENTS, min_size=1, max_size=6))
+def test_churn_sequences_stay_optimal(group, events):
+    plan = assert_optimal(group)
+    for generation, event in enumerate(events, start=1):
+        group = apply(carry(group, plan, generation), event)
+        plan = assert_optimal(group)
