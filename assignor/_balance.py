@@ -48,7 +48,7 @@ def solve(eligible: np.ndarray, sizes: np.ndarray, owned: np.ndarray) -> np.ndar
     """
     x = owned.astype(np.int64, copy=True)
     _fill(eligible, np.asarray(sizes, dtype=np.int64), x)
-    _remove_improving_paths(eligible, x)
+    _remove_improving_paths(eligible, x, owned)
     if np.minimum(x, owned).sum() < owned.sum():
         _cancel_negative_cycles(eligible, x, owned)
     return x
@@ -82,23 +82,29 @@ def _fill(eligible: np.ndarray, sizes: np.ndarray, x: np.ndarray) -> None:
             loads[members] += added
 
 
-def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray) -> None:
+def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray) -> None:
     """Push load along improving paths, highest level first, until none is left.
 
     A push from level L never creates an improving path for a member above L: such a member's
     reachable set is closed, the path cannot touch it, so its loads and holdings stay the same.
-    One sweep down the levels therefore suffices.
+    One sweep down the levels therefore suffices. At each level, single-hop paths are pushed in
+    bulk first (`_push_direct`); longer ones are found one at a time by breadth-first search.
     """
     active = eligible.any(axis=0)
     if not active.any():
         return
     loads = x.sum(axis=0)
     level = int(loads[active].max())
+    direct = True
     while level >= int(loads[active].min()) + 2:
         sources = active & (loads == level)
+        if direct and sources.any() and _push_direct(eligible, x, owned, loads, active, level):
+            continue
+        direct = False
         found = _improving_path(eligible, x, loads, sources, level - 2) if sources.any() else None
         if found is None:
             level -= 1
+            direct = True
             continue
         source, target, steps = found
         amount = min((int(loads[source]) - int(loads[target])) // 2, min(int(x[k, g]) for k, g, _ in steps))
@@ -107,6 +113,44 @@ def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray) -> None:
             x[k, taker] += amount
         loads[source] -= amount
         loads[target] += amount
+
+
+def _push_direct(eligible, x, owned, loads, active, level) -> int:
+    """Every member at `level` gives one partition straight to a member at <= level - 2.
+
+    Sources and targets are matched greedily (a target takes at most what keeps it below
+    `level`); each match is an improving path of one hop, so every push is progress. The class
+    given prefers one the giver did not own and one the taker did. Returns the pushes made.
+    """
+    sources = np.flatnonzero(active & (loads == level))
+    targets = np.flatnonzero(active & (loads <= level - 2))
+    if not targets.size:
+        return 0
+    holds = x[:, sources] > 0
+    takes = eligible[:, targets]
+    # can[s, t]: some class held by source s is open to target t (float matmul uses BLAS).
+    can = (holds.T.astype(np.float32) @ takes.astype(np.float32)) > 0
+    room = level - 1 - loads[targets]
+    pairs_s, pairs_t = [], []
+    for s in np.flatnonzero(can.any(axis=1)):
+        options = np.flatnonzero(can[s] & (room > 0))
+        if options.size:
+            t = options[np.argmax(room[options])]
+            room[t] -= 1
+            pairs_s.append(s)
+            pairs_t.append(t)
+    if not pairs_s:
+        return 0
+    giver, taker = sources[pairs_s], targets[pairs_t]
+    preference = (holds[:, pairs_s] & takes[:, pairs_t]) * (
+        1 + 2 * (x[:, giver] > owned[:, giver]) + (x[:, taker] < owned[:, taker])
+    )
+    k = preference.argmax(axis=0)
+    np.subtract.at(x, (k, giver), 1)
+    np.add.at(x, (k, taker), 1)
+    np.subtract.at(loads, giver, 1)
+    np.add.at(loads, taker, 1)
+    return len(pairs_s)
 
 
 def _improving_path(eligible, x, loads, sources, limit):
