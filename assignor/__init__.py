@@ -14,12 +14,12 @@ from assignor.model import Group, Member, Plan, TopicPartition
 from assignor.strategies import STRATEGIES, assign
 
 __all__ = [
-    "STRATEGIES",
     "AssignorError",
     "Group",
     "InvalidGroupError",
     "Member",
     "Plan",
+    "STRATEGIES",
     "TopicPartition",
     "UnknownStrategyError",
     "assign",

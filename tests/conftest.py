@@ -13,3 +13,8 @@ def check(group: Group, plan: Plan, *, exact: bool = False) -> dict:
 @pytest.fixture
 def oracle():
     return check
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"

@@ -37,12 +37,12 @@ def assign(group: Group) -> Plan:
     """
     layout = _layout.build(group)
     class_of_topic, eligible = _topic_classes(layout)
-    owned = x = _class_counts(layout, class_of_topic, eligible)
-    sizes = np.bincount(class_of_topic[class_of_topic >= 0], weights=layout.counts[class_of_topic >= 0],
-                        minlength=len(eligible)).astype(np.int64)
+    owned = _class_counts(layout, class_of_topic, eligible)
+    used = class_of_topic >= 0
+    sizes = np.bincount(class_of_topic[used], weights=layout.counts[used], minlength=len(eligible)).astype(np.int64)
     if len(eligible) == 1:
         x = _uniform_counts(eligible[0], int(sizes[0]), owned[0])[None, :]
-    elif len(eligible):
+    else:
         x = _balance.solve(eligible, sizes, owned)
     owner = _materialize(layout, class_of_topic, x)
     return Plan(NAME, layout.assignment(owner))

@@ -1,0 +1,149 @@
+"""Sticky assignor benchmark at the Java client's scales: `python -m bench [--quick]`.
+
+Each case runs in its own process (so peak memory is the case's own): it builds the input with
+the tests' generators (tests/generators.py), times our `assign("sticky", ...)` (best of
+--repeat), checks the plan with the oracle, and when asked runs aiokafka's assignor on the same
+input in the same process, with a time limit. The Java column is the Java client's time on this
+machine as recorded with the golden data (shared/golden/README.md), for reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import resource
+import sys
+import time
+from dataclasses import dataclass
+
+# (name, kind, topics, partitions per topic, members, step, Java reference, run aiokafka)
+@dataclass(frozen=True)
+class Case:
+    name: str
+    kind: str
+    topics: int
+    partitions: int
+    members: int
+    step: str  # fresh | leave10 | kafka2 | join10
+    java: str
+    peer: bool = False
+    quick: bool = True
+
+
+CASES = [
+    Case("uniform", "uniform", 500, 2000, 2000, "fresh", "0.13 s", quick=False),
+    Case("uniform", "uniform", 500, 2000, 2000, "leave10", "3.95 s", quick=False),
+    Case("uniform", "uniform", 500, 2000, 2000, "join10", "", quick=False),
+    Case("nonequal_kafka", "nonequal_kafka", 500, 2000, 2000, "fresh", "7.0 s", quick=False),
+    Case("nonequal_kafka", "nonequal_kafka", 500, 2000, 2000, "kafka2", "10.4 s", quick=False),
+    Case("uniform", "uniform", 100, 100, 100, "fresh", "", peer=True),
+    Case("random50", "random50", 100, 100, 100, "fresh", "12.6 s (99-101)", peer=True),
+    Case("random50", "random50", 100, 100, 100, "leave10", "5.4 s", peer=True),
+    Case("random50", "random50", 200, 100, 200, "fresh", "41.8 s (99-101)"),
+    Case("random50", "random50", 1000, 100, 1000, "fresh", "> 480 s", peer=True),
+    Case("random50", "random50", 1000, 100, 1000, "join10", ""),
+    Case("random50", "random50", 500, 2000, 2000, "fresh", "> 480 s", quick=False),
+    Case("random50", "random50", 500, 2000, 2000, "leave10", "", quick=False),
+    Case("random50", "random50", 500, 2000, 2000, "join10", "", quick=False),
+]
+
+
+def _inputs(case: Case):
+    from assignor import Group, assign
+    from tests.generators import java_large, next_step
+
+    full = java_large(case.kind, case.topics, case.partitions, case.members)
+    if case.step == "fresh":
+        return full
+    if case.step == "join10":
+        # 10% of the members (index ending in 9) join a group that had balanced without them.
+        base = Group(topics=full.topics, members=[m for i, m in enumerate(full.members) if i % 10 != 9])
+        plan = assign("sticky", base)
+        from tests.generators import carry
+
+        carried = {m.id: m for m in carry(base, plan, 1).members}
+        return Group(topics=full.topics, members=[carried.get(m.id, m) for m in full.members])
+    return next_step(full, assign("sticky", full), case.step)
+
+
+def _run_case(case: Case, repeat: int, peer_limit: float, queue) -> None:
+    from assignor import assign, validate
+
+    group = _inputs(case)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        plan = assign("sticky", group)
+        best = min(best, time.perf_counter() - start)
+    report = validate.report(group, plan)
+    row = {"ours": best, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+           "valid": report["valid"], "loads": f"{report['min_load']}-{report['max_load']}",
+           "balance": report["balance_score"], "moved": report["moved"]}
+    queue.put(row)
+    if case.peer and peer_limit > 0:
+        from bench.peer import aiokafka_sticky
+
+        start = time.perf_counter()
+        peer_plan = aiokafka_sticky(group)
+        peer_report = validate.report(group, peer_plan)
+        queue.put({"peer": time.perf_counter() - start,
+                   "peer_loads": f"{peer_report['min_load']}-{peer_report['max_load']}",
+                   "peer_valid": peer_report["valid"]})
+
+
+def run(case: Case, repeat: int, peer_limit: float) -> dict:
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=_run_case, args=(case, repeat, peer_limit, queue))
+    process.start()
+    row = queue.get()  # ours always finishes
+    if case.peer and peer_limit > 0:
+        try:
+            row.update(queue.get(timeout=peer_limit))
+        except Exception:  # noqa: BLE001 - queue.Empty: the peer ran out of time
+            row["peer"] = None
+    process.kill()
+    process.join()
+    return row
+
+
+def _seconds(value):
+    return "-" if value is None else f"{value:.3f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip the 1M-partition cases")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--peer-limit", type=float, default=120.0,
+                        help="seconds allowed to aiokafka per case (0: do not run it)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    header = ("case", "step", "partitions/members", "ours s", "peak MB", "loads", "balance", "moved",
+              "aiokafka s", "aiokafka loads", "speed-up", "Java (ref)")
+    rows = []
+    print(" | ".join(header), flush=True)
+    for case in CASES:
+        if args.quick and not case.quick:
+            continue
+        row = run(case, args.repeat, args.peer_limit)
+        peer = row.get("peer")
+        if case.peer and args.peer_limit > 0:
+            peer_text = _seconds(peer) if peer is not None else f"> {args.peer_limit:.0f}"
+            ratio = f"{peer / row['ours']:.0f}x" if peer is not None else f"> {args.peer_limit / row['ours']:.0f}x"
+            peer_loads = row.get("peer_loads", "-")
+        else:
+            peer_text, ratio, peer_loads = "-", "-", "-"
+        cells = (case.name, case.step, f"{case.topics * case.partitions:,} / {case.members:,}",
+                 _seconds(row["ours"]), f"{row['rss_mb']:.0f}", row["loads"] + ("" if row["valid"] else " INVALID"),
+                 str(row["balance"]), str(row["moved"]), peer_text, peer_loads, ratio, case.java or "-")
+        rows.append(dict(zip(header, cells)))
+        print(" | ".join(cells), flush=True)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1)
+    return 0 if all("INVALID" not in r["loads"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""The strategies' vectorised claim resolution equals the reference rules (assignor.claims)."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assignor import Group, Member, TopicPartition, _layout, claims
+
+TOPICS = ["a", "b", "c"]
+CLAIM = st.one_of(
+    st.builds(TopicPartition, st.sampled_from(TOPICS + ["x"]), st.integers(-2, 5)),
+    st.tuples(st.sampled_from(TOPICS), st.integers(-1, 4)),
+    st.lists(st.sampled_from(TOPICS), min_size=1, max_size=3),
+    st.none(),
+    st.tuples(st.sampled_from(TOPICS), st.booleans()),
+    st.tuples(st.sampled_from(TOPICS), st.floats(0, 3)),
+)
+
+
+@st.composite
+def groups(draw):
+    counts = {t: draw(st.integers(0, 4)) for t in TOPICS if draw(st.booleans())}
+    members = [
+        Member(f"m{i}", draw(st.lists(st.sampled_from(TOPICS), max_size=3)),
+               owned=draw(st.lists(CLAIM, max_size=6)), generation=draw(st.integers(-1, 2)))
+        for i in range(draw(st.integers(0, 5)))
+    ]
+    return Group(topics=counts, members=members)
+
+
+@settings(max_examples=500, deadline=None)
+@given(groups())
+def test_vectorised_resolution_equals_reference(group):
+    layout = _layout.build(group)
+    topic, partition = layout.topic_of_flat(), layout.partition_of_flat()
+    fast = {
+        TopicPartition(layout.topics[topic[f]], int(partition[f])): layout.members[owner].id
+        for f, owner in enumerate(layout.prev_owner.tolist()) if owner >= 0
+    }
+    assert fast == claims.resolve(group)

@@ -1,0 +1,54 @@
+"""The public surface and the model's refusal of groups no broker could produce."""
+
+import pytest
+
+import assignor
+from assignor import Group, InvalidGroupError, Member, TopicPartition, UnknownStrategyError, assign
+
+
+def test_public_surface_is_pinned():
+    assert assignor.__all__ == sorted(assignor.__all__)
+    assert set(assignor.__all__) == {
+        "STRATEGIES", "AssignorError", "Group", "InvalidGroupError", "Member", "Plan", "TopicPartition",
+        "UnknownStrategyError", "assign",
+    }
+    assert sorted(assignor.STRATEGIES) == ["range", "roundrobin", "sticky"]
+
+
+def test_issue_example():
+    group = Group(
+        topics={"t0": 2, "t1": 2},
+        members=[Member("c0", topics=["t0", "t1"], owned=[TopicPartition("t0", 0)], generation=3, rack=None)],
+    )
+    plan = assign("sticky", group)
+    assert plan.assignment == {"c0": [TopicPartition(t, p) for t in ("t0", "t1") for p in (0, 1)]}
+    assert plan.strategy == "sticky"
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Group(topics={"t": -1}), "partition count"),
+        (lambda: Group(topics={"t": 1.5}), "partition count"),
+        (lambda: Group(topics={"t": True}), "partition count"),
+        (lambda: Group(topics=[("t", 1)]), "topics must map"),
+        (lambda: Group(topics={1: 1}), "topic names"),
+        (lambda: Group(topics={}, members=[Member("a"), Member("a")]), "duplicate member id"),
+        (lambda: Group(topics={}, members=["a"]), "Member objects"),
+        (lambda: Member(7), "member id"),
+        (lambda: Member("a", topics="t0"), "topics must be a list"),
+        (lambda: Member("a", topics=[1]), "topic must be a string"),
+        (lambda: Member("a", generation=2**31), "32-bit"),
+        (lambda: Member("a", generation="3"), "32-bit"),
+        (lambda: Member("a", rack=5), "rack"),
+    ],
+)
+def test_malformed_groups_raise_our_error(build, message):
+    with pytest.raises(InvalidGroupError, match=message):
+        build()
+
+
+def test_unknown_strategy():
+    with pytest.raises(UnknownStrategyError, match="known: range, roundrobin, sticky"):
+        assign("cooperative-stickyish", Group(topics={}))
+    assert issubclass(UnknownStrategyError, ValueError)
