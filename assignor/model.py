@@ -111,8 +111,10 @@ class Group:
         for name, count in topics.items():
             if not isinstance(name, str):
                 raise InvalidGroupError(f"topic names must be strings, got {name!r}")
-            if not _is_int(count) or count < 0:
-                raise InvalidGroupError(f"topic {name!r}: partition count must be an integer >= 0, got {count!r}")
+            # Partition ids are INT32 on the wire, so a count never exceeds 2**31 - 1.
+            if not _is_int(count) or not 0 <= count < 2**31:
+                raise InvalidGroupError(
+                    f"topic {name!r}: partition count must be an integer in [0, 2**31), got {count!r}")
         members = tuple(self.members)
         seen: set[str] = set()
         for member in members:

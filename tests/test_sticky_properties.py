@@ -96,3 +96,24 @@ def test_churn_sequences_stay_optimal(group, events):
     for generation, event in enumerate(events, start=1):
         group = apply(carry(group, plan, generation), event)
         plan = assert_optimal(group)
+
+
+@st.composite
+def medium_groups(draw):
+    """Larger groups with most partitions owned and overlapping subscriptions, so that the
+    solver must trade moves (exercising the negative-cycle step), still small enough to solve
+    exactly."""
+    counts = {t: draw(st.integers(1, 9)) for t in TOPICS}
+    members = []
+    for i in range(draw(st.integers(2, 9))):
+        topics = draw(st.lists(st.sampled_from(TOPICS), min_size=1, max_size=4, unique=True))
+        claims = draw(st.lists(st.tuples(st.sampled_from(TOPICS), st.integers(0, 8)), max_size=12))
+        members.append(Member(f"m{i}", topics, owned=[TopicPartition(t, p) for t, p in claims],
+                              generation=draw(st.integers(1, 2))))
+    return Group(topics=counts, members=members)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(medium_groups())
+def test_medium_groups_reach_the_exact_optimum(group):
+    assert_optimal(group)
