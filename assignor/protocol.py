@@ -1,0 +1,317 @@
+"""The consumer protocol on the wire, as the Java client writes and reads it.
+
+Messages (Kafka's classic encoding: big-endian, STRING = INT16 length + UTF-8, arrays = INT32
+count; every message here starts with an INT16 version):
+
+ConsumerProtocolSubscription
+    v0  Topics [STRING]; UserData NULLABLE_BYTES
+    v1  + OwnedPartitions [Topic STRING, Partitions [INT32]]   (KIP-429)
+    v2  + GenerationId INT32, default -1                        (KIP-792)
+    v3  + RackId NULLABLE_STRING, default null                  (KIP-881)
+ConsumerProtocolAssignment (same layout in v0-v3)
+    AssignedPartitions [Topic STRING, Partitions [INT32]]; UserData NULLABLE_BYTES
+Sticky user data (``"sticky"``, no version prefix; KIP-54, KIP-341)
+    V0  [Topic STRING, Partitions [INT32]];  V1 = V0 + Generation INT32
+Cooperative-sticky user data: Generation INT32.
+
+Encoding is exact: subscriptions sort topics and owned partitions as Java's
+``ConsumerProtocol.serializeSubscription`` does; assignments and sticky user data write topics
+in the order they first appear, partitions in the given order. Decoding is tolerant the way
+Java's is (newer versions are read with the fields we know, trailing bytes are ignored, sticky
+user data falls back from V1 to V0) and safe on hostile bytes: anything that does not decode
+raises `ProtocolError` naming the field and offset, after checking every length against the
+bytes that remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assignor._layout import java_key, topic_partitions
+from assignor._wire import ProtocolError, Reader, Writer
+from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
+
+__all__ = [
+    "HIGHEST_VERSION",
+    "Assignment",
+    "ProtocolError",
+    "StickyUserData",
+    "Subscription",
+    "assignments_for",
+    "decode_assignment",
+    "decode_cooperative_user_data",
+    "decode_sticky_user_data",
+    "decode_subscription",
+    "encode_assignment",
+    "encode_cooperative_user_data",
+    "encode_sticky_user_data",
+    "encode_subscription",
+    "member_from_metadata",
+]
+
+#: Highest ConsumerProtocol version this module writes; newer ones are read with v3's fields.
+HIGHEST_VERSION = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """A member's JoinGroup metadata. `version` is the version read (or to report)."""
+
+    topics: Sequence[str]
+    user_data: bytes | None = None
+    owned_partitions: Sequence[TopicPartition] = ()
+    generation_id: int = UNKNOWN_GENERATION
+    rack_id: str | None = None
+    version: int = HIGHEST_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A member's SyncGroup assignment."""
+
+    partitions: Sequence[TopicPartition]
+    user_data: bytes | None = None
+    version: int = HIGHEST_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class StickyUserData:
+    """What the sticky user data says: previous partitions and, from V1 on, their generation."""
+
+    partitions: list[TopicPartition] = field(default_factory=list)
+    generation: int | None = None
+
+
+# -- shared pieces -------------------------------------------------------------------------
+
+
+def _version(version: int) -> int:
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= HIGHEST_VERSION:
+        raise ProtocolError(f"version: must be 0..{HIGHEST_VERSION}, got {version!r}")
+    return version
+
+
+def _grouped(partitions: Iterable[TopicPartition], field_name: str) -> dict[str, list[int]]:
+    """Partitions by topic, topics in first-appearance order, partitions in the given order."""
+    by_topic: dict[str, list[int]] = {}
+    try:
+        for topic, partition in partitions:
+            by_topic.setdefault(topic, []).append(partition)
+    except (TypeError, ValueError):
+        raise ProtocolError(f"{field_name}: expected (topic, partition) pairs") from None
+    return by_topic
+
+
+def _write_topic_partitions(writer: Writer, by_topic: dict[str, list[int]], field_name: str) -> None:
+    writer.int32(len(by_topic), field_name)
+    for topic, partitions in by_topic.items():
+        writer.string(topic, f"{field_name}.topic")
+        writer.int32_array(partitions, f"{field_name}.partitions")
+
+
+def _read_topic_partitions(reader: Reader, field_name: str) -> list[TopicPartition]:
+    topics, parts = [], []
+    for _ in range(reader.count(field_name, 2 + 4)):  # a topic is at least INT16 + INT32
+        topic = reader.string(f"{field_name}.topic")
+        partitions = reader.int32_array(f"{field_name}.partitions")
+        topics.append((topic, len(partitions)))
+        parts.append(partitions)
+    if not parts:
+        return []
+    names = [t for t, n in topics for _ in range(n)]
+    return topic_partitions(names, np.concatenate(parts).tolist())
+
+
+# -- ConsumerProtocolSubscription ------------------------------------------------------------
+
+
+def encode_subscription(subscription: Subscription, version: int = HIGHEST_VERSION) -> bytes:
+    """Serialise as Java does: topics sorted, owned partitions sorted by topic then partition.
+
+    Examples
+    --------
+    >>> encode_subscription(Subscription(topics=["t1", "t0"]), version=0).hex()
+    '0000000000020002743000027431ffffffff'
+    """
+    version = _version(version)
+    writer = Writer()
+    writer.int16(version, "version")
+    topics = sorted(subscription.topics, key=_java_topic_key)
+    writer.int32(len(topics), "topics")
+    for topic in topics:
+        writer.string(topic, "topics")
+    writer.nullable_bytes(subscription.user_data, "user_data")
+    if version >= 1:
+        owned = sorted(_grouped(subscription.owned_partitions, "owned_partitions").items(),
+                       key=lambda item: _java_topic_key(item[0]))
+        _write_topic_partitions(writer, {t: sorted(ps) for t, ps in owned}, "owned_partitions")
+    if version >= 2:
+        writer.int32(subscription.generation_id, "generation_id")
+    if version >= 3:
+        writer.nullable_string(subscription.rack_id, "rack_id")
+    return writer.bytes()
+
+
+def _java_topic_key(topic: object) -> bytes:
+    if not isinstance(topic, str):
+        raise ProtocolError(f"topic: expected a string, got {type(topic).__name__}")
+    return java_key(topic)
+
+
+def decode_subscription(data: bytes) -> Subscription:
+    """Read a subscription of any version >= 0 (fields beyond v3 and trailing bytes ignored).
+
+    A negative generation reads as unknown (-1), as Java's ``Optional.empty()``.
+    """
+    reader = Reader(data)
+    version = reader.int16("version")
+    if version < 0:
+        raise ProtocolError(f"version: unsupported subscription version {version}")
+    topics = [reader.string("topics") for _ in range(reader.count("topics", 2))]
+    user_data = reader.nullable_bytes("user_data")
+    owned: list[TopicPartition] = []
+    generation = UNKNOWN_GENERATION
+    rack = None
+    if version >= 1:
+        owned = _read_topic_partitions(reader, "owned_partitions")
+    if version >= 2:
+        generation = max(reader.int32("generation_id"), UNKNOWN_GENERATION)
+    if version >= 3:
+        rack = reader.nullable_string("rack_id")
+    return Subscription(topics, user_data, owned, generation, rack, version)
+
+
+# -- ConsumerProtocolAssignment --------------------------------------------------------------
+
+
+def encode_assignment(assignment: Assignment, version: int = HIGHEST_VERSION) -> bytes:
+    """Serialise an assignment: topics in first-appearance order (as Java groups them).
+
+    Examples
+    --------
+    >>> encode_assignment(Assignment([TopicPartition("t0", 0)]), version=0).hex()
+    '000000000001000274300000000100000000ffffffff'
+    """
+    version = _version(version)
+    writer = Writer()
+    writer.int16(version, "version")
+    _write_topic_partitions(writer, _grouped(assignment.partitions, "partitions"), "partitions")
+    writer.nullable_bytes(assignment.user_data, "user_data")
+    return writer.bytes()
+
+
+def decode_assignment(data: bytes) -> Assignment:
+    """Read an assignment of any version >= 0 (trailing bytes ignored)."""
+    reader = Reader(data)
+    version = reader.int16("version")
+    if version < 0:
+        raise ProtocolError(f"version: unsupported assignment version {version}")
+    partitions = _read_topic_partitions(reader, "partitions")
+    return Assignment(partitions, reader.nullable_bytes("user_data"), version)
+
+
+# -- sticky and cooperative-sticky user data -------------------------------------------------
+
+
+def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: int | None = None) -> bytes:
+    """Sticky user data: V1 with `generation`, V0 when it is None.
+
+    Examples
+    --------
+    >>> encode_sticky_user_data([TopicPartition("t0", 0)], generation=1).hex()
+    '0000000100027430000000010000000000000001'
+    """
+    writer = Writer()
+    _write_topic_partitions(writer, _grouped(partitions, "partitions"), "partitions")
+    if generation is not None:
+        writer.int32(generation, "generation")
+    return writer.bytes()
+
+
+def decode_sticky_user_data(data: bytes | None, *, strict: bool = False) -> StickyUserData:
+    """Read sticky user data as Java's StickyAssignor does: V1, else V0 on the same bytes.
+
+    Null or empty data means nothing owned and no generation. Bytes that neither version reads
+    give nothing owned and generation -1 (Java's fallback), or raise `ProtocolError` when
+    `strict`. Trailing bytes are ignored, so V1 cut inside its generation reads as V0.
+    """
+    if data is None or len(data) == 0:
+        return StickyUserData([], None)
+    try:
+        reader = Reader(data)
+        partitions = _read_topic_partitions(reader, "partitions")
+    except ProtocolError:
+        if strict:
+            raise
+        return StickyUserData([], UNKNOWN_GENERATION)
+    if reader.remaining >= 4:
+        return StickyUserData(partitions, reader.int32("generation"))
+    return StickyUserData(partitions, None)
+
+
+def encode_cooperative_user_data(generation: int) -> bytes:
+    """Cooperative-sticky user data: the generation as INT32."""
+    writer = Writer()
+    writer.int32(generation, "generation")
+    return writer.bytes()
+
+
+def decode_cooperative_user_data(data: bytes | None) -> int | None:
+    """The generation in cooperative-sticky user data: None when absent, -1 when unreadable."""
+    if data is None:
+        return None
+    reader = Reader(data)
+    return reader.int32("generation") if reader.remaining >= 4 else UNKNOWN_GENERATION
+
+
+# -- the leader's view -----------------------------------------------------------------------
+
+
+def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) -> Member:
+    """Build the core Member from a JoinGroup member's metadata for this protocol.
+
+    Owned partitions: from the sticky user data for the eager ``"sticky"`` protocol (eager
+    members revoke everything before joining, so Subscription v1+ owned partitions are empty),
+    from Subscription v1+ ``owned_partitions`` for every other protocol.
+
+    Generation, one rule for every member and protocol: Subscription v2+ ``generation_id`` when
+    it is known (>= 0), else the generation in the user data (sticky V1, cooperative INT32),
+    else -1. Java takes it from the user data for "sticky" but from the subscription for
+    "cooperative-sticky", so members of one group can be judged by different clocks.
+
+    Raises
+    ------
+    ProtocolError
+        When the subscription bytes do not decode (sticky user data falls back as Java's does).
+    """
+    subscription = decode_subscription(metadata)
+    owned: Sequence[TopicPartition] = subscription.owned_partitions
+    from_user_data = None
+    if protocol_name == "sticky":
+        sticky = decode_sticky_user_data(subscription.user_data)
+        owned, from_user_data = sticky.partitions, sticky.generation
+    elif protocol_name == "cooperative-sticky":
+        from_user_data = decode_cooperative_user_data(subscription.user_data)
+    generation = subscription.generation_id
+    if generation < 0:
+        generation = UNKNOWN_GENERATION if from_user_data is None else max(from_user_data, UNKNOWN_GENERATION)
+    return Member(member_id, topics=subscription.topics, owned=owned, generation=generation,
+                  rack=subscription.rack_id)
+
+
+def assignments_for(plan: Plan, protocol_name: str, generation: int,
+                    version: int = HIGHEST_VERSION) -> dict[str, bytes]:
+    """SyncGroup assignment bytes per member.
+
+    For ``"sticky"`` each assignment carries V1 sticky user data (the member's partitions and
+    `generation`): Java and aiokafka members ignore it, and a member that reads it learns the
+    generation it must report at the next rebalance (KIP-341) without asking its client.
+    """
+    out = {}
+    for member_id, partitions in plan.assignment.items():
+        user_data = encode_sticky_user_data(partitions, generation) if protocol_name == "sticky" else None
+        out[member_id] = encode_assignment(Assignment(partitions, user_data), version)
+    return out

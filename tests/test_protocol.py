@@ -1,0 +1,288 @@
+"""Wire formats against the Java client's golden bytes, round trips, and hostile bytes."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assignor import Member, Plan, TopicPartition, protocol
+from assignor.protocol import ProtocolError
+from tests import golden
+
+USERDATA = golden.GOLDEN / "userdata"
+
+
+def _load(name):
+    return json.loads((USERDATA / name).read_text())
+
+
+def _tps(pairs):
+    return [TopicPartition(t, p) for t, p in pairs]
+
+
+def _unhex(text):
+    return None if text is None else bytes.fromhex(text)
+
+
+STICKY = _load("sticky_userdata.json")
+COOPERATIVE = _load("cooperative_userdata.json")
+CONSUMER = _load("consumer_protocol.json")
+
+
+@pytest.mark.parametrize("case", STICKY["cases"], ids=lambda c: c["name"])
+def test_sticky_user_data_golden(case):
+    given_ = case["input"]
+    generation = given_["generation"] if given_["generation_present"] else None
+    if "error" in case:
+        # Java cannot write V1 without a generation; generation=None writes V0 instead.
+        assert protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(_tps(given_["partitions"])))\
+            == protocol.StickyUserData(_tps(given_["partitions"]), None)
+        return
+    # Java writes topics in HashMap order; given partitions in that order (stable within a
+    # topic), first-appearance encoding reproduces its bytes.
+    order = {t: i for i, t in enumerate(case["topic_order_in_bytes"])}
+    partitions = sorted(_tps(given_["partitions"]), key=lambda tp: order[tp.topic])
+    encoded = protocol.encode_sticky_user_data(partitions, generation)
+    assert encoded.hex() == case["hex"]
+    decoded = protocol.decode_sticky_user_data(bytes.fromhex(case["hex"]))
+    assert sorted(decoded.partitions) == sorted(_tps(case["decoded"]["partitions"]))
+    assert decoded.generation == (case["decoded"]["generation"] if case["decoded"]["generation_present"] else None)
+
+
+@pytest.mark.parametrize("case", STICKY["decode_only_cases"], ids=lambda c: c["name"])
+def test_sticky_user_data_decode_only_golden(case):
+    decoded = protocol.decode_sticky_user_data(_unhex(case["hex"]))
+    expected = case["decoded"]
+    assert decoded.partitions == _tps(expected["partitions"])
+    assert decoded.generation == (expected["generation"] if expected["generation_present"] else None)
+
+
+def test_strict_sticky_user_data_raises_on_garbage():
+    with pytest.raises(ProtocolError, match="partitions"):
+        protocol.decode_sticky_user_data(b"\xff", strict=True)
+
+
+@pytest.mark.parametrize("case", COOPERATIVE["cases"], ids=lambda c: str(c["generation"]))
+def test_cooperative_user_data_golden(case):
+    assert protocol.encode_cooperative_user_data(case["generation"]).hex() == case["hex"]
+    assert protocol.decode_cooperative_user_data(bytes.fromhex(case["hex"])) == case["decoded_generation"]
+
+
+def _subscription_cases():
+    for case in CONSUMER["subscriptions"]:
+        for version, entry in case["versions"].items():
+            yield pytest.param(case["input"], int(version), entry, id=f"{case['name']}-v{version}")
+
+
+@pytest.mark.parametrize(("given_", "version", "entry"), list(_subscription_cases()))
+def test_subscription_golden(given_, version, entry):
+    sub = protocol.Subscription(
+        topics=given_["topics"], user_data=_unhex(given_["user_data_hex"]),
+        owned_partitions=_tps(given_["owned_partitions"]), generation_id=given_["generation_id"],
+        rack_id=given_["rack_id"],
+    )
+    assert protocol.encode_subscription(sub, version=version).hex() == entry["hex"]
+    decoded = protocol.decode_subscription(bytes.fromhex(entry["hex"]))
+    expected = entry["decoded"]
+    assert decoded.version == version
+    assert list(decoded.topics) == expected["topics"]
+    assert decoded.user_data == _unhex(expected["user_data_hex"])
+    assert list(decoded.owned_partitions) == _tps(expected["owned_partitions"])
+    assert decoded.generation_id == (-1 if expected["generation_id"] is None else expected["generation_id"])
+    assert decoded.rack_id == expected["rack_id"]
+
+
+def _assignment_cases():
+    for case in CONSUMER["assignments"]:
+        for version, entry in case["versions"].items():
+            yield pytest.param(case["input"], int(version), entry, id=f"{case['name']}-v{version}")
+
+
+@pytest.mark.parametrize(("given_", "version", "entry"), list(_assignment_cases()))
+def test_assignment_golden(given_, version, entry):
+    asg = protocol.Assignment(_tps(given_["partitions"]), _unhex(given_["user_data_hex"]))
+    assert protocol.encode_assignment(asg, version=version).hex() == entry["hex"]
+    decoded = protocol.decode_assignment(bytes.fromhex(entry["hex"]))
+    assert sorted(decoded.partitions) == sorted(_tps(entry["decoded"]["partitions"]))
+    assert decoded.user_data == _unhex(entry["decoded"]["user_data_hex"])
+
+
+def test_scenario_wire_bytes_decode_to_what_java_saw():
+    """Every JoinGroup metadata recorded in the golden scenarios (v3 subscriptions with sticky or
+    cooperative user data) decodes to the member Java's assignor worked with."""
+    checked = 0
+    for strategy in ("sticky", "cooperative-sticky", "range", "roundrobin"):
+        for call_id, call in golden.calls(strategy):
+            for sub in call["input"]["subscriptions"]:
+                data = bytes.fromhex(sub["wire_v3_hex"])
+                decoded = protocol.decode_subscription(data)
+                assert sorted(decoded.topics) == sorted(sub["topics"]), call_id
+                assert decoded.user_data == _unhex(sub["user_data_hex"]), call_id
+                assert sorted(decoded.owned_partitions) == sorted(_tps(sub["owned_partitions"])), call_id
+                member = protocol.member_from_metadata(sub["member_id"], data, strategy)
+                if strategy in ("sticky", "cooperative-sticky"):
+                    expected = sub["member_data"]
+                    assert sorted(member.owned) == sorted(_tps(expected["partitions"])), call_id
+                    if expected["generation"] is not None:
+                        assert member.generation == expected["generation"], call_id
+                checked += 1
+    assert checked > 100
+
+
+def test_member_from_metadata_generation_rule():
+    """One rule for all protocols: subscription v2+ generation when known, else user data."""
+    owned = [TopicPartition("t", 0)]
+    user_data = protocol.encode_sticky_user_data(owned, generation=4)
+    v2 = protocol.encode_subscription(protocol.Subscription(["t"], user_data, generation_id=6), version=2)
+    v1 = protocol.encode_subscription(protocol.Subscription(["t"], user_data), version=1)
+    unknown = protocol.encode_subscription(protocol.Subscription(["t"], user_data, generation_id=-1), version=3)
+    assert protocol.member_from_metadata("m", v2, "sticky") == Member("m", ["t"], owned, 6)
+    assert protocol.member_from_metadata("m", v1, "sticky") == Member("m", ["t"], owned, 4)
+    assert protocol.member_from_metadata("m", unknown, "sticky").generation == 4
+    coop = protocol.encode_subscription(
+        protocol.Subscription(["t"], protocol.encode_cooperative_user_data(9), owned_partitions=owned), version=1)
+    assert protocol.member_from_metadata("m", coop, "cooperative-sticky") == Member("m", ["t"], owned, 9)
+    assert protocol.member_from_metadata("m", coop, "range").generation == -1
+
+
+def test_assignments_for_sticky_carry_v1_user_data():
+    plan = Plan("sticky", {"a": _tps([("t1", 1), ("t0", 0)]), "b": []})
+    out = protocol.assignments_for(plan, "sticky", generation=12)
+    decoded = protocol.decode_assignment(out["a"])
+    assert decoded.partitions == _tps([("t1", 1), ("t0", 0)])
+    assert protocol.decode_sticky_user_data(decoded.user_data) == protocol.StickyUserData(
+        _tps([("t1", 1), ("t0", 0)]), 12)
+    assert protocol.decode_assignment(protocol.assignments_for(plan, "range", 3)["b"]).user_data is None
+
+
+def test_newer_versions_and_trailing_bytes_are_read_with_known_fields():
+    sub = protocol.Subscription(["t0"], b"x", _tps([("t0", 1)]), 3, "r1")
+    v3 = protocol.encode_subscription(sub, version=3)
+    v9 = b"\x00\x09" + v3[2:] + b"future-fields"
+    decoded = protocol.decode_subscription(v9)
+    assert decoded.version == 9 and decoded.rack_id == "r1" and decoded.generation_id == 3
+    asg = protocol.encode_assignment(protocol.Assignment(_tps([("t0", 1)]), b"u"))
+    assert protocol.decode_assignment(b"\x00\x07" + asg[2:] + b"\x00").partitions == _tps([("t0", 1)])
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "version: needs 2 bytes at offset 0"),
+        (b"\xff\xff", "unsupported subscription version -1"),
+        (b"\x00\x00\x7f\xff\xff\xff", "topics: 2147483647 elements need at least"),
+        (b"\x00\x00\x00\x00\x00\x01\x00\x02\xff\xfe\xff\xff\xff\xff", "topics: invalid UTF-8 at offset 8"),
+        (b"\x00\x00\x00\x00\x00\x01\xff\xfe", "topics: negative string length -2 at offset 6"),
+        (b"\x00\x00\x00\x00\x00\x00\xff\xff\xff\xfe", "user_data: invalid bytes length -2"),
+        (b"\x00\x01\x00\x00\x00\x00\xff\xff\xff\xff\x00\x00\x00\x01\x00\x01t\x00\x00\x00\x01\xff\xff\xff\xff",
+         "owned_partitions.partitions: negative partition -1"),
+        (b"\x00\x00\xff\xff\xff\xff", "topics: invalid array length -1"),
+    ],
+)
+def test_hostile_subscriptions_raise_protocol_error(data, message):
+    with pytest.raises(ProtocolError, match=message):
+        protocol.decode_subscription(data)
+
+
+def test_bad_values_to_encode():
+    with pytest.raises(ProtocolError, match="version"):
+        protocol.encode_subscription(protocol.Subscription(["t"]), version=4)
+    with pytest.raises(ProtocolError, match="partitions"):
+        protocol.encode_sticky_user_data([TopicPartition("t", -1)], 1)
+    with pytest.raises(ProtocolError, match="generation"):
+        protocol.encode_cooperative_user_data(2**31)
+    with pytest.raises(ProtocolError, match="STRING"):
+        protocol.encode_assignment(protocol.Assignment([TopicPartition("x" * 40000, 0)]))
+    assert issubclass(ProtocolError, ValueError)
+
+
+DECODERS = [protocol.decode_subscription, protocol.decode_assignment,
+            lambda b: protocol.decode_sticky_user_data(b, strict=True), protocol.decode_sticky_user_data,
+            protocol.decode_cooperative_user_data,
+            lambda b: protocol.member_from_metadata("m", b, "sticky"),
+            lambda b: protocol.member_from_metadata("m", b, "cooperative-sticky")]
+
+
+def _golden_blobs():
+    blobs = [bytes.fromhex(c["hex"]) for c in STICKY["cases"] if "hex" in c]
+    for case in CONSUMER["subscriptions"] + CONSUMER["assignments"]:
+        blobs += [bytes.fromhex(v["hex"]) for v in case["versions"].values()]
+    return blobs
+
+
+def test_fuzz_mutated_golden_bytes_only_raise_protocol_error():
+    rng = random.Random(20241025)
+    blobs = _golden_blobs()
+    for _ in range(4000):
+        data = bytearray(rng.choice(blobs))
+        for _ in range(rng.randint(1, 4)):
+            action = rng.randrange(3)
+            if action == 0 and data:
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            elif action == 1 and data:
+                del data[rng.randrange(len(data)):]
+            else:
+                data.insert(rng.randrange(len(data) + 1), rng.randrange(256))
+        for decode in DECODERS:
+            try:
+                decode(bytes(data))
+            except ProtocolError:
+                pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_random_bytes_only_raise_protocol_error(data):
+    for decode in DECODERS:
+        try:
+            decode(data)
+        except ProtocolError:
+            pass
+
+
+def test_a_megabyte_of_random_bytes_is_rejected_fast():
+    data = random.Random(1).randbytes(1 << 20)
+    start = time.perf_counter()
+    for decode in DECODERS:
+        try:
+            decode(data)
+        except ProtocolError:
+            pass
+    assert time.perf_counter() - start < 1.0
+
+
+TOPIC = st.text(min_size=0, max_size=8)
+PARTITIONS = st.lists(st.builds(TopicPartition, TOPIC, st.integers(0, 2**31 - 1)), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TOPIC, max_size=5), st.none() | st.binary(max_size=20), PARTITIONS,
+       st.integers(-1, 2**31 - 1), st.none() | TOPIC, st.integers(0, 3))
+def test_subscription_round_trip(topics, user_data, owned, generation, rack, version):
+    sub = protocol.Subscription(topics, user_data, owned, generation, rack)
+    decoded = protocol.decode_subscription(protocol.encode_subscription(sub, version))
+    assert decoded.version == version
+    assert sorted(decoded.topics) == sorted(topics) and decoded.user_data == user_data
+    assert sorted(decoded.owned_partitions) == (sorted(owned) if version >= 1 else [])
+    assert decoded.generation_id == (generation if version >= 2 else -1)
+    assert decoded.rack_id == (rack if version >= 3 else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(PARTITIONS, st.none() | st.binary(max_size=20), st.integers(0, 3))
+def test_assignment_round_trip(partitions, user_data, version):
+    decoded = protocol.decode_assignment(protocol.encode_assignment(protocol.Assignment(partitions, user_data), version))
+    assert sorted(decoded.partitions) == sorted(partitions) and decoded.user_data == user_data
+
+
+@settings(max_examples=300, deadline=None)
+@given(PARTITIONS, st.none() | st.integers(-(2**31), 2**31 - 1))
+def test_sticky_user_data_round_trip(partitions, generation):
+    decoded = protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(partitions, generation))
+    assert sorted(decoded.partitions) == sorted(partitions)
+    assert decoded.generation == generation
