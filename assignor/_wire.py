@@ -8,25 +8,50 @@ count of 2**31 - 1 fails at once instead of exhausting memory.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
+from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
+from assignor._layout import gc_paused
 from assignor.errors import AssignorError
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
 
+# A topic name of a given length followed by its partition count, read in one call.
+_NAME_AND_COUNT = tuple(struct.Struct(f">{n}si") for n in range(256))
+
+
+def _name_and_count(length: int) -> struct.Struct:
+    return _NAME_AND_COUNT[length] if length < 256 else struct.Struct(f">{length}si")
+
+
 class ProtocolError(AssignorError):
     """Bytes that are not a valid encoding of the expected message (field and offset named)."""
 
 
+class DecodeCache:
+    """What members of one group repeat: topic names, and whole subscription topic lists."""
+
+    def __init__(self) -> None:
+        self.names: dict[bytes, str] = {}
+        self.topic_lists: dict[tuple[int, bytes], tuple[bytes, list[str]]] = {}
+
+
 class Reader:
-    def __init__(self, data: bytes | bytearray | memoryview):
+    """Reads one message. A leader decoding a whole group gives every member's reader the same
+    `DecodeCache`, since members share most topic names and often whole subscriptions."""
+
+    def __init__(self, data: bytes | bytearray | memoryview, cache: DecodeCache | None = None):
         if not isinstance(data, bytes | bytearray | memoryview):
             raise ProtocolError(f"expected bytes, got {type(data).__name__}")
         self.data = bytes(data)
         self.offset = 0
+        self.cache = DecodeCache() if cache is None else cache
+        self.names = self.cache.names
 
     @property
     def remaining(self) -> int:
@@ -44,13 +69,6 @@ class Reader:
 
     def int32(self, field: str) -> int:
         return _INT32.unpack_from(self.data, self._need(4, field))[0]
-
-    def string(self, field: str) -> str:
-        at = self.offset
-        length = self.int16(field)
-        if length < 0:
-            raise ProtocolError(f"{field}: negative string length {length} at offset {at}")
-        return self._utf8(length, field)
 
     def nullable_string(self, field: str) -> str | None:
         at = self.offset
@@ -90,16 +108,147 @@ class Reader:
                 f"{self.remaining} left")
         return n
 
-    def int32_array(self, field: str) -> np.ndarray:
-        """[INT32] of partition numbers: all must be >= 0."""
-        n = self.count(field, 4)
-        start = self._need(4 * n, field)
-        values = np.frombuffer(self.data, dtype=">i4", count=n, offset=start).astype(np.int64)
-        if n and values.min() < 0:
-            bad = int(np.flatnonzero(values < 0)[0])
-            raise ProtocolError(f"{field}: negative partition {int(values[bad])} at offset {start + 4 * bad}")
-        return values
+    def strings(self, field: str) -> list[str]:
+        """[STRING], in one tight loop: a subscription can list thousands of topics.
 
+        Members of a group usually subscribe to the same topics, so their arrays are the same
+        bytes: when the bytes here start with an array already read (same count), that parse is
+        reused as is. (The same bytes parse the same way, so this is exact, not a guess.)
+        """
+        start = self.offset
+        entries = self.count(field, 2)
+        key = (entries, self.data[start : start + 64])
+        seen = self.cache.topic_lists.get(key)
+        if seen is not None and self.data.startswith(seen[0], start):
+            self.offset = start + len(seen[0])
+            return seen[1]
+        data, at = self.data, self.offset
+        read16 = _INT16.unpack_from
+        decoded = self.names
+        out: list[str] = []
+        try:
+            for _ in range(entries):
+                (length,) = read16(data, at)
+                if length < 0:
+                    raise ProtocolError(f"{field}: negative string length {length} at offset {at}")
+                at += 2
+                raw = data[at : at + length]
+                if len(raw) < length:
+                    raise self._short(field, length, at)
+                name = decoded.get(raw)
+                if name is None:
+                    try:
+                        name = decoded[raw] = raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise ProtocolError(f"{field}: invalid UTF-8 at offset {at}") from None
+                out.append(name)
+                at += length
+        except struct.error:
+            raise self._short(field, 2, at) from None
+        self.offset = at
+        self.cache.topic_lists[key] = (data[start:at], out)
+        return out
+
+    def topic_partitions(self, field: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """[Topic STRING, Partitions [INT32]]: topic per entry, partitions per entry, all partitions.
+
+        A group of 2,000 members owning a million partitions sends a million such entries, so
+        entries are read in runs (`_stride_run`): consecutive entries of the same shape sit at
+        a fixed stride and are checked and read through strided numpy views at once; the rest
+        are read one by one (`_entry`). Repeated topic names are decoded once.
+        """
+        entries = self.count(field, 2 + 4)
+        names: list[str] = []
+        counts: list[np.ndarray] = []
+        parts: list[np.ndarray] = []
+        done, one_by_one = 0, 0
+        while done < entries:
+            if one_by_one == 0 and entries - done >= 8:
+                run = self._stride_run(entries - done, field, names, counts, parts)
+                one_by_one = 0 if run >= 8 else 32  # short runs: do not pay numpy per entry
+            else:
+                self._entry(field, names, counts, parts)
+                run = 1
+                one_by_one = max(one_by_one - 1, 0)
+            done += run
+        if not counts:
+            return names, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        partitions = np.concatenate(parts).astype(np.int64)
+        if len(partitions) and partitions.min() < 0:
+            bad = int(partitions.min())
+            raise ProtocolError(f"{field}.partitions: negative partition {bad} before offset {self.offset}")
+        return names, np.concatenate(counts), partitions
+
+    def _entry(self, field: str, names: list, counts: list, parts: list) -> tuple[int, int]:
+        """Read one entry; returns its (name length, partition count)."""
+        at = self.offset
+        try:
+            (length,) = _INT16.unpack_from(self.data, at)
+            if length < 0:
+                raise ProtocolError(f"{field}.topic: negative string length {length} at offset {at}")
+            raw, count = _name_and_count(length).unpack_from(self.data, at + 2)
+        except struct.error:
+            raise self._short(f"{field}.topic", 2 if at + 2 > len(self.data) else 2 + 4, at) from None
+        at += 2 + length + 4
+        if count < 0:
+            raise ProtocolError(f"{field}.partitions: invalid array length {count} at offset {at - 4}")
+        if at + 4 * count > len(self.data):
+            raise self._short(f"{field}.partitions", 4 * count, at)
+        names.append(self._name(raw, at - 4 - length, field))
+        counts.append(np.array([count], dtype=np.int64))
+        parts.append(np.frombuffer(self.data, dtype=">i4", count=count, offset=at))
+        self.offset = at + 4 * count
+        return length, count
+
+    def _stride_run(self, left: int, field: str, names: list, counts: list, parts: list) -> int:
+        """Read the entry here and every following one of the same shape (name length and
+        partition count) at the stride that shape implies; returns how many were read.
+
+        Exact, not a guess: if entry k has the shape, entry k + 1 starts one stride later, so
+        checking each position in turn proves the run.
+        """
+        begin = self.offset
+        length, count = self._entry(field, names, counts, parts)
+        stride = 2 + length + 4 + 4 * count
+        fits = min(left, (len(self.data) - begin) // stride) - 1
+        if fits < 1:
+            return 1
+
+        def view(offset: int, dtype: str, shape: tuple = ()) -> np.ndarray:
+            dt = np.dtype(dtype)
+            return np.ndarray((fits, *shape), dt, self.data, begin + stride + offset,
+                              (stride, *([dt.itemsize] if shape else [])))
+
+        same = (view(0, ">i2") == length) & (view(2 + length, ">i4") == count)
+        more = fits if same.all() else int(same.argmin())
+        if more == 0:
+            return 1
+        if length and (view(2 + length - 1, "u1")[:more] == 0).any():
+            return 1  # numpy's fixed-width bytes drop trailing NULs: read such names one by one
+        raws = view(2, f"S{length}")[:more].tolist() if length else [b""] * more
+        decoded = list(map(self.names.get, raws))
+        if None in decoded:
+            for i, name in enumerate(decoded):
+                if name is None:
+                    decoded[i] = self._name(raws[i], begin + stride * (i + 1) + 2, field)
+        names.extend(decoded)
+        counts.append(np.full(more, count, dtype=np.int64))
+        if count:
+            parts.append(view(2 + length + 4, ">i4", (count,))[:more].reshape(-1))
+        self.offset = begin + stride * (more + 1)
+        return more + 1
+
+    def _name(self, raw: bytes, at: int, field: str) -> str:
+        name = self.names.get(raw)
+        if name is None:
+            try:
+                name = self.names[raw] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ProtocolError(f"{field}.topic: invalid UTF-8 at offset {at}") from None
+        return name
+
+    def _short(self, field: str, size: int, at: int) -> ProtocolError:
+        return ProtocolError(f"{field}: needs {size} bytes at offset {at}, {len(self.data) - at} left")
 
 class Writer:
     def __init__(self):
@@ -135,12 +284,8 @@ class Writer:
         self.int32(len(value), field)
         self.parts.append(bytes(value))
 
-    def int32_array(self, values, field: str) -> None:
-        array = np.asarray(values)
-        if array.size and (array.dtype.kind not in "iu" or array.min() < 0 or array.max() > 0x7FFFFFFF):
-            raise ProtocolError(f"{field}: partitions must be integers in [0, 2**31)")
-        self.int32(array.size, field)
-        self.parts.append(array.astype(">i4").tobytes())
+    def raw(self, data: bytes) -> None:
+        self.parts.append(data)
 
     def bytes(self) -> bytes:
         return b"".join(self.parts)
@@ -151,3 +296,92 @@ def _pack(form: struct.Struct, value: int, field: str) -> bytes:
         return form.pack(value)
     except struct.error:
         raise ProtocolError(f"{field}: {value!r} does not fit the field") from None
+
+
+def encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> list[bytes]:
+    """Encode each group of (topic, partition) pairs as ``[Topic STRING, Partitions [INT32]]``.
+
+    Topics are written in the order they first appear in their group, partitions in the given
+    order. All groups are laid out in one numpy buffer (a leader encodes 2,000 assignments with
+    a million partitions at once), then cut into one bytes object per group.
+    """
+    with gc_paused():  # the lists below hold a million references; nothing cyclic is made
+        return _encode_topic_partition_arrays(groups, field)
+
+
+def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> list[bytes]:
+    lengths = [len(g) for g in groups]
+    pairs = list(chain.from_iterable(groups))
+    if not all(issubclass(kind, tuple | list) for kind in set(map(type, pairs))) or (
+        pairs and set(map(len, pairs)) != {2}
+    ):
+        raise ProtocolError(f"{field}: expected (topic, partition) pairs")
+    topics = list(map(itemgetter(0), pairs))
+    parts = np.array(list(map(itemgetter(1), pairs)))
+    if pairs and (parts.dtype.kind not in "iu" or parts.min() < 0 or parts.max() > 0x7FFFFFFF):
+        raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
+    if not set(map(type, topics)) <= {str}:
+        raise ProtocolError(f"{field}.topic: expected strings")
+    distinct = list(dict.fromkeys(topics))
+    encoded = []
+    for topic in distinct:
+        try:
+            encoded.append(topic.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ProtocolError(f"{field}.topic: {topic!r} is not encodable as UTF-8") from None
+        if len(encoded[-1]) > 0x7FFF:
+            raise ProtocolError(f"{field}.topic: {len(encoded[-1])} bytes, more than a STRING holds (32767)")
+    ids = {t: i for i, t in enumerate(distinct)}
+    tid = np.fromiter(map(ids.__getitem__, topics), dtype=np.int64, count=len(topics))
+    member = np.repeat(np.arange(len(groups), dtype=np.int64), lengths)
+    parts = parts.astype(np.int64)
+
+    # Group each member's pairs by topic in first-appearance order (usually they already are).
+    # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
+    key = member * max(len(distinct), 1) + tid
+    run = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
+    run_keys = np.sort(key[run])
+    if len(run_keys) and (run_keys[1:] == run_keys[:-1]).any():
+        by_key = np.argsort(key, kind="stable")
+        starts = np.r_[True, key[by_key][1:] != key[by_key][:-1]]
+        first = np.empty_like(by_key)
+        first[by_key] = by_key[starts][np.cumsum(starts) - 1]  # first position of each pair's key
+        order = np.argsort(first, kind="stable")
+        key, tid, member, parts = key[order], tid[order], member[order], parts[order]
+        run = np.r_[True, key[1:] != key[:-1]]
+
+    name_length = np.array([len(e) for e in encoded], dtype=np.int64)
+    names = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    name_start = np.cumsum(name_length) - name_length
+    entry_start = np.flatnonzero(run)
+    entry_count = np.diff(np.r_[entry_start, len(key)]).astype(np.int64)
+    entry_topic, entry_member = tid[entry_start], member[entry_start]
+    entry_name = name_length[entry_topic]
+    entry_size = 2 + entry_name + 4 + 4 * entry_count
+    # Message m: INT32 entry count, then its entries; messages follow each other.
+    entries_per_message = np.bincount(entry_member, minlength=len(groups))
+    bytes_per_message = 4 + np.bincount(entry_member, weights=entry_size, minlength=len(groups)).astype(np.int64)
+    message_at = np.cumsum(bytes_per_message) - bytes_per_message
+    entry_at = np.cumsum(entry_size) - entry_size + 4 * (entry_member + 1)
+    out = np.empty(int(bytes_per_message.sum()), dtype=np.uint8)
+
+    def put(at: np.ndarray, values: np.ndarray, dtype: str) -> None:
+        """Write big-endian integers at byte offsets `at`, one byte lane at a time."""
+        lanes = values.astype(dtype).view(np.uint8).reshape(-1, np.dtype(dtype).itemsize)
+        for lane in range(lanes.shape[1]):
+            out[at + lane] = lanes[:, lane]
+
+    put(message_at, entries_per_message, ">i4")
+    put(entry_at, entry_name, ">i2")
+    # Names, one byte lane at a time for each name length (topics come in few lengths).
+    for length in np.unique(name_length):
+        of_length = entry_name == length
+        at, topic = entry_at[of_length] + 2, name_start[entry_topic[of_length]]
+        for lane in range(int(length)):
+            out[at + lane] = names[topic + lane]
+    count_at = entry_at + 2 + entry_name
+    put(count_at, entry_count, ">i4")
+    slot = np.arange(len(key)) - np.repeat(entry_start, entry_count)
+    put(np.repeat(count_at + 4, entry_count) + 4 * slot, parts, ">i4")
+    blob = out.tobytes()
+    return [blob[a : a + n] for a, n in zip(message_at.tolist(), bytes_per_message.tolist())]

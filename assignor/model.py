@@ -9,6 +9,7 @@ prove they survive them.
 from __future__ import annotations
 
 import numbers
+from itertools import repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -69,7 +70,7 @@ class Member:
         if isinstance(self.topics, str) or not isinstance(self.topics, Sequence | set | frozenset):
             raise InvalidGroupError(f"member {self.id!r}: topics must be a list of strings")
         topics = tuple(self.topics)
-        if not all(isinstance(t, str) for t in topics):
+        if not all(map(isinstance, topics, repeat(str))):
             raise InvalidGroupError(f"member {self.id!r}: every topic must be a string")
         owned = self.owned if isinstance(self.owned, tuple) else tuple(self.owned)
         # Generations are INT32 on the wire (JoinGroup, sticky user data V1).

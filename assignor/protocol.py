@@ -25,13 +25,13 @@ bytes that remain.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from assignor._layout import java_key, topic_partitions
-from assignor._wire import ProtocolError, Reader, Writer
+from assignor._layout import gc_paused, java_key, topic_partitions
+from assignor._wire import DecodeCache, ProtocolError, Reader, Writer, encode_topic_partition_arrays
 from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "encode_sticky_user_data",
     "encode_subscription",
     "member_from_metadata",
+    "members_from_metadata",
 ]
 
 #: Highest ConsumerProtocol version this module writes; newer ones are read with v3's fields.
@@ -94,35 +95,21 @@ def _version(version: int) -> int:
     return version
 
 
-def _grouped(partitions: Iterable[TopicPartition], field_name: str) -> dict[str, list[int]]:
-    """Partitions by topic, topics in first-appearance order, partitions in the given order."""
-    by_topic: dict[str, list[int]] = {}
+def _topic_partitions_bytes(partitions: Iterable[TopicPartition], field_name: str) -> bytes:
+    """One ``[Topic, [INT32]]`` array, topics in first-appearance order."""
     try:
-        for topic, partition in partitions:
-            by_topic.setdefault(topic, []).append(partition)
-    except (TypeError, ValueError):
-        raise ProtocolError(f"{field_name}: expected (topic, partition) pairs") from None
-    return by_topic
-
-
-def _write_topic_partitions(writer: Writer, by_topic: dict[str, list[int]], field_name: str) -> None:
-    writer.int32(len(by_topic), field_name)
-    for topic, partitions in by_topic.items():
-        writer.string(topic, f"{field_name}.topic")
-        writer.int32_array(partitions, f"{field_name}.partitions")
+        pairs = list(partitions)
+    except TypeError:
+        raise ProtocolError(f"{field_name}: expected a list of (topic, partition) pairs") from None
+    return encode_topic_partition_arrays([pairs], field_name)[0]
 
 
 def _read_topic_partitions(reader: Reader, field_name: str) -> list[TopicPartition]:
-    topics, parts = [], []
-    for _ in range(reader.count(field_name, 2 + 4)):  # a topic is at least INT16 + INT32
-        topic = reader.string(f"{field_name}.topic")
-        partitions = reader.int32_array(f"{field_name}.partitions")
-        topics.append((topic, len(partitions)))
-        parts.append(partitions)
-    if not parts:
+    names, counts, partitions = reader.topic_partitions(field_name)
+    if not len(partitions):
         return []
-    names = [t for t, n in topics for _ in range(n)]
-    return topic_partitions(names, np.concatenate(parts).tolist())
+    per_partition = np.repeat(np.array(names, dtype=object), counts).tolist()
+    return topic_partitions(per_partition, partitions.tolist())
 
 
 # -- ConsumerProtocolSubscription ------------------------------------------------------------
@@ -145,9 +132,11 @@ def encode_subscription(subscription: Subscription, version: int = HIGHEST_VERSI
         writer.string(topic, "topics")
     writer.nullable_bytes(subscription.user_data, "user_data")
     if version >= 1:
-        owned = sorted(_grouped(subscription.owned_partitions, "owned_partitions").items(),
-                       key=lambda item: _java_topic_key(item[0]))
-        _write_topic_partitions(writer, {t: sorted(ps) for t, ps in owned}, "owned_partitions")
+        try:
+            owned = sorted(subscription.owned_partitions, key=lambda tp: (_java_topic_key(tp[0]), tp[1]))
+        except (TypeError, IndexError):
+            raise ProtocolError("owned_partitions: expected (topic, partition) pairs") from None
+        writer.raw(_topic_partitions_bytes(owned, "owned_partitions"))
     if version >= 2:
         writer.int32(subscription.generation_id, "generation_id")
     if version >= 3:
@@ -166,11 +155,14 @@ def decode_subscription(data: bytes) -> Subscription:
 
     A negative generation reads as unknown (-1), as Java's ``Optional.empty()``.
     """
-    reader = Reader(data)
+    return _read_subscription(Reader(data))
+
+
+def _read_subscription(reader: Reader) -> Subscription:
     version = reader.int16("version")
     if version < 0:
         raise ProtocolError(f"version: unsupported subscription version {version}")
-    topics = [reader.string("topics") for _ in range(reader.count("topics", 2))]
+    topics = reader.strings("topics")
     user_data = reader.nullable_bytes("user_data")
     owned: list[TopicPartition] = []
     generation = UNKNOWN_GENERATION
@@ -198,7 +190,7 @@ def encode_assignment(assignment: Assignment, version: int = HIGHEST_VERSION) ->
     version = _version(version)
     writer = Writer()
     writer.int16(version, "version")
-    _write_topic_partitions(writer, _grouped(assignment.partitions, "partitions"), "partitions")
+    writer.raw(_topic_partitions_bytes(assignment.partitions, "partitions"))
     writer.nullable_bytes(assignment.user_data, "user_data")
     return writer.bytes()
 
@@ -225,7 +217,7 @@ def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: in
     '0000000100027430000000010000000000000001'
     """
     writer = Writer()
-    _write_topic_partitions(writer, _grouped(partitions, "partitions"), "partitions")
+    writer.raw(_topic_partitions_bytes(partitions, "partitions"))
     if generation is not None:
         writer.int32(generation, "generation")
     return writer.bytes()
@@ -238,10 +230,14 @@ def decode_sticky_user_data(data: bytes | None, *, strict: bool = False) -> Stic
     give nothing owned and generation -1 (Java's fallback), or raise `ProtocolError` when
     `strict`. Trailing bytes are ignored, so V1 cut inside its generation reads as V0.
     """
+    return _read_sticky_user_data(data, strict, DecodeCache())
+
+
+def _read_sticky_user_data(data: bytes | None, strict: bool, cache: DecodeCache) -> StickyUserData:
     if data is None or len(data) == 0:
         return StickyUserData([], None)
     try:
-        reader = Reader(data)
+        reader = Reader(data, cache)
         partitions = _read_topic_partitions(reader, "partitions")
     except ProtocolError:
         if strict:
@@ -287,11 +283,15 @@ def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) ->
     ProtocolError
         When the subscription bytes do not decode (sticky user data falls back as Java's does).
     """
-    subscription = decode_subscription(metadata)
+    return _member(member_id, metadata, protocol_name, DecodeCache())
+
+
+def _member(member_id: str, metadata: bytes, protocol_name: str, cache: DecodeCache) -> Member:
+    subscription = _read_subscription(Reader(metadata, cache))
     owned: Sequence[TopicPartition] = subscription.owned_partitions
     from_user_data = None
     if protocol_name == "sticky":
-        sticky = decode_sticky_user_data(subscription.user_data)
+        sticky = _read_sticky_user_data(subscription.user_data, False, cache)
         owned, from_user_data = sticky.partitions, sticky.generation
     elif protocol_name == "cooperative-sticky":
         from_user_data = decode_cooperative_user_data(subscription.user_data)
@@ -302,6 +302,25 @@ def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) ->
                   rack=subscription.rack_id)
 
 
+def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> list[Member]:
+    """`member_from_metadata` for a whole JoinGroup response (member id -> metadata bytes).
+
+    Raises
+    ------
+    ProtocolError
+        Naming the member whose metadata does not decode.
+    """
+    members = []
+    cache = DecodeCache()  # topic names and subscriptions decoded once for the whole group
+    with gc_paused():  # a large group's owned partitions are a million small tuples
+        for member_id, data in metadata.items():
+            try:
+                members.append(_member(member_id, data, protocol_name, cache))
+            except ProtocolError as error:
+                raise ProtocolError(f"member {member_id!r}: {error}") from None
+    return members
+
+
 def assignments_for(plan: Plan, protocol_name: str, generation: int,
                     version: int = HIGHEST_VERSION) -> dict[str, bytes]:
     """SyncGroup assignment bytes per member.
@@ -310,8 +329,17 @@ def assignments_for(plan: Plan, protocol_name: str, generation: int,
     `generation`): Java and aiokafka members ignore it, and a member that reads it learns the
     generation it must report at the next rebalance (KIP-341) without asking its client.
     """
+    version_bytes = Writer()
+    version_bytes.int16(_version(version), "version")
+    prefix = version_bytes.bytes()
+    generation_bytes = encode_cooperative_user_data(generation) if protocol_name == "sticky" else b""
+    members = list(plan.assignment)
+    arrays = encode_topic_partition_arrays([plan.assignment[m] for m in members], "partitions")
     out = {}
-    for member_id, partitions in plan.assignment.items():
-        user_data = encode_sticky_user_data(partitions, generation) if protocol_name == "sticky" else None
-        out[member_id] = encode_assignment(Assignment(partitions, user_data), version)
+    for member_id, array in zip(members, arrays):
+        if protocol_name == "sticky":
+            user_data = array + generation_bytes  # V1 sticky user data: same array + generation
+            out[member_id] = b"".join((prefix, array, len(user_data).to_bytes(4, "big"), user_data))
+        else:
+            out[member_id] = prefix + array + b"\xff\xff\xff\xff"  # null user data
     return out

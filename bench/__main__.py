@@ -108,6 +108,30 @@ def run(case: Case, repeat: int, peer_limit: float) -> dict:
     return row
 
 
+def _protocol_in_child(repeat: int, queue) -> None:
+    from bench import protocol
+
+    queue.put(protocol.run(repeat))
+
+
+def _protocol_row(repeat: int, with_peer: bool) -> str:
+    """The wire row: decode 2,000 members' metadata (1M owned partitions) + encode assignments."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=_protocol_in_child, args=(repeat, queue))
+    process.start()
+    row = queue.get()
+    process.join()
+    header = "wire (leader) | members / owned | ours decode s | ours encode s | ours total s | " \
+             "aiokafka decode s | aiokafka encode s | aiokafka total s | speed-up"
+    peer = row.get("peer") if with_peer else None
+    cells = ["decode JoinGroup + encode SyncGroup", f"{row['members']:,} / {row['owned']:,}",
+             _seconds(row["decode"]), _seconds(row["encode"]), _seconds(row["ours"]),
+             _seconds(row.get("peer_decode") if peer else None), _seconds(row.get("peer_encode") if peer else None),
+             _seconds(peer), f"{peer / row['ours']:.1f}x" if peer else "-"]
+    return header + "\n" + " | ".join(cells)
+
+
 def _seconds(value):
     return "-" if value is None else f"{value:.3f}"
 
@@ -140,6 +164,8 @@ def main(argv=None) -> int:
                  str(row["balance"]), str(row["moved"]), peer_text, peer_loads, ratio, case.java or "-")
         rows.append(dict(zip(header, cells)))
         print(" | ".join(cells), flush=True)
+    print()
+    print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True)
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
     return 0 if all("INVALID" not in r["loads"] for r in rows) else 1

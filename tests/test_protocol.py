@@ -286,3 +286,76 @@ def test_sticky_user_data_round_trip(partitions, generation):
     decoded = protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(partitions, generation))
     assert sorted(decoded.partitions) == sorted(partitions)
     assert decoded.generation == generation
+
+
+# -- the run-at-a-stride decoder: long messages of repeated entry shapes ----------------------
+
+def _entries(names_and_counts):
+    return [TopicPartition(name, 7 + i) for name, n in names_and_counts for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        pytest.param([(f"t{i:03d}", 1) for i in range(500)], id="one-shape-500"),
+        pytest.param([(f"t{i}", 1 + i % 3) for i in range(60)], id="mixed-lengths-and-counts"),
+        pytest.param([(f"topic-{i:02d}", 2) for i in range(20)] + [("x" * 300, 1)] * 1
+                     + [(f"u{i:02d}", 0) for i in range(12)], id="runs-long-name-and-empty"),
+        pytest.param([("ab\x00", 1)] * 12 + [("\x00", 2)] * 9, id="names-ending-in-nul"),
+        pytest.param([("", 1)] * 10 + [("é" * 3, 1)] * 10, id="empty-and-non-ascii-names"),
+    ],
+)
+def test_long_messages_round_trip(layout):
+    partitions = _entries(layout)
+    data = protocol.encode_sticky_user_data(partitions, 3)
+    decoded = protocol.decode_sticky_user_data(data, strict=True)
+    assert decoded.partitions == partitions and decoded.generation == 3
+    assert protocol.decode_assignment(protocol.encode_assignment(protocol.Assignment(partitions))).partitions \
+        == partitions
+
+
+def test_invalid_utf8_inside_a_run_is_an_error():
+    data = bytearray(protocol.encode_sticky_user_data(_entries([(f"t{i:02d}", 1) for i in range(20)])))
+    entry = 2 + 3 + 4 + 4
+    data[4 + 10 * entry + 2] = 0xFF  # first byte of the 11th topic name
+    with pytest.raises(ProtocolError, match=r"partitions.topic: invalid UTF-8 at offset 136"):
+        protocol.decode_sticky_user_data(bytes(data), strict=True)
+
+
+def test_negative_partition_inside_a_run_is_an_error():
+    data = bytearray(protocol.encode_sticky_user_data(_entries([(f"t{i:02d}", 1) for i in range(20)])))
+    data[4 + 5 * 13 + 9 : 4 + 5 * 13 + 13] = b"\xff\xff\xff\xfe"
+    with pytest.raises(ProtocolError, match="negative partition -2"):
+        protocol.decode_sticky_user_data(bytes(data), strict=True)
+
+
+def test_fuzz_long_messages_only_raise_protocol_error():
+    rng = random.Random(7)
+    base = [protocol.encode_sticky_user_data(_entries([(f"t{i:03d}", 1 + (i // 10) % 2) for i in range(40)]), 9),
+            protocol.encode_assignment(protocol.Assignment(_entries([(f"q{i}", 2) for i in range(30)])))]
+    for _ in range(1500):
+        data = bytearray(rng.choice(base))
+        for _ in range(rng.randint(1, 3)):
+            spot = rng.randrange(len(data))
+            if rng.random() < 0.7:
+                data[spot] = rng.choice([0, 1, 0x7F, 0x80, 0xFF, rng.randrange(256)])
+            else:
+                del data[spot:]
+                break
+        for decode in DECODERS:
+            try:
+                decode(bytes(data))
+            except ProtocolError:
+                pass
+
+
+LONG_PARTITIONS = st.lists(st.builds(TopicPartition, st.sampled_from(["a", "bb", "c\x00", "dé", ""]),
+                                     st.integers(0, 3)), min_size=8, max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(LONG_PARTITIONS, st.integers(-1, 99))
+def test_long_sticky_user_data_round_trip(partitions, generation):
+    decoded = protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(partitions, generation), strict=True)
+    grouped = sorted(partitions, key=lambda tp: [p.topic for p in partitions].index(tp.topic))
+    assert decoded.partitions == grouped and decoded.generation == generation
