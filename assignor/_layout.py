@@ -128,7 +128,9 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
                           dtype=object, count=len(claims))
     if claims and types <= {TopicPartition, tuple, list} and set(map(len, claims)) == {2}:
         # itemgetter maps run in C; zip(*claims) over a million claims is ten times slower.
-        part = np.array(list(map(itemgetter(1), claims)))
+        numbers = list(map(itemgetter(1), claims))
+        # Exact types: numpy would read True as 1 and mix ints with bools silently.
+        part = np.array(numbers) if set(map(type, numbers)) <= {int} else np.zeros(0, dtype=object)
         if part.dtype.kind in "iu":
             names = map(itemgetter(0), claims)
             try:
@@ -185,3 +187,24 @@ def _resolve_claims(group: Group, layout: Layout, index: dict[str, int]):
     prev_owner[flat[winners]] = member[winners]
     prev_object[flat[winners]] = objects[winners]
     return prev_owner, prev_object
+
+
+def claimants(group: Group, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Per flat partition: how many members claim it at all, and one of them.
+
+    Unlike `prev_owner`, this counts *every* claim of an existing partition, stale generation
+    or not, subscribed or not: each such member consumes the partition until it revokes it.
+    """
+    index = {name: i for i, name in enumerate(layout.topics)}
+    member, topic, part, _ = _parse_claims(group, layout.members, index)
+    known = topic >= 0
+    topic_safe = np.where(known, topic, 0)
+    exists = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))
+    flat = layout.offsets[topic_safe[exists]] + part[exists]
+    pairs = np.sort(flat * max(len(layout.members), 1) + member[exists])
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
+    flat, member = pairs // max(len(layout.members), 1), pairs % max(len(layout.members), 1)
+    count = np.bincount(flat, minlength=layout.total)
+    one = np.full(layout.total, NO_OWNER, dtype=np.int64)
+    one[flat] = member
+    return count, one

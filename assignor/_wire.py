@@ -7,6 +7,7 @@ count of 2**31 - 1 fails at once instead of exhausting memory.
 
 from __future__ import annotations
 
+import numbers as numbers_module
 import struct
 from collections.abc import Sequence
 from itertools import chain
@@ -317,7 +318,10 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     ):
         raise ProtocolError(f"{field}: expected (topic, partition) pairs")
     topics = list(map(itemgetter(0), pairs))
-    parts = np.array(list(map(itemgetter(1), pairs)))
+    numbers = list(map(itemgetter(1), pairs))
+    if not all(issubclass(kind, numbers_module.Integral) and kind is not bool for kind in set(map(type, numbers))):
+        raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
+    parts = np.array(numbers, dtype=object if numbers and max(numbers) > 2**62 else None)
     if pairs and (parts.dtype.kind not in "iu" or parts.min() < 0 or parts.max() > 0x7FFFFFFF):
         raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
     if not set(map(type, topics)) <= {str}:

@@ -8,6 +8,9 @@ Definitions
 valid
     Every partition of a topic that exists and has a subscriber is assigned exactly once, only
     to a member subscribed to its topic; nothing else is assigned; every member has an entry.
+    Cooperative plans (KIP-429) may leave a partition unassigned while a member still claims it
+    (``revoking``: it is handed out in the next round), and must never give a partition to one
+    member while another still claims it (that member has not revoked it yet).
 balanced (KIP-54)
     Loads differ by at most one, or no member holds a partition that a member with two or more
     fewer partitions could take.
@@ -59,7 +62,8 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
     dict
         ``valid``, ``errors`` (first 20), ``balanced``, ``balance_score``, ``spread``,
         ``min_load``, ``max_load``, ``members``, ``partitions`` (that must be assigned),
-        ``assigned``, ``moved``, ``kept``; with `exact`, the optimum's figures.
+        ``assigned``, ``moved``, ``kept``, ``revoking`` (cooperative: withheld this round);
+        with `exact`, the optimum's figures.
     """
     errors: list[str] = []
     subscribed = {m.id: set(m.topics) for m in group.members}
@@ -85,7 +89,16 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
         if member.id not in plan.assignment:
             errors.append(f"member {member.id!r} missing from the assignment")
             loads[member.id] = 0
-    unassigned = must - seen
+    claimed = _claimed_by(group)
+    revoking = set()
+    if plan.strategy == "cooperative-sticky":
+        revoking = {tp for tp in must - seen if tp in claimed}
+        for member_id, partitions in plan.assignment.items():
+            for tp in partitions:
+                others = claimed.get(tp, set()) - {member_id}
+                if others:
+                    errors.append(f"{tp} given to {member_id} while {min(others)} still owns it")
+    unassigned = must - seen - revoking
     if unassigned:
         errors.append(f"{len(unassigned)} partitions unassigned, e.g. {min(unassigned)}")
 
@@ -105,12 +118,23 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
         "assigned": len(seen),
         "moved": len(previous) - kept,
         "kept": kept,
+        "revoking": len(revoking),
     }
     if exact:
         best = optimum(group)
         result["optimal_balance_score"] = best.balance_score
         result["min_moves"] = best.moves
     return result
+
+
+def _claimed_by(group: Group) -> dict[TopicPartition, set[str]]:
+    """Every member claiming each existing partition, whatever its generation or subscription."""
+    claimed: dict[TopicPartition, set[str]] = {}
+    for member in group.members:
+        for claim in member.owned:
+            if claims.is_valid_claim(group, set(group.topics), claim):
+                claimed.setdefault(TopicPartition(claim[0], int(claim[1])), set()).add(member.id)
+    return claimed
 
 
 def _partitions_to_assign(group: Group) -> set[TopicPartition]:

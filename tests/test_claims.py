@@ -37,3 +37,12 @@ def test_vectorised_resolution_equals_reference(group):
         for f, owner in enumerate(layout.prev_owner.tolist()) if owner >= 0
     }
     assert fast == claims.resolve(group)
+
+
+def test_bool_partition_mixed_with_real_claims_is_not_partition_zero():
+    """Regression: with one well-formed claim beside it, ("c", False) went through numpy, which
+    read False as 0, so a hostile bool claimed partition c-0. The reference rule rejects bools."""
+    group = Group(topics={"c": 1}, members=[
+        Member("m0", ["c"], owned=[TopicPartition("a", 0), ("c", False)], generation=0)])
+    assert _layout.build(group).prev_owner.tolist() == [-1]
+    assert claims.resolve(group) == {}

@@ -12,7 +12,7 @@ def test_public_surface_is_pinned():
         "STRATEGIES", "AssignorError", "Group", "InvalidGroupError", "Member", "Plan", "TopicPartition",
         "UnknownStrategyError", "assign",
     }
-    assert sorted(assignor.STRATEGIES) == ["range", "roundrobin", "sticky"]
+    assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "range", "roundrobin", "sticky"]
 
 
 def test_issue_example():
@@ -49,6 +49,6 @@ def test_malformed_groups_raise_our_error(build, message):
 
 
 def test_unknown_strategy():
-    with pytest.raises(UnknownStrategyError, match="known: range, roundrobin, sticky"):
+    with pytest.raises(UnknownStrategyError, match="known: cooperative-sticky, range, roundrobin, sticky"):
         assign("cooperative-stickyish", Group(topics={}))
     assert issubclass(UnknownStrategyError, ValueError)

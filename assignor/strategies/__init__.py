@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from assignor.errors import UnknownStrategyError
 from assignor.model import Group, Plan
+from assignor.strategies import cooperative as _cooperative
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
 from assignor.strategies import sticky as _sticky
@@ -17,6 +18,7 @@ STRATEGIES: dict[str, Callable[[Group], Plan]] = {
     _range.NAME: _range.assign,
     _roundrobin.NAME: _roundrobin.assign,
     _sticky.NAME: _sticky.assign,
+    _cooperative.NAME: _cooperative.assign,
 }
 
 

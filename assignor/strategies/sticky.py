@@ -35,6 +35,12 @@ def assign(group: Group) -> Plan:
     >>> [tp.partition for tp in plan.assignment["a"]], [tp.partition for tp in plan.assignment["b"]]
     ([0, 1], [2, 3])
     """
+    layout, owner = plan_owners(group)
+    return Plan(NAME, layout.assignment(owner))
+
+
+def plan_owners(group: Group) -> tuple[_layout.Layout, np.ndarray]:
+    """The sticky plan as the layout and the owner (member index) of every flat partition."""
     layout = _layout.build(group)
     class_of_topic, eligible = _topic_classes(layout)
     owned = _class_counts(layout, class_of_topic, eligible)
@@ -44,8 +50,7 @@ def assign(group: Group) -> Plan:
         x = _uniform_counts(eligible[0], int(sizes[0]), owned[0])[None, :]
     else:
         x = _balance.solve(eligible, sizes, owned)
-    owner = _materialize(layout, class_of_topic, x)
-    return Plan(NAME, layout.assignment(owner))
+    return layout, _materialize(layout, class_of_topic, x)
 
 
 def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,44 @@
+"""The ``cooperative-sticky`` strategy (KIP-429): the sticky plan, handed over in two steps.
+
+Under the cooperative protocol members keep consuming what they own while the group
+rebalances, so a partition may only reach its new owner once its old owner has let it go. This
+is one pass over the eager sticky plan: a partition is withheld from its new owner while any
+*other* member still claims it (its claimants revoke it in this round, and the follow-up
+rebalance hands it out). Every claim counts here, stale generation or not: Java's general path
+could give a partition a stale member still held to another member in the same round, so two
+consumers read it at once (franz-go fixed the same bug). Partitions claimed by two members of
+the same generation (KAFKA-12984) are withheld from both and handed out next round.
+
+The second round converges: its owned partitions are this round's plan, from which the eager
+optimum of this round is reachable without moving anything, and the sticky strategy moves the
+fewest partitions, so nothing is withheld again.
+"""
+
+from __future__ import annotations
+
+from assignor import _layout
+from assignor.model import Group, Plan
+from assignor.strategies import sticky
+
+__all__ = ["assign"]
+
+NAME = "cooperative-sticky"
+
+
+def assign(group: Group) -> Plan:
+    """Plan this rebalance's cooperative assignment.
+
+    Examples
+    --------
+    >>> from assignor import Group, Member, TopicPartition as TP
+    >>> group = Group(topics={"t": 2}, members=[
+    ...     Member("a", ["t"], owned=[TP("t", 0), TP("t", 1)], generation=3), Member("b", ["t"])])
+    >>> first = assign(group).assignment      # b's partition is first revoked by a
+    >>> [tp.partition for tp in first["a"]], first["b"]
+    ([0], [])
+    """
+    layout, owner = sticky.plan_owners(group)
+    count, claimant = _layout.claimants(group, layout)
+    handed_over = (count == 0) | ((count == 1) & (claimant == owner))
+    owner[(owner >= 0) & ~handed_over] = _layout.NO_OWNER
+    return Plan(NAME, layout.assignment(owner))
