@@ -31,7 +31,7 @@ import numpy as np
 __all__ = ["solve"]
 
 
-def solve(eligible: np.ndarray, sizes: np.ndarray, owned: np.ndarray) -> np.ndarray:
+def solve(eligible: np.ndarray, sizes: np.ndarray, owned: np.ndarray, local: np.ndarray | None = None) -> np.ndarray:
     """Return ``x[k, i]``, the partitions of class ``k`` given to member ``i``.
 
     Parameters
@@ -42,15 +42,17 @@ def solve(eligible: np.ndarray, sizes: np.ndarray, owned: np.ndarray) -> np.ndar
         Partitions per class; every one is assigned (each class has an eligible member).
     owned : (K, M) int array
         Valid previous claims per class and member (zero where not eligible).
+    local : (K, M) bool array or None
+        Rack locality (KIP-881): ranked after balance and before stickiness when given.
 
     Complexity: O(K * M) per breadth-first search; one search per improving path found, and one
     Bellman-Ford run per negative cycle (run only when some claim could not be kept).
     """
     x = owned.astype(np.int64, copy=True)
-    _fill(eligible, np.asarray(sizes, dtype=np.int64), x)
+    _fill(eligible, np.asarray(sizes, dtype=np.int64), x, local)
     _remove_improving_paths(eligible, x, owned)
-    if np.minimum(x, owned).sum() < owned.sum():
-        _cancel_negative_cycles(eligible, x, owned)
+    if local is not None or np.minimum(x, owned).sum() < owned.sum():
+        _cancel_negative_cycles(eligible, x, owned, local)
     return x
 
 
@@ -71,12 +73,13 @@ def _water_fill(loads: np.ndarray, units: int) -> np.ndarray:
     return added
 
 
-def _fill(eligible: np.ndarray, sizes: np.ndarray, x: np.ndarray) -> None:
+def _fill(eligible: np.ndarray, sizes: np.ndarray, x: np.ndarray, local: np.ndarray | None) -> None:
+    """Keep claims, water-fill the rest, rarest classes first; onto local members when any."""
     loads = x.sum(axis=0)
     missing = sizes - x.sum(axis=1)
     for k in np.lexsort((np.arange(len(sizes)), eligible.sum(axis=1))):
         if missing[k] > 0:
-            members = np.flatnonzero(eligible[k])
+            members = np.flatnonzero(local[k] if local is not None and local[k].any() else eligible[k])
             added = _water_fill(loads[members], int(missing[k]))
             x[k, members] += added
             loads[members] += added
@@ -196,19 +199,24 @@ def _improving_path(eligible, x, loads, sources, limit):
 _GIVE, _TAKE, _GAIN, _LOSE = range(4)
 
 
-def _cancel_negative_cycles(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray) -> None:
+def _cancel_negative_cycles(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray,
+                            local: np.ndarray | None = None) -> None:
     """Cancel negative cycles of the residual graph until none is left (min-cost flow).
 
     Nodes: classes 0..K-1, members K..K+M-1, and a sink. Arcs and costs (one unit each):
     GIVE k->i (one more of class k to i): 0 while i gets back what it owned, else 1;
     TAKE i->k (one less): -1 while i holds more than it owned, else 0;
-    GAIN i->sink / LOSE sink->i: the change of sum(load**2), weighted by W > any path's move
-    cost, so balance always outranks stickiness. At a balanced start the only negative cycles
-    through the sink hand a "+1" from one member to another with one less, to regain claims.
+    GAIN i->sink / LOSE sink->i: the change of sum(load**2). With racks, GIVE and TAKE also
+    cost R per partition on a member off its replicas' racks. Weights are lexicographic: a
+    cycle's move cost is below R, its rack and move cost below W, so balance outranks
+    locality, which outranks stickiness. At a balanced start the only negative cycles through
+    the sink hand a "+1" from one member to another with one less.
     """
     kcount, mcount = x.shape
     sink = kcount + mcount
-    weight = sink + 2
+    rack_weight = sink + 2
+    remote = np.zeros_like(eligible) if local is None else eligible & ~local
+    weight = (sink + 2) * (rack_weight + 1) if local is not None else sink + 2
     active = np.flatnonzero(eligible.any(axis=0))
     while True:
         loads = x.sum(axis=0)
@@ -219,8 +227,8 @@ def _cancel_negative_cycles(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
         head = np.concatenate([kcount + gi, tk, np.full(len(active), sink), kcount + lose])
         cost = np.concatenate(
             [
-                (x[gk, gi] >= owned[gk, gi]).astype(np.int64),
-                -(x[tk, ti] > owned[tk, ti]).astype(np.int64),
+                (x[gk, gi] >= owned[gk, gi]).astype(np.int64) + rack_weight * remote[gk, gi],
+                -(x[tk, ti] > owned[tk, ti]).astype(np.int64) - rack_weight * remote[tk, ti],
                 weight * (2 * loads[active] + 1),
                 -weight * (2 * loads[lose] - 1),
             ]
@@ -233,9 +241,9 @@ def _cancel_negative_cycles(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
         for arc in cycle:
             k, i = int(min(tail[arc], head[arc])), int(max(tail[arc], head[arc])) - kcount
             if kind[arc] == _GIVE:
-                cap = owned[k, i] - x[k, i] if cost[arc] == 0 else None
+                cap = owned[k, i] - x[k, i] if x[k, i] < owned[k, i] else None
             elif kind[arc] == _TAKE:
-                cap = x[k, i] - owned[k, i] if cost[arc] < 0 else x[k, i]
+                cap = x[k, i] - owned[k, i] if x[k, i] > owned[k, i] else x[k, i]
             else:
                 cap = 1  # the marginal cost of a load changes after one unit
             if cap is not None:

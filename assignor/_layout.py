@@ -208,3 +208,31 @@ def claimants(group: Group, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     one = np.full(layout.total, NO_OWNER, dtype=np.int64)
     one[flat] = member
     return count, one
+
+
+def rack_signatures(group: Group, layout: Layout) -> tuple[np.ndarray, list[frozenset[str]]]:
+    """Per flat partition: an id of its replica racks that some member is on; and the sets.
+
+    Id 0 is the empty set (no member is local). Racks no member is on cannot make anything
+    local, so they are left out and more partitions share a set.
+    """
+    member_racks = frozenset(m.rack for m in layout.members if m.rack is not None)
+    sets: list[frozenset[str]] = [frozenset()]
+    ids: dict[frozenset[str], int] = {frozenset(): 0}
+    by_tuple: dict[tuple[str, ...], int] = {}
+
+    def lookup(racks: tuple[str, ...]) -> int:
+        found = by_tuple.get(racks)
+        if found is None:
+            relevant = frozenset(racks) & member_racks
+            found = by_tuple[racks] = ids.setdefault(relevant, len(ids))
+            if found == len(sets):
+                sets.append(relevant)
+        return found
+
+    signature = np.zeros(layout.total, dtype=np.int64)
+    for t, topic in enumerate(layout.topics):
+        per_partition = (group.partition_racks or {}).get(topic, ())[: int(layout.counts[t])]
+        start = int(layout.offsets[t])
+        signature[start : start + len(per_partition)] = [lookup(racks) for racks in per_partition]
+    return signature, sets

@@ -5,7 +5,9 @@ Group::
     {"topics": {"t0": 2},
      "members": [{"id": "c0", "topics": ["t0"], "owned": [["t0", 0]], "generation": 3, "rack": null}]}
 
-``owned``, ``generation`` (default -1) and ``rack`` are optional. Shape errors raise
+``owned``, ``generation`` (default -1) and ``rack`` are optional; an optional top-level
+``"partition_racks": {"t0": [["r1", "r2"], ["r2", "r3"]]}`` gives each partition's replica
+racks (KIP-881). Shape errors raise
 `InvalidGroupError` naming the field; claims of partitions that do not exist are *not* errors
 (the strategies drop them, as a leader must).
 """
@@ -26,7 +28,7 @@ def group_from_json(data: Any) -> Group:
     """Build a Group from its JSON form, with errors that name the offending field."""
     if not isinstance(data, dict):
         raise InvalidGroupError("group: expected an object with 'topics' and 'members'")
-    unknown = set(data) - {"topics", "members"}
+    unknown = set(data) - {"topics", "members", "partition_racks"}
     if unknown:
         raise InvalidGroupError(f"group: unknown field(s) {sorted(unknown)}")
     topics = data.get("topics")
@@ -35,7 +37,8 @@ def group_from_json(data: Any) -> Group:
     members = data.get("members", [])
     if not isinstance(members, list):
         raise InvalidGroupError("members: expected a list")
-    return Group(topics=topics, members=[_member(i, m) for i, m in enumerate(members)])
+    return Group(topics=topics, members=[_member(i, m) for i, m in enumerate(members)],
+                 partition_racks=data.get("partition_racks"))
 
 
 def _member(index: int, data: Any) -> Member:
@@ -73,7 +76,10 @@ def _member(index: int, data: Any) -> Member:
 
 
 def group_to_json(group: Group) -> dict:
+    racks = {} if group.partition_racks is None else {
+        "partition_racks": {t: [list(r) for r in rows] for t, rows in group.partition_racks.items()}}
     return {
+        **racks,
         "topics": dict(group.topics),
         "members": [
             {"id": m.id, "topics": list(m.topics), "owned": [[tp[0], tp[1]] for tp in m.owned],

@@ -92,8 +92,9 @@ class Group:
         Partition count per topic, as in the leader's metadata. Counts must be >= 0.
     members : sequence of Member
         Member ids must be unique.
-    partition_racks : mapping or None
-        Replica racks per partition (KIP-881); unused by the strategies of this release.
+    partition_racks : mapping of str to list of list of str, or None
+        Replica racks per topic, one list per partition in partition order (KIP-881). Missing
+        topics or partitions have no rack information.
 
     Raises
     ------
@@ -103,7 +104,7 @@ class Group:
 
     topics: Mapping[str, int]
     members: Sequence[Member] = ()
-    partition_racks: Mapping[TopicPartition, Sequence[str]] | None = None
+    partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.topics, Mapping):
@@ -126,6 +127,8 @@ class Group:
             seen.add(member.id)
         object.__setattr__(self, "topics", topics)
         object.__setattr__(self, "members", members)
+        if self.partition_racks is not None:
+            object.__setattr__(self, "partition_racks", _checked_racks(self.partition_racks))
 
     def member(self, member_id: str) -> Member:
         """Return the member with this id (KeyError when absent)."""
@@ -133,6 +136,24 @@ class Group:
             if member.id == member_id:
                 return member
         raise KeyError(member_id)
+
+
+def _checked_racks(partition_racks: object) -> dict[str, tuple[tuple[str, ...], ...]]:
+    if not isinstance(partition_racks, Mapping):
+        raise InvalidGroupError("partition_racks must map topic -> list of replica racks per partition")
+    checked = {}
+    for topic, per_partition in partition_racks.items():
+        if not isinstance(topic, str) or isinstance(per_partition, str) or not isinstance(per_partition, Sequence):
+            raise InvalidGroupError(f"partition_racks[{topic!r}]: expected a list (one rack list per partition)")
+        rows = []
+        for partition, racks in enumerate(per_partition):
+            if isinstance(racks, str) or not isinstance(racks, Sequence | set | frozenset) or not all(
+                isinstance(r, str) for r in racks
+            ):
+                raise InvalidGroupError(f"partition_racks[{topic!r}][{partition}]: expected a list of rack names")
+            rows.append(tuple(racks))
+        checked[topic] = tuple(rows)
+    return checked
 
 
 @dataclass(frozen=True, slots=True)

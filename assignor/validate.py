@@ -18,6 +18,9 @@ balance_score (KIP-54)
     Sum over all member pairs of ``|n_i - n_j|``; computed in O(C log C) from sorted loads.
 moved / kept
     Partitions whose valid previous owner (`assignor.claims.resolve`) lost / kept them.
+rack_local / rack_locality (KIP-881)
+    Assigned partitions with a replica on their member's rack, as a count and as a fraction of
+    the assigned partitions that have rack information (None without any).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from assignor import claims
+from assignor import claims, racks
 from assignor.model import Group, Plan, TopicPartition
 
 __all__ = ["Optimum", "balance_score", "optimum", "report"]
@@ -104,6 +107,10 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
 
     previous = claims.resolve(group)
     kept = sum(1 for m, tps in plan.assignment.items() for tp in tps if previous.get(tp) == m)
+    rack_of = {m.id: m.rack for m in group.members}
+    with_racks = [(m, tp) for m, tps in plan.assignment.items() if m in rack_of for tp in tps
+                  if isinstance(tp, TopicPartition) and racks.replica_racks(group, tp)] if group.partition_racks else []
+    rack_local = sum(racks.is_local(group, rack_of[m], tp) for m, tp in with_racks)
     values = list(loads.values()) or [0]
     result = {
         "valid": not errors,
@@ -119,10 +126,13 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
         "moved": len(previous) - kept,
         "kept": kept,
         "revoking": len(revoking),
+        "rack_local": rack_local,
+        "rack_locality": round(rack_local / len(with_racks), 4) if with_racks else None,
     }
     if exact:
         best = optimum(group)
         result["optimal_balance_score"] = best.balance_score
+        result["max_rack_local"] = best.rack_local
         result["min_moves"] = best.moves
     return result
 
@@ -160,21 +170,25 @@ def _kip54_balanced(group: Group, plan: Plan, loads: dict[str, int]) -> bool:
 
 @dataclass(frozen=True)
 class Optimum:
-    """The best achievable plan of a group: its sorted loads, balance score and fewest moves."""
+    """The best achievable plan of a group: its sorted loads and balance score, then the most
+    rack-local partitions at that balance (when racks apply), then the fewest moves."""
 
     loads: tuple[int, ...]
     balance_score: int
     moves: int
+    rack_local: int
 
 
 def optimum(group: Group) -> Optimum:
     """Solve the sticky objective exactly with a min-cost flow (networkx network simplex).
 
     Each partition sends one unit to a subscriber; moving it away from its valid previous owner
-    costs 1; a member's k-th partition costs ``W * (2k - 1)`` so the flow minimises
-    ``W * sum(load**2) + moves``. With ``W`` above any possible move count that is: the most
-    balanced load vector first (a sum-of-squares minimum is decreasingly minimal, hence optimal
-    for the balance score too), then the fewest moves that reach it.
+    costs 1, placing it off its replicas' racks costs ``R`` (when `racks.applies`); a member's
+    k-th partition costs ``W * (2k - 1)`` so the flow minimises
+    ``W * sum(load**2) + R * remote + moves``. With ``R`` above any move count and ``W`` above
+    any ``R * remote + moves`` that is: the most balanced load vector first (a sum-of-squares
+    minimum is decreasingly minimal, hence optimal for the balance score too), then the most
+    rack-local placement, then the fewest moves.
 
     Complexity: O(P * C) arcs; meant for groups of up to a few hundred partitions.
     """
@@ -182,7 +196,9 @@ def optimum(group: Group) -> Optimum:
 
     previous = claims.resolve(group)
     partitions = sorted(_partitions_to_assign(group))
-    weight = len(partitions) + 1
+    rack_aware = racks.applies(group)
+    rack_weight = len(partitions) + 1
+    weight = (len(partitions) + 1) * (rack_weight + 1)
     graph = nx.DiGraph()
     graph.add_node("source", demand=-len(partitions))
     graph.add_node("sink", demand=len(partitions))
@@ -192,7 +208,8 @@ def optimum(group: Group) -> Optimum:
         for member in group.members:
             if tp.topic in member.topics:
                 moved = tp in previous and previous[tp] != member.id
-                graph.add_edge(("p", tp), ("m", member.id), capacity=1, weight=int(moved))
+                remote = rack_aware and not racks.is_local(group, member.rack, tp)
+                graph.add_edge(("p", tp), ("m", member.id), capacity=1, weight=int(moved) + rack_weight * remote)
                 capacity[member.id] += 1
     for member_id, most in capacity.items():
         for k in range(1, most + 1):
@@ -200,11 +217,13 @@ def optimum(group: Group) -> Optimum:
             graph.add_edge(("u", member_id, k), "sink", capacity=1, weight=0)
     flow = nx.min_cost_flow(graph) if partitions else {}
     loads = Counter()
-    moves = 0
+    moves = local = 0
+    rack_of = {m.id: m.rack for m in group.members}
     for tp in partitions:
         for node, amount in flow[("p", tp)].items():
             if amount:
                 loads[node[1]] += 1
                 moves += tp in previous and previous[tp] != node[1]
+                local += racks.is_local(group, rack_of[node[1]], tp)
     values = [loads.get(m.id, 0) for m in group.members] or [0]
-    return Optimum(tuple(sorted(values)), balance_score(values), moves)
+    return Optimum(tuple(sorted(values)), balance_score(values), moves, local)

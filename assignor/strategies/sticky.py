@@ -4,6 +4,7 @@ Steps, each a private helper:
 
 1. `_layout.build`: dense numbering; drop invalid claims and resolve conflicting ones (KIP-341).
 2. `_topic_classes`: group topics by subscriber set; partitions of one class are interchangeable.
+   With racks (KIP-881), `_split_by_racks` splits classes by the replica racks of partitions.
 3. Counts per class and member: `_uniform_counts` when one class covers everybody (closed form),
    otherwise `assignor._balance.solve` (global optimum, then fewest moves).
 4. `_materialize`: turn counts into partitions, keeping owned partitions first and dealing the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor import _balance, _layout
+from assignor import _balance, _layout, racks
 from assignor.model import Group, Plan
 
 __all__ = ["assign"]
@@ -43,14 +44,34 @@ def plan_owners(group: Group) -> tuple[_layout.Layout, np.ndarray]:
     """The sticky plan as the layout and the owner (member index) of every flat partition."""
     layout = _layout.build(group)
     class_of_topic, eligible = _topic_classes(layout)
-    owned = _class_counts(layout, class_of_topic, eligible)
-    used = class_of_topic >= 0
-    sizes = np.bincount(class_of_topic[used], weights=layout.counts[used], minlength=len(eligible)).astype(np.int64)
-    if len(eligible) == 1:
+    class_of_flat = class_of_topic[layout.topic_of_flat()]
+    local = None
+    if racks.applies(group):
+        class_of_flat, eligible, local = _split_by_racks(group, layout, class_of_flat, eligible)
+    owned = _class_counts(layout, class_of_flat, eligible)
+    used = class_of_flat >= 0
+    sizes = np.bincount(class_of_flat[used], minlength=len(eligible)).astype(np.int64)
+    if len(eligible) == 1 and local is None:
         x = _uniform_counts(eligible[0], int(sizes[0]), owned[0])[None, :]
     else:
-        x = _balance.solve(eligible, sizes, owned)
-    return layout, _materialize(layout, class_of_topic, x)
+        x = _balance.solve(eligible, sizes, owned, local)
+    return layout, _materialize(layout, class_of_flat, x)
+
+
+def _split_by_racks(group, layout, class_of_flat, eligible):
+    """KIP-881: split each class by replica racks, so that partitions of a class are alike for
+    locality too; ``local[k, i]``: member i's rack holds a replica of class k's partitions."""
+    signature, sets = _layout.rack_signatures(group, layout)
+    used = class_of_flat >= 0
+    pairs = class_of_flat[used] * len(sets) + signature[used]
+    classes, inverse = np.unique(pairs, return_inverse=True)
+    split = np.full(layout.total, -1, dtype=np.int64)
+    split[used] = inverse
+    base, rack_set = classes // len(sets), classes % len(sets)
+    member_racks = [m.rack for m in layout.members]
+    on_rack = np.array([[rack in racks for rack in member_racks] for racks in sets], dtype=bool)
+    on_rack = on_rack.reshape(len(sets), len(member_racks))
+    return split, eligible[base], on_rack[rack_set] & eligible[base]
 
 
 def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -77,10 +98,10 @@ def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:
     return class_of_topic, eligible
 
 
-def _class_counts(layout, class_of_topic, eligible) -> np.ndarray:
+def _class_counts(layout, class_of_flat, eligible) -> np.ndarray:
     """owned[k, i]: partitions of class k that member i validly claims."""
     flats = np.flatnonzero(layout.prev_owner >= 0)
-    k = class_of_topic[layout.topic_of_flat()[flats]]
+    k = class_of_flat[flats]
     cells = k * eligible.shape[1] + layout.prev_owner[flats]
     return np.bincount(cells, minlength=eligible.size).reshape(eligible.shape).astype(np.int64)
 
@@ -103,10 +124,10 @@ def _uniform_counts(eligible: np.ndarray, size: int, owned: np.ndarray) -> np.nd
     return x
 
 
-def _materialize(layout: _layout.Layout, class_of_topic: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Owner per flat partition realising the counts `x`, keeping owned partitions first."""
+def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Owner per flat partition realising the counts `x` (class `cls` per flat partition),
+    keeping owned partitions first."""
     topic = layout.topic_of_flat()
-    cls = class_of_topic[topic]
     owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
     members = x.shape[1] if x.ndim == 2 else 0
 
