@@ -50,7 +50,7 @@ def solve(eligible: np.ndarray, sizes: np.ndarray, owned: np.ndarray, local: np.
     """
     x = owned.astype(np.int64, copy=True)
     _fill(eligible, np.asarray(sizes, dtype=np.int64), x, local)
-    _remove_improving_paths(eligible, x, owned)
+    _remove_improving_paths(eligible, x, owned, local)
     if local is not None or np.minimum(x, owned).sum() < owned.sum():
         _cancel_negative_cycles(eligible, x, owned, local)
     return x
@@ -85,7 +85,8 @@ def _fill(eligible: np.ndarray, sizes: np.ndarray, x: np.ndarray, local: np.ndar
             loads[members] += added
 
 
-def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray) -> None:
+def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray,
+                            local: np.ndarray | None = None) -> None:
     """Push load along improving paths, highest level first, until none is left.
 
     A push from level L never creates an improving path for a member above L: such a member's
@@ -101,7 +102,7 @@ def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
     direct = True
     while level >= int(loads[active].min()) + 2:
         sources = active & (loads == level)
-        if direct and sources.any() and _push_direct(eligible, x, owned, loads, active, level):
+        if direct and sources.any() and _push_direct(eligible, x, owned, local, loads, active, level):
             continue
         direct = False
         found = _improving_path(eligible, x, loads, sources, level - 2) if sources.any() else None
@@ -118,12 +119,13 @@ def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
         loads[target] += amount
 
 
-def _push_direct(eligible, x, owned, loads, active, level) -> int:
+def _push_direct(eligible, x, owned, local, loads, active, level) -> int:
     """Every member at `level` gives one partition straight to a member at <= level - 2.
 
     Sources and targets are matched greedily (a target takes at most what keeps it below
     `level`); each match is an improving path of one hop, so every push is progress. The class
-    given prefers one the giver did not own and one the taker did. Returns the pushes made.
+    given prefers, in this order, one local to the taker (KIP-881), one remote for the giver,
+    one the giver did not own, one the taker did. Returns the pushes made.
     """
     sources = np.flatnonzero(active & (loads == level))
     targets = np.flatnonzero(active & (loads <= level - 2))
@@ -148,6 +150,8 @@ def _push_direct(eligible, x, owned, loads, active, level) -> int:
     preference = (holds[:, pairs_s] & takes[:, pairs_t]) * (
         1 + 2 * (x[:, giver] > owned[:, giver]) + (x[:, taker] < owned[:, taker])
     )
+    if local is not None:
+        preference = preference * (1 + 8 * local[:, taker] + 4 * ~local[:, giver])
     k = preference.argmax(axis=0)
     np.subtract.at(x, (k, giver), 1)
     np.add.at(x, (k, taker), 1)

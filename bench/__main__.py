@@ -29,6 +29,7 @@ class Case:
     java: str
     peer: bool = False
     quick: bool = True
+    racks: bool = False  # members on 3 racks, each partition replicated on 2 of them
 
 
 CASES = [
@@ -46,7 +47,24 @@ CASES = [
     Case("random50", "random50", 500, 2000, 2000, "fresh", "> 480 s", quick=False),
     Case("random50", "random50", 500, 2000, 2000, "leave10", "", quick=False),
     Case("random50", "random50", 500, 2000, 2000, "join10", "", quick=False),
+    Case("random50+racks", "random50", 1000, 100, 1000, "fresh", "", racks=True),
+    Case("uniform+racks", "uniform", 500, 2000, 2000, "fresh", "", racks=True, quick=False),
+    Case("random50+racks", "random50", 500, 2000, 2000, "fresh", "", racks=True, quick=False),
+    Case("random50+racks", "random50", 500, 2000, 2000, "leave10", "", racks=True, quick=False),
 ]
+
+RACKS = ("r0", "r1", "r2")
+
+
+def _with_racks(group):
+    """Members round-robin over 3 racks; partition p of topic j on racks (j+p) and (j+p+1) mod 3."""
+    from assignor import Group, Member
+
+    placement = {t: [[RACKS[(j + p) % 3], RACKS[(j + p + 1) % 3]] for p in range(n)]
+                 for j, (t, n) in enumerate(sorted(group.topics.items()))}
+    return Group(topics=group.topics, partition_racks=placement,
+                 members=[Member(m.id, m.topics, m.owned, m.generation, RACKS[i % 3])
+                          for i, m in enumerate(group.members)])
 
 
 def _inputs(case: Case):
@@ -54,11 +72,14 @@ def _inputs(case: Case):
     from tests.generators import java_large, next_step
 
     full = java_large(case.kind, case.topics, case.partitions, case.members)
+    if case.racks:
+        full = _with_racks(full)
     if case.step == "fresh":
         return full
     if case.step == "join10":
         # 10% of the members (index ending in 9) join a group that had balanced without them.
-        base = Group(topics=full.topics, members=[m for i, m in enumerate(full.members) if i % 10 != 9])
+        base = Group(topics=full.topics, members=[m for i, m in enumerate(full.members) if i % 10 != 9],
+                     partition_racks=full.partition_racks)
         plan = assign("sticky", base)
         from tests.generators import carry
 
@@ -79,7 +100,8 @@ def _run_case(case: Case, repeat: int, peer_limit: float, queue) -> None:
     report = validate.report(group, plan)
     row = {"ours": best, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "valid": report["valid"], "loads": f"{report['min_load']}-{report['max_load']}",
-           "balance": report["balance_score"], "moved": report["moved"]}
+           "balance": report["balance_score"], "moved": report["moved"],
+           "locality": report["rack_locality"]}
     queue.put(row)
     if case.peer and peer_limit > 0:
         from bench.peer import aiokafka_sticky
@@ -145,7 +167,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     header = ("case", "step", "partitions/members", "ours s", "peak MB", "loads", "balance", "moved",
-              "aiokafka s", "aiokafka loads", "speed-up", "Java (ref)")
+              "rack-local", "aiokafka s", "aiokafka loads", "speed-up", "Java (ref)")
     rows = []
     print(" | ".join(header), flush=True)
     for case in CASES:
@@ -161,7 +183,9 @@ def main(argv=None) -> int:
             peer_text, ratio, peer_loads = "-", "-", "-"
         cells = (case.name, case.step, f"{case.topics * case.partitions:,} / {case.members:,}",
                  _seconds(row["ours"]), f"{row['rss_mb']:.0f}", row["loads"] + ("" if row["valid"] else " INVALID"),
-                 str(row["balance"]), str(row["moved"]), peer_text, peer_loads, ratio, case.java or "-")
+                 str(row["balance"]), str(row["moved"]),
+                 "-" if row["locality"] is None else f"{row['locality']:.0%}", peer_text, peer_loads, ratio,
+                 case.java or "-")
         rows.append(dict(zip(header, cells)))
         print(" | ".join(cells), flush=True)
     print()

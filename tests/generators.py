@@ -67,8 +67,8 @@ def next_step(group: Group, plan: Plan, step: str, generation: int = 1) -> Group
         if step == "leave10" and i % 10 == 9:
             continue
         owned = [] if step == "kafka2" and i == 0 else plan.assignment[member.id]
-        members.append(Member(member.id, member.topics, owned=owned, generation=generation))
-    return Group(topics=group.topics, members=members)
+        members.append(Member(member.id, member.topics, owned=owned, generation=generation, rack=member.rack))
+    return Group(topics=group.topics, members=members, partition_racks=group.partition_racks)
 
 
 def carry(group: Group, plan: Plan, generation: int) -> Group:
@@ -77,6 +77,7 @@ def carry(group: Group, plan: Plan, generation: int) -> Group:
         topics=group.topics,
         members=[Member(m.id, m.topics, owned=plan.assignment.get(m.id, []), generation=generation, rack=m.rack)
                  for m in group.members],
+        partition_racks=group.partition_racks,
     )
 
 
