@@ -49,7 +49,9 @@ def gc_paused() -> Iterator[None]:
 
 
 def topic_partitions(topics: Sequence[str], partitions: Sequence[int]) -> list[TopicPartition]:
-    """Build TopicPartition objects in bulk (C-level construction, collector paused)."""
+    """Build TopicPartition objects in bulk (C-level construction, collector paused when many)."""
+    if len(partitions) < 10_000:
+        return list(map(tuple.__new__, repeat(TopicPartition), zip(topics, partitions)))
     with gc_paused():
         return list(map(tuple.__new__, repeat(TopicPartition), zip(topics, partitions)))
 

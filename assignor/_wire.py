@@ -30,6 +30,13 @@ def _name_and_count(length: int) -> struct.Struct:
     return _NAME_AND_COUNT[length] if length < 256 else struct.Struct(f">{length}si")
 
 
+_INT32S = tuple(struct.Struct(f">{n}i") for n in range(64))
+
+
+def _int32s(count: int) -> struct.Struct:
+    return _INT32S[count] if count < 64 else struct.Struct(f">{count}i")
+
+
 class ProtocolError(AssignorError):
     """Bytes that are not a valid encoding of the expected message (field and offset named)."""
 
@@ -128,20 +135,21 @@ class Reader:
         decoded = self.names
         out: list[str] = []
         try:
-            for _ in range(entries):
+            while len(out) < entries:
                 (length,) = read16(data, at)
                 if length < 0:
                     raise ProtocolError(f"{field}: negative string length {length} at offset {at}")
+                run = self._name_run(at, length, entries - len(out), out, field) if entries - len(out) >= 8 else 0
+                if run:
+                    at += run * (2 + length)
+                    continue
                 at += 2
                 raw = data[at : at + length]
                 if len(raw) < length:
                     raise self._short(field, length, at)
                 name = decoded.get(raw)
                 if name is None:
-                    try:
-                        name = decoded[raw] = raw.decode("utf-8")
-                    except UnicodeDecodeError:
-                        raise ProtocolError(f"{field}: invalid UTF-8 at offset {at}") from None
+                    name = self._name(raw, at, field)
                 out.append(name)
                 at += length
         except struct.error:
@@ -149,6 +157,25 @@ class Reader:
         self.offset = at
         self.cache.topic_lists[key] = (data[start:at], out)
         return out
+
+    def _name_run(self, at: int, length: int, left: int, out: list, field: str) -> int:
+        """Read consecutive STRINGs of this same length at once (strided view); 0 if fewer than 8."""
+        stride = 2 + length
+        fits = min(left, (len(self.data) - at) // stride)
+        if fits < 8:
+            return 0
+        lengths = np.ndarray((fits,), ">i2", self.data, at, (stride,))
+        run = fits if (lengths == length).all() else int((lengths == length).argmin())
+        if run < 8 or (length and (np.ndarray((run,), "u1", self.data, at + 1 + length, (stride,)) == 0).any()):
+            return 0  # short run, or names ending in NUL (numpy's fixed-width bytes drop those)
+        raws = np.ndarray((run,), f"S{length}", self.data, at + 2, (stride,)).tolist() if length else [b""] * run
+        names = list(map(self.names.get, raws))
+        if None in names:
+            for i, name in enumerate(names):
+                if name is None:
+                    names[i] = self._name(raws[i], at + i * stride + 2, field)
+        out.extend(names)
+        return run
 
     def topic_partitions(self, field: str) -> tuple[list[str], np.ndarray, np.ndarray]:
         """[Topic STRING, Partitions [INT32]]: topic per entry, partitions per entry, all partitions.
@@ -160,8 +187,8 @@ class Reader:
         """
         entries = self.count(field, 2 + 4)
         names: list[str] = []
-        counts: list[np.ndarray] = []
-        parts: list[np.ndarray] = []
+        counts: list = []  # chunks: numpy arrays from runs, Python lists from single entries
+        parts: list = []
         done, one_by_one = 0, 0
         while done < entries:
             if one_by_one == 0 and entries - done >= 8:
@@ -174,11 +201,11 @@ class Reader:
             done += run
         if not counts:
             return names, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        partitions = np.concatenate(parts).astype(np.int64)
+        partitions = np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
         if len(partitions) and partitions.min() < 0:
             bad = int(partitions.min())
             raise ProtocolError(f"{field}.partitions: negative partition {bad} before offset {self.offset}")
-        return names, np.concatenate(counts), partitions
+        return names, np.concatenate([np.asarray(c, dtype=np.int64) for c in counts]), partitions
 
     def _entry(self, field: str, names: list, counts: list, parts: list) -> tuple[int, int]:
         """Read one entry; returns its (name length, partition count)."""
@@ -195,9 +222,12 @@ class Reader:
             raise ProtocolError(f"{field}.partitions: invalid array length {count} at offset {at - 4}")
         if at + 4 * count > len(self.data):
             raise self._short(f"{field}.partitions", 4 * count, at)
-        names.append(self._name(raw, at - 4 - length, field))
-        counts.append(np.array([count], dtype=np.int64))
-        parts.append(np.frombuffer(self.data, dtype=">i4", count=count, offset=at))
+        names.append(self._name(raw, at - 4 - length, f"{field}.topic"))
+        if not counts or not isinstance(counts[-1], list):  # open a Python chunk after a numpy run
+            counts.append([])
+            parts.append([])
+        counts[-1].append(count)
+        parts[-1].extend(_int32s(count).unpack_from(self.data, at))
         self.offset = at + 4 * count
         return length, count
 
@@ -231,7 +261,7 @@ class Reader:
         if None in decoded:
             for i, name in enumerate(decoded):
                 if name is None:
-                    decoded[i] = self._name(raws[i], begin + stride * (i + 1) + 2, field)
+                    decoded[i] = self._name(raws[i], begin + stride * (i + 1) + 2, f"{field}.topic")
         names.extend(decoded)
         counts.append(np.full(more, count, dtype=np.int64))
         if count:
@@ -245,7 +275,7 @@ class Reader:
             try:
                 name = self.names[raw] = raw.decode("utf-8")
             except UnicodeDecodeError:
-                raise ProtocolError(f"{field}.topic: invalid UTF-8 at offset {at}") from None
+                raise ProtocolError(f"{field}: invalid UTF-8 at offset {at}") from None
         return name
 
     def _short(self, field: str, size: int, at: int) -> ProtocolError:

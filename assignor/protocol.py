@@ -48,7 +48,9 @@ __all__ = [
     "encode_assignment",
     "encode_cooperative_user_data",
     "encode_sticky_user_data",
+    "encode_sticky_user_data_many",
     "encode_subscription",
+    "encode_subscriptions",
     "member_from_metadata",
     "members_from_metadata",
 ]
@@ -123,25 +125,59 @@ def encode_subscription(subscription: Subscription, version: int = HIGHEST_VERSI
     >>> encode_subscription(Subscription(topics=["t1", "t0"]), version=0).hex()
     '0000000000020002743000027431ffffffff'
     """
+    return encode_subscriptions([subscription], version)[0]
+
+
+def encode_subscriptions(subscriptions: Sequence[Subscription], version: int = HIGHEST_VERSION) -> list[bytes]:
+    """`encode_subscription` for many members at once (a group's worth), sharing the work
+    members repeat: the bytes of identical topic lists, and one layout for all owned arrays."""
     version = _version(version)
-    writer = Writer()
-    writer.int16(version, "version")
-    topics = sorted(subscription.topics, key=_java_topic_key)
-    writer.int32(len(topics), "topics")
-    for topic in topics:
-        writer.string(topic, "topics")
-    writer.nullable_bytes(subscription.user_data, "user_data")
+    topic_lists: dict[tuple, bytes] = {}
+    names: dict[str, tuple[bytes, bytes]] = {}  # topic -> (Java sort key, STRING bytes)
+    owned_arrays: list[bytes] = [b""] * len(subscriptions)
     if version >= 1:
-        try:
-            owned = sorted(subscription.owned_partitions, key=lambda tp: (_java_topic_key(tp[0]), tp[1]))
-        except (TypeError, IndexError):
-            raise ProtocolError("owned_partitions: expected (topic, partition) pairs") from None
-        writer.raw(_topic_partitions_bytes(owned, "owned_partitions"))
-    if version >= 2:
-        writer.int32(subscription.generation_id, "generation_id")
-    if version >= 3:
-        writer.nullable_string(subscription.rack_id, "rack_id")
-    return writer.bytes()
+        keys: dict[str, bytes] = {}
+        owned_arrays = encode_topic_partition_arrays(
+            [_sorted_owned(s.owned_partitions, keys) for s in subscriptions], "owned_partitions")
+    out = []
+    for subscription, owned in zip(subscriptions, owned_arrays):
+        writer = Writer()
+        writer.int16(version, "version")
+        key = tuple(subscription.topics)
+        if key not in topic_lists:
+            for topic in key:
+                if topic not in names:
+                    one = Writer()
+                    one.string(topic, "topics")
+                    names[topic] = (_java_topic_key(topic), one.bytes())
+            ordered = sorted(key, key=lambda t: names[t][0])
+            topic_lists[key] = len(ordered).to_bytes(4, "big") + b"".join(names[t][1] for t in ordered)
+        writer.raw(topic_lists[key])
+        writer.nullable_bytes(subscription.user_data, "user_data")
+        if version >= 1:
+            writer.raw(owned)
+        if version >= 2:
+            writer.int32(subscription.generation_id, "generation_id")
+        if version >= 3:
+            writer.nullable_string(subscription.rack_id, "rack_id")
+        out.append(writer.bytes())
+    return out
+
+
+def _sorted_owned(owned: Iterable, keys: dict[str, bytes]) -> list:
+    """Owned partitions in Java's order (topic as Java compares strings, then partition)."""
+
+    def key(tp):
+        topic = tp[0]
+        found = keys.get(topic) if isinstance(topic, str) else None
+        if found is None:
+            found = keys[topic] = _java_topic_key(topic)
+        return found, tp[1]
+
+    try:
+        return sorted(owned, key=key)
+    except (TypeError, IndexError, ValueError):
+        raise ProtocolError("owned_partitions: expected (topic, partition) pairs") from None
 
 
 def _java_topic_key(topic: object) -> bytes:
@@ -221,6 +257,13 @@ def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: in
     if generation is not None:
         writer.int32(generation, "generation")
     return writer.bytes()
+
+
+def encode_sticky_user_data_many(partitions: Sequence[Sequence[TopicPartition]],
+                                 generations: Sequence[int | None]) -> list[bytes]:
+    """`encode_sticky_user_data` for many members at once (one layout for all arrays)."""
+    arrays = encode_topic_partition_arrays([list(p) for p in partitions], "partitions")
+    return [array if g is None else array + encode_cooperative_user_data(g) for array, g in zip(arrays, generations)]
 
 
 def decode_sticky_user_data(data: bytes | None, *, strict: bool = False) -> StickyUserData:

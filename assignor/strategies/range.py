@@ -25,11 +25,11 @@ def assign(group: Group) -> Plan:
     [('a', [0, 1]), ('b', [2])]
     """
     members = java_sorted(m.id for m in group.members)
-    subscribed = {m.id: set(m.topics) for m in group.members}
+    subscribers_of = _subscribers(group, members)
     names: dict[str, list[str]] = {m: [] for m in members}
     parts: dict[str, list[int]] = {m: [] for m in members}
     for topic in java_sorted(group.topics):
-        subscribers = [m for m in members if topic in subscribed[m]]
+        subscribers = subscribers_of.get(topic, [])
         if not subscribers:
             continue
         per_member, extra = divmod(group.topics[topic], len(subscribers))
@@ -39,3 +39,13 @@ def assign(group: Group) -> Plan:
             names[member].extend([topic] * length)
             parts[member].extend(range(start, start + length))
     return Plan(NAME, {m: topic_partitions(names[m], parts[m]) for m in members})
+
+
+def _subscribers(group: Group, members: list[str]) -> dict[str, list[str]]:
+    """Topic -> its subscribers in member order (each topic once per member)."""
+    topics_of = {m.id: set(m.topics) for m in group.members}
+    out: dict[str, list[str]] = {}
+    for member in members:
+        for topic in topics_of[member]:
+            out.setdefault(topic, []).append(member)
+    return out

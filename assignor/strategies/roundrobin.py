@@ -30,7 +30,8 @@ def assign(group: Group) -> Plan:
     subscribed = {m.id: set(m.topics) for m in group.members}
     names: dict[str, list[str]] = {m: [] for m in members}
     parts: dict[str, list[int]] = {m: [] for m in members}
-    topics = [t for t in java_sorted(group.topics) if any(t in subscribed[m] for m in members)]
+    wanted = set().union(*subscribed.values()) if subscribed else set()
+    topics = [t for t in java_sorted(group.topics) if t in wanted]
     turn = 0
     for topic in topics:
         for partition in range(group.topics[topic]):

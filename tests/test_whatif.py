@@ -1,0 +1,123 @@
+"""The what-if engine: KIP-54's examples as event replays, rolling restarts, random sequences."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assignor import Group, Member, TopicPartition, assign, whatif
+from assignor.whatif import Event, WhatIfError, parse_event
+from tests.generators import carry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def steps(result, strategy):
+    return result["strategies"][strategy]["steps"]
+
+
+def test_kip54_example2_member_leaves():
+    """C0 leaves: sticky hands its one partition to C1 and moves nothing else; round robin
+    reshuffles (the KIP: sticky preserves 5 assignments, round robin 3)."""
+    group = Group(topics={"t0": 1, "t1": 2, "t2": 3},
+                  members=[Member("C0", ["t0"]), Member("C1", ["t0", "t1"]), Member("C2", ["t0", "t1", "t2"])])
+    result = whatif.run(group, [Event("member_leave", ("C0",))], check=True)
+    sticky, roundrobin = steps(result, "sticky")[-1], steps(result, "roundrobin")[-1]
+    assert sticky["moved"] == 0 and sticky["reassigned"] == 1 and sticky["spread"] == 0
+    assert roundrobin["moved"] >= 2
+
+
+def test_kip54_example3_member_joins():
+    group = Group(topics={"t0": 2, "t1": 2}, members=[Member("C0", ["t0", "t1"]), Member("C1", ["t0", "t1"])])
+    result = whatif.run(group, [parse_event("member_join:C2:t0,t1")], check=True)
+    for strategy in ("sticky", "cooperative-sticky"):
+        assert steps(result, strategy)[-1]["moved"] == 1
+    assert steps(result, "cooperative-sticky")[-1]["rounds"] == 2
+    assert steps(result, "cooperative-sticky")[-1]["revoked"] == 1
+    assert steps(result, "sticky")[-1]["revoked"] == 4  # eager: everything is revoked
+    assert steps(result, "range")[-1]["spread"] == 2  # range gives C2 nothing
+
+
+def test_rolling_restart_under_sticky_moves_only_the_restarting_share():
+    members = [Member(f"c{i}", ["a", "b"]) for i in range(5)]
+    group = Group(topics={"a": 7, "b": 6}, members=members)
+    result = whatif.run(group, [Event("rolling_restart")], ["sticky"], check=True)
+    share = math.ceil(13 / 5)
+    restart = steps(result, "sticky")[1:]
+    assert len(restart) == 10
+    for leave, rejoin in zip(restart[::2], restart[1::2]):
+        assert leave["moved"] == 0 and leave["reassigned"] <= share
+        assert rejoin["reassigned"] <= share and rejoin["moved"] == rejoin["reassigned"]
+        assert rejoin["spread"] <= 1
+
+
+def test_engine_plans_equal_direct_plans():
+    """The wire round trip changes nothing: the engine's step equals planning the carried group."""
+    group = Group(topics={"a": 5, "b": 3}, members=[Member("x", ["a", "b"]), Member("y", ["a"]), Member("z", ["b"])])
+    result = whatif.run(group, [parse_event("member_leave:z")], ["sticky"], include_plans=True)
+    first = assign("sticky", group)
+    second = assign("sticky", Group(topics=group.topics, members=carry(group, first, 0).members[:2]))
+    expected = {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in second.assignment.items()}
+    assert steps(result, "sticky")[-1]["assignment"] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("nope:1", "unknown event"), ("member_leave", "expected 1 arguments"),
+     ("partitions_added:t:x", "non-negative integer"), ("member_leave:ghost", "no member 'ghost'"),
+     ("partitions_added:a:1", "counts only grow"), ("topic_created:a:3", "exists"),
+     ("member_join:x:a", "already in the group")],
+)
+def test_bad_events_are_clear_errors(text, message):
+    group = Group(topics={"a": 2}, members=[Member("x", ["a"])])
+    with pytest.raises(WhatIfError, match=message):
+        whatif.run(group, [parse_event(text)])
+
+
+EVENT_TEXT = st.one_of(
+    st.builds(lambda i, t: f"member_join:n{i}:{t}", st.integers(0, 3), st.sampled_from(["a", "b", "a,b"])),
+    st.builds(lambda i: f"member_leave:m{i}", st.integers(0, 3)),
+    st.builds(lambda i, t: f"subscribe:m{i}:{t}", st.integers(0, 3), st.sampled_from(["a", "b", "c"])),
+    st.builds(lambda i, t: f"unsubscribe:m{i}:{t}", st.integers(0, 3), st.sampled_from(["a", "b"])),
+    st.builds(lambda n: f"partitions_added:a:{n}", st.integers(3, 9)),
+    st.just("topic_created:c:4"), st.just("topic_deleted:b"),
+    st.builds(lambda i, r: f"rack_changed:m{i}:{r}", st.integers(0, 3), st.sampled_from(["r1", "r2"])),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(EVENT_TEXT, min_size=1, max_size=4), st.integers(1, 4))
+def test_random_event_sequences_stay_valid(texts, members):
+    group = Group(topics={"a": 3, "b": 4}, members=[Member(f"m{i}", ["a", "b"][: 1 + i % 2], rack=f"r{i % 2 + 1}")
+                                                   for i in range(members)],
+                  partition_racks={"a": [["r1"], ["r2"], ["r1"]], "b": [["r2"]] * 4})
+    events = []
+    definition = group
+    for text in texts:
+        try:
+            definition = whatif.apply_event(definition, parse_event(text))
+            events.append(parse_event(text))
+        except WhatIfError:
+            continue
+    result = whatif.run(group, events, check=True)  # every round through the oracle
+    for strategy, outcome in result["strategies"].items():
+        for step in outcome["steps"][1:]:
+            assert step["rounds"] <= (2 if strategy == "cooperative-sticky" else 1)
+
+
+def test_cli_whatif_table_and_json():
+    command = [sys.executable, "-m", "assignor.cli", "whatif", "examples/group.json", "--event", "member_leave:c2"]
+    table = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert "cooperative-sticky" in table and "summary" in table
+    data = json.loads(subprocess.run([*command, "--json", "--strategy", "sticky"], capture_output=True, text=True,
+                                     cwd=ROOT, check=True).stdout)
+    assert list(data["strategies"]) == ["sticky"]
+    bad = subprocess.run([*command, "--event", "member_leave:ghost"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "no member 'ghost'" in bad.stderr
