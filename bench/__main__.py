@@ -130,6 +130,22 @@ def run(case: Case, repeat: int, peer_limit: float) -> dict:
     return row
 
 
+def _whatif_in_child(case: str, queue) -> None:
+    from bench import whatif
+
+    queue.put(whatif.run(case))
+
+
+def _in_child(target, *args):
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=target, args=(*args, queue))
+    process.start()
+    row = queue.get()
+    process.join()
+    return row
+
+
 def _protocol_in_child(repeat: int, queue) -> None:
     from bench import protocol
 
@@ -138,12 +154,7 @@ def _protocol_in_child(repeat: int, queue) -> None:
 
 def _protocol_row(repeat: int, with_peer: bool) -> str:
     """The wire row: decode 2,000 members' metadata (1M owned partitions) + encode assignments."""
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    process = context.Process(target=_protocol_in_child, args=(repeat, queue))
-    process.start()
-    row = queue.get()
-    process.join()
+    row = _in_child(_protocol_in_child, repeat)
     header = "wire (leader) | members / owned | ours decode s | ours encode s | ours total s | " \
              "aiokafka decode s | aiokafka encode s | aiokafka total s | speed-up"
     peer = row.get("peer") if with_peer else None
@@ -190,6 +201,14 @@ def main(argv=None) -> int:
         print(" | ".join(cells), flush=True)
     print()
     print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True)
+    print()
+    print("what-if | partitions / members | strategies | rebalances | seconds | moved per strategy", flush=True)
+    for case, label, size in (("one-event", "member_leave, all 4 strategies", "100,000 / 1,000"),
+                              ("restart:100", "rolling_restart, sticky", "10,000 / 100"),
+                              *([] if args.quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000")])):
+        row = _in_child(_whatif_in_child, case)
+        print(f"{label} | {size} | {len(row['moved'])} | {row['rebalances']} | {row['seconds']:.2f} | {row['moved']}",
+              flush=True)
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
     return 0 if all("INVALID" not in r["loads"] for r in rows) else 1
