@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from operator import itemgetter
 
@@ -114,9 +114,7 @@ def build(group: Group) -> Layout:
     layout = Layout(topics, counts, offsets, members, subscriptions, np.empty(0, dtype=np.int64),
                     np.empty(0, dtype=object))
     prev_owner, prev_object = _resolve_claims(group, layout, index)
-    object.__setattr__(layout, "prev_owner", prev_owner)
-    object.__setattr__(layout, "prev_object", prev_object)
-    return layout
+    return replace(layout, prev_owner=prev_owner, prev_object=prev_object)
 
 
 def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):

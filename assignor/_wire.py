@@ -7,7 +7,7 @@ count of 2**31 - 1 fails at once instead of exhausting memory.
 
 from __future__ import annotations
 
-import numbers as numbers_module
+import numbers
 import struct
 from collections.abc import Sequence
 from itertools import chain
@@ -348,10 +348,10 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     ):
         raise ProtocolError(f"{field}: expected (topic, partition) pairs")
     topics = list(map(itemgetter(0), pairs))
-    numbers = list(map(itemgetter(1), pairs))
-    if not all(issubclass(kind, numbers_module.Integral) and kind is not bool for kind in set(map(type, numbers))):
+    values = list(map(itemgetter(1), pairs))
+    if not all(issubclass(kind, numbers.Integral) and kind is not bool for kind in set(map(type, values))):
         raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
-    parts = np.array(numbers, dtype=object if numbers and max(numbers) > 2**62 else None)
+    parts = np.array(values, dtype=object if values and max(values) > 2**62 else None)
     if pairs and (parts.dtype.kind not in "iu" or parts.min() < 0 or parts.max() > 0x7FFFFFFF):
         raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
     if not set(map(type, topics)) <= {str}:
@@ -419,3 +419,102 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     put(np.repeat(count_at + 4, entry_count) + 4 * slot, parts, ">i4")
     blob = out.tobytes()
     return [blob[a : a + n] for a, n in zip(message_at.tolist(), bytes_per_message.tolist())]
+
+
+def read_topic_partition_arrays(blobs: Sequence[bytes], starts: Sequence[int], cache: DecodeCache
+                                ) -> list[tuple[list[str], list[int], np.ndarray, int] | None]:
+    """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
+
+    For a leader with many members, each with a small array, per-message overhead dominates;
+    so all messages are scanned in lockstep: step k reads entry k of every message that has
+    one, with numpy across messages. Returns per blob ``(names, counts, partitions, end)`` or
+    None when the array there is not well formed (the caller re-reads that blob one message at a
+    time, which raises the precise error, or applies its fallback).
+    """
+    out: list = [None] * len(blobs)
+    if not blobs:
+        return out
+    lengths = np.array([len(b) for b in blobs], dtype=np.int64)
+    base = np.cumsum(lengths) - lengths
+    limit = base + lengths
+    # Padding keeps masked-out reads (at offset 0) in bounds; limits stay per blob.
+    buffer = np.frombuffer(b"".join(blobs) + bytes(8), dtype=np.uint8)
+    position = base + np.asarray(starts, dtype=np.int64)
+    ok = position + 4 <= limit
+
+    def int_at(at: np.ndarray, width: int) -> np.ndarray:
+        value = np.zeros(len(at), dtype=np.int64)
+        for lane in range(width):
+            value = (value << 8) | buffer[at + lane]
+        sign = 1 << (8 * width - 1)
+        return (value ^ sign) - sign  # two's complement
+
+    entries = np.where(ok, int_at(np.where(ok, position, 0), 4), 0)
+    position = position + 4
+    ok &= (entries >= 0) & (entries * 6 <= limit - position)
+    entries = np.where(ok, entries, 0)
+    rows = []  # per step: message, name start, name length, partitions start, partition count
+    for k in range(int(entries.max(initial=0))):
+        live = np.flatnonzero(ok & (entries > k))
+        if not live.size:
+            break
+        at = position[live]
+        fits = at + 2 <= limit[live]
+        name_length = np.where(fits, int_at(np.where(fits, at, 0), 2), -1)
+        count_at = at + 2 + name_length
+        fits &= (name_length >= 0) & (count_at + 4 <= limit[live])
+        count = np.where(fits, int_at(np.where(fits, count_at, 0), 4), -1)
+        fits &= (count >= 0) & (count_at + 4 + 4 * count <= limit[live])
+        ok[live[~fits]] = False
+        live, at, name_length, count = live[fits], at[fits], name_length[fits], count[fits]
+        rows.append((live, at + 2, name_length, at + 6 + name_length, count))
+        position[live] = at + 6 + name_length + 4 * count
+    if not rows:
+        return [([], [], np.zeros(0, dtype=np.int64), int(position[i] - base[i])) if ok[i] else None
+                for i in range(len(blobs))]
+    message, name_at, name_length, parts_at, count = (np.concatenate(c) for c in zip(*rows))
+    keep = ok[message]
+    order = np.argsort(message[keep], kind="stable")  # entries of each message, in order
+    message, name_at, name_length, parts_at, count = (a[keep][order] for a in (message, name_at, name_length,
+                                                                                  parts_at, count))
+    names = _names_at(buffer, name_at, name_length, cache)
+    if names is None:  # invalid UTF-8 somewhere: let each message be read on its own
+        return out
+    total = int(count.sum())
+    first = np.cumsum(count) - count
+    where = np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total)
+    partitions = int_at(where, 4)
+    bad = np.zeros(len(blobs), dtype=bool)
+    bad[np.repeat(message, count)[partitions < 0]] = True
+    entry_bounds = np.searchsorted(message, np.arange(len(blobs) + 1))
+    part_bounds = np.r_[0, np.cumsum(count)][entry_bounds]
+    count_list = count.tolist()
+    for i in np.flatnonzero(ok & ~bad):
+        a, b = entry_bounds[i], entry_bounds[i + 1]
+        out[i] = (names[a:b], count_list[a:b], partitions[part_bounds[i] : part_bounds[i + 1]],
+                  int(position[i] - base[i]))
+    return out
+
+
+def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: DecodeCache) -> list[str] | None:
+    """Topic names at these offsets, decoded once per distinct name; None on invalid UTF-8."""
+    raws: list = [b""] * len(at)
+    for size in np.unique(length):
+        chosen = np.flatnonzero(length == size)
+        if size == 0:
+            continue
+        matrix = buffer[at[chosen][:, None] + np.arange(size)]
+        fixed = matrix.view(f"S{size}").ravel().tolist()
+        nul = np.flatnonzero(matrix[:, -1] == 0)  # fixed-width bytes drop trailing NULs
+        for j in nul.tolist():
+            fixed[j] = matrix[j].tobytes()
+        for j, raw in zip(chosen.tolist(), fixed):
+            raws[j] = raw
+    names = list(map(cache.names.get, raws))
+    for i, name in enumerate(names):
+        if name is None:
+            try:
+                names[i] = cache.names[raws[i]] = raws[i].decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+    return names

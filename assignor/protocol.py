@@ -31,7 +31,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assignor._layout import gc_paused, java_key, topic_partitions
-from assignor._wire import DecodeCache, ProtocolError, Reader, Writer, encode_topic_partition_arrays
+from assignor._wire import (
+    DecodeCache,
+    ProtocolError,
+    Reader,
+    Writer,
+    encode_topic_partition_arrays,
+    read_topic_partition_arrays,
+)
 from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
 
 __all__ = [
@@ -42,6 +49,7 @@ __all__ = [
     "Subscription",
     "assignments_for",
     "decode_assignment",
+    "decode_assignments",
     "decode_cooperative_user_data",
     "decode_sticky_user_data",
     "decode_subscription",
@@ -107,7 +115,10 @@ def _topic_partitions_bytes(partitions: Iterable[TopicPartition], field_name: st
 
 
 def _read_topic_partitions(reader: Reader, field_name: str) -> list[TopicPartition]:
-    names, counts, partitions = reader.topic_partitions(field_name)
+    return _partitions(*reader.topic_partitions(field_name))
+
+
+def _partitions(names: list[str], counts, partitions: np.ndarray) -> list[TopicPartition]:
     if not len(partitions):
         return []
     per_partition = np.repeat(np.array(names, dtype=object), counts).tolist()
@@ -231,6 +242,33 @@ def encode_assignment(assignment: Assignment, version: int = HIGHEST_VERSION) ->
     return writer.bytes()
 
 
+def decode_assignments(blobs: Sequence[bytes]) -> list[Assignment]:
+    """`decode_assignment` for many members at once (their arrays read in lockstep).
+
+    Raises
+    ------
+    ProtocolError
+        For the first assignment that does not decode, as `decode_assignment` would.
+    """
+    if not _lockstep_pays(blobs):
+        with gc_paused():
+            return [decode_assignment(blob) for blob in blobs]
+    cache = DecodeCache()
+    with gc_paused():
+        heads = [Reader(blob, cache) for blob in blobs]
+        versions = [reader.int16("version") for reader in heads]  # raises on a short blob
+        arrays = read_topic_partition_arrays([reader.data for reader in heads], [2] * len(heads), cache)
+        out = []
+        for blob, reader, version, array in zip(blobs, heads, versions, arrays):
+            if array is None or version < 0:
+                out.append(decode_assignment(blob))  # raises the precise error
+                continue
+            names, counts, partitions, end = array
+            reader.offset = end
+            out.append(Assignment(_partitions(names, counts, partitions), reader.nullable_bytes("user_data"), version))
+    return out
+
+
 def decode_assignment(data: bytes) -> Assignment:
     """Read an assignment of any version >= 0 (trailing bytes ignored)."""
     reader = Reader(data)
@@ -331,13 +369,21 @@ def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) ->
 
 def _member(member_id: str, metadata: bytes, protocol_name: str, cache: DecodeCache) -> Member:
     subscription = _read_subscription(Reader(metadata, cache))
-    owned: Sequence[TopicPartition] = subscription.owned_partitions
-    from_user_data = None
     if protocol_name == "sticky":
-        sticky = _read_sticky_user_data(subscription.user_data, False, cache)
-        owned, from_user_data = sticky.partitions, sticky.generation
-    elif protocol_name == "cooperative-sticky":
+        return _sticky_member(member_id, subscription, _read_sticky_user_data(subscription.user_data, False, cache))
+    from_user_data = None
+    if protocol_name == "cooperative-sticky":
         from_user_data = decode_cooperative_user_data(subscription.user_data)
+    return _build_member(member_id, subscription, subscription.owned_partitions, from_user_data)
+
+
+def _sticky_member(member_id: str, subscription: Subscription, sticky: StickyUserData) -> Member:
+    return _build_member(member_id, subscription, sticky.partitions, sticky.generation)
+
+
+def _build_member(member_id: str, subscription: Subscription, owned: Sequence[TopicPartition],
+                  from_user_data: int | None) -> Member:
+    """The generation rule: Subscription v2+ generation when known, else the user data's."""
     generation = subscription.generation_id
     if generation < 0:
         generation = UNKNOWN_GENERATION if from_user_data is None else max(from_user_data, UNKNOWN_GENERATION)
@@ -353,15 +399,42 @@ def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> 
     ProtocolError
         Naming the member whose metadata does not decode.
     """
-    members = []
     cache = DecodeCache()  # topic names and subscriptions decoded once for the whole group
     with gc_paused():  # a large group's owned partitions are a million small tuples
-        for member_id, data in metadata.items():
-            try:
-                members.append(_member(member_id, data, protocol_name, cache))
-            except ProtocolError as error:
-                raise ProtocolError(f"member {member_id!r}: {error}") from None
-    return members
+        if protocol_name != "sticky" or not _lockstep_pays(metadata.values()):
+            return [_named(member_id, lambda: _member(member_id, data, protocol_name, cache))
+                    for member_id, data in metadata.items()]
+        # Sticky: subscriptions one by one, then every member's user data array in lockstep.
+        subscriptions = [_named(member_id, lambda: _read_subscription(Reader(data, cache)))
+                         for member_id, data in metadata.items()]
+        blobs = [s.user_data or b"" for s in subscriptions]
+        arrays = read_topic_partition_arrays(blobs, [0] * len(blobs), cache)
+        members = []
+        for member_id, subscription, blob, array in zip(metadata, subscriptions, blobs, arrays):
+            if not blob or array is None:
+                sticky = _read_sticky_user_data(subscription.user_data, False, cache)
+            else:
+                names, counts, partitions, end = array
+                # V1 carries the generation after the array; V0 (fewer than 4 bytes left) does not.
+                generation = int.from_bytes(blob[end : end + 4], "big", signed=True) if len(blob) - end >= 4 else None
+                sticky = StickyUserData(_partitions(names, counts, partitions), generation)
+            members.append(_sticky_member(member_id, subscription, sticky))
+        return members
+
+
+def _lockstep_pays(blobs) -> bool:
+    """Reading many messages in lockstep beats one by one when they are small. Measured here:
+    1,000 members with 10 partitions each, assignments 3x and member metadata 1.2x faster;
+    2,000 members with 500 partitions each, 1.5x slower (each message's own runs are long)."""
+    blobs = list(blobs)
+    return len(blobs) > 1 and sum(map(len, blobs)) <= 512 * len(blobs)
+
+
+def _named(member_id: str, decode):
+    try:
+        return decode()
+    except ProtocolError as error:
+        raise ProtocolError(f"member {member_id!r}: {error}") from None
 
 
 def assignments_for(plan: Plan, protocol_name: str, generation: int,

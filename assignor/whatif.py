@@ -207,7 +207,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         generation = state.group_generation
         state.group_generation += 1
         sync = protocol.assignments_for(plan, strategy, generation)
-        new_owned = {m: list(protocol.decode_assignment(data).partitions) for m, data in sync.items()}
+        new_owned = {m: list(a.partitions) for m, a in zip(sync, protocol.decode_assignments(list(sync.values())))}
         if strategy == "cooperative-sticky":
             revoked += sum(len(set(state.owned.get(m, [])) - set(tps)) for m, tps in new_owned.items())
         else:

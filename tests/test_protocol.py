@@ -73,13 +73,13 @@ def test_cooperative_user_data_golden(case):
     assert protocol.decode_cooperative_user_data(bytes.fromhex(case["hex"])) == case["decoded_generation"]
 
 
-def _subscription_cases():
-    for case in CONSUMER["subscriptions"]:
-        for version, entry in case["versions"].items():
-            yield pytest.param(case["input"], int(version), entry, id=f"{case['name']}-v{version}")
+def _version_cases(kind):
+    """(input, version, golden entry) for every case of `kind` at every version Java wrote."""
+    return [pytest.param(case["input"], int(version), entry, id=f"{case['name']}-v{version}")
+            for case in CONSUMER[kind] for version, entry in case["versions"].items()]
 
 
-@pytest.mark.parametrize(("given_", "version", "entry"), list(_subscription_cases()))
+@pytest.mark.parametrize(("given_", "version", "entry"), _version_cases("subscriptions"))
 def test_subscription_golden(given_, version, entry):
     sub = protocol.Subscription(
         topics=given_["topics"], user_data=_unhex(given_["user_data_hex"]),
@@ -97,13 +97,7 @@ def test_subscription_golden(given_, version, entry):
     assert decoded.rack_id == expected["rack_id"]
 
 
-def _assignment_cases():
-    for case in CONSUMER["assignments"]:
-        for version, entry in case["versions"].items():
-            yield pytest.param(case["input"], int(version), entry, id=f"{case['name']}-v{version}")
-
-
-@pytest.mark.parametrize(("given_", "version", "entry"), list(_assignment_cases()))
+@pytest.mark.parametrize(("given_", "version", "entry"), _version_cases("assignments"))
 def test_assignment_golden(given_, version, entry):
     asg = protocol.Assignment(_tps(given_["partitions"]), _unhex(given_["user_data_hex"]))
     assert protocol.encode_assignment(asg, version=version).hex() == entry["hex"]
@@ -359,3 +353,27 @@ def test_long_sticky_user_data_round_trip(partitions, generation):
     decoded = protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(partitions, generation), strict=True)
     grouped = sorted(partitions, key=lambda tp: [p.topic for p in partitions].index(tp.topic))
     assert decoded.partitions == grouped and decoded.generation == generation
+
+
+BATCH_BLOB = st.one_of(
+    st.builds(lambda ps, g: protocol.encode_sticky_user_data(ps, g), LONG_PARTITIONS | PARTITIONS,
+              st.none() | st.integers(-1, 9)),
+    st.binary(max_size=40),
+    st.just(b""),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(BATCH_BLOB, max_size=6))
+def test_batch_decoding_equals_one_by_one(blobs):
+    """The lockstep readers give what reading each message alone gives (or the same error)."""
+    metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription(["t"], blob or None), 0)
+                for i, blob in enumerate(blobs)}
+    assert protocol.members_from_metadata(metadata, "sticky") == [
+        protocol.member_from_metadata(m, data, "sticky") for m, data in metadata.items()]
+    assignments = [protocol.encode_assignment(protocol.Assignment(protocol.decode_sticky_user_data(b).partitions, b))
+                   for b in blobs]
+    assert protocol.decode_assignments(assignments) == [protocol.decode_assignment(a) for a in assignments]
+    garbage = [*assignments, b"\x00\x01\x00\x00\x00\x05"]
+    with pytest.raises(ProtocolError):
+        protocol.decode_assignments(garbage)
