@@ -15,9 +15,11 @@ Goals, in order (KIP-54):
    included (Frank and Murota, *Discrete decreasing minimization*, 2021). Java's StickyAssignor
    only checks single moves between pairs of members and stops at, e.g., loads 9/10/11 where
    10/10/10 is reachable through a chain.
-2. Stickiness. Among those load vectors, the fewest moves: a min-cost flow, optimal exactly when
-   the residual graph has no negative cycle. The solver cancels negative cycles until none is
-   left, with balance as a lexicographically larger cost so it never trades balance away.
+2. Rack locality (KIP-881), when racks apply: the most partitions on a member that shares a
+   rack with one of their replicas (classes are then split by replica racks).
+3. Stickiness: the fewest moves. Goals 2 and 3 together are a min-cost flow, optimal exactly
+   when the residual graph has no negative cycle. The solver cancels negative cycles until none
+   is left, with lexicographic weights so that no goal is ever traded for a later one.
 
 `solve` chains the steps: `_fill` (keep every valid claim, water-fill the rest onto the least
 loaded eligible members, rarest classes first, as KIP-54 orders partitions by how few members
@@ -46,7 +48,7 @@ def solve(eligible: np.ndarray, sizes: np.ndarray, owned: np.ndarray, local: np.
         Rack locality (KIP-881): ranked after balance and before stickiness when given.
 
     Complexity: O(K * M) per breadth-first search; one search per improving path found, and one
-    Bellman-Ford run per negative cycle (run only when some claim could not be kept).
+    Bellman-Ford run per negative cycle (run only with racks or when some claim was not kept).
     """
     x = owned.astype(np.int64, copy=True)
     _fill(eligible, np.asarray(sizes, dtype=np.int64), x, local)

@@ -351,7 +351,7 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     values = list(map(itemgetter(1), pairs))
     if not all(issubclass(kind, numbers.Integral) and kind is not bool for kind in set(map(type, values))):
         raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
-    parts = np.array(values, dtype=object if values and max(values) > 2**62 else None)
+    parts = np.array(values)  # huge ints come out as object or uint64 and fail the checks below
     if pairs and (parts.dtype.kind not in "iu" or parts.min() < 0 or parts.max() > 0x7FFFFFFF):
         raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
     if not set(map(type, topics)) <= {str}:
