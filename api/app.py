@@ -6,7 +6,7 @@ group JSON form (`assignor.json_format`) plus ``strategy``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, HTTPException
 from fastapi.concurrency import run_in_threadpool
@@ -25,7 +25,7 @@ def create_app() -> FastAPI:
         return {"status": "ok"}
 
     @app.post("/v1/plans")
-    async def plans(body: dict[str, Any] = Body(...)) -> dict:
+    async def plans(body: Annotated[dict[str, Any], Body()]) -> dict:
         strategy = body.pop("strategy", "sticky")
         try:
             group = group_from_json(body)

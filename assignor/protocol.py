@@ -402,11 +402,10 @@ def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> 
     cache = DecodeCache()  # topic names and subscriptions decoded once for the whole group
     with gc_paused():  # a large group's owned partitions are a million small tuples
         if protocol_name != "sticky" or not _lockstep_pays(metadata.values()):
-            return [_named(member_id, lambda: _member(member_id, data, protocol_name, cache))
+            return [_named(member_id, _member, member_id, data, protocol_name, cache)
                     for member_id, data in metadata.items()]
         # Sticky: subscriptions one by one, then every member's user data array in lockstep.
-        subscriptions = [_named(member_id, lambda: _read_subscription(Reader(data, cache)))
-                         for member_id, data in metadata.items()]
+        subscriptions = [_named(member_id, _subscription_in, data, cache) for member_id, data in metadata.items()]
         blobs = [s.user_data or b"" for s in subscriptions]
         arrays = read_topic_partition_arrays(blobs, [0] * len(blobs), cache)
         members = []
@@ -430,9 +429,14 @@ def _lockstep_pays(blobs) -> bool:
     return len(blobs) > 1 and sum(map(len, blobs)) <= 512 * len(blobs)
 
 
-def _named(member_id: str, decode):
+def _subscription_in(data: bytes, cache: DecodeCache) -> Subscription:
+    return _read_subscription(Reader(data, cache))
+
+
+def _named(member_id: str, decode, *args):
+    """Call ``decode(*args)``, naming the member in any ProtocolError."""
     try:
-        return decode()
+        return decode(*args)
     except ProtocolError as error:
         raise ProtocolError(f"member {member_id!r}: {error}") from None
 

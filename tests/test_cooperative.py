@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition, assign, validate
 from tests import golden

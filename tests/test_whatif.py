@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assignor import Group, Member, TopicPartition, assign, whatif
+from assignor import Group, Member, assign, whatif
 from assignor.whatif import Event, WhatIfError, parse_event
 from tests.generators import carry
 
