@@ -377,3 +377,11 @@ def test_batch_decoding_equals_one_by_one(blobs):
     garbage = [*assignments, b"\x00\x01\x00\x00\x00\x05"]
     with pytest.raises(ProtocolError):
         protocol.decode_assignments(garbage)
+
+
+@pytest.mark.parametrize("protocol_name", ["sticky", "cooperative-sticky", "range"])
+@pytest.mark.parametrize("bad", [b"\x00", "not bytes"])
+def test_group_decoding_names_the_member(protocol_name, bad):
+    good = protocol.encode_subscription(protocol.Subscription(["t"]), 0)
+    with pytest.raises(ProtocolError, match="member 'm2': "):
+        protocol.members_from_metadata({"m1": good, "m2": bad}, protocol_name)
