@@ -17,6 +17,7 @@ import numpy as np
 
 from assignor._layout import gc_paused
 from assignor.errors import AssignorError
+from assignor.model import TopicPartition
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -343,8 +344,10 @@ def encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> lis
 def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> list[bytes]:
     lengths = [len(g) for g in groups]
     pairs = list(chain.from_iterable(groups))
-    if not all(issubclass(kind, tuple | list) for kind in set(map(type, pairs))) or (
-        pairs and set(map(len, pairs)) != {2}
+    kinds = set(map(type, pairs))
+    # TopicPartition is a 2-tuple by construction; other tuples and lists must be checked.
+    if not all(issubclass(kind, tuple | list) for kind in kinds) or (
+        pairs and kinds != {TopicPartition} and set(map(len, pairs)) != {2}
     ):
         raise ProtocolError(f"{field}: expected (topic, partition) pairs")
     topics = list(map(itemgetter(0), pairs))

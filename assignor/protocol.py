@@ -121,6 +121,8 @@ def _read_topic_partitions(reader: Reader, field_name: str) -> list[TopicPartiti
 def _partitions(names: list[str], counts, partitions: np.ndarray) -> list[TopicPartition]:
     if not len(partitions):
         return []
+    if len(partitions) == len(names):  # one partition per topic: nothing to repeat
+        return topic_partitions(names, partitions.tolist())
     per_partition = np.repeat(np.array(names, dtype=object), counts).tolist()
     return topic_partitions(per_partition, partitions.tolist())
 
