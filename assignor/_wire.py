@@ -47,7 +47,7 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.names: dict[bytes, str] = {}
-        self.topic_lists: dict[tuple[int, bytes], tuple[bytes, list[str]]] = {}
+        self.topic_lists: dict[tuple[int, bytes], tuple[bytes, tuple[str, ...]]] = {}
 
 
 class Reader:
@@ -130,7 +130,7 @@ class Reader:
         seen = self.cache.topic_lists.get(key)
         if seen is not None and self.data.startswith(seen[0], start):
             self.offset = start + len(seen[0])
-            return seen[1]
+            return list(seen[1])  # a list of its own per message: callers may change theirs
         data, at = self.data, self.offset
         read16 = _INT16.unpack_from
         decoded = self.names
@@ -156,7 +156,7 @@ class Reader:
         except struct.error:
             raise self._short(field, 2, at) from None
         self.offset = at
-        self.cache.topic_lists[key] = (data[start:at], out)
+        self.cache.topic_lists[key] = (data[start:at], tuple(out))
         return out
 
     def _name_run(self, at: int, length: int, left: int, out: list, field: str) -> int:
