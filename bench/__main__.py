@@ -130,6 +130,12 @@ def run(case: Case, repeat: int, peer_limit: float) -> dict:
     return row
 
 
+def _keys_in_child(queue) -> None:
+    from bench import keys
+
+    queue.put(keys.run())
+
+
 def _whatif_in_child(case: str, queue) -> None:
     from bench import whatif
 
@@ -201,6 +207,14 @@ def main(argv=None) -> int:
         print(" | ".join(cells), flush=True)
     print()
     print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True)
+    print()
+    keys = _in_child(_keys_in_child)
+    print("keyed partitioning | keys | ours vectorised s | ours per key s | aiokafka murmur2 s | speed-up | "
+          "10M keys from a list s (keys/s) | 10M keys Arrow layout s (keys/s)", flush=True)
+    print(f"murmur2 % 24 | {keys['keys']:,} | {keys['vectorised']:.3f} | {keys['scalar']:.3f} | {keys['peer']:.3f} | "
+          f"{keys['peer'] / keys['vectorised']:.0f}x (per key {keys['peer'] / keys['scalar']:.1f}x) | "
+          f"{keys['many_seconds']:.2f} ({keys['many'] / keys['many_seconds'] / 1e6:.1f}M) | "
+          f"{keys['arrow_seconds']:.2f} ({keys['many'] / keys['arrow_seconds'] / 1e6:.1f}M)", flush=True)
     print()
     print("what-if | partitions / members | strategies | rebalances | seconds | moved per strategy", flush=True)
     for case, label, size in (("one-event", "member_leave, all 4 strategies", "100,000 / 1,000"),
