@@ -1,5 +1,7 @@
-"""Producer partitioners: Java-exact keyed partitioning (murmur2), round-robin and KIP-480 sticky."""
+"""Producer partitioners: Java-exact keyed partitioning (murmur2), round-robin, KIP-480 sticky and
+KIP-794's built-in partitioner."""
 
+from assignor.partitioners.builtin import BuiltInPartitioner
 from assignor.partitioners.keyless import DefaultPartitioner, RoundRobinPartitioner, StickyPartitioner
 from assignor.partitioners.murmur import (
     PartitionerError,
@@ -10,6 +12,7 @@ from assignor.partitioners.murmur import (
 )
 
 __all__ = [
+    "BuiltInPartitioner",
     "DefaultPartitioner",
     "PartitionerError",
     "RoundRobinPartitioner",
