@@ -90,3 +90,15 @@ def test_availability_timeout_leaves_slow_partitions_out():
 def test_bad_configuration_or_metadata(make, message):
     with pytest.raises(PartitionerError, match=message):
         make()
+
+
+def test_switch_without_metadata_uses_what_partition_was_given():
+    """Regression: on_append without num_partitions used to guess partition + 1 partitions, so a
+    producer sticky on partition 0 could only ever switch to partition 0."""
+    p = BuiltInPartitioner(batch_size=1, seed=8)
+    seen = set()
+    for _ in range(200):
+        part = p.partition("t", None, 6)
+        p.on_append("t", part, 1, open_batch=False)
+        seen.add(part)
+    assert seen == set(range(6))

@@ -33,6 +33,8 @@ SWITCH_RULES = ("deferred", "kip")
 @dataclass
 class _Sticky:
     partition: int
+    num_partitions: int  # metadata seen when the partition was chosen, for the next switch
+    available: Sequence[int] | None
     produced: int = 0
 
 
@@ -78,7 +80,9 @@ class BuiltInPartitioner:
             return partition_for_key(key, num_partitions)
         sticky = self._sticky.get(topic)
         if sticky is None or sticky.partition >= num_partitions:
-            sticky = self._sticky[topic] = _Sticky(self._next(topic, num_partitions, choices))
+            sticky = self._sticky[topic] = _Sticky(self._next(topic, num_partitions, choices), num_partitions, available)
+        else:
+            sticky.num_partitions, sticky.available = num_partitions, available
         return sticky.partition
 
     def on_append(self, topic: str, partition: int, appended_bytes: int, *, open_batch: bool,
@@ -87,7 +91,8 @@ class BuiltInPartitioner:
 
         `open_batch`: the partition still has a batch that can take more records (the deferred
         rule waits for it to fill, up to 2 x batch.size). Appends to another partition (keyed
-        records) are not counted.
+        records) are not counted. Without `num_partitions`, the switch uses the metadata given to
+        the last `partition` call for this topic.
         """
         sticky = self._sticky.get(topic)
         if sticky is None or sticky.partition != partition:
@@ -99,8 +104,10 @@ class BuiltInPartitioner:
         else:
             switch = full
         if switch:
-            count = num_partitions if num_partitions is not None else partition + 1
-            self._sticky[topic] = _Sticky(self._next(topic, count, _choices(topic, count, available)))
+            if num_partitions is None:
+                num_partitions, available = sticky.num_partitions, sticky.available
+            choices = _choices(topic, num_partitions, available)
+            self._sticky[topic] = _Sticky(self._next(topic, num_partitions, choices), num_partitions, available)
 
     def update_load(self, topic: str, queue_sizes: Mapping[int, int],
                     waiting_ms: Mapping[int, float] | None = None) -> None:
