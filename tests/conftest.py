@@ -18,3 +18,13 @@ def oracle():
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory):
+    """A tansu broker on a free loopback port for the whole session (see tests/broker.py)."""
+    from tests.broker import Broker
+
+    running = Broker(tmp_path_factory.mktemp("tansu") / "broker.log")
+    yield running
+    running.stop()

@@ -1,0 +1,348 @@
+"""Drop-in pieces for aiokafka (extra ``[aiokafka]``): a sticky assignor, a partitioner
+callable and a producer wrapper.
+
+`StickyAssignor` is an *instance* with the protocol name ``"sticky"``::
+
+    AIOKafkaConsumer("orders", group_id="g", partition_assignment_strategy=(StickyAssignor(),))
+
+It writes JoinGroup metadata as the Java client does (ConsumerProtocolSubscription v3 with the
+sticky user data V1: previous partitions and the real generation) and plans with the core's
+globally balanced, minimally moving sticky strategy. It interoperates with aiokafka's own
+``StickyPartitionAssignor`` in one group: same protocol name, same user data.
+
+What aiokafka does not hand an assignor, and how this module learns it
+-------------------------------------------------------------------------
+aiokafka calls ``assign(cluster, members)`` and ``on_assignment(assignment)`` but never passes
+the generation (its own sticky assignor has ``on_generation_assignment`` and nobody calls it,
+so it always reports generation -1, which defeats KIP-341). The generation is in the JoinGroup
+response that aiokafka's group coordinator is handling while it calls us, so we read it from
+that caller: ``_on_join_complete(generation, ...)`` for `on_assignment`, the coordinator's
+``generation`` (already set from the response) and the response's raw member metadata for
+`assign`. The raw bytes matter: aiokafka decodes metadata with the v0 schema, which drops the
+owned partitions, generation and rack of v1+ subscriptions (KIP-881 needs the rack).
+When the caller is not the one expected (another aiokafka version), we fall back: the
+generation written into the sticky assignment's user data by a leader of ours, else the highest
+generation the members report plus one, and metadata re-encoded from aiokafka's decoded view.
+`tests/test_aiokafka_unit.py` pins the caller names against the installed aiokafka.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+
+from assignor.model import UNKNOWN_GENERATION, Group, TopicPartition
+from assignor.partitioners.builtin import BuiltInPartitioner
+from assignor.partitioners.keyless import StickyPartitioner
+from assignor.partitioners.murmur import PartitionerError, partition_for_key
+from assignor.protocol import (
+    ProtocolError,
+    Subscription,
+    assignments_for,
+    decode_sticky_user_data,
+    encode_sticky_user_data,
+    encode_subscription,
+    members_from_metadata,
+)
+from assignor.strategies import assign as plan_group
+
+__all__ = ["KafkaPartitioner", "StickyAssignor", "StickyProducer"]
+
+log = logging.getLogger(__name__)
+
+#: Record-batch v2 header bytes: a record that opens a batch costs this much more (KIP-794).
+BATCH_HEADER_BYTES = 61
+
+
+def _caller_locals(function_name: str, max_depth: int = 6) -> dict[str, Any] | None:
+    """The local variables of the nearest caller named `function_name`, or None."""
+    frame = sys._getframe(2)
+    for _ in range(max_depth):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == function_name:
+            return frame.f_locals
+        frame = frame.f_back
+    return None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class StickyAssignor(AbstractPartitionAssignor):
+    """The sticky (KIP-54/KIP-341) assignor for aiokafka, one instance per consumer.
+
+    Parameters
+    ----------
+    rack:
+        The consumer's ``client.rack`` (KIP-881), sent in Subscription v3.
+    service_url, token:
+        Remote mode: the leader asks ``{service_url}/v1/groups/{group_id}/sync`` for the plan
+        (with ``Authorization: Bearer token``) so the service's registry sees every generation.
+        When the service is down, slow (over `timeout` seconds) or answers with an error, the
+        leader plans locally; `fallbacks` counts those and each is logged.
+    group_id:
+        Only needed in remote mode when the group id cannot be read from aiokafka.
+    """
+
+    name = "sticky"
+
+    def __init__(self, *, rack: str | None = None, service_url: str | None = None, token: str | None = None,
+                 timeout: float = 3.0, group_id: str | None = None) -> None:
+        self.rack = rack
+        self.service_url = service_url.rstrip("/") if service_url else None
+        self.token = token
+        self.timeout = timeout
+        self.group_id = group_id
+        self.generation = UNKNOWN_GENERATION  # of the last assignment received
+        self.owned: list[TopicPartition] | None = None  # None until the first assignment
+        self.remote_plans = 0
+        self.fallbacks = 0
+
+    def __repr__(self) -> str:
+        return f"StickyAssignor(generation={self.generation}, owned={len(self.owned or ())})"
+
+    # -- the three calls aiokafka makes ----------------------------------------------------
+
+    def metadata(self, topics: Iterable[str]) -> bytes:
+        """JoinGroup metadata: Subscription v3, sticky user data V1 once we own something.
+
+        Eager members revoke everything before joining, so owned_partitions is empty; the
+        previous assignment travels in the user data, as Java's StickyAssignor sends it.
+        """
+        user_data = None if self.owned is None else encode_sticky_user_data(self.owned, self.generation)
+        return encode_subscription(Subscription(sorted(topics), user_data, (), self.generation, self.rack))
+
+    def assign(self, cluster, members: Mapping[str, Any]) -> dict[str, bytes]:
+        """Plan the group (leader only); returns SyncGroup assignment bytes per member."""
+        caller = _caller_locals("_perform_assignment") or {}
+        coordinator, response = caller.get("self"), caller.get("response")
+        raw = _raw_metadata(response, members)
+        group_members = members_from_metadata(raw, self.name)
+        subscribed = {topic for member in group_members for topic in member.topics}
+        topics = {}
+        for topic in sorted(subscribed):
+            partitions = cluster.partitions_for_topic(topic)
+            if partitions:  # no metadata yet: skipped, as Java's assignors do
+                topics[topic] = len(partitions)
+        generation = _int(getattr(coordinator, "generation", None))
+        if generation is None or generation < 0:
+            generation = max((m.generation for m in group_members), default=UNKNOWN_GENERATION) + 1
+        group_id = getattr(coordinator, "group_id", None) or self.group_id
+        if self.service_url:
+            remote = self._remote_plan(group_id, generation, topics, raw)
+            if remote is not None:
+                return remote
+        plan = plan_group(self.name, Group(topics=topics, members=group_members))
+        return assignments_for(plan, self.name, generation)
+
+    def on_assignment(self, assignment) -> None:
+        """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""
+        self.owned = [TopicPartition(topic, partition) for topic, partition in assignment.partitions()]
+        caller = _caller_locals("_on_join_complete") or {}
+        generation = _int(caller.get("generation"))
+        if generation is None:
+            # A leader of ours writes the generation into the assignment's user data.
+            try:
+                generation = decode_sticky_user_data(assignment.user_data or None, strict=True).generation
+            except ProtocolError:
+                generation = None
+        if generation is None:
+            log.warning("sticky assignor: generation unknown for this assignment; reporting %d", UNKNOWN_GENERATION)
+            generation = UNKNOWN_GENERATION
+        self.generation = generation
+
+    # -- remote mode -------------------------------------------------------------------------
+
+    def _remote_plan(self, group_id: str | None, generation: int, topics: dict[str, int],
+                     raw: Mapping[str, bytes]) -> dict[str, bytes] | None:
+        if not group_id:
+            return self._fallback("the group id is unknown (pass group_id=)")
+        body = json.dumps({
+            "protocol": self.name,
+            "generation": generation,
+            "topics": {topic: {"partitions": count} for topic, count in topics.items()},
+            "members": [{"member_id": m, "metadata_b64": base64.b64encode(data).decode()} for m, data in raw.items()],
+        }).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        url = f"{self.service_url}/v1/groups/{urllib.request.quote(group_id, safe='')}/sync"
+        try:
+            # Blocking on purpose: aiokafka calls assign() synchronously, and the timeout keeps
+            # the leader well inside the rebalance timeout.
+            with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=self.timeout) as reply:
+                answer = json.load(reply)
+            assignments = {m: base64.b64decode(answer["assignments"][m], validate=True) for m in raw}
+        except (OSError, ValueError, KeyError, TypeError) as error:  # URLError and timeouts are OSErrors
+            return self._fallback(f"{type(error).__name__}: {error}")
+        self.remote_plans += 1
+        return assignments
+
+    def _fallback(self, reason: str) -> None:
+        self.fallbacks += 1
+        log.warning("sticky assignor: planning locally, the assignment service failed: %s", reason)
+
+
+def _raw_metadata(response: Any, members: Mapping[str, Any]) -> dict[str, bytes]:
+    """Member id -> the JoinGroup metadata bytes as sent, in aiokafka's member order."""
+    raw: dict[str, bytes] = {}
+    for entry in getattr(response, "members", None) or ():
+        member_id, data = entry[0], entry[-1]  # JoinGroup v5 rows carry a group instance id too
+        if member_id in members and isinstance(data, bytes | bytearray):
+            raw[member_id] = bytes(data)
+    if len(raw) == len(members):
+        return {m: raw[m] for m in members}
+    # Not called from aiokafka's coordinator: rebuild from its decoded (v0) view.
+    return {m: encode_subscription(Subscription(list(md.subscription), md.user_data or None, version=0), 0)
+            for m, md in members.items()}
+
+
+class KafkaPartitioner:
+    """The ``partitioner=`` callable for ``AIOKafkaProducer``.
+
+    Keyed records: Java's formula, ``(murmur2(key) & 0x7fffffff) % n`` over *all* partitions in
+    id order (aiokafka passes a set's order; we sort). Keyless records: KIP-480 sticky per topic,
+    moving to another available partition when the sticky partition needs a new batch (its
+    last batch in the producer's accumulator is full or gone).
+
+    aiokafka passes only the key and the partition lists; the topic and the accumulator come
+    from the producer's ``_partition`` call when available. Without them (another caller), the
+    sticky choice is kept per partition list and moves every `fallback_records` keyless records.
+    """
+
+    def __init__(self, *, seed: int | None = None, fallback_records: int = 100) -> None:
+        self._sticky = StickyPartitioner(seed=seed)
+        self._fallback_records = fallback_records
+        self._counts: dict[object, int] = {}
+
+    def __call__(self, key: bytes | None, all_partitions, available) -> int:
+        partitions = sorted(all_partitions)
+        if not partitions:
+            raise PartitionerError("the topic has no partitions in the producer's metadata")
+        if key is not None:
+            return partitions[partition_for_key(key, len(partitions))]
+        caller = _caller_locals("_partition") or {}
+        topic, producer = caller.get("topic"), caller.get("self")
+        context = topic if isinstance(topic, str) else tuple(partitions)
+        # Partition ids of a topic are 0..n-1, so the sticky partitioner works on counts.
+        count = partitions[-1] + 1
+        current = self._sticky.partition(context, count, available)
+        if isinstance(topic, str) and producer is not None:
+            if _needs_new_batch(producer, topic, current):
+                current = self._sticky.on_new_batch(context, count, current, available)
+        else:
+            seen = self._counts.get(context, 0) + 1
+            self._counts[context] = seen
+            if seen >= self._fallback_records:
+                self._counts[context] = 0
+                current = self._sticky.on_new_batch(context, count, current, available)
+        return current
+
+
+def _accumulator_batches(producer: Any, topic: str, partition: int):
+    from aiokafka.structs import TopicPartition as AioTopicPartition
+
+    accumulator = getattr(producer, "_message_accumulator", None)
+    batches = getattr(accumulator, "_batches", None)
+    if not isinstance(batches, Mapping):
+        return None
+    return batches.get(AioTopicPartition(topic, partition))
+
+
+def _needs_new_batch(producer: Any, topic: str, partition: int) -> bool:
+    """KIP-480's trigger: the partition has no batch open for appends (drained, or full)."""
+    batches = _accumulator_batches(producer, topic, partition)
+    if batches is None:
+        return False  # the first record of the run opens the first batch: stay
+    return not batches or _batch_closed(batches[-1])
+
+
+def _batch_closed(batch: Any) -> bool:
+    closed = getattr(getattr(batch, "_builder", None), "closed", None)
+    return bool(closed()) if callable(closed) else False
+
+
+def _batch_bytes(batch: Any) -> int:
+    size = getattr(getattr(batch, "_builder", None), "size", None)
+    return int(size()) if callable(size) else 0
+
+
+class StickyProducer:
+    """``AIOKafkaProducer.send`` with KIP-794 partitioning for keyless records.
+
+    Wraps a started or unstarted ``AIOKafkaProducer``. Keyless records go through
+    `BuiltInPartitioner` with their real sizes (key + value + headers + record overhead, plus
+    the 61-byte header for a record that opens a batch), and, with adaptive partitioning, the
+    producer's backlog per partition as queue sizes. Keyed records are Java-exact and never
+    count toward the switch. Explicit partitions pass through.
+
+    What aiokafka lets this see: it keeps at most one open batch per partition and sends one
+    request at a time per broker, so its backlog is at most one batch in the accumulator plus
+    the batch in flight. Queue sizes are therefore 0, 1 or 2 batches, a coarser signal than
+    Java's deque lengths: adaptive switching still steers away from a partition whose batch
+    waits, but it cannot tell a slow broker from a very slow one.
+    """
+
+    def __init__(self, producer: Any, *, adaptive: bool = True, availability_timeout_ms: float = 0,
+                 ignore_keys: bool = False, switch_rule: str = "deferred", seed: int | None = None) -> None:
+        self.producer = producer
+        batch_size = getattr(getattr(producer, "_message_accumulator", None), "_batch_size", 16384)
+        self.partitioner = BuiltInPartitioner(batch_size, adaptive=adaptive, ignore_keys=ignore_keys,
+                                              availability_timeout_ms=availability_timeout_ms,
+                                              switch_rule=switch_rule, seed=seed)
+
+    async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None,
+                   partition: int | None = None, timestamp_ms: int | None = None, headers=None):
+        """Like ``AIOKafkaProducer.send``; returns its delivery future."""
+        producer = self.producer
+        if partition is None:
+            partition = await self._choose(topic, key, value, headers)
+        return await producer.send(topic, value=value, key=key, partition=partition,
+                                   timestamp_ms=timestamp_ms, headers=headers)
+
+    async def send_and_wait(self, topic: str, value: bytes | None = None, key: bytes | None = None,
+                            partition: int | None = None, timestamp_ms: int | None = None, headers=None):
+        return await (await self.send(topic, value, key, partition, timestamp_ms, headers))
+
+    async def _choose(self, topic: str, key: bytes | None, value: bytes | None, headers) -> int:
+        producer = self.producer
+        partitions = await producer.partitions_for(topic)  # waits for metadata the first time
+        if not partitions:
+            raise PartitionerError(f"topic {topic!r} has no metadata")
+        count = max(partitions) + 1
+        available = sorted(producer.client.cluster.available_partitions_for_topic(topic) or ())
+        if key is not None and not self.partitioner.ignore_keys:
+            return self.partitioner.partition(topic, key, count, available or None)
+        if self.partitioner.adaptive:
+            self.partitioner.update_load(topic, {p: self._queued(topic, p) for p in sorted(partitions)})
+        chosen = self.partitioner.partition(topic, key, count, available or None)
+        batches = _accumulator_batches(producer, topic, chosen)
+        opens_batch = not batches or _batch_closed(batches[-1])
+        size = _record_size(key, value, headers) + (BATCH_HEADER_BYTES if opens_batch else 0)
+        # The deferred rule (KAFKA-14156) waits while the batch this record joins has room left.
+        in_batch = size if opens_batch else _batch_bytes(batches[-1]) + size
+        self.partitioner.on_append(topic, chosen, size, open_batch=in_batch < self.partitioner.batch_size)
+        return chosen
+
+    def _queued(self, topic: str, partition: int) -> int:
+        batches = _accumulator_batches(self.producer, topic, partition)
+        return len(batches) if batches else 0
+
+
+def _record_size(key: bytes | None, value: bytes | None, headers) -> int:
+    """Bytes a record takes in a v2 batch, near enough for switching: varint-framed key, value
+    and headers plus the fixed fields (attributes, deltas, lengths)."""
+    size = 1 + 1 + 1 + len(key or b"") + 1 + len(value or b"") + 3
+    for name, data in headers or ():
+        size += 2 + len(name.encode()) + len(data or b"")
+    return size

@@ -1,0 +1,107 @@
+"""The aiokafka adapters without a broker: caller contracts, fallbacks, per-instance state."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+
+from aiokafka.consumer.group_coordinator import GroupCoordinator
+from aiokafka.coordinator.protocol import ConsumerProtocol, ConsumerProtocolMemberAssignment
+from aiokafka.producer.producer import AIOKafkaProducer
+
+from assignor import Group, Member, Plan, TopicPartition
+from assignor.integrations.aiokafka import KafkaPartitioner, StickyAssignor
+from assignor.partitioners import partition_for_key
+from assignor.protocol import (
+    decode_assignment,
+    decode_sticky_user_data,
+    decode_subscription,
+    encode_sticky_user_data,
+)
+from tests.broker import free_port
+from tests.conftest import check
+
+
+class Cluster:
+    def __init__(self, topics: dict[str, int]) -> None:
+        self.topics = topics
+
+    def partitions_for_topic(self, topic):
+        return set(range(self.topics[topic])) if topic in self.topics else None
+
+
+def test_the_aiokafka_callers_we_read_still_look_the_same():
+    # The assignor reads the generation and raw metadata from these calls (module docstring).
+    assert "generation" in inspect.signature(GroupCoordinator._on_join_complete).parameters
+    assert "response" in inspect.signature(GroupCoordinator._perform_assignment).parameters
+    assert "topic" in inspect.signature(AIOKafkaProducer._partition).parameters
+
+
+def decoded(assignor: StickyAssignor, topics):
+    """What aiokafka hands a leader: its own v0 decoding of our metadata bytes."""
+    return ConsumerProtocol.METADATA.decode(assignor.metadata(topics))
+
+
+def test_assign_outside_aiokafka_falls_back_to_decoded_metadata_and_stays_sticky():
+    assignors = {name: StickyAssignor() for name in ("a", "b", "c")}
+    cluster = Cluster({"t": 6, "u": 3})
+    first = assignors["a"].assign(cluster, {m: decoded(s, ["t", "u"]) for m, s in assignors.items()})
+    owned = {}
+    for member, data in first.items():
+        assignment = ConsumerProtocolMemberAssignment.decode(data)
+        assignors[member].on_assignment(assignment)
+        owned[member] = {TopicPartition(t, p) for t, p in assignment.partitions()}
+    # No caller to read: the generation came from the V1 user data our leader wrote (-1 + 1).
+    assert all(s.generation == 0 for s in assignors.values())
+    group = Group({"t": 6, "u": 3}, [Member(m, ["t", "u"]) for m in assignors])
+    check(group, Plan("sticky", {m: sorted(tps) for m, tps in owned.items()}))
+
+    assignors["d"] = StickyAssignor()
+    second = assignors["b"].assign(cluster, {m: decoded(s, ["t", "u"]) for m, s in assignors.items()})
+    after = {m: set(decode_assignment(data).partitions) for m, data in second.items()}
+    assert sorted(map(len, after.values())) == [2, 2, 2, 3]
+    assert sum(len(owned[m] - after[m]) for m in owned) == 2  # the fewest moves for balance
+    assert decode_sticky_user_data(decode_assignment(second["d"]).user_data).generation == 1
+
+
+def test_metadata_is_subscription_v3_with_sticky_user_data_v1():
+    assignor = StickyAssignor(rack="rack-1")
+    first = decode_subscription(assignor.metadata(["b", "a"]))
+    assert (list(first.topics), first.user_data, first.generation_id, first.rack_id, first.version) == \
+        (["a", "b"], None, -1, "rack-1", 3)
+    assignment = ConsumerProtocolMemberAssignment(0, [("a", [1, 0])], encode_sticky_user_data([], 9))
+    assignor.on_assignment(assignment)
+    later = decode_subscription(assignor.metadata(["a"]))
+    sticky = decode_sticky_user_data(later.user_data, strict=True)
+    assert (later.generation_id, sticky.generation, sticky.partitions) == \
+        (9, 9, [TopicPartition("a", 1), TopicPartition("a", 0)])
+
+
+def test_state_lives_on_each_instance():
+    one, two = StickyAssignor(), StickyAssignor()
+    one.on_assignment(ConsumerProtocolMemberAssignment(0, [("t", [0])], encode_sticky_user_data([], 4)))
+    assert (one.generation, two.generation, two.owned) == (4, -1, None)
+
+
+def test_remote_mode_falls_back_when_the_service_is_down(caplog):
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens here
+    assignor = StickyAssignor(service_url=down, timeout=0.5, group_id="g")
+    plan = assignor.assign(Cluster({"t": 4}), {"a": decoded(assignor, ["t"]), "b": decoded(StickyAssignor(), ["t"])})
+    assert sorted(len(decode_assignment(data).partitions) for data in plan.values()) == [2, 2]
+    assert (assignor.fallbacks, assignor.remote_plans) == (1, 0)
+    assert "planning locally" in caplog.text
+
+
+def test_partitioner_keyed_is_java_exact_over_sorted_partitions():
+    partitioner = KafkaPartitioner(seed=1)
+    for i in range(100):
+        key = b"k%d" % i
+        assert partitioner(key, [4, 2, 0, 3, 1], [1, 2]) == partition_for_key(key, 5)
+
+
+def test_partitioner_keyless_sticks_then_moves_without_a_producer_to_read():
+    partitioner = KafkaPartitioner(seed=5, fallback_records=10)
+    picks = [partitioner(None, [0, 1, 2, 3], [0, 1, 2, 3]) for _ in range(30)]
+    assert len(set(picks[:9])) == 1
+    runs = sum(1 for a, b in itertools.pairwise(picks) if a != b)
+    assert runs == 3  # KIP-480: each switch goes to a *different* partition
