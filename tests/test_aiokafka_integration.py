@@ -297,3 +297,73 @@ async def test_sticky_producer_switches_after_a_batch_of_bytes(broker):
     assert keyed_partitions == [partition_for_key(b"key-%d" % i, 4) for i in range(20)]
     found = await read_back(broker.bootstrap, topic, 4, 180)
     assert sum(map(len, found.values())) == 180
+
+
+class Service:
+    """The HTTP service in its own uvicorn process on a free loopback port."""
+
+    def __init__(self, tmp_path, token: str) -> None:
+        import os
+        import subprocess
+
+        from tests.broker import free_port
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "ASSIGNOR_REGISTRY": str(tmp_path / "registry.sqlite3"), "ASSIGNOR_API_TOKEN": token,
+               "ASSIGNOR_WORKERS": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "warning"], env=env, stdin=subprocess.DEVNULL)
+
+    async def ready(self, timeout: float = 30) -> None:
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient() as client:
+            while time.monotonic() < deadline:
+                assert self.process.poll() is None, "the service exited"
+                try:
+                    if (await client.get(f"{self.url}/healthz")).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.1)
+        raise AssertionError("the service did not start")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=15)
+
+
+async def test_remote_mode_plans_come_from_the_service_and_fall_back_when_it_is_gone(broker, tmp_path):
+    import httpx
+
+    service = Service(tmp_path, token="t0ken")
+    topic = await create_topic(broker.bootstrap, 6)
+    group = unique("g")
+    assignors = {name: StickyAssignor(service_url=service.url, token="t0ken", timeout=2.0) for name in "ab"}
+    consumers = {}
+    try:
+        await service.ready()
+        for name, assignor in assignors.items():
+            consumers[name] = await start_consumer(broker.bootstrap, group, topic, assignor)
+        before = await settle(consumers, 6)
+        assert sum(a.remote_plans for a in assignors.values()) >= 1
+        assert sum(a.fallbacks for a in assignors.values()) == 0
+        async with httpx.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as client:
+            history = (await client.get(f"{service.url}/v1/groups/{group}/history")).json()["generations"]
+        current = consumers["a"]._coordinator.generation
+        assert history[-1]["generation"] == current and history[-1]["members"] == 2
+
+        service.stop()  # the leader must now plan by itself
+        assignors["c"] = StickyAssignor(service_url=service.url, token="t0ken", timeout=2.0)
+        consumers["c"] = await start_consumer(broker.bootstrap, group, topic, assignors["c"])
+        after = await settle(consumers, 6)
+        oracle(topic, 6, after, before)
+        assert sorted(map(len, after.values())) == [2, 2, 2]
+        assert sum(a.fallbacks for a in assignors.values()) >= 1
+    finally:
+        service.stop()
+        await stop_all(consumers.values())

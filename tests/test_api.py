@@ -1,24 +1,56 @@
+"""The HTTP service, through ASGI (no sockets): planning, leader syncs, the registry, what-if,
+protocol encode/decode, partitioning, limits, auth and metrics."""
+
+import asyncio
+import base64
+
 import httpx
 import pytest
 
 from api.app import create_app
+from api.settings import Settings
+from assignor.partitioners import partition_for_key
+from assignor.protocol import (
+    Subscription,
+    decode_assignment,
+    decode_sticky_user_data,
+    encode_sticky_user_data,
+    encode_subscription,
+)
+from assignor.model import TopicPartition
+
+pytestmark = pytest.mark.anyio
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def settings(tmp_path, **overrides) -> Settings:
+    return Settings(**{"registry": str(tmp_path / "registry.sqlite3"), "workers": 0, **overrides})
+
+
+async def client_for(app):
+    transport = httpx.ASGITransport(app=app)
+    return httpx.AsyncClient(transport=transport, base_url="http://test")
 
 
 @pytest.fixture
-async def client():
-    transport = httpx.ASGITransport(app=create_app())
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+async def client(tmp_path):
+    app = create_app(settings(tmp_path))
+    async with await client_for(app) as c:
         yield c
+    app.state.planner.close()
 
 
-@pytest.mark.anyio
-async def test_healthz(client):
-    response = await client.get("/healthz")
-    assert response.status_code == 200 and response.json() == {"status": "ok"}
+async def test_healthz_readyz_and_metrics(client):
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    assert (await client.get("/readyz")).json() == {"status": "ready"}
+    text = (await client.get("/metrics")).text
+    assert 'assignor_http_requests_total{method="GET",route="/healthz",status="200"} 1.0' in text
 
 
-@pytest.mark.anyio
-async def test_plan(client):
+async def test_plan_returns_assignment_wire_bytes_and_report(client):
     body = {"strategy": "sticky", "topics": {"t0": 4},
             "members": [{"id": "a", "topics": ["t0"], "owned": [["t0", 0], ["t0", 1], ["t0", 2]], "generation": 1},
                         {"id": "b", "topics": ["t0"]}]}
@@ -26,15 +58,167 @@ async def test_plan(client):
     assert response.status_code == 200
     data = response.json()
     assert data["assignment"] == {"a": [["t0", 0], ["t0", 1]], "b": [["t0", 2], ["t0", 3]]}
-    assert data["metrics"]["moved"] == 1
+    assert data["metrics"]["moved"] == 1 and data["metrics"]["valid"] and data["generation"] == 2
+    wire = decode_assignment(base64.b64decode(data["members"]["b"]["assignment_b64"]))
+    assert wire.partitions == [TopicPartition("t0", 2), TopicPartition("t0", 3)]
+    user_data = decode_sticky_user_data(base64.b64decode(data["members"]["a"]["user_data_b64"]), strict=True)
+    assert (user_data.generation, user_data.partitions) == (2, [TopicPartition("t0", 0), TopicPartition("t0", 1)])
+    metrics = (await client.get("/metrics")).text
+    assert "assignor_plan_partitions_count 1.0" in metrics
 
 
-@pytest.mark.anyio
 @pytest.mark.parametrize(
-    ("body", "message"),
-    [({"topics": {"t": -1}, "members": []}, "partition count"),
-     ({"strategy": "nope", "topics": {}, "members": []}, "unknown strategy")],
+    ("body", "status", "message"),
+    [({"topics": {"t": -1}, "members": []}, 422, "partition count"),
+     ({"strategy": "nope", "topics": {}, "members": []}, 422, "unknown strategy"),
+     ({"topics": {"t": 1}, "members": [{"topics": ["t"]}]}, 422, "members[0].id: required"),
+     ({"topics": {"t": 1}, "generation": -5}, 422, "generation"),
+     ([1, 2], 422, "expected a JSON object")],
 )
-async def test_bad_plans_are_422(client, body, message):
+async def test_bad_plans_are_4xx_with_a_reason(client, body, status, message):
     response = await client.post("/v1/plans", json=body)
+    assert response.status_code == status and message in response.json()["detail"]
+
+
+async def test_malformed_json_is_422(client):
+    response = await client.post("/v1/plans", content=b"{not json", headers={"content-type": "application/json"})
+    assert response.status_code == 422 and "not valid JSON" in response.json()["detail"]
+
+
+async def test_limits_are_413_naming_the_limit(tmp_path):
+    app = create_app(settings(tmp_path, max_members=2, max_partitions=10, max_body_bytes=2000))
+    async with await client_for(app) as c:
+        many = {"topics": {"t": 1}, "members": [{"id": f"m{i}", "topics": ["t"]} for i in range(3)]}
+        response = await c.post("/v1/plans", json=many)
+        assert response.status_code == 413 and "max_members" in response.json()["detail"]
+        response = await c.post("/v1/plans", json={"topics": {"t": 11}, "members": []})
+        assert response.status_code == 413 and "max_partitions" in response.json()["detail"]
+        response = await c.post("/v1/plans", content=b" " * 3000, headers={"content-type": "application/json"})
+        assert response.status_code == 413 and "max_body_bytes" in response.json()["detail"]
+
+
+async def test_bearer_token_guards_v1_only(tmp_path):
+    app = create_app(settings(tmp_path, token="s3cret"))
+    async with await client_for(app) as c:
+        assert (await c.get("/v1/groups")).status_code == 401
+        assert (await c.get("/v1/groups", headers={"Authorization": "Bearer wrong"})).status_code == 401
+        assert (await c.get("/v1/groups", headers={"Authorization": "Bearer s3cret"})).status_code == 200
+        assert (await c.get("/healthz")).status_code == 200
+
+
+async def test_full_planning_queue_is_503_with_retry_after(tmp_path):
+    app = create_app(settings(tmp_path, max_pending=0))
+    planner = app.state.planner
+    async with await client_for(app) as c:
+        planner.in_flight = planner.capacity  # as if every slot were taken
+        response = await c.post("/v1/plans", json={"topics": {}, "members": []})
+        planner.in_flight = 0
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"
+
+
+def join_metadata(topics, owned=None, generation=-1) -> str:
+    user_data = None if owned is None else encode_sticky_user_data(owned, generation)
+    return b64(encode_subscription(Subscription(topics, user_data, (), generation)))
+
+
+async def test_leader_sync_records_each_generation(client):
+    first = {"protocol": "sticky", "generation": 1, "topics": {"t": {"partitions": 6}},
+             "members": [{"member_id": m, "metadata_b64": join_metadata(["t"])} for m in ("a", "b")]}
+    response = await client.post("/v1/groups/g1/sync", json=first)
+    assert response.status_code == 200, response.text
+    owned = {m: decode_assignment(base64.b64decode(data)).partitions
+             for m, data in response.json()["assignments"].items()}
+    assert sorted(map(len, owned.values())) == [3, 3]
+
+    second = {"protocol": "sticky", "generation": 2, "topics": {"t": {"partitions": 6}},
+              "members": [{"member_id": m, "metadata_b64": join_metadata(["t"], owned[m], 1)} for m in owned]
+              + [{"member_id": "c", "metadata_b64": join_metadata(["t"])}]}
+    response = await client.post("/v1/groups/g1/sync", json=second)
+    assert response.json()["metrics"]["moved"] == 2
+
+    assert (await client.get("/v1/groups")).json()["groups"][0]["group_id"] == "g1"
+    latest = (await client.get("/v1/groups/g1")).json()
+    assert latest["generation"] == 2 and len(latest["state"]["members"]) == 3
+    history = (await client.get("/v1/groups/g1/history")).json()["generations"]
+    assert [(row["generation"], row["members"], row["moved"]) for row in history] == [(1, 2, 0), (2, 3, 2)]
+    assert (await client.get("/v1/groups/nope")).status_code == 404
+
+
+async def test_concurrent_syncs_of_one_group_are_serialised(client):
+    bodies = [{"protocol": "range", "generation": g, "topics": {"t": {"partitions": 4}},
+               "members": [{"member_id": "a", "metadata_b64": join_metadata(["t"])}]} for g in range(1, 9)]
+    answers = await asyncio.gather(*(client.post("/v1/groups/busy/sync", json=b) for b in bodies))
+    assert all(a.status_code == 200 for a in answers)
+    history = (await client.get("/v1/groups/busy/history")).json()["generations"]
+    assert [row["generation"] for row in history] == list(range(1, 9))
+
+
+@pytest.mark.parametrize(
+    ("member", "message"),
+    [({"member_id": "a", "metadata_b64": "!!!"}, "not valid base64"),
+     ({"member_id": "a", "metadata_b64": b64(b"\x00\x01\x00")}, "member 'a'")],
+)
+async def test_sync_rejects_bad_metadata_with_the_reason(client, member, message):
+    body = {"protocol": "sticky", "generation": 1, "topics": {"t": {"partitions": 1}}, "members": [member]}
+    response = await client.post("/v1/groups/g/sync", json=body)
     assert response.status_code == 422 and message in response.json()["detail"]
+
+
+async def test_whatif_inline_and_from_the_registry(client):
+    group = {"topics": {"t": 6}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}]}
+    response = await client.post("/v1/whatif", json={"group": group, "events": ["member_join:c:t"],
+                                                      "strategies": ["sticky", "range"]})
+    assert response.status_code == 200, response.text
+    result = response.json()["strategies"]
+    assert set(result) == {"sticky", "range"} and len(result["sticky"]["steps"]) == 2
+
+    sync = {"protocol": "sticky", "generation": 3, "topics": {"t": {"partitions": 6}},
+            "members": [{"member_id": m, "metadata_b64": join_metadata(["t"])} for m in ("a", "b")]}
+    await client.post("/v1/groups/reg/sync", json=sync)
+    response = await client.post("/v1/whatif", json={"group_id": "reg", "events": ["member_leave:a"],
+                                                      "strategies": ["sticky"]})
+    steps = response.json()["strategies"]["sticky"]["steps"]
+    assert steps[0]["moved"] == 0 and steps[1]["moved"] == 0 and steps[1]["reassigned"] == 3
+    assert (await client.post("/v1/whatif", json={"events": []})).status_code == 422
+    bad = await client.post("/v1/whatif", json={"group": group, "events": ["explode:now"]})
+    assert bad.status_code == 422
+
+
+async def test_protocol_encode_decode_round_trip(client):
+    value = {"topics": ["a", "b"], "user_data_b64": None, "owned_partitions": [["a", 1]], "generation_id": 5,
+             "rack_id": "r1"}
+    encoded = (await client.post("/v1/protocol/encode", json={"type": "subscription", "version": 3,
+                                                               "value": value})).json()
+    decoded = (await client.post("/v1/protocol/decode", json={"type": "subscription",
+                                                               "data_b64": encoded["data_b64"]})).json()
+    assert decoded["value"] == {**value, "version": 3}
+    sticky = (await client.post("/v1/protocol/encode", json={"type": "sticky_user_data",
+                                                              "value": {"partitions": [["t", 0]], "generation": 2}}))
+    assert sticky.json()["data_b64"] == b64(encode_sticky_user_data([TopicPartition("t", 0)], 2))
+    for body in ({"type": "assignment", "data_b64": b64(b"\x00")}, {"type": "subscription", "data_b64": "%%"},
+                 {"type": "cooperative_user_data", "data_b64": b64(b"\x00\x01")}):
+        response = await client.post("/v1/protocol/decode", json=body)
+        assert response.status_code == 422, body
+    response = await client.post("/v1/protocol/encode", json={"type": "assignment", "value": {"partitions": [1]}})
+    assert response.status_code == 422 and "value.partitions[0]" in response.json()["detail"]
+
+
+async def test_partitions_are_java_exact(client):
+    keys = ["user-%d" % i for i in range(50)]
+    response = await client.post("/v1/partitions", json={"keys": keys, "partitions": 12})
+    assert response.json()["partitions"] == [partition_for_key(k.encode(), 12) for k in keys]
+    raw = [b"\x00\xff", b""]
+    response = await client.post("/v1/partitions", json={"keys": [b64(k) for k in raw], "encoding": "base64",
+                                                          "partitions": 5})
+    assert response.json()["partitions"] == [partition_for_key(k, 5) for k in raw]
+    assert (await client.post("/v1/partitions", json={"keys": ["x"], "partitions": 0})).status_code == 422
+
+
+async def test_planning_in_worker_processes(tmp_path):
+    app = create_app(settings(tmp_path, workers=1))
+    try:
+        async with await client_for(app) as c:
+            response = await c.post("/v1/plans", json={"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}]})
+        assert response.status_code == 200 and response.json()["metrics"]["assigned"] == 3
+    finally:
+        app.state.planner.close()

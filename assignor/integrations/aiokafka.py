@@ -39,20 +39,19 @@ from typing import Any
 
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
-from assignor.model import UNKNOWN_GENERATION, Group, TopicPartition
+from assignor import leader
+from assignor.model import UNKNOWN_GENERATION, TopicPartition
 from assignor.partitioners.builtin import BuiltInPartitioner
 from assignor.partitioners.keyless import StickyPartitioner
 from assignor.partitioners.murmur import PartitionerError, partition_for_key
 from assignor.protocol import (
     ProtocolError,
     Subscription,
-    assignments_for,
     decode_sticky_user_data,
     encode_sticky_user_data,
     encode_subscription,
     members_from_metadata,
 )
-from assignor.strategies import assign as plan_group
 
 __all__ = ["KafkaPartitioner", "StickyAssignor", "StickyProducer"]
 
@@ -127,8 +126,7 @@ class StickyAssignor(AbstractPartitionAssignor):
         caller = _caller_locals("_perform_assignment") or {}
         coordinator, response = caller.get("self"), caller.get("response")
         raw = _raw_metadata(response, members)
-        group_members = members_from_metadata(raw, self.name)
-        subscribed = {topic for member in group_members for topic in member.topics}
+        subscribed = {topic for md in members.values() for topic in md.subscription}
         topics = {}
         for topic in sorted(subscribed):
             partitions = cluster.partitions_for_topic(topic)
@@ -136,14 +134,14 @@ class StickyAssignor(AbstractPartitionAssignor):
                 topics[topic] = len(partitions)
         generation = _int(getattr(coordinator, "generation", None))
         if generation is None or generation < 0:
-            generation = max((m.generation for m in group_members), default=UNKNOWN_GENERATION) + 1
+            reported = (m.generation for m in members_from_metadata(raw, self.name))
+            generation = max(reported, default=UNKNOWN_GENERATION) + 1
         group_id = getattr(coordinator, "group_id", None) or self.group_id
         if self.service_url:
             remote = self._remote_plan(group_id, generation, topics, raw)
             if remote is not None:
                 return remote
-        plan = plan_group(self.name, Group(topics=topics, members=group_members))
-        return assignments_for(plan, self.name, generation)
+        return leader.sync(self.name, generation, topics, raw).assignments
 
     def on_assignment(self, assignment) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""

@@ -1,0 +1,116 @@
+"""Request bodies of the HTTP API (pydantic), with the examples shown in the OpenAPI docs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+INT32_MAX = 2**31 - 1
+
+EXAMPLE_GROUP = {
+    "topics": {"orders": 6, "payments": 3},
+    "members": [
+        {"id": "c1", "topics": ["orders", "payments"], "owned": [["orders", 0], ["orders", 1], ["payments", 0]],
+         "generation": 4},
+        {"id": "c2", "topics": ["orders", "payments"], "owned": [["orders", 2], ["orders", 3]], "generation": 4},
+        {"id": "c3", "topics": ["orders"]},
+    ],
+}
+
+
+class _Strict(BaseModel):
+    # Strict: `false` is not 0 and `0` is not false; what the schema says is what is accepted.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Problem(BaseModel):
+    """Every 4xx/5xx answer: a reason that names the field, member or limit."""
+
+    detail: str
+
+
+class PlanMember(_Strict):
+    id: str
+    topics: list[str] = []
+    owned: list[tuple[str, int]] = []
+    generation: int = Field(-1, ge=-1, le=INT32_MAX)
+    rack: str | None = None
+
+
+class PlanRequest(_Strict):
+    """A group in the JSON group form, plus the strategy and optionally the generation to
+    stamp into sticky/cooperative user data (default: the highest member generation + 1)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"strategy": "sticky", **EXAMPLE_GROUP}]})
+    strategy: Literal["sticky", "cooperative-sticky", "range", "roundrobin"] = "sticky"
+    generation: int | None = Field(None, ge=0, le=INT32_MAX)
+    topics: dict[str, int]
+    members: list[PlanMember] = []
+    partition_racks: dict[str, list[list[str]]] | None = None
+
+
+class TopicSpec(_Strict):
+    partitions: int = Field(ge=0, le=INT32_MAX)
+    racks: list[list[str]] | None = Field(None, description="replica racks of each partition (KIP-881)")
+
+
+class SyncMember(_Strict):
+    member_id: str
+    metadata_b64: str = Field(description="the member's JoinGroup metadata (ConsumerProtocolSubscription), base64")
+
+
+class SyncRequest(_Strict):
+    """What a group leader knows after JoinGroup: the protocol chosen, the generation, the
+    topics' partition counts and every member's raw metadata."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{
+        "protocol": "sticky", "generation": 7, "topics": {"orders": {"partitions": 6}},
+        "members": [{"member_id": "c1", "metadata_b64": "AAMAAAABAAZvcmRlcnP/////AAAAAAAAAAT//w=="}],
+    }]})
+    protocol: Literal["sticky", "cooperative-sticky", "range", "roundrobin"]
+    generation: int = Field(ge=-1, le=INT32_MAX)
+    topics: dict[str, TopicSpec]
+    members: list[SyncMember]
+
+
+class WhatIfRequest(_Strict):
+    """A group (inline, or the latest state of a registered group) and events to replay."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{
+        "group": EXAMPLE_GROUP, "events": ["member_leave:c1", "partitions_added:orders:12"],
+    }]})
+    group: dict | None = None
+    group_id: str | None = None
+    events: list[str] = []
+    strategies: list[Literal["sticky", "cooperative-sticky", "range", "roundrobin"]] | None = None
+    include_plans: bool = False
+
+
+MessageType = Literal["subscription", "assignment", "sticky_user_data", "cooperative_user_data"]
+
+
+class DecodeRequest(_Strict):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
+        {"type": "subscription", "data_b64": "AAMAAAABAAZvcmRlcnP/////AAAAAAAAAAT//w=="}]})
+    type: MessageType
+    data_b64: str
+
+
+class EncodeRequest(_Strict):
+    """`value` has the fields `decode` returns for the same type."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
+        {"type": "subscription", "version": 3, "value": {"topics": ["orders"], "generation_id": 4}}]})
+    type: MessageType
+    version: int = Field(3, ge=0, le=3)
+    value: dict
+
+
+class PartitionsRequest(_Strict):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
+        {"keys": ["user-1", "user-2"], "partitions": 12, "partitioner": "murmur2"}]})
+    keys: list[str] = Field(max_length=1_000_000)
+    encoding: Literal["utf-8", "base64"] = "utf-8"
+    partitions: int = Field(ge=1, le=INT32_MAX)
+    partitioner: Literal["murmur2"] = "murmur2"

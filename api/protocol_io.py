@@ -1,0 +1,93 @@
+"""JSON views of the consumer-protocol messages for ``/v1/protocol/decode`` and ``/encode``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assignor import protocol
+from assignor.model import TopicPartition
+from assignor.protocol import ProtocolError
+
+
+def _pairs(partitions) -> list[list]:
+    return [[tp.topic, tp.partition] for tp in partitions]
+
+
+def _partitions(value: Any, where: str) -> list[TopicPartition]:
+    if not isinstance(value, list):
+        raise ProtocolError(f"{where}: expected a list of [topic, partition] pairs")
+    out = []
+    for i, pair in enumerate(value):
+        if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
+                and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
+            raise ProtocolError(f"{where}[{i}]: expected [topic, partition], got {pair!r}")
+        out.append(TopicPartition(pair[0], pair[1]))
+    return out
+
+
+def decode(kind: str, data: bytes) -> dict:
+    if kind == "subscription":
+        s = protocol.decode_subscription(data)
+        return {"version": s.version, "topics": list(s.topics), "user_data_b64": _b64(s.user_data),
+                "owned_partitions": _pairs(s.owned_partitions), "generation_id": s.generation_id,
+                "rack_id": s.rack_id}
+    if kind == "assignment":
+        a = protocol.decode_assignment(data)
+        return {"version": a.version, "partitions": _pairs(a.partitions), "user_data_b64": _b64(a.user_data)}
+    if kind == "sticky_user_data":
+        u = protocol.decode_sticky_user_data(data, strict=True)
+        return {"version": 0 if u.generation is None else 1, "partitions": _pairs(u.partitions),
+                "generation": u.generation}
+    # The leader reads short user data as generation -1 (as Java does); asked to decode, we say why.
+    if len(data) < 4:
+        raise ProtocolError(f"cooperative user data: expected 4 bytes (INT32 generation), got {len(data)}")
+    return {"generation": protocol.decode_cooperative_user_data(data)}
+
+
+def encode(kind: str, version: int, value: dict) -> bytes:
+    try:
+        if kind == "subscription":
+            unknown = set(value) - {"topics", "user_data_b64", "owned_partitions", "generation_id", "rack_id"}
+            _no_unknown(unknown)
+            return protocol.encode_subscription(protocol.Subscription(
+                topics=value.get("topics", []), user_data=_unb64(value.get("user_data_b64")),
+                owned_partitions=_partitions(value.get("owned_partitions", []), "value.owned_partitions"),
+                generation_id=value.get("generation_id", -1), rack_id=value.get("rack_id")), version)
+        if kind == "assignment":
+            _no_unknown(set(value) - {"partitions", "user_data_b64"})
+            return protocol.encode_assignment(protocol.Assignment(
+                _partitions(value.get("partitions", []), "value.partitions"),
+                _unb64(value.get("user_data_b64"))), version)
+        if kind == "sticky_user_data":
+            _no_unknown(set(value) - {"partitions", "generation"})
+            return protocol.encode_sticky_user_data(_partitions(value.get("partitions", []), "value.partitions"),
+                                                    value.get("generation"))
+        _no_unknown(set(value) - {"generation"})
+        return protocol.encode_cooperative_user_data(value.get("generation"))
+    except (TypeError, AttributeError) as error:  # a field of the wrong JSON type
+        raise ProtocolError(f"value: {error}") from None
+
+
+def _no_unknown(unknown: set) -> None:
+    if unknown:
+        raise ProtocolError(f"value: unknown field(s) {sorted(unknown)}")
+
+
+def _b64(data: bytes | None) -> str | None:
+    import base64
+
+    return None if data is None else base64.b64encode(data).decode()
+
+
+def _unb64(text: Any) -> bytes | None:
+    import base64
+    import binascii
+
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise ProtocolError("user_data_b64: expected a base64 string")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise ProtocolError(f"user_data_b64: not valid base64 ({error})") from None

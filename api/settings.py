@@ -1,0 +1,50 @@
+"""Service settings, from the environment (``ASSIGNOR_*``) or given to `create_app`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"{name} must be an integer, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    #: SQLite file of the group registry (created with its folder).
+    registry: str = "./var/registry.sqlite3"
+    #: When set, every /v1 call needs ``Authorization: Bearer <token>``.
+    token: str | None = None
+    #: Planning processes; 0 plans in threads of this process (tests, tiny machines).
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    #: Planning requests allowed to wait for a worker; past this, 503 with Retry-After.
+    max_pending: int = 16
+    max_body_bytes: int = 64 * 1024 * 1024
+    max_members: int = 10_000
+    max_partitions: int = 2_000_000
+    max_events: int = 5_000
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        defaults = cls()
+        return cls(
+            registry=os.environ.get("ASSIGNOR_REGISTRY", defaults.registry),
+            token=os.environ.get("ASSIGNOR_API_TOKEN") or None,
+            workers=_env_int("ASSIGNOR_WORKERS", defaults.workers),
+            max_pending=_env_int("ASSIGNOR_MAX_PENDING", defaults.max_pending),
+            max_body_bytes=_env_int("ASSIGNOR_MAX_BODY_BYTES", defaults.max_body_bytes),
+            max_members=_env_int("ASSIGNOR_MAX_MEMBERS", defaults.max_members),
+            max_partitions=_env_int("ASSIGNOR_MAX_PARTITIONS", defaults.max_partitions),
+            max_events=_env_int("ASSIGNOR_MAX_EVENTS", defaults.max_events),
+        )
+
+    def limits(self) -> dict[str, int]:
+        return {"max_members": self.max_members, "max_partitions": self.max_partitions,
+                "max_events": self.max_events}

@@ -1,0 +1,184 @@
+"""The service's CPU work, as plain functions over JSON bytes, run in a process pool.
+
+Each takes the request (the body as bytes for plans: parsing a large group is itself CPU work,
+so it happens here, off the event loop) and returns ``(status, json_bytes, stats)``, where stats
+are the few figures the service's metrics need, so the event loop never parses a large answer. Errors in the caller's input are
+4xx answers with the core's message, never exceptions: the core raises `AssignorError` (and its
+`ProtocolError`) for input it cannot use, and those messages name the field or the member.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from typing import Any
+
+from api.registry import Registry
+from assignor import validate
+from assignor.errors import AssignorError
+from assignor.json_format import group_from_json, group_to_json, plan_to_json
+from assignor.leader import sync
+from assignor.model import Group
+from assignor.protocol import assignments_for, encode_cooperative_user_data, encode_sticky_user_data
+from assignor.strategies import assign
+
+
+class Rejected(Exception):
+    """An answer other than 200: status and reason."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+Answer = tuple[int, bytes, dict]
+
+
+def _answer(handler, *args) -> Answer:
+    try:
+        out, stats = handler(*args)
+        return 200, json.dumps(out).encode(), stats
+    except Rejected as error:
+        return error.status, json.dumps({"detail": error.detail}).encode(), {}
+    except AssignorError as error:
+        return 422, json.dumps({"detail": str(error)}).encode(), {}
+
+
+def _object(body: bytes) -> dict:
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise Rejected(422, f"body: not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise Rejected(422, "body: expected a JSON object")
+    return data
+
+
+def check_limits(group: Group, limits: dict[str, int]) -> None:
+    """413 naming the limit when a group is larger than the service accepts."""
+    if len(group.members) > limits["max_members"]:
+        raise Rejected(413, f"max_members: {len(group.members)} members, the limit is {limits['max_members']}")
+    partitions = sum(group.topics.values())
+    if partitions > limits["max_partitions"]:
+        raise Rejected(413, f"max_partitions: {partitions} partitions, the limit is {limits['max_partitions']}")
+
+
+# -- POST /v1/plans ------------------------------------------------------------------------------
+
+
+def plan(body: bytes, limits: dict[str, int]) -> Answer:
+    return _answer(_plan, body, limits)
+
+
+def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
+    data = _object(body)
+    strategy = data.pop("strategy", "sticky")
+    generation = data.pop("generation", None)
+    if not isinstance(strategy, str):
+        raise Rejected(422, "strategy: expected a string")
+    group = group_from_json(data)
+    check_limits(group, limits)
+    if generation is None:
+        generation = max((m.generation for m in group.members), default=-1) + 1
+    elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
+        raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
+    started = time.perf_counter()
+    result = assign(strategy, group)
+    seconds = time.perf_counter() - started
+    encoded = assignments_for(result, strategy, generation)
+    report = validate.report(group, result)
+    out = {**plan_to_json(result), "strategy": strategy, "generation": generation,
+           "members": {m: {"assignment_b64": _b64(encoded[m]),
+                           "user_data_b64": _b64(_next_user_data(strategy, result.assignment[m], generation))}
+                       for m in result.assignment},
+           "metrics": report, "plan_seconds": seconds}
+    return out, {"strategy": strategy, "partitions": report["partitions"], "seconds": seconds}
+
+
+def _next_user_data(strategy: str, partitions, generation: int) -> bytes | None:
+    """The user data this member sends at its next JoinGroup, as the Java client writes it."""
+    if strategy == "sticky":
+        return encode_sticky_user_data(partitions, generation)
+    if strategy == "cooperative-sticky":
+        return encode_cooperative_user_data(generation)
+    return None
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
+
+
+def unb64(text: Any, where: str) -> bytes:
+    if not isinstance(text, str):
+        raise Rejected(422, f"{where}: expected a base64 string")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise Rejected(422, f"{where}: not valid base64 ({error})") from None
+
+
+# -- POST /v1/groups/{group_id}/sync -------------------------------------------------------------
+
+
+def group_sync(group_id: str, request: dict, limits: dict[str, int], registry_path: str) -> Answer:
+    """`request` is the validated SyncRequest as a dict. The generation is recorded in the
+    registry from here (one transaction), so a large group's state never crosses processes."""
+    return _answer(_group_sync, group_id, request, limits, registry_path)
+
+
+def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_path: str) -> tuple[dict, dict]:
+    members = request["members"]
+    if len(members) > limits["max_members"]:
+        raise Rejected(413, f"max_members: {len(members)} members, the limit is {limits['max_members']}")
+    metadata: dict[str, bytes] = {}
+    for i, member in enumerate(members):
+        if member["member_id"] in metadata:
+            raise Rejected(422, f"members[{i}].member_id: duplicate {member['member_id']!r}")
+        metadata[member["member_id"]] = unb64(member["metadata_b64"], f"members[{i}].metadata_b64")
+    topics = {name: spec["partitions"] for name, spec in request["topics"].items()}
+    racks = {name: spec["racks"] for name, spec in request["topics"].items() if spec.get("racks") is not None}
+    if sum(topics.values()) > limits["max_partitions"]:
+        raise Rejected(413, f"max_partitions: {sum(topics.values())} partitions, the limit is "
+                            f"{limits['max_partitions']}")
+    started = time.perf_counter()
+    result = sync(request["protocol"], request["generation"], topics, metadata, racks or None)
+    seconds = time.perf_counter() - started
+    report = validate.report(result.group, result.plan)
+    _registry(registry_path).record(group_id, request["generation"], request["protocol"],
+                                    group_to_json(result.group), plan_to_json(result.plan), report)
+    out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
+           "assignments": {m: _b64(data) for m, data in result.assignments.items()}, "metrics": report}
+    return out, {"strategy": request["protocol"], "partitions": report["partitions"], "seconds": seconds}
+
+
+_registries: dict[str, Registry] = {}
+
+
+def _registry(path: str) -> Registry:
+    """One Registry (connection) per worker process and path."""
+    if path not in _registries:
+        _registries[path] = Registry(path)
+    return _registries[path]
+
+
+# -- POST /v1/whatif -----------------------------------------------------------------------------
+
+
+def whatif(request: dict, limits: dict[str, int]) -> Answer:
+    return _answer(_whatif, request, limits)
+
+
+def _whatif(request: dict, limits: dict[str, int]) -> tuple[dict, dict]:
+    from assignor import whatif as engine
+
+    group = group_from_json(request["group"])
+    check_limits(group, limits)
+    if len(request["events"]) > limits["max_events"]:
+        raise Rejected(413, f"max_events: {len(request['events'])} events, the limit is {limits['max_events']}")
+    events = [engine.parse_event(text) for text in request["events"]]
+    strategies = request.get("strategies") or engine.ALL_STRATEGIES
+    started = time.perf_counter()
+    out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False))
+    return out, {"seconds": time.perf_counter() - started}
