@@ -20,19 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response
-from fastapi.exceptions import RequestValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api import protocol_io, work
 from api.models import (
     DecodeRequest,
-    Problem,
     EncodeRequest,
     PartitionsRequest,
     PlanRequest,
+    Problem,
     SyncRequest,
     WhatIfRequest,
 )

@@ -9,6 +9,7 @@ import pytest
 
 from api.app import create_app
 from api.settings import Settings
+from assignor.model import TopicPartition
 from assignor.partitioners import partition_for_key
 from assignor.protocol import (
     Subscription,
@@ -17,7 +18,6 @@ from assignor.protocol import (
     encode_sticky_user_data,
     encode_subscription,
 )
-from assignor.model import TopicPartition
 
 pytestmark = pytest.mark.anyio
 
@@ -204,7 +204,7 @@ async def test_protocol_encode_decode_round_trip(client):
 
 
 async def test_partitions_are_java_exact(client):
-    keys = ["user-%d" % i for i in range(50)]
+    keys = [f"user-{i}" for i in range(50)]
     response = await client.post("/v1/partitions", json={"keys": keys, "partitions": 12})
     assert response.json()["partitions"] == [partition_for_key(k.encode(), 12) for k in keys]
     raw = [b"\x00\xff", b""]
