@@ -80,9 +80,9 @@ class Planner:
         finally:
             self.in_flight -= 1
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor.shutdown(wait=wait, cancel_futures=True)
             self._executor = None
 
 

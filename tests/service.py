@@ -1,0 +1,51 @@
+"""The HTTP service in its own uvicorn process on a free loopback port, as users run it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tests.broker import free_port
+
+
+class Service:
+    def __init__(self, tmp_path: Path, token: str | None = None, workers: int = 1) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "ASSIGNOR_REGISTRY": str(tmp_path / "registry.sqlite3"),
+               "ASSIGNOR_WORKERS": str(workers)}
+        env.pop("ASSIGNOR_API_TOKEN", None)
+        if token:
+            env["ASSIGNOR_API_TOKEN"] = token
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "warning"], env=env, stdin=subprocess.DEVNULL)
+        self._wait_until_healthy(timeout=30)
+
+    def _wait_until_healthy(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the service exited with {self.process.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the service did not answer on {self.url} within {timeout} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # this process only, by its own PID
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

@@ -1,0 +1,98 @@
+"""The web page in headless Chromium (Debian's, driven by playwright): load, run a what-if,
+read the table and the heat map, keep a screenshot in var/test-artifacts/."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from assignor.protocol import Subscription, encode_subscription
+from tests.service import Service
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(os.environ.get("ASSIGNOR_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "var" / "test-artifacts"))
+# Headless, and nothing that reaches beyond this machine.
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    running = Service(tmp_path_factory.mktemp("ui"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser, service):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.goto(service.url + "/")
+    yield opened
+    context.close()
+    assert not errors, errors
+
+
+def test_whatif_shows_the_table_heat_map_and_moves(page):
+    page.click("#run")
+    page.wait_for_selector("#summary tbody tr[data-strategy='sticky']")
+    rows = page.locator("#summary tbody tr")
+    assert rows.count() == 4
+    sticky = [page.locator("#summary tbody tr[data-strategy='sticky'] td").nth(i).inner_text() for i in range(9)]
+    # The example: 3 members with 4 partitions each; c1 leaves, then c9 joins.
+    assert sticky[0] == "sticky" and sticky[1] == "2" and sticky[6] == "0"  # two event steps, balanced
+    cards = page.locator("#heatmaps section[data-strategy]")
+    assert cards.count() == 4
+    heat = page.locator("#heatmaps section[data-strategy='sticky'] table.heat")
+    members = [heat.locator("tr").nth(i).locator("td").first.inner_text() for i in range(1, 4)]
+    assert members == ["c2", "c3", "c9"]
+    assert heat.locator("td.moved").count() >= 1  # the joiner gained partitions
+    assert page.locator("#chart svg rect[data-series='moved']").count() == 4
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ui-whatif.png"), full_page=True)
+
+
+def test_bad_group_json_is_reported_on_the_page(page):
+    page.fill("#group", "{ not json")
+    page.click("#run")
+    assert "does not parse" in page.locator("#error").inner_text()
+    page.fill("#group", json.dumps({"topics": {"t": -2}, "members": []}))
+    page.click("#run")
+    page.wait_for_function("document.getElementById('error').textContent.includes('422')")
+    assert "partition count" in page.locator("#error").inner_text()
+
+
+def test_a_registered_group_can_be_picked(page, service):
+    metadata = base64.b64encode(encode_subscription(Subscription(["orders"]))).decode()
+    body = {"protocol": "sticky", "generation": 5, "topics": {"orders": {"partitions": 4}},
+            "members": [{"member_id": "m1", "metadata_b64": metadata}, {"member_id": "m2", "metadata_b64": metadata}]}
+    request = urllib.request.Request(f"{service.url}/v1/groups/payments-app/sync", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        assert reply.status == 200
+    page.click("#load-groups")
+    page.wait_for_selector("#source option[value='registry:payments-app']", state="attached")
+    page.select_option("#source", "registry:payments-app")
+    page.fill("#events", "member_leave:m1")
+    page.click("#run")
+    page.wait_for_selector("#heatmaps section[data-strategy='sticky']")
+    heat = page.locator("#heatmaps section[data-strategy='sticky'] table.heat")
+    assert heat.locator("tr").nth(1).locator("td").first.inner_text() == "m2"
