@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import itertools
 import json
 import sys
 import time
@@ -21,8 +20,8 @@ from assignor.integrations.aiokafka import KafkaPartitioner, StickyAssignor, Sti
 from assignor.partitioners import partition_for_key
 from assignor.protocol import decode_sticky_user_data, decode_subscription
 from tests.broker import CONSUMER_SETTINGS
-from tests.service import Service
 from tests.conftest import check
+from tests.service import Service
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_compose_file_is_valid_against_the_compose_spec():
     checker = Path(sys.executable).with_name("check-jsonschema")
     result = subprocess.run([str(checker), "--builtin-schema", "vendor.compose-spec", str(ROOT / "docker-compose.yml")],
-                            capture_output=True, text=True, timeout=120)
+                            check=False, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
