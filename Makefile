@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 # The UI tests drive Debian's Chromium (never a downloaded browser build).
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The service's load benchmark drives it with Debian's wrk.
+WRK := /usr/bin/wrk
 
 .PHONY: serve test bench clean
 
@@ -27,7 +29,11 @@ $(CHROMIUM):
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
+$(WRK):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
+
+bench: $(STAMP) $(WRK)
 	$(BIN)/python -m bench
 
 clean:

@@ -35,11 +35,21 @@ CREATE TABLE IF NOT EXISTS generations (
 """
 
 
+def sqlite_path(location: str) -> str:
+    """A file path, or a ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` URL."""
+    if "://" not in location:
+        return location
+    if not location.startswith("sqlite:///"):
+        scheme = location.split("://", 1)[0]
+        raise ValueError(f"registry: only SQLite is supported (a path or sqlite:/// URL), got a {scheme!r} URL")
+    return location[len("sqlite:///"):]
+
+
 class Registry:
     """Thread-safe: one connection per thread, one lock per group for syncs."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
+        self.path = sqlite_path(str(path))
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()

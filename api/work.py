@@ -21,7 +21,7 @@ from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, group_to_json, plan_to_json
 from assignor.leader import sync
 from assignor.model import Group
-from assignor.protocol import assignments_for, encode_cooperative_user_data, encode_sticky_user_data
+from assignor.protocol import assignments_for, encode_cooperative_user_data, encode_sticky_user_data_many
 from assignor.strategies import assign
 
 
@@ -88,22 +88,24 @@ def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
     result = assign(strategy, group)
     seconds = time.perf_counter() - started
     encoded = assignments_for(result, strategy, generation)
+    user_data = _next_user_data(strategy, result.assignment, generation)
     report = validate.report(group, result)
     out = {**plan_to_json(result), "strategy": strategy, "generation": generation,
-           "members": {m: {"assignment_b64": _b64(encoded[m]),
-                           "user_data_b64": _b64(_next_user_data(strategy, result.assignment[m], generation))}
+           "members": {m: {"assignment_b64": _b64(encoded[m]), "user_data_b64": _b64(user_data.get(m))}
                        for m in result.assignment},
            "metrics": report, "plan_seconds": seconds}
     return out, {"strategy": strategy, "partitions": report["partitions"], "seconds": seconds}
 
 
-def _next_user_data(strategy: str, partitions, generation: int) -> bytes | None:
-    """The user data this member sends at its next JoinGroup, as the Java client writes it."""
+def _next_user_data(strategy: str, assignment: dict, generation: int) -> dict[str, bytes]:
+    """The user data each member sends at its next JoinGroup, as the Java client writes it."""
+    members = list(assignment)
     if strategy == "sticky":
-        return encode_sticky_user_data(partitions, generation)
+        encoded = encode_sticky_user_data_many([assignment[m] for m in members], [generation] * len(members))
+        return dict(zip(members, encoded))
     if strategy == "cooperative-sticky":
-        return encode_cooperative_user_data(generation)
-    return None
+        return dict.fromkeys(members, encode_cooperative_user_data(generation))
+    return {}
 
 
 def _b64(data: bytes | None) -> str | None:

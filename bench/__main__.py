@@ -171,6 +171,41 @@ def _protocol_row(repeat: int, with_peer: bool) -> str:
     return header + "\n" + " | ".join(cells)
 
 
+def _adapter_in_child(kind: str, step: str, limit: float, queue) -> None:
+    from bench import adapter
+
+    queue.put(adapter.run(kind, step, limit))
+
+
+def _service_in_child(queue) -> None:
+    from bench import service
+
+    queue.put(service.run())
+
+
+def _adapter_rows(limit: float) -> None:
+    print("aiokafka leader (assign) | partitions / members | ours s | aiokafka StickyPartitionAssignor s | speed-up",
+          flush=True)
+    for kind, step in (("uniform", "fresh"), ("random50", "fresh"), ("random50", "leave10")):
+        row = _in_child(_adapter_in_child, kind, step, limit)
+        peer = row["peer"]
+        ratio = f"{peer / row['ours']:.0f}x" if peer is not None else f"> {limit / row['ours']:.0f}x"
+        print(f"{row['case']} | {row['partitions']:,} / {row['members']:,} | {row['ours']:.3f} | "
+              f"{_seconds(peer) if peer is not None else f'> {limit:.0f}'} | {ratio}", flush=True)
+
+
+def _service_rows() -> None:
+    row = _in_child(_service_in_child)
+    print("service load (loopback) | requests/s | p50 ms | p99 ms | non-2xx | /healthz p99 ms", flush=True)
+    print(f"32 clients x 30 s, POST /v1/plans 10,000 / 100 | {row['requests_per_s']:.1f} | {row['p50_ms']:.0f} | "
+          f"{row['p99_ms']:.0f} | {row['non_2xx']} | {row['healthz_p99_ms']:.1f}", flush=True)
+    print(f"one plan 1,000,000 / 2,000 ({row['big_seconds']:.1f} s, valid {row['big_valid']}) | - | - | - | 0 | "
+          f"{row['big_healthz_p99_ms']:.1f} ({row['big_healthz_samples']} samples)", flush=True)
+
+
+SECTIONS = ("assign", "wire", "keys", "whatif", "adapter", "service")
+
+
 def _seconds(value):
     return "-" if value is None else f"{value:.3f}"
 
@@ -182,7 +217,33 @@ def main(argv=None) -> int:
     parser.add_argument("--peer-limit", type=float, default=120.0,
                         help="seconds allowed to aiokafka per case (0: do not run it)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--only", action="append", choices=SECTIONS,
+                        help="run only these sections (repeatable; default: all)")
     args = parser.parse_args(argv)
+    only = set(args.only or SECTIONS)
+    rows = []
+    if "assign" in only:
+        rows = _assign_rows(args)
+    if "wire" in only:
+        print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True)
+        print()
+    if "keys" in only:
+        _keys_row()
+        print()
+    if "whatif" in only:
+        _whatif_rows(args.quick)
+        print()
+    if "adapter" in only:
+        _adapter_rows(args.peer_limit)
+        print()
+    if "service" in only:
+        _service_rows()
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1)
+    return 0 if all("INVALID" not in r["loads"] for r in rows) else 1
+
+
+def _assign_rows(args) -> list[dict]:
     header = ("case", "step", "partitions/members", "ours s", "peak MB", "loads", "balance", "moved",
               "rack-local", "aiokafka s", "aiokafka loads", "speed-up", "Java (ref)")
     rows = []
@@ -206,8 +267,10 @@ def main(argv=None) -> int:
         rows.append(dict(zip(header, cells)))
         print(" | ".join(cells), flush=True)
     print()
-    print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True)
-    print()
+    return rows
+
+
+def _keys_row() -> None:
     keys = _in_child(_keys_in_child)
     print("keyed partitioning | keys | ours vectorised s | ours per key s | aiokafka murmur2 s | speed-up | "
           "10M keys from a list s (keys/s) | 10M keys Arrow layout s (keys/s)", flush=True)
@@ -215,17 +278,16 @@ def main(argv=None) -> int:
           f"{keys['peer'] / keys['vectorised']:.0f}x (per key {keys['peer'] / keys['scalar']:.1f}x) | "
           f"{keys['many_seconds']:.2f} ({keys['many'] / keys['many_seconds'] / 1e6:.1f}M) | "
           f"{keys['arrow_seconds']:.2f} ({keys['many'] / keys['arrow_seconds'] / 1e6:.1f}M)", flush=True)
-    print()
+
+
+def _whatif_rows(quick: bool) -> None:
     print("what-if | partitions / members | strategies | rebalances | seconds | moved per strategy", flush=True)
     for case, label, size in (("one-event", "member_leave, all 4 strategies", "100,000 / 1,000"),
                               ("restart:100", "rolling_restart, sticky", "10,000 / 100"),
-                              *([] if args.quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000")])):
+                              *([] if quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000")])):
         row = _in_child(_whatif_in_child, case)
         print(f"{label} | {size} | {len(row['moved'])} | {row['rebalances']} | {row['seconds']:.2f} | {row['moved']}",
               flush=True)
-    if args.json:
-        json.dump(rows, sys.stdout, indent=1)
-    return 0 if all("INVALID" not in r["loads"] for r in rows) else 1
 
 
 if __name__ == "__main__":

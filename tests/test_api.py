@@ -222,3 +222,21 @@ async def test_planning_in_worker_processes(tmp_path):
         assert response.status_code == 200 and response.json()["metrics"]["assigned"] == 3
     finally:
         app.state.planner.close()
+
+
+async def test_history_survives_a_restart(tmp_path):
+    body = {"protocol": "roundrobin", "generation": 1, "topics": {"t": {"partitions": 2}},
+            "members": [{"member_id": "a", "metadata_b64": join_metadata(["t"])}]}
+    first = create_app(settings(tmp_path))
+    async with await client_for(first) as c:
+        assert (await c.post("/v1/groups/kept/sync", json=body)).status_code == 200
+    url = "sqlite:///" + str(tmp_path / "registry.sqlite3")
+    second = create_app(settings(tmp_path, registry=url))
+    async with await client_for(second) as c:
+        history = (await c.get("/v1/groups/kept/history")).json()["generations"]
+    assert [row["generation"] for row in history] == [1]
+
+
+def test_only_sqlite_registries():
+    with pytest.raises(ValueError, match="only SQLite"):
+        create_app(Settings(registry="postgresql://db/assignor", workers=0))
