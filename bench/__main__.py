@@ -17,6 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+
 # (name, kind, topics, partitions per topic, members, step, Java reference, run aiokafka)
 @dataclass(frozen=True)
 class Case:
