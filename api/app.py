@@ -32,6 +32,7 @@ from api.models import (
     EncodeRequest,
     PartitionsRequest,
     PlanRequest,
+    SimulationRequest,
     Problem,
     SyncRequest,
     WhatIfRequest,
@@ -285,6 +286,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 raise HTTPException(404, f"no group {body.group_id!r} in the registry")
             request["group"] = _registered_group(latest)
         status, payload, _stats = await planner.run(work.whatif, request, limits)
+        return reply(status, payload)
+
+    @v1.post("/simulations", tags=["partitioning"])
+    async def simulations(body: SimulationRequest) -> Response:
+        """Run the producer simulator: a preset (``kip794-series1``, ``kip794-series2``,
+        ``kip480``), optionally shortened to ``records``, or up to 8 runs of your own. Each run
+        reports throughput, latency percentiles, bytes and batches per broker, and a timeline."""
+        status, payload, _stats = await planner.run(work.simulation, body.model_dump(), limits)
         return reply(status, payload)
 
     # -- wire formats and partitioning ------------------------------------------------------------

@@ -114,3 +114,33 @@ class PartitionsRequest(_Strict):
     encoding: Literal["utf-8", "base64"] = "utf-8"
     partitions: int = Field(ge=1, le=INT32_MAX)
     partitioner: Literal["murmur2"] = "murmur2"
+
+
+class SimulationConfig(_Strict):
+    """One run; fields as `assignor.simulate.Config` (defaults: the KIP-794 setup)."""
+
+    label: str = "run"
+    records: int = Field(122_880, ge=1, le=500_000)
+    record_size: int = Field(512, ge=1, le=1_048_576)
+    rate: float = Field(2048.0, gt=0, le=1_000_000)
+    partitions: int = Field(3, ge=1, le=10_000)
+    brokers: list[float] = Field([20.0, 0.0, 0.0], min_length=1, max_length=100)
+    partitioner: Literal["builtin", "default", "roundrobin"] = "builtin"
+    adaptive: bool = True
+    availability_timeout_ms: float = Field(0.0, ge=0)
+    switch_rule: Literal["kip", "deferred"] = "kip"
+    batch_size: int = Field(16384, ge=1, le=16 * 1024 * 1024)
+    linger_ms: float = Field(0.0, ge=0, le=60_000)
+    max_in_flight: int = Field(5, ge=1, le=100)
+    seed: int = 1
+
+
+class SimulationRequest(_Strict):
+    """A preset (optionally shortened) or your own runs."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
+        {"preset": "kip794-series1", "records": 20000}]})
+    preset: Literal["kip794-series1", "kip794-series2", "kip480"] | None = None
+    records: int | None = Field(None, ge=1, le=500_000)
+    seed: int | None = None
+    runs: list[SimulationConfig] | None = Field(None, min_length=1, max_length=8)

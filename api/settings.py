@@ -30,6 +30,8 @@ class Settings:
     max_members: int = 10_000
     max_partitions: int = 2_000_000
     max_events: int = 5_000
+    #: Records simulated per request, all runs together.
+    max_sim_records: int = 1_000_000
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -43,8 +45,9 @@ class Settings:
             max_members=_env_int("ASSIGNOR_MAX_MEMBERS", defaults.max_members),
             max_partitions=_env_int("ASSIGNOR_MAX_PARTITIONS", defaults.max_partitions),
             max_events=_env_int("ASSIGNOR_MAX_EVENTS", defaults.max_events),
+            max_sim_records=_env_int("ASSIGNOR_MAX_SIM_RECORDS", defaults.max_sim_records),
         )
 
     def limits(self) -> dict[str, int]:
         return {"max_members": self.max_members, "max_partitions": self.max_partitions,
-                "max_events": self.max_events}
+                "max_events": self.max_events, "max_sim_records": self.max_sim_records}

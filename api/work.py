@@ -184,3 +184,28 @@ def _whatif(request: dict, limits: dict[str, int]) -> tuple[dict, dict]:
     started = time.perf_counter()
     out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False))
     return out, {"seconds": time.perf_counter() - started}
+
+
+# -- POST /v1/simulations ------------------------------------------------------------------------
+
+
+def simulation(request: dict, limits: dict[str, int]) -> Answer:
+    return _answer(_simulation, request, limits)
+
+
+def _simulation(request: dict, limits: dict[str, int]) -> tuple[dict, dict]:
+    from assignor import simulate
+
+    if (request.get("preset") is None) == (request.get("runs") is None):
+        raise Rejected(422, "give exactly one of preset or runs")
+    if request.get("preset") is not None:
+        configs = simulate.preset(request["preset"], request.get("records"), request.get("seed"))
+    else:
+        configs = [simulate.Config(**{**run, "brokers": tuple(run["brokers"])}) for run in request["runs"]]
+    total = sum(c.records for c in configs)
+    if total > limits["max_sim_records"]:
+        raise Rejected(413, f"max_sim_records: {total} records in all runs, the limit is {limits['max_sim_records']}")
+    started = time.perf_counter()
+    results = [simulate.run(config) for config in configs]
+    out = {"preset": request.get("preset"), "runs": [r.to_json() for r in results]}
+    return out, {"seconds": time.perf_counter() - started}

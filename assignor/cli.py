@@ -5,6 +5,9 @@ and prints ``{"assignment": ..., "metrics": ...}`` where metrics is the oracle's
 
 ``assignor whatif GROUP.json --event KIND:ARGS ...`` replays events under each strategy and
 prints a table per strategy and a summary (``--json`` for the engine's full output).
+
+``assignor simulate --preset kip794-series1`` runs the producer simulator on one of the KIPs'
+experiments and prints a table per run (``--json``; ``--plot DIR`` for PNG charts).
 """
 
 from __future__ import annotations
@@ -34,6 +37,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="strategies to compare (repeatable; default: all)")
     whatif.add_argument("--json", action="store_true", help="print the engine's output as JSON")
     whatif.add_argument("--plans", action="store_true", help="include each step's assignment (with --json)")
+    simulate = commands.add_parser("simulate", help="simulate producer partitioners (KIP-480, KIP-794)")
+    simulate.add_argument("--preset", default="kip794-series1",
+                          help="kip794-series1, kip794-series2 or kip480 (default: kip794-series1)")
+    simulate.add_argument("--records", type=int, help="shorten (or lengthen) every run to this many records")
+    simulate.add_argument("--seed", type=int, help="seed every run with this value")
+    simulate.add_argument("--json", action="store_true", help="print the runs as JSON")
+    simulate.add_argument("--plot", metavar="DIR", help="write PNG charts (bytes per broker, latency) into DIR")
     return parser
 
 
@@ -94,6 +104,42 @@ def _whatif_tables(output: dict) -> None:
     console.print(summary)
 
 
+def _simulate(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from assignor import simulate
+
+    configs = simulate.preset(args.preset, args.records, args.seed)
+    results = []
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        for config in configs:
+            task = progress.add_task(config.label, total=config.records)
+            results.append(simulate.run(config, lambda sent, task=task: progress.update(task, completed=sent)))
+            progress.update(task, completed=config.records)
+    if args.json:
+        print(json.dumps({"preset": args.preset, "runs": [r.to_json() for r in results]}, indent=2))
+    else:
+        table = Table(title=f"{args.preset} ({configs[0].records:,} records of {configs[0].record_size} B)",
+                      title_justify="left")
+        for column in ("run", "MB/s", "avg ms", "p50 ms", "p99 ms", "p99.9 ms", "latency growth",
+                       "MB per broker", "batches", "mean batch B"):
+            table.add_column(column, justify="left" if column == "run" else "right")
+        for r in results:
+            table.add_row(r.config.label, f"{r.mb_per_s:.2f}", f"{r.latency_ms['avg']:.0f}",
+                          f"{r.latency_ms['p50']:.0f}", f"{r.latency_ms['p99']:.0f}", f"{r.latency_ms['p99.9']:.0f}",
+                          f"{r.latency_growth:.2f}x", " / ".join(f"{b / 1e6:.1f}" for b in r.bytes_per_broker),
+                          f"{r.batches:,}", f"{r.mean_batch_bytes:,.0f}")
+        Console(width=None if sys.stdout.isatty() else 160).print(table)  # a pipe gets whole rows
+    if args.plot:
+        from assignor.simulate_plot import plot
+
+        for path in plot(results, args.plot, args.preset):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
 def _cell(value) -> str:
     if value is None:
         return "-"
@@ -105,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "whatif":
             return _whatif(args)
+        if args.command == "simulate":
+            return _simulate(args)
         output = _plan(args)
     except AssignorError as error:
         print(f"assignor: error: {error}", file=sys.stderr)

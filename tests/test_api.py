@@ -240,3 +240,23 @@ async def test_history_survives_a_restart(tmp_path):
 def test_only_sqlite_registries():
     with pytest.raises(ValueError, match="only SQLite"):
         create_app(Settings(registry="postgresql://db/assignor", workers=0))
+
+
+async def test_simulations_preset_and_own_runs(client):
+    response = await client.post("/v1/simulations", json={"preset": "kip480", "records": 2000})
+    assert response.status_code == 200, response.text
+    runs = response.json()["runs"]
+    assert [r["label"] for r in runs] == ["round-robin per record", "sticky (KIP-480)"]
+    assert runs[1]["batches"] < runs[0]["batches"]
+    own = {"runs": [{"label": "mine", "records": 1000, "brokers": [0.0, 5.0], "partitions": 4}]}
+    response = await client.post("/v1/simulations", json=own)
+    assert response.json()["runs"][0]["records"] == 1000 and len(response.json()["runs"][0]["bytes_per_broker"]) == 2
+    for bad in ({}, {"preset": "kip480", "runs": own["runs"]}, {"preset": "kip480", "records": 10**9}):
+        assert (await client.post("/v1/simulations", json=bad)).status_code == 422
+
+
+async def test_simulated_records_are_limited(tmp_path):
+    app = create_app(settings(tmp_path, max_sim_records=1000))
+    async with await client_for(app) as c:
+        response = await c.post("/v1/simulations", json={"preset": "kip480", "records": 600})
+    assert response.status_code == 413 and "max_sim_records" in response.json()["detail"]

@@ -16,7 +16,7 @@ from api.app import create_app
 from api.settings import Settings
 
 _registry = Path(tempfile.mkdtemp(prefix="assignor-schema-")) / "registry.sqlite3"
-app = create_app(Settings(registry=str(_registry), workers=0))
+app = create_app(Settings(registry=str(_registry), workers=0, max_sim_records=5_000))
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
