@@ -39,7 +39,7 @@ from api.models import (
 )
 from api.registry import Registry
 from api.settings import Settings
-from assignor.partitioners import murmur2_many
+from assignor.partitioners import murmur2_many, partition_function
 from assignor.protocol import ProtocolError
 
 PAGE = Path(__file__).with_name("page.html")
@@ -319,12 +319,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @v1.post("/partitions", tags=["partitioning"])
     async def partitions(body: PartitionsRequest) -> dict:
-        """The partition of each key, as Java's producer computes it (murmur2 over all partitions)."""
+        """The partition of each key: Java's producer formula (murmur2 over all partitions) or
+        librdkafka's CRC32 or FNV-1a hash partitioner."""
         try:
             keys = [base64.b64decode(k, validate=True) if body.encoding == "base64" else k.encode("utf-8")
                     for k in body.keys]
         except (binascii.Error, ValueError) as error:
             raise HTTPException(422, f"keys: not valid base64 ({error})") from None
+        if body.partitioner != "murmur2":
+            return {"partitions": [partition_function(body.partitioner, key, body.partitions) for key in keys]}
         hashes = murmur2_many(keys) if keys else []
         return {"partitions": [int(h & 0x7FFFFFFF) % body.partitions for h in hashes]}
 

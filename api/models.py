@@ -113,7 +113,9 @@ class PartitionsRequest(_Strict):
     keys: list[str] = Field(max_length=1_000_000)
     encoding: Literal["utf-8", "base64"] = "utf-8"
     partitions: int = Field(ge=1, le=INT32_MAX)
-    partitioner: Literal["murmur2"] = "murmur2"
+    partitioner: Literal["murmur2", "consistent", "fnv1a"] = Field(
+        "murmur2", description="murmur2: Java's producer (and librdkafka's murmur2); consistent (CRC32) and "
+                               "fnv1a: librdkafka's hash partitioners")
 
 
 class SimulationConfig(_Strict):

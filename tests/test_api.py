@@ -212,6 +212,8 @@ async def test_partitions_are_java_exact(client):
                                                           "partitions": 5})
     assert response.json()["partitions"] == [partition_for_key(k, 5) for k in raw]
     assert (await client.post("/v1/partitions", json={"keys": ["x"], "partitions": 0})).status_code == 422
+    response = await client.post("/v1/partitions", json={"keys": ["kafka"], "partitions": 7, "partitioner": "fnv1a"})
+    assert response.json()["partitions"] == [0xD33C4E1 % 7]
 
 
 async def test_planning_in_worker_processes(tmp_path):

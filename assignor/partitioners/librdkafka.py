@@ -1,0 +1,123 @@
+"""librdkafka's partitioners, for polyglot producers (C, Go, Python, .NET clients built on it).
+
+The hash functions follow librdkafka's ``rd_kafka_msg_partitioner_*`` exactly:
+
+===================  ==============================================  ==============================
+name                 keyed                                           NULL key (empty key)
+===================  ==============================================  ==============================
+``random``           random                                          random
+``consistent``       ``crc32(key) % n``                              partition of ``crc32(b"")``: 0
+``consistent_random`` ``crc32(key) % n``                             random (empty: random too)
+``murmur2``          ``(murmur2(key) & 0x7fffffff) % n`` (= Java's)  murmur2 of no bytes (empty same)
+``murmur2_random``   as murmur2                                      random (empty: murmur2)
+``fnv1a``            ``fnv1a(key) % n`` (abs value, as Sarama)       fnv1a of no bytes (empty same)
+``fnv1a_random``     as fnv1a                                        random (empty: fnv1a)
+===================  ==============================================  ==============================
+
+`partition_function` is the bare function. `LibrdkafkaPartitioner` adds what the producer does
+before calling it: a NULL key (and an empty key under ``consistent_random``, the default) is not
+hashed at all but goes to the topic's *sticky* partition, a random one renewed every
+``sticky.partitioning.linger.ms`` (10 ms by default); only ``random`` bypasses stickiness.
+"""
+
+from __future__ import annotations
+
+import random as _random
+import time
+import zlib
+from collections.abc import Callable, Sequence
+
+from assignor.partitioners.keyless import _choices
+from assignor.partitioners.murmur import PartitionerError, murmur2
+
+__all__ = ["LIBRDKAFKA_PARTITIONERS", "LibrdkafkaPartitioner", "fnv1a", "partition_function"]
+
+LIBRDKAFKA_PARTITIONERS = ("random", "consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a",
+                           "fnv1a_random")
+
+
+def fnv1a(key: bytes | None) -> int:
+    """librdkafka's ``rd_fnv1a``: 32-bit FNV-1a read as signed, made non-negative by negation (to
+    match Sarama's hash partitioner); ``-2**31`` stays ``0x80000000``.
+
+    Examples
+    --------
+    >>> hex(fnv1a(b"kafka")), hex(fnv1a(b""))
+    ('0xd33c4e1', '0x7ee3623b')
+    """
+    h = 0x811C9DC5
+    for byte in key or b"":
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    if h >= 0x80000000:  # negative as int32
+        h = (-(h - 0x100000000)) & 0xFFFFFFFF
+    return h
+
+
+def _random_partition(num_partitions: int, available: Sequence[int] | None, rng: _random.Random) -> int:
+    # rd_kafka_msg_partitioner_random: one draw; an unavailable pick gets one more draw, unchecked.
+    pick = rng.randrange(num_partitions)
+    if available is not None and pick not in set(available):
+        pick = rng.randrange(num_partitions)
+    return pick
+
+
+def partition_function(name: str, key: bytes | None, num_partitions: int, available: Sequence[int] | None = None,
+                       rng: _random.Random | None = None) -> int:
+    """librdkafka's partitioner function `name` on one key (no stickiness; see the table)."""
+    if name not in LIBRDKAFKA_PARTITIONERS:
+        raise PartitionerError(f"partitioner: one of {LIBRDKAFKA_PARTITIONERS}, got {name!r}")
+    _choices("topic", num_partitions, None)
+    if key is not None and not isinstance(key, bytes | bytearray | memoryview):
+        raise PartitionerError(f"key must be bytes or None, got {type(key).__name__}")
+    rng = rng or _random.Random()
+    if name == "random":
+        return _random_partition(num_partitions, available, rng)
+    if name == "consistent_random" and not key:
+        return _random_partition(num_partitions, available, rng)
+    if name in ("murmur2_random", "fnv1a_random") and key is None:
+        return _random_partition(num_partitions, available, rng)
+    data = bytes(key or b"")
+    if name.startswith("consistent"):
+        return zlib.crc32(data) % num_partitions
+    if name.startswith("murmur2"):
+        return (murmur2(data) & 0x7FFFFFFF) % num_partitions
+    return fnv1a(data) % num_partitions
+
+
+class LibrdkafkaPartitioner:
+    """A librdkafka producer's partitioning for one configuration, per instance.
+
+    Examples
+    --------
+    >>> p = LibrdkafkaPartitioner("murmur2_random", seed=1)
+    >>> p.partition("t", b"user-1", 12) == partition_function("murmur2", b"user-1", 12)
+    True
+    """
+
+    def __init__(self, partitioner: str = "consistent_random", *, sticky_linger_ms: float = 10.0,
+                 seed: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        if partitioner not in LIBRDKAFKA_PARTITIONERS:
+            raise PartitionerError(f"partitioner: one of {LIBRDKAFKA_PARTITIONERS}, got {partitioner!r}")
+        if sticky_linger_ms < 0:
+            raise PartitionerError(f"sticky.partitioning.linger.ms must be >= 0, got {sticky_linger_ms}")
+        self.name = partitioner
+        self.sticky_linger_ms = sticky_linger_ms
+        self._rng = _random.Random(seed)
+        self._clock = clock
+        self._sticky: dict[str, tuple[int, float]] = {}  # topic -> (partition, chosen at, in ms)
+
+    def partition(self, topic: str, key: bytes | None, num_partitions: int | None,
+                  available: Sequence[int] | None = None) -> int:
+        _choices(topic, num_partitions, available)
+        sticky = self.name != "random" and (key is None or (not key and self.name == "consistent_random"))
+        if not sticky:
+            return partition_function(self.name, key, num_partitions, available, self._rng)
+        now = self._clock() * 1000.0
+        current = self._sticky.get(topic)
+        expired = current is None or now - current[1] >= self.sticky_linger_ms or current[0] >= num_partitions
+        if not expired and available is not None and current[0] not in set(available):
+            expired = True  # librdkafka renews the sticky partition when it becomes unavailable
+        if expired:
+            current = (_random_partition(num_partitions, available, self._rng), now)
+            self._sticky[topic] = current
+        return current[0]
