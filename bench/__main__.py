@@ -204,7 +204,28 @@ def _service_rows() -> None:
           f"{row['big_healthz_p99_ms']:.1f} ({row['big_healthz_samples']} samples)", flush=True)
 
 
-SECTIONS = ("assign", "wire", "keys", "whatif", "adapter", "service")
+def _simulate_in_child(queue) -> None:
+    from assignor import simulate
+
+    rows = []
+    for name in ("kip794-series1", "kip794-series2", "kip480"):
+        for config in simulate.preset(name):
+            start = time.process_time()
+            result = simulate.run(config)
+            rows.append((name, result, time.process_time() - start))
+    queue.put([(name, r.row(), cpu) for name, r, cpu in rows])
+
+
+def _simulate_rows() -> None:
+    rows = _in_child(_simulate_in_child)
+    print("simulator run | records | CPU s | MB/s | p99 ms | MB per broker | batches", flush=True)
+    for name, row, cpu in rows:
+        brokers = " / ".join(f"{b / 1e6:.1f}" for b in row["bytes_per_broker"])
+        print(f"{name}: {row['label']} | {row['records']:,} | {cpu:.2f} | {row['mb_per_s']:.2f} | "
+              f"{row['latency_p99_ms']:.0f} | {brokers} | {row['batches']:,}", flush=True)
+
+
+SECTIONS = ("assign", "wire", "keys", "whatif", "adapter", "simulate", "service")
 
 
 def _seconds(value):
@@ -236,6 +257,9 @@ def main(argv=None) -> int:
         print()
     if "adapter" in only:
         _adapter_rows(args.peer_limit)
+        print()
+    if "simulate" in only:
+        _simulate_rows()
         print()
     if "service" in only:
         _service_rows()
