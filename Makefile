@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 # The UI tests drive Debian's Chromium (never a downloaded browser build).
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The Spark tests need a Java 17+ runtime.
+JAVA := $(shell command -v java || echo /usr/bin/java)
 # The service's load benchmark drives it with Debian's wrk.
 WRK := /usr/bin/wrk
 
@@ -26,14 +28,18 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-test: $(STAMP) $(CHROMIUM)
+$(JAVA):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless
+
+test: $(STAMP) $(CHROMIUM) $(JAVA)
 	$(BIN)/python -m pytest
 
 $(WRK):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
 
-bench: $(STAMP) $(WRK)
+bench: $(STAMP) $(WRK) $(JAVA)
 	$(BIN)/python -m bench
 
 clean:

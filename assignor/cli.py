@@ -6,6 +6,8 @@ and prints ``{"assignment": ..., "metrics": ...}`` where metrics is the oracle's
 ``assignor whatif GROUP.json --event KIND:ARGS ...`` replays events under each strategy and
 prints a table per strategy and a summary (``--json`` for the engine's full output).
 
+``assignor pipeline fleet-whatif|key-skew|make-sample ...`` runs the Spark jobs (`pipeline.cli`).
+
 ``assignor simulate --preset kip794-series1`` runs the producer simulator on one of the KIPs'
 experiments and prints a table per run (``--json``; ``--plot DIR`` for PNG charts).
 """
@@ -37,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="strategies to compare (repeatable; default: all)")
     whatif.add_argument("--json", action="store_true", help="print the engine's output as JSON")
     whatif.add_argument("--plans", action="store_true", help="include each step's assignment (with --json)")
+    pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample")
+    try:
+        from pipeline.cli import parser as pipeline_parser  # not in the core: needs the [spark] extra
+    except ImportError:
+        pipeline.add_argument("job", nargs="*", help="install the [spark] extra for the pipeline jobs")
+    else:
+        pipeline_parser(pipeline.add_subparsers(dest="job", required=True))
     simulate = commands.add_parser("simulate", help="simulate producer partitioners (KIP-480, KIP-794)")
     simulate.add_argument("--preset", default="kip794-series1",
                           help="kip794-series1, kip794-series2 or kip480 (default: kip794-series1)")
@@ -140,6 +149,17 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pipeline(args: argparse.Namespace) -> int:
+    try:
+        from pipeline.cli import main as run_job
+    except ImportError as error:
+        raise AssignorError(f"the pipeline needs the [spark] extra ({error})") from None
+    try:
+        return run_job(args)
+    except ValueError as error:  # bad partition counts and the like, before any work
+        raise AssignorError(str(error)) from None
+
+
 def _cell(value) -> str:
     if value is None:
         return "-"
@@ -153,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             return _whatif(args)
         if args.command == "simulate":
             return _simulate(args)
+        if args.command == "pipeline":
+            return _pipeline(args)
         output = _plan(args)
     except AssignorError as error:
         print(f"assignor: error: {error}", file=sys.stderr)

@@ -28,3 +28,13 @@ def broker(tmp_path_factory):
     running = Broker(tmp_path_factory.mktemp("tansu") / "broker.log")
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] Spark session for the test run (C1 JIT: short jobs start sooner)."""
+    from pipeline.session import spark_session
+
+    session = spark_session("local[2]", "tests", quick_jit=True, shuffle_partitions=2)
+    yield session
+    session.stop()

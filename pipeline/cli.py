@@ -1,0 +1,219 @@
+"""``assignor pipeline ...``: the Spark jobs from the command line.
+
+    assignor pipeline make-sample --out DIR [--groups N --records N]
+    assignor pipeline fleet-whatif --groups G --topics T --event rolling_restart --out DIR [--master URL]
+    assignor pipeline key-skew --records R --partitions 12,16,24 --out DIR [--master URL] [--plot]
+
+``--master`` defaults to ``local[*]``; ``spark://host:7077`` (or ``spark-submit`` of
+``pipeline/cli.py``) runs the same job on a cluster. ``--local`` runs the single-process path
+instead of Spark (same output). Spark shows stage progress while a job runs; a summary table is
+printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def parser(commands=None) -> argparse.ArgumentParser:
+    if commands is None:
+        top = argparse.ArgumentParser(prog="assignor pipeline", description=__doc__.splitlines()[0])
+        commands = top.add_subparsers(dest="job", required=True)
+    else:
+        top = None
+    sample = commands.add_parser("make-sample", help="write a sample fleet and records (Parquet)")
+    sample.add_argument("--out", required=True)
+    sample.add_argument("--clusters", type=int, default=2)
+    sample.add_argument("--groups", type=int, default=50)
+    sample.add_argument("--topics", type=int, default=20)
+    sample.add_argument("--records", type=int, default=100_000)
+    sample.add_argument("--seed", type=int, default=7)
+    sample.add_argument("--no-bad-rows", action="store_true", help="leave out the rows meant for `errors`")
+    fleet = commands.add_parser("fleet-whatif", help="replay events on every group under each strategy")
+    fleet.add_argument("--groups", required=True, help="member rows (Parquet, or JSON lines ending in .json/.jsonl)")
+    fleet.add_argument("--topics", required=True, help="topic rows (Parquet or JSON lines)")
+    fleet.add_argument("--event", action="append", default=[], metavar="KIND:ARGS")
+    fleet.add_argument("--strategy", action="append", help="default: all four")
+    fleet.add_argument("--plans", action="store_true", help="include each group's final plan (JSON)")
+    skew = commands.add_parser("key-skew", help="records per partition for several partition counts")
+    skew.add_argument("--records", required=True, help="records (Parquet, or CSV with a header)")
+    skew.add_argument("--partitions", required=True, help="partition counts, e.g. 12,16,24")
+    skew.add_argument("--key-encoding", choices=("utf-8", "base64"), default="utf-8",
+                      help="how text keys encode the key bytes")
+    skew.add_argument("--plot", action="store_true", help="write PNG charts of records per partition")
+    for job in (fleet, skew):
+        job.add_argument("--out", required=True)
+        job.add_argument("--master", default="local[*]")
+        job.add_argument("--local", action="store_true", help="single process, no Spark")
+    return top
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.job == "make-sample":
+        from pipeline import sample
+
+        paths = sample.write(args.out, clusters=args.clusters, groups=args.groups, topics=args.topics,
+                             records_count=args.records, seed=args.seed, bad_rows=not args.no_bad_rows)
+        for name, path in paths.items():
+            print(f"{name}: {path}")
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    if args.job == "fleet-whatif":
+        result = _fleet(args, out)
+        _fleet_summary(result, time.perf_counter() - started)
+    else:
+        tables = _skew(args, out)
+        _skew_summary(tables, time.perf_counter() - started)
+    return 0
+
+
+def _read_local(path: str) -> pd.DataFrame:
+    import pandas as pd
+
+    if path.endswith((".json", ".jsonl")):
+        return pd.read_json(path, lines=True)
+    return pd.read_parquet(path)
+
+
+def _fleet(args, out: Path) -> pd.DataFrame:
+    from assignor.whatif import ALL_STRATEGIES
+    from pipeline import fleet
+
+    strategies = args.strategy or list(ALL_STRATEGIES)
+    fleet.check_request(args.event, strategies)
+    if args.local:
+        result = fleet.run_local(_read_local(args.groups), _read_local(args.topics), args.event, strategies,
+                                 args.plans)
+        result[result["kind"] == "result"].drop(columns=["kind", "member_id", "reason"]).to_parquet(
+            out / "results.parquet", index=False)
+        result[result["kind"] == "error"][["cluster", "group_id", "member_id", "strategy", "reason"]].to_parquet(
+            out / "errors.parquet", index=False)
+        return result
+    from pipeline.session import spark_session
+
+    spark = spark_session(args.master, "fleet-whatif")
+    groups = _read_spark(spark, args.groups, fleet.GROUPS_SCHEMA)
+    topics = _read_spark(spark, args.topics, fleet.TOPICS_SCHEMA)
+    rows = fleet.run_spark(spark, groups, topics, args.event, strategies, args.plans).persist()
+    rows.where("kind = 'result'").drop("kind", "member_id", "reason").write.mode("overwrite").parquet(
+        str(out / "results"))
+    rows.where("kind = 'error'").select("cluster", "group_id", "member_id", "strategy", "reason").write.mode(
+        "overwrite").parquet(str(out / "errors"))
+    summary = rows.groupBy("kind", "strategy").agg({"moved": "sum", "revoked": "sum", "group_id": "count"})
+    result = rows.toPandas() if rows.count() <= 200_000 else summary.toPandas()
+    rows.unpersist()
+    return result
+
+
+def _read_spark(spark, path: str, schema: str):
+    if path.endswith((".json", ".jsonl")):
+        return spark.read.json(path, schema=schema)
+    return spark.read.parquet(path)
+
+
+def _fleet_summary(result: pd.DataFrame, seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 140)
+    if "kind" not in result or "moved" not in result:
+        console.print(result)
+        return
+    results = result[result["kind"] == "result"]
+    groups = len(results[["cluster", "group_id"]].drop_duplicates())
+    table = Table(title=f"fleet-whatif: {groups} groups in {seconds:.1f} s",
+                  title_justify="left")
+    for column in ("strategy", "groups", "moved", "revoked", "rounds", "worst spread", "groups moving most"):
+        table.add_column(column, justify="left" if column in ("strategy", "groups moving most") else "right")
+    for strategy, frame in results.groupby("strategy", sort=True):
+        worst = frame.sort_values("moved", ascending=False).head(3)
+        table.add_row(strategy, str(len(frame)), f"{int(frame['moved'].sum()):,}", f"{int(frame['revoked'].sum()):,}",
+                      f"{int(frame['rounds'].sum()):,}", str(int(frame["max_spread"].max())),
+                      ", ".join(f"{r.cluster}/{r.group_id} ({int(r.moved)})" for r in worst.itertuples()))
+    console.print(table)
+    errors = result[result["kind"] == "error"]
+    if len(errors):
+        console.print(f"{len(errors)} rows went to errors (first: {errors.iloc[0]['reason']})")
+
+
+def _skew(args, out: Path) -> dict[str, pd.DataFrame]:
+    from pipeline import skew
+
+    counts = [int(n) for n in args.partitions.split(",") if n.strip()]
+    if args.local:
+        tables = skew.run_local(args.records, counts, args.key_encoding)
+        tables["errors"].to_parquet(out / "errors.parquet", index=False)
+    else:
+        from pipeline.session import spark_session
+
+        spark = spark_session(args.master, "key-skew")
+        tables, errors = skew.run_spark(spark, skew.read_spark(spark, args.records), counts, args.key_encoding)
+        errors.write.mode("overwrite").parquet(str(out / "errors"))
+    for name in ("partitions", "skew", "hot_keys", "moves"):
+        tables[name].to_parquet(out / f"{name}.parquet", index=False)
+    if args.plot:
+        for path in plot_skew(tables["partitions"], out):
+            print(f"wrote {path}", file=sys.stderr)
+    return tables
+
+
+def _skew_summary(tables: dict[str, pd.DataFrame], seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 140)
+    table = Table(title=f"key-skew in {seconds:.1f} s", title_justify="left")
+    for column in ("topic", "partitions", "records", "max/mean records", "max/mean bytes", "empty",
+                   "hottest key share"):
+        table.add_column(column, justify="left" if column == "topic" else "right")
+    hottest = tables["hot_keys"][tables["hot_keys"]["rank"] == 1].set_index("topic")["share"]
+    for row in tables["skew"].itertuples(index=False):
+        table.add_row(row.topic, str(row.partitions_n), f"{row.records:,}", f"{row.records_skew:.2f}",
+                      f"{row.bytes_skew:.2f}", str(row.empty_partitions), f"{hottest.get(row.topic, 0):.1%}")
+    console.print(table)
+    moves = Table(title="keys and bytes that change partition", title_justify="left")
+    for column in ("topic", "from -> to", "keys moved", "bytes moved"):
+        moves.add_column(column, justify="left" if column == "topic" else "right")
+    for row in tables["moves"].itertuples(index=False):
+        moves.add_row(row.topic, f"{row.from_n} -> {row.to_n}", f"{row.key_fraction:.1%}", f"{row.byte_fraction:.1%}")
+    console.print(moves)
+
+
+def plot_skew(partitions: pd.DataFrame, out: Path) -> list[Path]:
+    """One PNG per topic: records per partition for each partition count."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for topic, frame in partitions.groupby("topic", sort=True):
+        counts = sorted(frame["partitions_n"].unique())
+        figure, axes = plt.subplots(len(counts), 1, figsize=(9, 2.4 * len(counts)), squeeze=False)
+        for ax, n in zip(axes[:, 0], counts):
+            part = frame[frame["partitions_n"] == n]
+            ax.bar(part["partition"], part["records"], color="#2f6fdf")
+            ax.axhline(part["records"].sum() / n, color="#e0661b", linewidth=1, label="mean")
+            ax.set_ylabel(f"N={n}")
+            ax.legend(fontsize=8, loc="upper right")
+        axes[0, 0].set_title(f"{topic}: records per partition")
+        axes[-1, 0].set_xlabel("partition")
+        figure.tight_layout()
+        path = out / f"skew-{topic}.png"
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # spark-submit pipeline/cli.py key-skew ...
+    sys.exit(main(parser().parse_args()))

@@ -1,0 +1,236 @@
+"""fleet-whatif: replay events on every consumer group of a fleet, under each strategy.
+
+Input
+    groups: one row per member: ``cluster, group_id, member_id, topics (list of names),
+    owned (list of {topic, partition}), generation, rack``; topics: ``cluster, topic,
+    partitions``. Parquet or JSON lines.
+Output
+    One row per group x strategy (`RESULT_COLUMNS`): moved, revoked, rounds, balance score,
+    spread, rack locality and plan time of the what-if engine's summary, and optionally the final
+    plan as JSON. Rows that cannot be used go to ``errors`` with the reason, and the group is
+    planned without them; a group whose events do not concern it (a topic it does not read, a
+    member it does not have) skips those events and counts them.
+
+`group_whatif` is the whole per-group computation on pandas frames; the Spark job runs it in
+``groupBy(cluster, group_id).cogroup(...).applyInPandas`` and `run_local` runs it in a loop, so
+the two paths give the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+
+import pandas as pd
+
+from assignor import whatif
+from assignor.errors import AssignorError
+from assignor.model import UNKNOWN_GENERATION, Group, Member, TopicPartition
+
+GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack")
+GROUPS_SCHEMA = ("cluster string, group_id string, member_id string, topics array<string>, "
+                 "owned array<struct<topic: string, partition: int>>, generation int, rack string")
+TOPICS_SCHEMA = "cluster string, topic string, partitions int"
+
+RESULT_COLUMNS = {
+    "cluster": "string", "group_id": "string", "kind": "string", "strategy": "string", "member_id": "string",
+    "reason": "string", "members": "bigint", "partitions": "bigint", "steps": "bigint", "rounds": "bigint",
+    "revoked": "bigint", "moved": "bigint", "reassigned": "bigint", "final_balance_score": "bigint",
+    "final_spread": "bigint", "max_spread": "bigint", "rack_locality": "double", "skipped_events": "bigint",
+    "plan_seconds": "double", "plan": "string",
+}
+RESULT_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in RESULT_COLUMNS.items())
+_PANDAS_TYPES = {"string": "object", "bigint": "Int64", "double": "float64"}
+
+
+def empty_result() -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series(dtype=_PANDAS_TYPES[kind]) for name, kind in RESULT_COLUMNS.items()})
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    if not rows:
+        return empty_result()
+    frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    for name, kind in RESULT_COLUMNS.items():
+        frame[name] = frame[name].astype(_PANDAS_TYPES[kind])
+    return frame
+
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _as_list(value) -> list | None:
+    """Arrays arrive as lists (JSON), numpy arrays (Arrow) or None."""
+    if _is_missing(value):
+        return None
+    return list(value)
+
+
+def _topics_of(cluster: str, group_id: str, topics: pd.DataFrame, errors: list[dict]) -> dict[str, int]:
+    known: dict[str, int] = {}
+    bad: set[str] = set()
+    for row in topics.sort_values("topic", kind="stable").itertuples(index=False):
+        name, count = row.topic, row.partitions
+        if _is_missing(count):
+            continue  # subscribed but absent from the topic table: reported with each member
+        count = int(count)
+        if count < 0 or (name in known and known[name] != count):
+            reason = (f"topic {name!r}: partition count {count}" if count < 0
+                      else f"topic {name!r}: two partition counts ({known[name]} and {count})")
+            errors.append(_error(cluster, group_id, None, reason))
+            bad.add(name)
+        known[name] = count
+    return {name: count for name, count in known.items() if name not in bad}
+
+
+def _error(cluster: str, group_id: str, member_id, reason: str, strategy: str | None = None) -> dict:
+    return {"cluster": cluster, "group_id": group_id, "kind": "error", "member_id": member_id, "reason": reason,
+            "strategy": strategy}
+
+
+def _member(row, topics: dict[str, int]) -> Member:
+    """A Member from one row, or AssignorError saying why the row cannot be used."""
+    if _is_missing(row.member_id) or not str(row.member_id):
+        raise AssignorError("member_id is missing")
+    subscribed = _as_list(row.topics)
+    if not subscribed:
+        raise AssignorError("topics is empty")
+    unknown = sorted({t for t in subscribed if t not in topics}, key=str)
+    if unknown:
+        raise AssignorError(f"unknown topic {unknown[0]!r} (not in the cluster's topic table)")
+    owned = []
+    for entry in _as_list(row.owned) or []:
+        topic, partition = entry.get("topic"), entry.get("partition")
+        if _is_missing(topic) or _is_missing(partition):
+            raise AssignorError(f"owned entry {entry!r} needs a topic and a partition")
+        if int(partition) < 0:
+            raise AssignorError(f"owned: negative partition {int(partition)} of topic {topic!r}")
+        owned.append(TopicPartition(str(topic), int(partition)))
+    generation = UNKNOWN_GENERATION if _is_missing(row.generation) else int(row.generation)
+    rack = None if _is_missing(row.rack) else str(row.rack)
+    return Member(str(row.member_id), [str(t) for t in subscribed], owned=owned, generation=generation, rack=rack)
+
+
+def _applicable(group: Group, events: Sequence[whatif.Event]) -> tuple[list[whatif.Event], int]:
+    """The events that concern this group, in order, and how many did not."""
+    kept, skipped, definition = [], 0, group
+    for event in events:
+        if event.kind == "rolling_restart":
+            kept.append(event)
+            continue
+        try:
+            definition = whatif.apply_event(definition, event)
+        except AssignorError:
+            skipped += 1
+            continue
+        kept.append(event)
+    return kept, skipped
+
+
+def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
+                 strategies: Sequence[str], include_plan: bool = False) -> pd.DataFrame:
+    """Rows for one group (members: its member rows; topics: ``topic, partitions`` of the topics
+    its members subscribe to, partitions null when the cluster does not know the topic)."""
+    if members.empty:
+        return empty_result()
+    for optional in ("owned", "generation", "rack"):  # JSON lines may leave them out
+        if optional not in members:
+            members = members.assign(**{optional: None})
+    cluster, group_id = str(members["cluster"].iloc[0]), str(members["group_id"].iloc[0])
+    errors: list[dict] = []
+    known = _topics_of(cluster, group_id, topics, errors)
+    group_members: list[Member] = []
+    seen: set[str] = set()
+    ordered = members.assign(_order=members["member_id"].astype(str)).sort_values("_order", kind="stable")
+    for row in ordered.itertuples(index=False):
+        try:
+            member = _member(row, known)
+            if member.id in seen:
+                raise AssignorError(f"duplicate member_id {member.id!r}")
+        except AssignorError as error:
+            errors.append(_error(cluster, group_id, None if _is_missing(row.member_id) else str(row.member_id),
+                                 str(error)))
+            continue
+        seen.add(member.id)
+        group_members.append(member)
+    if not group_members:
+        errors.append(_error(cluster, group_id, None, "no usable member rows"))
+        return _frame(errors)
+    subscribed = {t for m in group_members for t in m.topics}
+    group = Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members)
+    kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
+    rows = []
+    for strategy in strategies:
+        started = time.perf_counter()
+        try:
+            result = whatif.run(group, kept, [strategy], include_plans=include_plan)["strategies"][strategy]
+        except AssignorError as error:
+            errors.append(_error(cluster, group_id, None, str(error), strategy))
+            continue
+        seconds = time.perf_counter() - started
+        summary = result["summary"]
+        plan = json.dumps(result["steps"][-1]["assignment"], sort_keys=True) if include_plan else None
+        rows.append({"cluster": cluster, "group_id": group_id, "kind": "result", "strategy": strategy,
+                     "member_id": None, "reason": None, "members": len(group_members),
+                     "partitions": sum(group.topics.values()), "steps": summary["steps"],
+                     "rounds": summary["rounds"], "revoked": summary["revoked"], "moved": summary["moved"],
+                     "reassigned": summary["reassigned"], "final_balance_score": summary["final_balance_score"],
+                     "final_spread": summary["final_spread"], "max_spread": summary["max_spread"],
+                     "rack_locality": summary["rack_locality"], "skipped_events": skipped,
+                     "plan_seconds": seconds, "plan": plan})
+    return _frame(rows + errors)
+
+
+def check_request(events: Sequence[str], strategies: Sequence[str]) -> None:
+    """Fail before any work on an event or strategy that no group could use."""
+    from assignor.strategies import assign
+
+    for text in events:
+        whatif.parse_event(text)
+    for name in strategies:
+        assign(name, Group(topics={}))
+
+
+def _subscribed_topics(groups: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
+    """cluster, group_id, topic, partitions (null when unknown) for every subscribed topic."""
+    exploded = groups[["cluster", "group_id", "topics"]].explode("topics").dropna(subset=["topics"])
+    exploded = exploded.rename(columns={"topics": "topic"}).drop_duplicates()
+    return exploded.merge(topics, on=["cluster", "topic"], how="left")
+
+
+def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], strategies: Sequence[str],
+              include_plan: bool = False) -> pd.DataFrame:
+    """The single-process path: every group in turn, in this process."""
+    check_request(events, strategies)
+    subscribed = _subscribed_topics(groups, topics)
+    frames = []
+    by_group = {key: frame for key, frame in subscribed.groupby(["cluster", "group_id"], sort=False)}
+    for key, members in groups.groupby(["cluster", "group_id"], sort=True):
+        group_topics = by_group.get(key, subscribed.iloc[0:0])[["topic", "partitions"]]
+        frames.append(group_whatif(members, group_topics, events, strategies, include_plan))
+    return pd.concat(frames, ignore_index=True) if frames else empty_result()
+
+
+def run_spark(spark, groups, topics, events: Sequence[str], strategies: Sequence[str], include_plan: bool = False):
+    """The Spark path: a DataFrame of `RESULT_COLUMNS` rows (results and errors)."""
+    from pyspark.sql import functions as F
+
+    check_request(events, strategies)
+    # Fresh column names: cogrouping `groups` with a frame derived from it must not look like a
+    # self-join to Spark's analyser.
+    subscribed = (groups.select(F.col("cluster").alias("s_cluster"), F.col("group_id").alias("s_group"),
+                                F.explode("topics").alias("topic")).dropna().distinct())
+    known = topics.select(F.col("cluster").alias("t_cluster"), F.col("topic").alias("t_topic"), "partitions")
+    subscribed = (subscribed.join(known, (subscribed.s_cluster == known.t_cluster)
+                                  & (subscribed.topic == known.t_topic), how="left")
+                  .select("s_cluster", "s_group", "topic", "partitions"))
+    events, strategies = list(events), list(strategies)
+
+    def per_group(members: pd.DataFrame, group_topics: pd.DataFrame) -> pd.DataFrame:
+        return group_whatif(members, group_topics[["topic", "partitions"]], events, strategies, include_plan)
+
+    return (groups.groupBy("cluster", "group_id").cogroup(subscribed.groupBy("s_cluster", "s_group"))
+            .applyInPandas(per_group, schema=RESULT_SCHEMA))

@@ -1,0 +1,181 @@
+"""The Spark jobs: the Spark path equals the single-process path row for row, bad rows go to
+errors with their reason, and the numbers are the core's (whatif, Java-exact partitioning)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from assignor import whatif
+from assignor.cli import main
+from assignor.model import Group, Member, TopicPartition
+from assignor.partitioners import partition_for_key
+from pipeline import fleet, sample, skew
+
+STRATEGIES = ["sticky", "cooperative-sticky", "range", "roundrobin"]
+EVENTS = ["member_leave:consumer-0-0", "partitions_added:t007:96", "subscribe:consumer-1-1:t003"]
+KEYS = ["cluster", "group_id", "kind", "strategy", "member_id"]
+
+
+@pytest.fixture(scope="module")
+def fleet_data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fleet")
+    return sample.write(out, groups=16, topics=10, records_count=20_000, seed=3)
+
+
+def ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.drop(columns=["plan_seconds"]).astype({"rack_locality": "float64"})
+    frame = frame.astype(object).where(frame.notna(), None)  # one kind of missing value on both sides
+    return frame.sort_values(KEYS, na_position="first", ignore_index=True, key=lambda c: c.astype(str))
+
+
+def test_fleet_spark_equals_local(spark, fleet_data):
+    groups = pq.read_table(fleet_data["groups"]).to_pandas()
+    topics = pq.read_table(fleet_data["topics"]).to_pandas()
+    local = fleet.run_local(groups, topics, EVENTS, STRATEGIES, include_plan=True)
+    distributed = fleet.run_spark(spark, spark.read.parquet(str(fleet_data["groups"])),
+                                  spark.read.parquet(str(fleet_data["topics"])), EVENTS, STRATEGIES,
+                                  include_plan=True).toPandas()
+    pd.testing.assert_frame_equal(ordered(local), ordered(distributed), check_dtype=False)
+    results = local[local["kind"] == "result"]
+    assert results.groupby(["cluster", "group_id"]).ngroups == 16 and len(results) == 16 * 4
+    errors = local[local["kind"] == "error"].set_index("member_id", drop=False)
+    assert "unknown topic 'no-such-topic'" in errors.loc["ghost-reader", "reason"]
+    assert "negative partition -4" in errors.loc["negative-claim", "reason"]
+    assert (errors["reason"] == "member_id is missing").sum() == 1
+
+
+def test_a_group_row_equals_the_whatif_engine(fleet_data):
+    groups = pq.read_table(fleet_data["groups"]).to_pandas()
+    topics = pq.read_table(fleet_data["topics"]).to_pandas()
+    members = groups[(groups["cluster"] == "cluster-1") & (groups["group_id"] == "group-2")]
+    counts = topics[topics["cluster"] == "cluster-1"].set_index("topic")["partitions"]
+    group = Group(topics={t: int(counts[t]) for t in sorted({t for ts in members["topics"] for t in ts})},
+                  members=[Member(r.member_id, list(r.topics), [TopicPartition(o["topic"], o["partition"])
+                                                               for o in r.owned], int(r.generation))
+                           for r in members.sort_values("member_id").itertuples()])
+    events = ["rolling_restart"]
+    expected = whatif.run(group, [whatif.parse_event(e) for e in events], STRATEGIES)["strategies"]
+    group_topics = pd.DataFrame({"topic": list(group.topics), "partitions": list(group.topics.values())})
+    rows = fleet.group_whatif(members, group_topics, events, STRATEGIES).set_index("strategy")
+    for strategy in STRATEGIES:
+        summary = expected[strategy]["summary"]
+        for column in ("steps", "rounds", "revoked", "moved", "reassigned", "final_balance_score", "max_spread"):
+            assert rows.loc[strategy, column] == summary[column], (strategy, column)
+
+
+def test_events_a_group_does_not_have_are_skipped_and_counted():
+    members = pd.DataFrame([{"cluster": "c", "group_id": "g", "member_id": "m1", "topics": ["a"], "owned": [],
+                             "generation": 1, "rack": None}])
+    rows = fleet.group_whatif(members, pd.DataFrame({"topic": ["a"], "partitions": [4]}),
+                              ["member_leave:nobody", "partitions_added:a:8", "topic_deleted:zzz"], ["sticky"])
+    assert rows.loc[0, "skipped_events"] == 2 and rows.loc[0, "partitions"] == 4 and rows.loc[0, "steps"] == 1
+
+
+def write_csv(table: pa.Table, path) -> str:
+    pacsv.write_csv(table, str(path))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def records_path(fleet_data):
+    return str(fleet_data["records"])
+
+
+def assert_tables_equal(local: dict, distributed: dict) -> None:
+    for name in ("partitions", "skew", "hot_keys", "moves"):
+        pd.testing.assert_frame_equal(local[name], distributed[name], check_dtype=False)
+
+
+def test_key_skew_spark_equals_local_and_java(spark, records_path):
+    counts = [12, 16, 24]
+    local = skew.run_local(records_path, counts)
+    distributed, errors = skew.run_spark(spark, skew.read_spark(spark, records_path), counts)
+    assert_tables_equal(local, distributed)
+    assert sorted(errors.toPandas()["reason"]) == sorted(local["errors"]["reason"]) == sorted(
+        [skew.NULL_KEY, skew.BAD_SIZE, skew.NULL_TOPIC])
+    # Every good record is counted once per partition count, where Java's producer puts its key.
+    table = pq.read_table(records_path).to_pandas().dropna()
+    table = table[table["size"] >= 0]
+    for n in counts:
+        assert local["partitions"].query("partitions_n == @n")["records"].sum() == len(table)
+    sample_rows = table.head(300)
+    expected = sample_rows.assign(partition=[partition_for_key(k, 16) for k in sample_rows["key"]])
+    per_partition = expected.groupby(["topic", "partition"]).size()
+    observed = local["partitions"].query("partitions_n == 16").set_index(["topic", "partition"])["records"]
+    assert (observed.loc[per_partition.index] >= per_partition).all()
+    moves = local["moves"].query("from_n == 12 and to_n == 24")
+    assert ((moves["key_fraction"] > 0.45) & (moves["key_fraction"] < 0.55)).all()  # N -> 2N moves half
+
+
+def test_key_skew_from_csv_text_keys(spark, tmp_path):
+    keys = ["alice", "bob", "carol", "bob", "émile", "bob"]
+    utf8 = write_csv(pa.table({"topic": ["t"] * 6, "key": keys, "size": [10, 20, 30, 20, 5, 20]}), tmp_path / "u.csv")
+    local = skew.run_local(utf8, [3, 5])
+    distributed, _ = skew.run_spark(spark, skew.read_spark(spark, utf8), [3, 5])
+    assert_tables_equal(local, distributed)
+    hot = local["hot_keys"]
+    assert (hot.loc[0, "key"], hot.loc[0, "records"], hot.loc[0, "bytes"]) == (b"bob", 3, 60)
+    by_partition = local["partitions"].query("partitions_n == 5").set_index("partition")["records"]
+    for key in set(keys):
+        assert by_partition[partition_for_key(key.encode(), 5)] >= 1
+
+    encoded = [base64.b64encode(k.encode()).decode() for k in keys[:4]] + ["not*base64", None]
+    b64 = write_csv(pa.table({"topic": ["t"] * 6, "key": pa.array(encoded, pa.string()), "size": [1] * 6}),
+                    tmp_path / "b.csv")
+    local = skew.run_local(b64, [3, 5], key_encoding="base64")
+    distributed, errors = skew.run_spark(spark, skew.read_spark(spark, b64), [3, 5], key_encoding="base64")
+    assert_tables_equal(local, distributed)
+    assert sorted(errors.toPandas()["reason"]) == sorted(local["errors"]["reason"]) == sorted(
+        [skew.BAD_BASE64, skew.NULL_KEY])
+    assert local["skew"]["records"].tolist() == [4, 4]
+
+
+def test_bad_partition_counts_are_refused():
+    for counts in ([], [0, 4], [4, 4]):
+        with pytest.raises(ValueError):
+            skew.check_counts(counts)
+
+
+def test_cli_runs_both_jobs(tmp_path, capsys):
+    data = tmp_path / "data"
+    assert main(["pipeline", "make-sample", "--out", str(data), "--groups", "6", "--records", "5000"]) == 0
+    out = tmp_path / "fleet"
+    assert main(["pipeline", "fleet-whatif", "--groups", str(data / "groups.parquet"), "--topics",
+                 str(data / "topics.parquet"), "--event", "rolling_restart", "--strategy", "sticky",
+                 "--out", str(out), "--local"]) == 0
+    assert "fleet-whatif: 6 groups" in capsys.readouterr().out
+    results = pd.read_parquet(out / "results.parquet")
+    assert set(results["strategy"]) == {"sticky"} and len(pd.read_parquet(out / "errors.parquet")) == 3
+    skewed = tmp_path / "skew"
+    assert main(["pipeline", "key-skew", "--records", str(data / "records.parquet"), "--partitions", "6,12",
+                 "--out", str(skewed), "--local", "--plot"]) == 0
+    assert "6 -> 12" in capsys.readouterr().out
+    assert sorted(p.name for p in skewed.glob("skew-*.png")) == ["skew-events-0.png", "skew-events-1.png",
+                                                                  "skew-events-2.png"]
+    assert main(["pipeline", "key-skew", "--records", str(data / "records.parquet"), "--partitions", "6,6",
+                 "--out", str(skewed), "--local"]) == 2
+
+
+def test_cli_on_spark_with_json_lines(spark, tmp_path, capsys):
+    groups = tmp_path / "groups.jsonl"
+    groups.write_text("\n".join(json.dumps(row) for row in [
+        {"cluster": "c", "group_id": "g", "member_id": "a", "topics": ["t"], "owned": [{"topic": "t", "partition": 0}],
+         "generation": 2},
+        {"cluster": "c", "group_id": "g", "member_id": "b", "topics": ["t"], "owned": [], "generation": 2}]))
+    topics = tmp_path / "topics.jsonl"
+    topics.write_text(json.dumps({"cluster": "c", "topic": "t", "partitions": 4}))
+    out = tmp_path / "out"
+    assert main(["pipeline", "fleet-whatif", "--groups", str(groups), "--topics", str(topics), "--event",
+                 "member_leave:a", "--out", str(out), "--master", "local[2]"]) == 0
+    results = pd.read_parquet(out / "results").set_index("strategy")
+    assert results.loc["sticky", "moved"] == 0 and results.loc["sticky", "members"] == 2
+    local = fleet.run_local(pd.read_json(groups, lines=True), pd.read_json(topics, lines=True), ["member_leave:a"],
+                            STRATEGIES)
+    assert local.set_index("strategy").loc["sticky", "reassigned"] == results.loc["sticky", "reassigned"]
