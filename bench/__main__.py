@@ -225,7 +225,38 @@ def _simulate_rows() -> None:
               f"{row['latency_p99_ms']:.0f} | {brokers} | {row['batches']:,}", flush=True)
 
 
-SECTIONS = ("assign", "wire", "keys", "whatif", "adapter", "simulate", "service")
+def _pipeline_in_child(which: str, size: int, queue) -> None:
+    from bench import pipeline
+
+    queue.put(getattr(pipeline, which)(size))
+
+
+def _pipeline_rows(quick: bool) -> None:
+    row = _in_child(_pipeline_in_child, "key_skew", 10_000_000)
+    print("key-skew (3 partition counts) | records | Spark local[2] s (records/s) | single process s (records/s) | "
+          "Spark / single | same tables", flush=True)
+    print(f"10M records from Parquet | {row['records']:,} | {row['spark_s']:.1f} ({row['records'] / row['spark_s']:,.0f}) | "
+          f"{row['local_s']:.1f} ({row['records'] / row['local_s']:,.0f}) | {row['spark_s'] / row['local_s']:.2f}x | "
+          f"{row['same']} (Spark start and warm-up {row['spark_startup_s']:.0f} s, not counted)", flush=True)
+    if not quick:
+        big = _in_child(_pipeline_in_child, "key_skew_on_the_fly", 100_000_000)
+        print(f"100M records generated in Spark | {big['records']:,} | {big['spark_s']:.0f} "
+              f"({big['records'] / big['spark_s']:,.0f}) | - | - | driver peak RSS: Python {big['driver_python_mb']:.0f} MB"
+              f" + JVM {big['driver_jvm_mb']:.0f} MB", flush=True)
+        memory = _in_child(_pipeline_in_child, "local_in_memory", 100_000_000)
+        print(f"100M records, single process | {memory['records']:,} | - | {memory['local_s']:.0f} "
+              f"({memory['records'] / memory['local_s']:,.0f}) | - | peak RSS {memory['rss_mb']:,.0f} MB (data in memory)",
+              flush=True)
+    print()
+    fleet = _in_child(_pipeline_in_child, "fleet", 10_000)
+    print("fleet-whatif (1 event, 4 strategies) | groups / members | Spark local[2] s (groups/s) | "
+          "single process s (groups/s)", flush=True)
+    print(f"partitions_added | {fleet['groups']:,} / {fleet['members']:,} | {fleet['spark_s']:.1f} "
+          f"({fleet['groups'] / fleet['spark_s']:,.0f}) | {fleet['local_s']:.1f} "
+          f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
+
+
+SECTIONS = ("assign", "wire", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
 
 
 def _seconds(value):
@@ -260,6 +291,9 @@ def main(argv=None) -> int:
         print()
     if "simulate" in only:
         _simulate_rows()
+        print()
+    if "pipeline" in only:
+        _pipeline_rows(args.quick)
         print()
     if "service" in only:
         _service_rows()

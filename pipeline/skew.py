@@ -290,10 +290,12 @@ def aggregate_spark(good, counts: Sequence[int]) -> tuple[pd.DataFrame, pd.DataF
 
     placed = keys.mapInArrow(hash_batches, schema).persist()
     try:
-        per_partition = pd.concat([
-            placed.groupBy("topic", F.col(f"p_{n}").alias("partition"))
-            .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
-            .withColumn("partitions_n", F.lit(n)).toPandas() for n in counts], ignore_index=True)
+        # Every partition count in one aggregation: one (n, partition) row per key and count.
+        per_count = F.explode(F.array(*(F.struct(F.lit(n).alias("partitions_n"), F.col(f"p_{n}").alias("partition"))
+                                        for n in counts))).alias("at")
+        per_partition = (placed.select("topic", "records", "bytes", per_count)
+                         .groupBy("topic", "at.partitions_n", "at.partition")
+                         .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes")).toPandas())
         rank = Window.partitionBy("topic").orderBy(F.desc("records"), F.desc("bytes"), F.asc("key"))
         hot = (placed.withColumn("rank", F.row_number().over(rank)).where(F.col("rank") <= HOT_KEYS)
                .select("topic", "key", "records", "bytes").toPandas())
