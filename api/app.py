@@ -32,8 +32,8 @@ from api.models import (
     EncodeRequest,
     PartitionsRequest,
     PlanRequest,
-    SimulationRequest,
     Problem,
+    SimulationRequest,
     SyncRequest,
     WhatIfRequest,
 )

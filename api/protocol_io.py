@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from api import work
 from assignor import protocol
 from assignor.model import TopicPartition
 from assignor.protocol import ProtocolError
@@ -74,20 +75,13 @@ def _no_unknown(unknown: set) -> None:
 
 
 def _b64(data: bytes | None) -> str | None:
-    import base64
-
-    return None if data is None else base64.b64encode(data).decode()
+    return work.b64(data)
 
 
 def _unb64(text: Any) -> bytes | None:
-    import base64
-    import binascii
-
     if text is None:
         return None
-    if not isinstance(text, str):
-        raise ProtocolError("user_data_b64: expected a base64 string")
     try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError) as error:
-        raise ProtocolError(f"user_data_b64: not valid base64 ({error})") from None
+        return work.unb64(text, "user_data_b64")
+    except work.Rejected as error:
+        raise ProtocolError(error.detail) from None

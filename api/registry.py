@@ -2,9 +2,8 @@
 
 One row per (group, generation). A row is written in one transaction, so a crash mid-request
 leaves either the whole generation or none of it. WAL mode lets readers (the page, ``GET``
-endpoints) run while a sync writes. Syncs of one group are serialised by a per-group lock held
-across plan and write, so two leaders racing for one group (a stale one and the current one)
-cannot interleave their generations.
+endpoints) run while a sync writes. The service serialises syncs of one group (plan and write)
+with a per-group lock, so two leaders racing for one group cannot interleave their generations.
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +43,13 @@ def sqlite_path(location: str) -> str:
 
 
 class Registry:
-    """Thread-safe: one connection per thread, one lock per group for syncs."""
+    """Thread-safe: one connection per thread."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = sqlite_path(str(path))
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._locks: dict[str, threading.Lock] = {}
-        self._locks_guard = threading.Lock()
         with self._connection() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
@@ -67,14 +62,6 @@ class Registry:
             db.row_factory = sqlite3.Row
             self._local.db = db
         return db
-
-    @contextmanager
-    def group_lock(self, group_id: str) -> Iterator[None]:
-        """Serialise work on one group (plan + record) across threads."""
-        with self._locks_guard:
-            lock = self._locks.setdefault(group_id, threading.Lock())
-        with lock:
-            yield
 
     def ping(self) -> bool:
         try:

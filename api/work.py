@@ -91,7 +91,7 @@ def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
     user_data = _next_user_data(strategy, result.assignment, generation)
     report = validate.report(group, result)
     out = {**plan_to_json(result), "strategy": strategy, "generation": generation,
-           "members": {m: {"assignment_b64": _b64(encoded[m]), "user_data_b64": _b64(user_data.get(m))}
+           "members": {m: {"assignment_b64": b64(encoded[m]), "user_data_b64": b64(user_data.get(m))}
                        for m in result.assignment},
            "metrics": report, "plan_seconds": seconds}
     return out, {"strategy": strategy, "partitions": report["partitions"], "seconds": seconds}
@@ -108,7 +108,7 @@ def _next_user_data(strategy: str, assignment: dict, generation: int) -> dict[st
     return {}
 
 
-def _b64(data: bytes | None) -> str | None:
+def b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode()
 
 
@@ -151,7 +151,7 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
     _registry(registry_path).record(group_id, request["generation"], request["protocol"],
                                     group_to_json(result.group), plan_to_json(result.plan), report)
     out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
-           "assignments": {m: _b64(data) for m, data in result.assignments.items()}, "metrics": report}
+           "assignments": {m: b64(data) for m, data in result.assignments.items()}, "metrics": report}
     return out, {"strategy": request["protocol"], "partitions": report["partitions"], "seconds": seconds}
 
 

@@ -218,16 +218,13 @@ def aggregate_local(good: pa.Table, counts: Sequence[int]) -> tuple[pd.DataFrame
         moved = frame.assign(k=changed.astype(np.int64), w=np.where(changed, frame["bytes"], 0))
         sums = moved.groupby("topic", sort=False)[["k", "w"]].sum()
         moves[f"keys_moved_{a}_{b}"], moves[f"bytes_moved_{a}_{b}"] = sums["k"], sums["w"]
-    return per_partition, _complete_hot(hot), moves.reset_index()
+    return per_partition, hot[["topic", "key", "records", "bytes"]].reset_index(drop=True), moves.reset_index()
 
 
 def _renamed(names: list[str]) -> list[str]:
     mapping = {"size_count": "records", "size_sum": "bytes"}  # pyarrow names aggregates this way
     return [mapping.get(n, n) for n in names]
 
-
-def _complete_hot(hot: pd.DataFrame) -> pd.DataFrame:
-    return hot[["topic", "key", "records", "bytes"]].reset_index(drop=True)
 
 
 def run_local(path: str, counts: Sequence[int], key_encoding: str = "utf-8") -> dict[str, pd.DataFrame]:
