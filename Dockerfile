@@ -6,7 +6,7 @@ COPY assignor ./assignor
 COPY api ./api
 COPY pipeline ./pipeline
 COPY examples ./examples
-RUN pip install --no-cache-dir '.[api,aiokafka]'
+RUN pip install --no-cache-dir '.[api,aiokafka,postgres]'
 ENV ASSIGNOR_REGISTRY=/data/registry.sqlite3
 VOLUME /data
 EXPOSE 8000

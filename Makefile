@@ -11,7 +11,7 @@ JAVA := $(shell command -v java || echo /usr/bin/java)
 # The service's load benchmark drives it with Debian's wrk.
 WRK := /usr/bin/wrk
 
-.PHONY: serve test bench clean
+.PHONY: serve test bench clean postgres-server
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,12 @@ $(JAVA):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless
 
-test: $(STAMP) $(CHROMIUM) $(JAVA)
+# The registry tests start a throwaway PostgreSQL server from Debian's package.
+postgres-server:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
+
+test: $(STAMP) $(CHROMIUM) $(JAVA) postgres-server
 	$(BIN)/python -m pytest
 
 $(WRK):

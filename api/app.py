@@ -37,7 +37,7 @@ from api.models import (
     SyncRequest,
     WhatIfRequest,
 )
-from api.registry import Registry
+from api.registry import open_registry
 from api.settings import Settings
 from assignor.partitioners import murmur2_many, partition_function
 from assignor.protocol import ProtocolError
@@ -147,7 +147,7 @@ class _TooLarge(Exception):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
-    registry = Registry(settings.registry)
+    registry = open_registry(settings.registry)
     planner = Planner(settings)
     metrics = Metrics()
     group_locks: dict[str, asyncio.Lock] = {}

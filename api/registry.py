@@ -1,9 +1,12 @@
-"""The group registry: every generation a leader synced through the service, in SQLite.
+"""The group registry: every generation a leader synced through the service.
 
-One row per (group, generation). A row is written in one transaction, so a crash mid-request
-leaves either the whole generation or none of it. WAL mode lets readers (the page, ``GET``
-endpoints) run while a sync writes. The service serialises syncs of one group (plan and write)
-with a per-group lock, so two leaders racing for one group cannot interleave their generations.
+One row per (group, generation), in SQLite (a file path or ``sqlite:///`` URL, the default) or
+PostgreSQL (a ``postgresql://`` URL, for several service instances sharing one registry). A row
+is written in one transaction, so a crash mid-request leaves either the whole generation or none
+of it; a retried sync of the same generation replaces its row. SQLite runs in WAL mode so
+readers (the page, ``GET`` endpoints) are not blocked by a sync that writes. The service
+serialises syncs of one group (plan and write) with a per-group lock, so two leaders racing for
+one group cannot interleave their generations.
 """
 
 from __future__ import annotations
@@ -15,21 +18,53 @@ import time
 from pathlib import Path
 from typing import Any
 
+_COLUMNS = "group_id, generation, protocol, recorded, members, moved, balance, state, plan, metrics"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS generations (
     group_id   TEXT    NOT NULL,
-    generation INTEGER NOT NULL,
+    generation BIGINT  NOT NULL,
     protocol   TEXT    NOT NULL,
-    recorded   REAL    NOT NULL,
-    members    INTEGER NOT NULL,
-    moved      INTEGER NOT NULL,
-    balance    INTEGER NOT NULL,
+    recorded   {real}  NOT NULL,
+    members    BIGINT  NOT NULL,
+    moved      BIGINT  NOT NULL,
+    balance    BIGINT  NOT NULL,
     state      TEXT    NOT NULL,  -- the group as JSON (assignor.json_format)
     plan       TEXT    NOT NULL,  -- the plan as JSON
     metrics    TEXT    NOT NULL,  -- the oracle's report as JSON
     PRIMARY KEY (group_id, generation)
-);
+)
 """
+
+# Both databases read this upsert (SQLite since 3.24); ``{p}`` is the driver's placeholder.
+_UPSERT = (f"INSERT INTO generations ({_COLUMNS}) VALUES ({{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, "
+           f"{{p}}, {{p}}) ON CONFLICT (group_id, generation) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS.split(", ")[2:]))
+_GROUPS = ("SELECT group_id, MAX(generation) AS generation, COUNT(*) AS generations, MAX(recorded) AS recorded "
+           "FROM generations GROUP BY group_id ORDER BY group_id")
+_LATEST = "SELECT * FROM generations WHERE group_id = {p} ORDER BY generation DESC LIMIT 1"
+_HISTORY = ("SELECT generation, protocol, recorded, members, moved, balance FROM generations "
+            "WHERE group_id = {p} ORDER BY generation")
+
+
+class RegistryError(ValueError):
+    """A registry location that cannot be used (unknown scheme, missing driver, unreachable)."""
+
+
+def open_registry(location: str | Path) -> Registry:
+    """The registry at `location`: a SQLite file path, ``sqlite:///relative.db``,
+    ``sqlite:////absolute.db``, or ``postgresql://user@host:port/database``.
+
+    Raises
+    ------
+    RegistryError
+        For another URL scheme, or a PostgreSQL URL without the driver or the server.
+    """
+    location = str(location)
+    scheme = location.split("://", 1)[0].lower() if "://" in location else ""
+    if scheme in ("postgresql", "postgres"):
+        return PostgresRegistry(location)
+    return SQLiteRegistry(sqlite_path(location))
 
 
 def sqlite_path(location: str) -> str:
@@ -38,70 +73,138 @@ def sqlite_path(location: str) -> str:
         return location
     if not location.startswith("sqlite:///"):
         scheme = location.split("://", 1)[0]
-        raise ValueError(f"registry: only SQLite is supported (a path or sqlite:/// URL), got a {scheme!r} URL")
+        raise RegistryError(f"registry: unsupported database URL scheme {scheme!r}; use a SQLite path, "
+                            "a sqlite:/// URL or a postgresql:// URL")
     return location[len("sqlite:///"):]
 
 
 class Registry:
-    """Thread-safe: one connection per thread."""
+    """Reads and writes shared by the databases; a subclass opens connections (one per thread)
+    and runs one statement in a transaction."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = sqlite_path(str(path))
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+    placeholder = "?"
+
+    def __init__(self) -> None:
         self._local = threading.local()
-        with self._connection() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self):
         db = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            db.execute("PRAGMA busy_timeout=30000")
-            db.row_factory = sqlite3.Row
-            self._local.db = db
+        if db is None or self._broken(db):
+            db = self._local.db = self._connect()
         return db
+
+    def _connect(self):
+        raise NotImplementedError
+
+    def _broken(self, db) -> bool:
+        return False
+
+    def _write(self, sql: str, values: tuple) -> None:
+        raise NotImplementedError
+
+    def _rows(self, sql: str, values: tuple = ()) -> list[dict[str, Any]]:
+        return [dict(row) for row in self._connection().execute(sql.format(p=self.placeholder), values).fetchall()]
 
     def ping(self) -> bool:
         try:
-            self._connection().execute("SELECT 1 FROM generations LIMIT 1").fetchall()
+            self._rows("SELECT 1 FROM generations LIMIT 1")
             return True
-        except sqlite3.Error:
+        except Exception:  # any driver error means "not ready"; /readyz reports it
+            self._local.db = None
             return False
 
     def record(self, group_id: str, generation: int, protocol: str, state: dict, plan: dict, metrics: dict) -> None:
         """Store one generation (replacing a retried sync of the same generation), atomically."""
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute(
-                "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (group_id, generation, protocol, time.time(), metrics.get("members", 0), metrics.get("moved", 0),
-                 metrics.get("balance_score", 0), json.dumps(state), json.dumps(plan), json.dumps(metrics)))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        values = (group_id, generation, protocol, time.time(), metrics.get("members", 0), metrics.get("moved", 0),
+                  metrics.get("balance_score", 0), json.dumps(state), json.dumps(plan), json.dumps(metrics))
+        self._write(_UPSERT.format(p=self.placeholder), values)
 
     def groups(self) -> list[dict[str, Any]]:
-        rows = self._connection().execute(
-            "SELECT group_id, MAX(generation) AS generation, COUNT(*) AS generations, MAX(recorded) AS recorded "
-            "FROM generations GROUP BY group_id ORDER BY group_id").fetchall()
-        return [dict(row) for row in rows]
+        return self._rows(_GROUPS)
 
     def latest(self, group_id: str) -> dict[str, Any] | None:
-        row = self._connection().execute(
-            "SELECT * FROM generations WHERE group_id = ? ORDER BY generation DESC LIMIT 1", (group_id,)).fetchone()
-        if row is None:
+        rows = self._rows(_LATEST, (group_id,))
+        if not rows:
             return None
-        out = dict(row)
+        out = rows[0]
         for field in ("state", "plan", "metrics"):
             out[field] = json.loads(out[field])
         return out
 
     def history(self, group_id: str) -> list[dict[str, Any]]:
-        rows = self._connection().execute(
-            "SELECT generation, protocol, recorded, members, moved, balance FROM generations "
-            "WHERE group_id = ? ORDER BY generation", (group_id,)).fetchall()
-        return [dict(row) for row in rows]
+        return self._rows(_HISTORY, (group_id,))
+
+
+class SQLiteRegistry(Registry):
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = self._connection()
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(_SCHEMA.format(real="REAL"))
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db.execute("PRAGMA busy_timeout=30000")
+        db.row_factory = sqlite3.Row
+        return db
+
+    def _write(self, sql: str, values: tuple) -> None:
+        db = self._connection()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(sql, values)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+
+class PostgresRegistry(Registry):
+    """PostgreSQL through psycopg 3 (the ``postgres`` extra). Connections that broke (a server
+    restart) are replaced on next use."""
+
+    placeholder = "%s"
+    # Service instances starting together would race on CREATE TABLE IF NOT EXISTS (PostgreSQL
+    # can fail it with a unique violation in its catalog), so schema creation takes a lock.
+    _SCHEMA_LOCK = 0x6B736173  # any constant shared by every instance
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        try:
+            import psycopg
+            from psycopg.rows import dict_row
+        except ImportError:
+            raise RegistryError("registry: a postgresql:// URL needs psycopg; install "
+                                "kafka-sticky-assignor[postgres]") from None
+        self._psycopg, self._dict_row = psycopg, dict_row
+        self.url = url
+        try:
+            db = self._connection()
+            with db.transaction():
+                db.execute("SELECT pg_advisory_xact_lock(%s)", (self._SCHEMA_LOCK,))
+                db.execute(_SCHEMA.format(real="DOUBLE PRECISION"))
+        except psycopg.Error as error:
+            raise RegistryError(f"registry: cannot use {_without_password(url)}: {error}".strip()) from None
+
+    def _connect(self):
+        return self._psycopg.connect(self.url, autocommit=True, row_factory=self._dict_row, connect_timeout=10)
+
+    def _broken(self, db) -> bool:
+        return db.closed or db.broken
+
+    def _write(self, sql: str, values: tuple) -> None:
+        db = self._connection()
+        with db.transaction():  # rolled back on any error, committed on leaving
+            db.execute(sql, values)
+
+
+def _without_password(url: str) -> str:
+    """The URL as it may be logged: ``user:secret@`` becomes ``user:***@``."""
+    scheme, _, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if at and ":" in credentials:
+        credentials = credentials.split(":", 1)[0] + ":***"
+    return f"{scheme}://{credentials}{at}{host}"

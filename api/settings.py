@@ -18,7 +18,8 @@ def _env_int(name: str, default: int) -> int:
 
 @dataclass(frozen=True)
 class Settings:
-    #: SQLite file of the group registry (created with its folder).
+    #: The group registry: a SQLite file (created with its folder), a ``sqlite:///`` URL or a
+    #: ``postgresql://`` URL (see `api.registry.open_registry`).
     registry: str = "./var/registry.sqlite3"
     #: When set, every /v1 call needs ``Authorization: Bearer <token>``.
     token: str | None = None

@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any
 
-from api.registry import Registry
+from api.registry import Registry, open_registry
 from assignor import validate
 from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, group_to_json, plan_to_json
@@ -159,9 +159,9 @@ _registries: dict[str, Registry] = {}
 
 
 def _registry(path: str) -> Registry:
-    """One Registry (connection) per worker process and path."""
+    """One Registry (connection) per worker process and location."""
     if path not in _registries:
-        _registries[path] = Registry(path)
+        _registries[path] = open_registry(path)
     return _registries[path]
 
 

@@ -38,3 +38,13 @@ def spark():
     session = spark_session("local[2]", "tests", quick_jit=True, shuffle_partitions=2)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server on a free loopback port for the whole session (see tests/postgres.py)."""
+    from tests.postgres import Postgres
+
+    server = Postgres()
+    yield server
+    server.stop()

@@ -239,9 +239,9 @@ async def test_history_survives_a_restart(tmp_path):
     assert [row["generation"] for row in history] == [1]
 
 
-def test_only_sqlite_registries():
-    with pytest.raises(ValueError, match="only SQLite"):
-        create_app(Settings(registry="postgresql://db/assignor", workers=0))
+def test_unsupported_registry_urls_are_refused():
+    with pytest.raises(ValueError, match="unsupported database URL scheme 'mysql'"):
+        create_app(Settings(registry="mysql://db/assignor", workers=0))
 
 
 async def test_simulations_preset_and_own_runs(client):

@@ -1,0 +1,123 @@
+"""The group registry on both databases: SQLite (a file) and a real PostgreSQL server."""
+
+import threading
+
+import httpx
+import pytest
+
+from api.app import create_app
+from api.registry import PostgresRegistry, RegistryError, SQLiteRegistry, open_registry
+from api.settings import Settings
+from tests.test_api import join_metadata
+
+STATE = {"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]}
+PLAN = {"strategy": "range", "assignment": {"a": [["t", 0], ["t", 1]]}}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """A fresh registry location of each kind."""
+    if request.param == "sqlite":
+        return str(tmp_path / "registry.sqlite3")
+    return request.getfixturevalue("postgres").new_database()
+
+
+def metrics(moved: int) -> dict:
+    return {"members": 1, "moved": moved, "balance_score": 0}
+
+
+def test_kinds_by_location(location):
+    registry = open_registry(location)
+    assert isinstance(registry, PostgresRegistry if location.startswith("postgresql://") else SQLiteRegistry)
+    assert registry.ping()
+
+
+def test_generations_round_trip_and_a_retry_replaces_its_row(location):
+    registry = open_registry(location)
+    registry.record("g", 1, "range", STATE, PLAN, metrics(0))
+    registry.record("g", 2, "range", STATE, PLAN, metrics(5))
+    registry.record("g", 2, "range", STATE, PLAN, metrics(3))  # the leader retried generation 2
+    registry.record("other", 7, "sticky", STATE, PLAN, metrics(1))
+    assert [(r["generation"], r["moved"]) for r in registry.history("g")] == [(1, 0), (2, 3)]
+    latest = registry.latest("g")
+    assert latest["generation"] == 2 and latest["state"] == STATE and latest["plan"] == PLAN
+    assert latest["metrics"] == metrics(3)
+    assert [(r["group_id"], r["generation"], r["generations"]) for r in registry.groups()] == [
+        ("g", 2, 2), ("other", 7, 1)]
+    assert registry.latest("missing") is None and registry.history("missing") == []
+
+
+def test_a_failed_write_leaves_nothing_behind(location):
+    registry = open_registry(location)
+    registry.record("g", 1, "range", STATE, PLAN, metrics(0))
+    with pytest.raises(Exception):
+        registry.record("g", 2, None, STATE, PLAN, metrics(0))  # protocol is NOT NULL
+    assert [r["generation"] for r in registry.history("g")] == [1]
+    registry.record("g", 2, "range", STATE, PLAN, metrics(0))  # the connection is usable again
+    assert [r["generation"] for r in registry.history("g")] == [1, 2]
+
+
+def test_history_survives_reopening(location):
+    open_registry(location).record("g", 4, "range", STATE, PLAN, metrics(0))
+    assert [r["generation"] for r in open_registry(location).history("g")] == [4]
+
+
+def test_concurrent_writers_lose_nothing(location):
+    registry = open_registry(location)
+
+    def write(first: int) -> None:
+        for generation in range(first, first + 20):
+            registry.record("g", generation, "range", STATE, PLAN, metrics(generation))
+
+    threads = [threading.Thread(target=write, args=(start,)) for start in (0, 20, 40, 60)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r["generation"] for r in registry.history("g")] == list(range(80))
+
+
+def test_unusable_locations_say_why(postgres):
+    with pytest.raises(RegistryError, match="unsupported database URL scheme 'mysql'"):
+        open_registry("mysql://db/assignor")
+    # Nothing listens on the server's port + 1 (it is free: the server bound only its own).
+    url = f"postgresql://assignor:secret@127.0.0.1:{postgres.port + 1}/nowhere"
+    with pytest.raises(RegistryError, match="cannot use") as raised:
+        open_registry(url)
+    assert "secret" not in str(raised.value) and "assignor:***@" in str(raised.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_service_on_postgresql(postgres, anyio_backend):
+    """Leader syncs from worker processes land in PostgreSQL; reads, what-if and /readyz use it."""
+    app = create_app(Settings(registry=postgres.new_database(), workers=1))
+    body = {"protocol": "sticky", "topics": {"t": {"partitions": 6}},
+            "members": [{"member_id": m, "metadata_b64": join_metadata(["t"])} for m in ("a", "b")]}
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            for generation in (1, 2):
+                response = await client.post("/v1/groups/pg/sync", json={**body, "generation": generation})
+                assert response.status_code == 200, response.text
+            assert (await client.get("/readyz")).json() == {"status": "ready"}
+            history = (await client.get("/v1/groups/pg/history")).json()["generations"]
+            assert [row["generation"] for row in history] == [1, 2]
+            latest = (await client.get("/v1/groups/pg")).json()
+            assert sorted(latest["state"]["members"][i]["id"] for i in range(2)) == ["a", "b"]
+            response = await client.post("/v1/whatif", json={"group_id": "pg", "events": ["member_leave:a"],
+                                                               "strategies": ["sticky"]})
+            assert response.status_code == 200, response.text
+    finally:
+        app.state.planner.close()
+
+
+def test_not_ready_while_the_server_is_down():
+    from tests.postgres import Postgres
+
+    server = Postgres()
+    try:
+        registry = open_registry(server.new_database())
+        assert registry.ping()
+    finally:
+        server.stop()
+    assert not registry.ping()  # /readyz answers 503 from this
