@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from operator import itemgetter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -56,6 +57,21 @@ def topic_partitions(topics: Sequence[str], partitions: Sequence[int]) -> list[T
         return list(map(tuple.__new__, repeat(TopicPartition), zip(topics, partitions)))
 
 
+class Claims(NamedTuple):
+    """Many members' owned partitions as columns (what a leader decodes from JoinGroup):
+    per claim the member's index, the topic as an index into `names`, and the partition."""
+
+    member: np.ndarray
+    topic: np.ndarray
+    partition: np.ndarray
+    names: list[str]
+
+    @classmethod
+    def empty(cls) -> Claims:
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none, none, [])
+
+
 @dataclass(frozen=True)
 class Layout:
     topics: list[str]  # Java order
@@ -65,6 +81,8 @@ class Layout:
     subscriptions: list[np.ndarray]  # per member: sorted topic indices of existing topics
     prev_owner: np.ndarray  # int64 per flat partition: member index or NO_OWNER
     prev_object: np.ndarray  # per flat partition: the winning claim as given, or None
+    # Every claim as parsed: member index, topic index (-1: unknown topic), partition.
+    claims: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0, np.int64),) * 3
 
     @property
     def total(self) -> int:
@@ -97,13 +115,17 @@ class Layout:
         return {m.id: tps[bounds[i] : bounds[i + 1]] for i, m in enumerate(self.members)}
 
 
-def build(group: Group) -> Layout:
+def build(group: Group, claims: Claims | None = None) -> Layout:
+    """Number `group` densely and resolve previous ownership: from the members' ``owned``, or
+    from `claims` (member indices in ``group.members`` order) when the caller has them as
+    columns already, in which case the members' ``owned`` are not read."""
     topics = java_sorted(group.topics)
     index = {name: i for i, name in enumerate(topics)}
     counts = np.array([group.topics[name] for name in topics], dtype=np.int64)
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    members = sorted(group.members, key=lambda m: java_key(m.id))
+    order = sorted(range(len(group.members)), key=lambda i: java_key(group.members[i].id))
+    members = [group.members[i] for i in order]
     # Members of one group usually share a few subscriptions: index each distinct one once.
     distinct: dict[tuple[str, ...], np.ndarray] = {}
     for member in members:
@@ -113,8 +135,25 @@ def build(group: Group) -> Layout:
     subscriptions = [distinct[m.topics] for m in members]
     layout = Layout(topics, counts, offsets, members, subscriptions, np.empty(0, dtype=np.int64),
                     np.empty(0, dtype=object))
-    prev_owner, prev_object = _resolve_claims(group, layout, index)
-    return replace(layout, prev_owner=prev_owner, prev_object=prev_object)
+    if claims is None:
+        parsed = _parse_claims(group, members, index)
+    else:
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        topic_of_name = np.array([index.get(name, -1) for name in claims.names] + [-1], dtype=np.int64)
+        parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
+                  np.full(len(claims.member), None, dtype=object))
+    prev_owner, prev_object = _resolve_claims(layout, parsed)
+    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3])
+
+
+def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Every (topic, member) subscription pair of existing topics, sorted by topic then member."""
+    lengths = [len(s) for s in layout.subscriptions]
+    topic = np.concatenate(layout.subscriptions) if layout.subscriptions else np.empty(0, dtype=np.int64)
+    member = np.repeat(np.arange(len(layout.subscriptions), dtype=np.int64), lengths)
+    order = np.lexsort((member, topic))
+    return topic[order], member[order]
 
 
 def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
@@ -149,10 +188,10 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
     return member[good], topic, part, objects[good]
 
 
-def _resolve_claims(group: Group, layout: Layout, index: dict[str, int]):
+def _resolve_claims(layout: Layout, parsed: tuple):
     """Previous owner (and its claim object) per flat partition under the rules of
     `assignor.claims`: valid claims only, each once per member, KIP-341 between members."""
-    member, topic, part, objects = _parse_claims(group, layout.members, index)
+    member, topic, part, objects = parsed
     prev_owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
     prev_object = np.empty(layout.total, dtype=object)
     known = topic >= 0
@@ -189,14 +228,13 @@ def _resolve_claims(group: Group, layout: Layout, index: dict[str, int]):
     return prev_owner, prev_object
 
 
-def claimants(group: Group, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+def claimants(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Per flat partition: how many members claim it at all, and one of them.
 
     Unlike `prev_owner`, this counts *every* claim of an existing partition, stale generation
     or not, subscribed or not: each such member consumes the partition until it revokes it.
     """
-    index = {name: i for i, name in enumerate(layout.topics)}
-    member, topic, part, _ = _parse_claims(group, layout.members, index)
+    member, topic, part = layout.claims
     known = topic >= 0
     topic_safe = np.where(known, topic, 0)
     exists = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))

@@ -12,6 +12,7 @@ import struct
 from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,11 +44,25 @@ class ProtocolError(AssignorError):
 
 
 class DecodeCache:
-    """What members of one group repeat: topic names, and whole subscription topic lists."""
+    """What members of one group repeat: topic names, and whole subscription topic lists. A
+    leader may keep one across rebalances: the same bytes always decode the same way."""
 
     def __init__(self) -> None:
         self.names: dict[bytes, str] = {}
-        self.topic_lists: dict[tuple[int, bytes], tuple[bytes, tuple[str, ...]]] = {}
+        # (count, first 64 bytes) -> the topic lists read with that start: (their bytes, names)
+        self.topic_lists: dict[tuple[int, bytes], list[tuple[bytes, tuple[str, ...]]]] = {}
+
+    def known_topic_list(self, data: bytes, start: int, entries: int) -> tuple[bytes, tuple[str, ...]] | None:
+        """A topic list read before whose bytes are the ones at `start` (past its count)."""
+        for raw, names in self.topic_lists.get((entries, data[start : start + 64]), ()):
+            if data.startswith(raw, start):
+                return raw, names
+        return None
+
+    def remember_topic_list(self, data: bytes, start: int, end: int, entries: int, names: tuple[str, ...]) -> None:
+        seen = self.topic_lists.setdefault((entries, data[start : start + 64]), [])
+        if len(seen) < 8:  # subscriptions that share a long prefix: keep a few, not all
+            seen.append((data[start:end], names))
 
 
 class Reader:
@@ -124,11 +139,10 @@ class Reader:
         bytes: when the bytes here start with an array already read (same count), that parse is
         reused as is. (The same bytes parse the same way, so this is exact, not a guess.)
         """
-        start = self.offset
         entries = self.count(field, 2)
-        key = (entries, self.data[start : start + 64])
-        seen = self.cache.topic_lists.get(key)
-        if seen is not None and self.data.startswith(seen[0], start):
+        start = self.offset
+        seen = self.cache.known_topic_list(self.data, start, entries)
+        if seen is not None:
             self.offset = start + len(seen[0])
             return list(seen[1])  # a list of its own per message: callers may change theirs
         data, at = self.data, self.offset
@@ -156,7 +170,7 @@ class Reader:
         except struct.error:
             raise self._short(field, 2, at) from None
         self.offset = at
-        self.cache.topic_lists[key] = (data[start:at], tuple(out))
+        self.cache.remember_topic_list(data, start, at, entries, tuple(out))
         return out
 
     def _name_run(self, at: int, length: int, left: int, out: list, field: str) -> int:
@@ -186,7 +200,10 @@ class Reader:
         a fixed stride and are checked and read through strided numpy views at once; the rest
         are read one by one (`_entry`). Repeated topic names are decoded once.
         """
-        entries = self.count(field, 2 + 4)
+        return self.topic_partition_entries(self.count(field, 2 + 4), field)
+
+    def topic_partition_entries(self, entries: int, field: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The `entries` entries of such an array, from here (its count already read)."""
         names: list[str] = []
         counts: list = []  # chunks: numpy arrays from runs, Python lists from single entries
         parts: list = []
@@ -371,11 +388,17 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     ids = {t: i for i, t in enumerate(distinct)}
     tid = np.fromiter(map(ids.__getitem__, topics), dtype=np.int64, count=len(topics))
     member = np.repeat(np.arange(len(groups), dtype=np.int64), lengths)
-    parts = parts.astype(np.int64)
+    return encode_tp_columns(member, tid, parts.astype(np.int64), encoded, len(groups))
 
+
+def encode_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes],
+                      messages: int) -> list[bytes]:
+    """`encode_topic_partition_arrays` on columns: message (non-decreasing), topic id into
+    `encoded` (each name's UTF-8 bytes, at most 32767 long) and partition (in [0, 2**31)) per pair."""
+    distinct = encoded
     # Group each member's pairs by topic in first-appearance order (usually they already are).
     # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
-    key = member * max(len(distinct), 1) + tid
+    key = member * max(len(encoded), 1) + tid
     run = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
     run_keys = np.sort(key[run])
     if len(run_keys) and (run_keys[1:] == run_keys[:-1]).any():
@@ -396,8 +419,8 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     entry_name = name_length[entry_topic]
     entry_size = 2 + entry_name + 4 + 4 * entry_count
     # Message m: INT32 entry count, then its entries; messages follow each other.
-    entries_per_message = np.bincount(entry_member, minlength=len(groups))
-    bytes_per_message = 4 + np.bincount(entry_member, weights=entry_size, minlength=len(groups)).astype(np.int64)
+    entries_per_message = np.bincount(entry_member, minlength=messages)
+    bytes_per_message = 4 + np.bincount(entry_member, weights=entry_size, minlength=messages).astype(np.int64)
     message_at = np.cumsum(bytes_per_message) - bytes_per_message
     entry_at = np.cumsum(entry_size) - entry_size + 4 * (entry_member + 1)
     out = np.empty(int(bytes_per_message.sum()), dtype=np.uint8)
@@ -424,24 +447,52 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     return [blob[a : a + n] for a, n in zip(message_at.tolist(), bytes_per_message.tolist())]
 
 
-def read_topic_partition_arrays(blobs: Sequence[bytes], starts: Sequence[int], cache: DecodeCache
-                                ) -> list[tuple[list[str], list[int], np.ndarray, int] | None]:
+class TPColumns(NamedTuple):
+    """``[Topic STRING, Partitions [INT32]]`` arrays of many messages, as columns: per message
+    whether it is well formed and where its array ends; per entry its message (non-decreasing),
+    its topic (an index into `names`, each name once) and partition count; all partitions in
+    entry order."""
+
+    ok: np.ndarray
+    end: np.ndarray
+    entry_message: np.ndarray
+    entry_topic: np.ndarray
+    entry_count: np.ndarray
+    partitions: np.ndarray
+    names: list[str]
+
+    def only(self, keep_message: np.ndarray) -> TPColumns:
+        """The entries of the messages where `keep_message` is True (ok and end unchanged)."""
+        keep = keep_message[self.entry_message] if len(self.entry_message) else np.zeros(0, dtype=bool)
+        return self._replace(entry_message=self.entry_message[keep], entry_topic=self.entry_topic[keep],
+                             entry_count=self.entry_count[keep],
+                             partitions=self.partitions[np.repeat(keep, self.entry_count)])
+
+
+#: Lockstep reading stops when fewer messages than this still have entries: the rest are read
+#: one by one (one message with a million entries must not cost a million numpy rounds).
+_LOCKSTEP_MIN_LIVE = 16
+
+
+def read_tp_columns(blobs: Sequence[bytes], starts: Sequence[int], cache: DecodeCache, lockstep: bool = True
+                    ) -> TPColumns:
     """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
 
     For a leader with many members, each with a small array, per-message overhead dominates;
     so all messages are scanned in lockstep: step k reads entry k of every message that has
-    one, with numpy across messages. Returns per blob ``(names, counts, partitions, end)`` or
-    None when the array there is not well formed (the caller re-reads that blob one message at a
-    time, which raises the precise error, or applies its fallback).
+    one, with numpy across messages. When few messages are left with entries, each of those is
+    finished on its own by a `Reader` (strided runs). A message whose array is not well formed
+    gets ``ok`` False and no entries (the caller re-reads it one message at a time, which raises
+    the precise error, or applies its fallback). Without `lockstep` every message is read on its
+    own (better when messages are long and regular: their strided runs are long).
     """
-    out: list = [None] * len(blobs)
-    if not blobs:
-        return out
+    count_of = len(blobs)
     lengths = np.array([len(b) for b in blobs], dtype=np.int64)
     base = np.cumsum(lengths) - lengths
     limit = base + lengths
     # Padding keeps masked-out reads (at offset 0) in bounds; limits stay per blob.
-    buffer = np.frombuffer(b"".join(blobs) + bytes(8), dtype=np.uint8)
+    joined = b"".join(blobs) + bytes(8)
+    buffer = np.frombuffer(joined, dtype=np.uint8)
     position = base + np.asarray(starts, dtype=np.int64)
     ok = position + 4 <= limit
 
@@ -457,9 +508,10 @@ def read_topic_partition_arrays(blobs: Sequence[bytes], starts: Sequence[int], c
     ok &= (entries >= 0) & (entries * 6 <= limit - position)
     entries = np.where(ok, entries, 0)
     rows = []  # per step: message, name start, name length, partitions start, partition count
-    for k in range(int(entries.max(initial=0))):
+    k = 0
+    while True:
         live = np.flatnonzero(ok & (entries > k))
-        if not live.size:
+        if live.size < _LOCKSTEP_MIN_LIVE or not lockstep:
             break
         at = position[live]
         fits = at + 2 <= limit[live]
@@ -472,52 +524,86 @@ def read_topic_partition_arrays(blobs: Sequence[bytes], starts: Sequence[int], c
         live, at, name_length, count = live[fits], at[fits], name_length[fits], count[fits]
         rows.append((live, at + 2, name_length, at + 6 + name_length, count))
         position[live] = at + 6 + name_length + 4 * count
-    if not rows:
-        return [([], [], np.zeros(0, dtype=np.int64), int(position[i] - base[i])) if ok[i] else None
-                for i in range(len(blobs))]
-    message, name_at, name_length, parts_at, count = (np.concatenate(c) for c in zip(*rows))
-    keep = ok[message]
-    order = np.argsort(message[keep], kind="stable")  # entries of each message, in order
-    message, name_at, name_length, parts_at, count = (a[keep][order] for a in (message, name_at, name_length,
-                                                                                  parts_at, count))
-    names = _names_at(buffer, name_at, name_length, cache)
-    if names is None:  # invalid UTF-8 somewhere: let each message be read on its own
-        return out
-    total = int(count.sum())
+        k += 1
+    names: list[str] = []
+    entry_message = entry_topic = count = partitions = np.zeros(0, dtype=np.int64)
+    if rows:
+        message, name_at, name_length, parts_at, count = (np.concatenate(c) for c in zip(*rows))
+        keep = ok[message]
+        message, name_at, name_length, parts_at, count = (a[keep] for a in (message, name_at, name_length,
+                                                                              parts_at, count))
+        found = _names_at(buffer, name_at, name_length, cache)
+        if found is None:  # invalid UTF-8 somewhere: let each message be read on its own
+            none = np.zeros(0, dtype=np.int64)
+            return TPColumns(np.zeros(count_of, dtype=bool), position - base, none, none, none, none, [])
+        entry_topic, names = found
+        total = int(count.sum())
+        first = np.cumsum(count) - count
+        partitions = int_at(np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total), 4)
+        entry_message = message
+    # The few messages with entries left: each finished by its own reader.
+    tails = [(i, int(entries[i]) - k) for i in np.flatnonzero(ok & (entries > k)).tolist()]
+    tail_rows = []
+    ids = {name: i for i, name in enumerate(names)}
+    for i, left in tails:
+        reader = Reader(joined[base[i] : limit[i]], cache)
+        reader.offset = int(position[i] - base[i])
+        try:
+            tail_names, tail_counts, tail_parts = reader.topic_partition_entries(left, "partitions")
+        except ProtocolError:
+            ok[i] = False
+            continue
+        position[i] = base[i] + reader.offset
+        tail_topics = np.fromiter((ids.setdefault(n, len(ids)) for n in tail_names), dtype=np.int64,
+                                  count=len(tail_names))
+        tail_rows.append((np.full(len(tail_names), i, dtype=np.int64), tail_topics, tail_counts, tail_parts))
+    if tail_rows:
+        names = list(ids)
+        entry_message, entry_topic, count, partitions = (
+            np.concatenate([first_part, *(r[j] for r in tail_rows)])
+            for j, first_part in enumerate((entry_message, entry_topic, count, partitions)))
+    # Entries of each message together and in order (rows went step by step, tails last).
+    if len(entry_message) and (np.diff(entry_message) < 0).any():
+        order = np.argsort(entry_message, kind="stable")
+        part_order = _expand_order(order, count)
+        entry_message, entry_topic, count, partitions = (entry_message[order], entry_topic[order], count[order],
+                                                         partitions[part_order])
+    bad = np.zeros(count_of, dtype=bool)
+    bad[np.repeat(entry_message, count)[partitions < 0]] = True
+    ok &= ~bad
+    return TPColumns(ok, position - base, entry_message, entry_topic, count, partitions, names).only(ok)
+
+
+def _expand_order(order: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Positions of the items of entries taken in `order`, each entry owning `count` items."""
     first = np.cumsum(count) - count
-    where = np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total)
-    partitions = int_at(where, 4)
-    bad = np.zeros(len(blobs), dtype=bool)
-    bad[np.repeat(message, count)[partitions < 0]] = True
-    entry_bounds = np.searchsorted(message, np.arange(len(blobs) + 1))
-    part_bounds = np.r_[0, np.cumsum(count)][entry_bounds]
-    count_list = count.tolist()
-    for i in np.flatnonzero(ok & ~bad):
-        a, b = entry_bounds[i], entry_bounds[i + 1]
-        out[i] = (names[a:b], count_list[a:b], partitions[part_bounds[i] : part_bounds[i + 1]],
-                  int(position[i] - base[i]))
-    return out
+    counts = count[order]
+    return np.repeat(first[order] - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
 
 
-def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: DecodeCache) -> list[str] | None:
-    """Topic names at these offsets, decoded once per distinct name; None on invalid UTF-8."""
-    raws: list = [b""] * len(at)
-    for size in np.unique(length):
+def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: DecodeCache
+              ) -> tuple[np.ndarray, list[str]] | None:
+    """The topic names at these offsets: an index per entry into the distinct names (each
+    decoded once); None on invalid UTF-8."""
+    topic = np.zeros(len(at), dtype=np.int64)
+    names: list[str] = []
+    for size in np.unique(length).tolist():
         chosen = np.flatnonzero(length == size)
         if size == 0:
+            topic[chosen] = len(names)
+            names.append("")
             continue
-        matrix = buffer[at[chosen][:, None] + np.arange(size)]
-        fixed = matrix.view(f"S{size}").ravel().tolist()
-        nul = np.flatnonzero(matrix[:, -1] == 0)  # fixed-width bytes drop trailing NULs
-        for j in nul.tolist():
-            fixed[j] = matrix[j].tobytes()
-        for j, raw in zip(chosen.tolist(), fixed):
-            raws[j] = raw
-    names = list(map(cache.names.get, raws))
-    for i, name in enumerate(names):
-        if name is None:
-            try:
-                names[i] = cache.names[raws[i]] = raws[i].decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-    return names
+        # Names of one length as fixed-width void items: unique compares all bytes, NULs too.
+        matrix = np.ascontiguousarray(buffer[at[chosen][:, None] + np.arange(size)])
+        distinct, inverse = np.unique(matrix.view(f"V{size}").ravel(), return_inverse=True)
+        topic[chosen] = len(names) + inverse.ravel()
+        for item in distinct:
+            raw = item.tobytes()
+            name = cache.names.get(raw)
+            if name is None:
+                try:
+                    name = cache.names[raw] = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return None
+            names.append(name)
+    return topic, names

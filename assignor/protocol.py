@@ -25,19 +25,23 @@ bytes that remain.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-from assignor._layout import gc_paused, java_key, topic_partitions
+from assignor._layout import Claims, gc_paused, java_key, topic_partitions
 from assignor._wire import (
     DecodeCache,
+    TPColumns,
     ProtocolError,
     Reader,
     Writer,
     encode_topic_partition_arrays,
-    read_topic_partition_arrays,
+    encode_tp_columns,
+    read_tp_columns,
 )
 from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
 
@@ -48,6 +52,7 @@ __all__ = [
     "StickyUserData",
     "Subscription",
     "assignments_for",
+    "assignments_from_owners",
     "decode_assignment",
     "decode_assignments",
     "decode_cooperative_user_data",
@@ -61,6 +66,11 @@ __all__ = [
     "encode_subscriptions",
     "member_from_metadata",
     "members_from_metadata",
+    "read_assignments",
+    "read_join_group",
+    "encode_join_group",
+    "Roster",
+    "EncodeCache",
 ]
 
 #: Highest ConsumerProtocol version this module writes; newer ones are read with v3's fields.
@@ -141,40 +151,80 @@ def encode_subscription(subscription: Subscription, version: int = HIGHEST_VERSI
     return encode_subscriptions([subscription], version)[0]
 
 
-def encode_subscriptions(subscriptions: Sequence[Subscription], version: int = HIGHEST_VERSION) -> list[bytes]:
+def encode_subscriptions(subscriptions: Sequence[Subscription], version: int = HIGHEST_VERSION,
+                         cache: EncodeCache | None = None) -> list[bytes]:
     """`encode_subscription` for many members at once (a group's worth), sharing the work
     members repeat: the bytes of identical topic lists, and one layout for all owned arrays."""
     version = _version(version)
-    topic_lists: dict[tuple, bytes] = {}
-    names: dict[str, tuple[bytes, bytes]] = {}  # topic -> (Java sort key, STRING bytes)
+    cache = EncodeCache() if cache is None else cache
     owned_arrays: list[bytes] = [b""] * len(subscriptions)
     if version >= 1:
         keys: dict[str, bytes] = {}
         owned_arrays = encode_topic_partition_arrays(
             [_sorted_owned(s.owned_partitions, keys) for s in subscriptions], "owned_partitions")
-    out = []
-    for subscription, owned in zip(subscriptions, owned_arrays):
-        writer = Writer()
-        writer.int16(version, "version")
-        key = tuple(subscription.topics)
-        if key not in topic_lists:
+    return [_subscription_bytes(version, cache.topic_list(s.topics), s.user_data, owned, s.generation_id, s.rack_id,
+                                cache.racks) for s, owned in zip(subscriptions, owned_arrays)]
+
+
+class EncodeCache:
+    """What the members of one group repeat when they encode: their topic lists (Java-sorted
+    and encoded once per distinct list). May be kept across rebalances."""
+
+    def __init__(self) -> None:
+        self.topic_lists: dict[tuple, bytes] = {}
+        self.names: dict[str, tuple[bytes, bytes]] = {}  # topic -> (Java sort key, STRING bytes)
+        self.racks: dict[str | None, bytes] = {}  # rack -> NULLABLE_STRING bytes
+
+    def topic_list(self, topics: Sequence[str]) -> bytes:
+        """``[STRING]`` of `topics` sorted as Java sorts them."""
+        key = tuple(topics)
+        found = self.topic_lists.get(key)
+        if found is None:
+            names = self.names
             for topic in key:
                 if topic not in names:
                     one = Writer()
                     one.string(topic, "topics")
                     names[topic] = (_java_topic_key(topic), one.bytes())
             ordered = sorted(key, key=lambda t: names[t][0])
-            topic_lists[key] = len(ordered).to_bytes(4, "big") + b"".join(names[t][1] for t in ordered)
-        writer.raw(topic_lists[key])
-        writer.nullable_bytes(subscription.user_data, "user_data")
-        if version >= 1:
-            writer.raw(owned)
-        if version >= 2:
-            writer.int32(subscription.generation_id, "generation_id")
-        if version >= 3:
-            writer.nullable_string(subscription.rack_id, "rack_id")
-        out.append(writer.bytes())
-    return out
+            found = self.topic_lists[key] = len(ordered).to_bytes(4, "big") + b"".join(names[t][1] for t in ordered)
+        return found
+
+
+def _subscription_bytes(version: int, topic_list: bytes, user_data: bytes | None, owned: bytes, generation: int,
+                        rack: str | None, racks: dict | None = None) -> bytes:
+    """One Subscription of this version from its encoded topic list and owned array.
+    (`racks`: rack -> NULLABLE_STRING bytes already made.)"""
+    if user_data is None:
+        data = b"\xff\xff\xff\xff"
+    elif isinstance(user_data, bytes):
+        data = _INT32.pack(len(user_data)) + user_data
+    else:
+        writer = Writer()
+        writer.nullable_bytes(user_data, "user_data")  # other bytes-likes, or the precise error
+        data = writer.bytes()
+    parts = [_INT16.pack(version), topic_list, data]
+    if version >= 1:
+        parts.append(owned)
+    if version >= 2:
+        try:
+            parts.append(_INT32.pack(generation))
+        except struct.error:
+            raise ProtocolError(f"generation_id: {generation!r} does not fit the field") from None
+    if version >= 3:
+        encoded = racks.get(rack) if racks is not None else None
+        if encoded is None:
+            writer = Writer()
+            writer.nullable_string(rack, "rack_id")
+            encoded = writer.bytes()
+            if racks is not None:
+                racks[rack] = encoded
+        parts.append(encoded)
+    return b"".join(parts)
+
+
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
 
 
 def _sorted_owned(owned: Iterable, keys: dict[str, bytes]) -> list:
@@ -252,23 +302,52 @@ def decode_assignments(blobs: Sequence[bytes]) -> list[Assignment]:
     ProtocolError
         For the first assignment that does not decode, as `decode_assignment` would.
     """
-    if not _lockstep_pays(blobs):
-        with gc_paused():
-            return [decode_assignment(blob) for blob in blobs]
+    claims, user_data, versions = _read_assignments(blobs)
+    with gc_paused():
+        owned = _claims_per_member(claims, len(blobs))
+        return [Assignment(list(mine), data, version) for mine, data, version in zip(owned, user_data, versions)]
+
+
+def read_assignments(blobs: Sequence[bytes]) -> Claims:
+    """What each member is assigned (`Claims`, member index in `blobs` order), from SyncGroup
+    assignment bytes, without a tuple per partition.
+
+    Raises
+    ------
+    ProtocolError
+        For the first assignment that does not decode, as `decode_assignment` would.
+    """
+    return _read_assignments(blobs)[0]
+
+
+def _read_assignments(blobs: Sequence[bytes]) -> tuple[Claims, list[bytes | None], list[int]]:
+    blobs = list(blobs)
     cache = DecodeCache()
     with gc_paused():
-        heads = [Reader(blob, cache) for blob in blobs]
-        versions = [reader.int16("version") for reader in heads]  # raises on a short blob
-        arrays = read_topic_partition_arrays([reader.data for reader in heads], [2] * len(heads), cache)
-        out = []
-        for blob, reader, version, array in zip(blobs, heads, versions, arrays):
-            if array is None or version < 0:
-                out.append(decode_assignment(blob))  # raises the precise error
-                continue
-            names, counts, partitions, end = array
-            reader.offset = end
-            out.append(Assignment(_partitions(names, counts, partitions), reader.nullable_bytes("user_data"), version))
-    return out
+        regular = [isinstance(b, bytes) and len(b) >= 2 and int.from_bytes(b[:2], "big", signed=True) >= 0
+                   for b in blobs]
+        columns = read_tp_columns([b if r else b"" for b, r in zip(blobs, regular)], [2] * len(blobs), cache,
+                                  lockstep=_lockstep_pays(blobs))
+        user_data: list[bytes | None] = [None] * len(blobs)
+        versions = [0] * len(blobs)
+        ok = columns.ok.tolist()
+        for i, blob in enumerate(blobs):
+            if ok[i] and regular[i]:
+                versions[i] = int.from_bytes(blob[:2], "big", signed=True)
+                end = int(columns.end[i])
+                length = int.from_bytes(blob[end : end + 4], "big", signed=True) if end + 4 <= len(blob) else -2
+                if length >= 0 and end + 4 + length <= len(blob):
+                    user_data[i] = blob[end + 4 : end + 4 + length]
+                    continue
+                if length == -1:
+                    continue
+            ok[i] = False  # irregular: the reference reader raises the precise error
+        parts = [columns.only(np.asarray(ok, dtype=bool))]
+        for i in (i for i, good in enumerate(ok) if not good):
+            assignment = decode_assignment(blobs[i])
+            user_data[i], versions[i] = assignment.user_data, assignment.version
+            parts.append(_entries_of(i, assignment.partitions))
+        return _claims_from_entries(parts), user_data, versions
 
 
 def decode_assignment(data: bytes) -> Assignment:
@@ -401,26 +480,221 @@ def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> 
     ProtocolError
         Naming the member whose metadata does not decode.
     """
-    cache = DecodeCache()  # topic names and subscriptions decoded once for the whole group
+    return members_with_claims(read_join_group(metadata, protocol_name))
+
+
+def members_with_claims(roster: Roster) -> list[Member]:
+    """The roster's members, each with its owned partitions as TopicPartition tuples."""
     with gc_paused():  # a large group's owned partitions are a million small tuples
-        if protocol_name != "sticky" or not _lockstep_pays(metadata.values()):
-            return [_named(member_id, _member, member_id, data, protocol_name, cache)
-                    for member_id, data in metadata.items()]
-        # Sticky: subscriptions one by one, then every member's user data array in lockstep.
-        subscriptions = [_named(member_id, _subscription_in, data, cache) for member_id, data in metadata.items()]
-        blobs = [s.user_data or b"" for s in subscriptions]
-        arrays = read_topic_partition_arrays(blobs, [0] * len(blobs), cache)
-        members = []
-        for member_id, subscription, blob, array in zip(metadata, subscriptions, blobs, arrays):
-            if not blob or array is None:
-                sticky = _read_sticky_user_data(subscription.user_data, False, cache)
+        owned = _claims_per_member(roster.claims, len(roster.members))
+        return [Member.decoded(m.id, m.topics, m.generation, m.rack, mine) for m, mine in zip(roster.members, owned)]
+
+
+class Roster(NamedTuple):
+    """A JoinGroup response as the leader decodes it, in columns: the members (owning nothing
+    here) and every member's owned partitions as `Claims` (member index in roster order)."""
+
+    members: list[Member]
+    claims: Claims
+
+
+def read_join_group(metadata: Mapping[str, bytes], protocol_name: str, cache: DecodeCache | None = None) -> Roster:
+    """`members_from_metadata` as columns, without a tuple per owned partition.
+
+    Every member's subscription head is read on its own (topic lists repeat: `DecodeCache`),
+    the owned-partition arrays and sticky user data of all members at once (`read_tp_columns`);
+    a member whose bytes are irregular anywhere is read again by `member_from_metadata`'s
+    reader, which names the field and offset of what is wrong.
+    """
+    cache = DecodeCache() if cache is None else cache
+    ids, blobs = list(metadata), list(metadata.values())
+    with gc_paused():
+        heads = [_subscription_head(blob, cache) for blob in blobs]
+        generation = [UNKNOWN_GENERATION] * len(blobs)
+        rack: list[str | None] = [None] * len(blobs)
+        v1 = [i for i, h in enumerate(heads) if h is not None and h[0] >= 1]
+        owned = read_tp_columns([blobs[i] for i in v1], [heads[i][3] for i in v1], cache)
+        for j, i in enumerate(v1):
+            tail = _subscription_tail(blobs[i], int(owned.end[j]), heads[i][0], cache) if owned.ok[j] else None
+            if tail is None:
+                heads[i] = None
             else:
-                names, counts, partitions, end = array
-                # V1 carries the generation after the array; V0 (fewer than 4 bytes left) does not.
-                generation = int.from_bytes(blob[end : end + 4], "big", signed=True) if len(blob) - end >= 4 else None
-                sticky = StickyUserData(_partitions(names, counts, partitions), generation)
-            members.append(_sticky_member(member_id, subscription, sticky))
-        return members
+                generation[i], rack[i] = tail
+        parts = []  # Claims pieces: (member per entry, names per entry, counts, partitions)
+        from_user_data: list[int | None] = [None] * len(blobs)
+        if protocol_name == "sticky":
+            with_data = [i for i, h in enumerate(heads) if h is not None and h[2]]
+            data = [heads[i][2] for i in with_data]
+            sticky = read_tp_columns(data, [0] * len(data), cache, lockstep=_lockstep_pays(data))
+            for j, i in enumerate(with_data):
+                end = int(sticky.end[j])
+                if not sticky.ok[j]:  # Java's fallback: nothing owned, generation unknown
+                    from_user_data[i] = _read_sticky_user_data(data[j], False, cache).generation
+                elif len(data[j]) - end >= 4:  # V1: the generation follows the array; V0 has none
+                    from_user_data[i] = int.from_bytes(data[j][end : end + 4], "big", signed=True)
+            parts.append(sticky._replace(entry_message=np.asarray(with_data, dtype=np.int64)[sticky.entry_message]))
+        else:
+            owned = owned.only(np.array([heads[i] is not None for i in v1], dtype=bool))
+            parts.append(owned._replace(entry_message=np.asarray(v1, dtype=np.int64)[owned.entry_message]))
+            if protocol_name == "cooperative-sticky":
+                from_user_data = [decode_cooperative_user_data(h[2]) if h is not None else None for h in heads]
+        members = []
+        for i, (member_id, head) in enumerate(zip(ids, heads)):
+            if head is None:  # irregular bytes: the reference reader, which raises the precise error
+                member = _named(member_id, _member, member_id, blobs[i], protocol_name, cache)
+                parts.append(_entries_of(i, member.owned))
+                members.append(Member.decoded(member_id, member.topics, member.generation, member.rack))
+                continue
+            g = generation[i]
+            if g < 0:  # the generation rule of `_build_member`
+                g = UNKNOWN_GENERATION if from_user_data[i] is None else max(from_user_data[i], UNKNOWN_GENERATION)
+            members.append(Member.decoded(member_id, head[1], g, rack[i]))
+        return Roster(members, _claims_from_entries(parts))
+
+
+_HEAD = struct.Struct(">hi")
+
+
+def _subscription_head(data: bytes, cache: DecodeCache) -> tuple[int, tuple[str, ...], bytes | None, int] | None:
+    """Version, topics, user data and where the owned partitions start; None when anything is
+    irregular (the caller then reads this member with the reference reader)."""
+    if not isinstance(data, bytes) or len(data) < 6:
+        return None
+    version, entries = _HEAD.unpack_from(data, 0)
+    if version < 0 or entries < 0:
+        return None
+    known = cache.known_topic_list(data, 6, entries)
+    if known is not None:
+        raw, topics = known
+        at = 6 + len(raw)
+    else:
+        reader = Reader(data, cache)
+        reader.offset = 2
+        try:
+            reader.strings("topics")
+        except ProtocolError:
+            return None
+        at = reader.offset
+        known = cache.known_topic_list(data, 6, entries)
+        if known is None:
+            return None
+        topics = known[1]
+    if at + 4 > len(data):
+        return None
+    length = int.from_bytes(data[at : at + 4], "big", signed=True)
+    at += 4
+    if length == -1:
+        user_data = None
+    elif length < 0 or at + length > len(data):
+        return None
+    else:
+        user_data = data[at : at + length]
+        at += length
+    return version, topics, user_data, at
+
+
+def _subscription_tail(data: bytes, at: int, version: int, cache: DecodeCache) -> tuple[int, str | None] | None:
+    """Generation (v2+) and rack (v3+) after the owned partitions; None when irregular."""
+    generation, rack = UNKNOWN_GENERATION, None
+    if version >= 2:
+        if at + 4 > len(data):
+            return None
+        generation = max(int.from_bytes(data[at : at + 4], "big", signed=True), UNKNOWN_GENERATION)
+        at += 4
+    if version >= 3:
+        if at + 2 > len(data):
+            return None
+        length = int.from_bytes(data[at : at + 2], "big", signed=True)
+        if length >= 0:
+            raw = data[at + 2 : at + 2 + length]
+            if len(raw) < length:
+                return None
+            rack = cache.names.get(raw)
+            if rack is None:
+                try:
+                    rack = cache.names[raw] = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return None
+        elif length != -1:
+            return None
+    return generation, rack
+
+
+def _entries_of(message: int, partitions: Sequence[TopicPartition]) -> TPColumns:
+    """One message's decoded partitions as columns (one entry per partition)."""
+    names = list(dict.fromkeys(tp[0] for tp in partitions))
+    ids = {name: i for i, name in enumerate(names)}
+    return TPColumns(np.ones(1, dtype=bool), np.zeros(1, dtype=np.int64),
+                     np.full(len(partitions), message, dtype=np.int64),
+                     np.array([ids[tp[0]] for tp in partitions], dtype=np.int64),
+                     np.ones(len(partitions), dtype=np.int64),
+                     np.array([tp[1] for tp in partitions], dtype=np.int64), names)
+
+
+def _claims_from_entries(parts: list[TPColumns]) -> Claims:
+    """One `Claims` from column pieces (entry_message holding member indices), ordered by
+    member, each member's claims in the order read."""
+    if not parts:
+        return Claims.empty()
+    names = list(dict.fromkeys(n for p in parts for n in p.names))
+    ids = {n: i for i, n in enumerate(names)}
+    member = np.concatenate([np.repeat(p.entry_message, p.entry_count) for p in parts])
+    topic = np.concatenate([np.repeat(np.array([ids[n] for n in p.names] + [0], dtype=np.int64)[p.entry_topic],
+                                      p.entry_count) for p in parts])
+    partitions = np.concatenate([p.partitions for p in parts])
+    order = np.argsort(member, kind="stable")
+    return Claims(member[order], topic[order], partitions[order], names)
+
+
+def _claims_per_member(claims: Claims, members: int) -> list[tuple[TopicPartition, ...]]:
+    """Each member's claims as TopicPartition tuples (claims ordered by member)."""
+    names = np.array(claims.names, dtype=object)[claims.topic].tolist() if len(claims.topic) else []
+    tps = topic_partitions(names, claims.partition.tolist())
+    bounds = np.searchsorted(claims.member, np.arange(members + 1)).tolist()
+    return [tuple(tps[bounds[i] : bounds[i + 1]]) for i in range(members)]
+
+
+def encode_join_group(members: Sequence[Member], owned: Claims, generations: Sequence[int], protocol_name: str,
+                      cache: EncodeCache | None = None) -> list[bytes]:
+    """Each member's JoinGroup metadata (Subscription v3) as its client sends it for this
+    protocol, from its topics, rack, generation and owned partitions (`owned`, member index in
+    `members` order):
+
+    - ``"sticky"`` (eager: everything is revoked before joining): the owned partitions travel
+      in V1 sticky user data with the generation; a member that never had an assignment
+      (generation unknown, nothing owned) sends none.
+    - ``"cooperative-sticky"``: owned partitions in the subscription (Java's order), the
+      generation in the user data too.
+    - Others: no user data, nothing owned.
+    """
+    cache = EncodeCache() if cache is None else cache
+    order = np.argsort(owned.member, kind="stable")
+    member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
+    encoded = [_topic_name_bytes(name, "owned_partitions.topic") for name in owned.names]
+    held = np.bincount(member, minlength=len(members)).tolist()
+    empty = b"\x00\x00\x00\x00"  # an empty array
+    user_data: list = [None] * len(members)
+    owned_arrays = [empty] * len(members)
+    generations = list(generations)
+    if not all(isinstance(g, int) and -(2**31) <= g < 2**31 for g in generations):
+        raise ProtocolError("generation: every generation must be a 32-bit integer")
+    pack = _INT32.pack
+    if protocol_name == "sticky":
+        arrays = encode_tp_columns(member, topic, partition, encoded, len(members))
+        user_data = [array + pack(g) if g >= 0 or n else None for array, g, n in zip(arrays, generations, held)]
+    elif protocol_name == "cooperative-sticky":
+        java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
+        by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
+        owned_arrays = encode_tp_columns(member[by_java], topic[by_java], partition[by_java], encoded, len(members))
+        user_data = list(map(pack, generations))
+    return [_subscription_bytes(HIGHEST_VERSION, cache.topic_list(m.topics), data, array, g, m.rack, cache.racks)
+            for m, data, array, g in zip(members, user_data, owned_arrays, generations)]
+
+
+def _topic_name_bytes(name: str, field_name: str) -> bytes:
+    writer = Writer()
+    writer.string(name, field_name)
+    return writer.parts[-1]
 
 
 def _lockstep_pays(blobs) -> bool:
@@ -451,12 +725,29 @@ def assignments_for(plan: Plan, protocol_name: str, generation: int,
     `generation`): Java and aiokafka members ignore it, and a member that reads it learns the
     generation it must report at the next rebalance (KIP-341) without asking its client.
     """
+    members = list(plan.assignment)
+    arrays = encode_topic_partition_arrays([plan.assignment[m] for m in members], "partitions")
+    return _assignments(members, arrays, protocol_name, generation, version)
+
+
+def assignments_from_owners(layout, owner: np.ndarray, protocol_name: str, generation: int,
+                            version: int = HIGHEST_VERSION) -> dict[str, bytes]:
+    """`assignments_for` the plan given as a layout and the owner of each flat partition
+    (`assignor.strategies.plan_owners`), without a tuple per partition."""
+    flats = np.flatnonzero(owner >= 0)
+    flats = flats[np.argsort(owner[flats], kind="stable")]  # by member, then topic and partition
+    encoded = [_topic_name_bytes(name, "partitions.topic") for name in layout.topics]
+    arrays = encode_tp_columns(owner[flats], layout.topic_of_flat()[flats], layout.partition_of_flat()[flats],
+                               encoded, len(layout.members))
+    return _assignments([m.id for m in layout.members], arrays, protocol_name, generation, version)
+
+
+def _assignments(members: list[str], arrays: list[bytes], protocol_name: str, generation: int,
+                 version: int) -> dict[str, bytes]:
     version_bytes = Writer()
     version_bytes.int16(_version(version), "version")
     prefix = version_bytes.bytes()
     generation_bytes = encode_cooperative_user_data(generation) if protocol_name == "sticky" else b""
-    members = list(plan.assignment)
-    arrays = encode_topic_partition_arrays([plan.assignment[m] for m in members], "partitions")
     out = {}
     for member_id, array in zip(members, arrays):
         if protocol_name == "sticky":

@@ -18,15 +18,17 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from assignor import protocol, racks, validate
-from assignor._layout import gc_paused
+import numpy as np
+
+from assignor import protocol, validate
+from assignor._layout import Claims, gc_paused
+from assignor._wire import DecodeCache
 from assignor.errors import AssignorError
-from assignor.model import UNKNOWN_GENERATION, Group, Member, TopicPartition
-from assignor.strategies import assign
+from assignor.model import UNKNOWN_GENERATION, Group, Member, Plan
+from assignor.strategies import assign, plan_owners
 
 __all__ = ["ALL_STRATEGIES", "Event", "WhatIfError", "apply_event", "parse_event", "run"]
 
@@ -118,11 +120,15 @@ def apply_event(group: Group, event: Event) -> Group:
 
 @dataclass
 class _State:
-    """One strategy's view of the live group: what each member owns, at which generation."""
+    """One strategy's view of the live group: what each member owns (`Claims`, member index into
+    `ids`), at which generation, and the codec caches a long-lived leader and members keep."""
 
-    owned: dict[str, list[TopicPartition]]
+    ids: list[str]
+    owned: Claims
     generation: dict[str, int]
     group_generation: int = 0
+    encode_cache: protocol.EncodeCache = field(default_factory=protocol.EncodeCache)
+    decode_cache: DecodeCache = field(default_factory=DecodeCache)
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
@@ -147,8 +153,9 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
 
 def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool) -> dict:
     result = {}
+    initial = _claims_of(group.members)
     for name in strategies:
-        state = _State({m.id: list(m.owned) for m in group.members}, {m.id: m.generation for m in group.members},
+        state = _State([m.id for m in group.members], initial, {m.id: m.generation for m in group.members},
                        max([m.generation for m in group.members], default=0) + 1)
         steps = [_rebalance(group, state, name, "current", include_plans, check)]
         definition = group
@@ -158,6 +165,23 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
                 steps.append(_rebalance(definition, state, name, label, include_plans, check))
         result[name] = {"steps": steps, "summary": _summary(steps)}
     return {"strategies": result}
+
+
+def _claims_of(members: Sequence[Member]) -> Claims:
+    """The members' owned partitions as `Claims`; each must be one a client can send."""
+    names: dict[str, int] = {}
+    member, topic, partition = [], [], []
+    for i, m in enumerate(members):
+        for tp in m.owned:
+            ok = isinstance(tp, tuple | list) and len(tp) == 2 and isinstance(tp[0], str)
+            if not ok or not isinstance(tp[1], int) or isinstance(tp[1], bool) or not 0 <= tp[1] < 2**31:
+                raise WhatIfError(f"member {m.id!r}: owned partition {tp!r} is not a (topic, partition) a client "
+                                  "can send")
+            member.append(i)
+            topic.append(names.setdefault(tp[0], len(names)))
+            partition.append(tp[1])
+    return Claims(np.array(member, dtype=np.int64), np.array(topic, dtype=np.int64),
+                  np.array(partition, dtype=np.int64), list(names))
 
 
 def _expand(definition: Group, event: Event):
@@ -173,84 +197,153 @@ def _expand(definition: Group, event: Event):
         yield f"restart {member.id}: rejoin", definition
 
 
-def _join_metadata(members: Sequence[Member], state: _State, strategy: str) -> dict[str, bytes]:
-    """Every member's JoinGroup metadata, as its client sends it for this protocol."""
-    owned = [state.owned.get(m.id, []) for m in members]
-    generations = [state.generation.get(m.id, UNKNOWN_GENERATION) for m in members]
-    if strategy == "sticky":  # eager: revoked before joining; the state travels in the user data
-        user_data = protocol.encode_sticky_user_data_many(owned, generations)
-        subs = [protocol.Subscription(m.topics, data if g >= 0 or o else None, (), g, m.rack)
-                for m, o, g, data in zip(members, owned, generations, user_data)]
-    elif strategy == "cooperative-sticky":  # keeps consuming: owned partitions in the subscription
-        subs = [protocol.Subscription(m.topics, protocol.encode_cooperative_user_data(g), o, g, m.rack)
-                for m, o, g in zip(members, owned, generations)]
-    else:
-        subs = [protocol.Subscription(m.topics, None, (), g, m.rack) for m, g in zip(members, generations)]
-    return dict(zip((m.id for m in members), protocol.encode_subscriptions(subs, version=3)))
-
-
 def _rebalance(definition: Group, state: _State, strategy: str, label: str, include_plans: bool,
                check: bool) -> dict:
-    present = {m.id for m in definition.members}
-    before = {tp: member for member, tps in state.owned.items() for tp in tps}
-    for gone in set(state.owned) - present:
-        del state.owned[gone], state.generation[gone]
+    """One rebalance of the live group, as many rounds as the protocol needs, through the wire:
+    each member's JoinGroup metadata is encoded and the leader decodes it, plans, and encodes
+    SyncGroup assignments that each member decodes into what it owns now."""
+    present = [m.id for m in definition.members]
+    before_ids, before = state.ids, state.owned
     rounds = revoked = 0
     while True:
         rounds += 1
-        members = protocol.members_from_metadata(_join_metadata(definition.members, state, strategy), strategy)
-        group = Group(topics=definition.topics, members=members, partition_racks=definition.partition_racks)
-        plan = assign(strategy, group)
+        owned = _reindex(state.ids, state.owned, present)
+        generations = [state.generation.get(member_id, UNKNOWN_GENERATION) for member_id in present]
+        metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, state.encode_cache)
+        roster = protocol.read_join_group(dict(zip(present, metadata)), strategy, state.decode_cache)
+        group = Group(topics=definition.topics, members=roster.members, partition_racks=definition.partition_racks)
+        layout, owner = plan_owners(strategy, group, roster.claims)
         if check:
-            report = validate.report(group, plan)
-            assert report["valid"], report["errors"]
+            _check(group, roster, layout, owner, strategy)
         generation = state.group_generation
         state.group_generation += 1
-        sync = protocol.assignments_for(plan, strategy, generation)
-        new_owned = {m: list(a.partitions) for m, a in zip(sync, protocol.decode_assignments(list(sync.values())))}
+        sync = protocol.assignments_from_owners(layout, owner, strategy, generation)
+        ids, assigned = list(sync), protocol.read_assignments(list(sync.values()))
         if strategy == "cooperative-sticky":
-            revoked += sum(len(set(state.owned.get(m, [])) - set(tps)) for m, tps in new_owned.items())
-        else:
-            revoked += sum(len(state.owned.get(m, [])) for m in new_owned)
-        state.owned = new_owned
-        state.generation = dict.fromkeys(new_owned, generation)
-        withheld = strategy == "cooperative-sticky" and _withheld(group, new_owned)
+            revoked += _given_up(state.ids, state.owned, ids, assigned)
+        else:  # eager: every member revokes all it owned before rejoining
+            counts = np.bincount(state.owned.member, minlength=len(state.ids))
+            still = set(ids)
+            revoked += int(sum(c for member_id, c in zip(state.ids, counts.tolist()) if member_id in still))
+        state.ids, state.owned = ids, assigned
+        state.generation = dict.fromkeys(ids, generation)
+        withheld = strategy == "cooperative-sticky" and _withheld(group, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
-    after = {tp: member for member, tps in state.owned.items() for tp in tps}
-    changed = [(tp, member) for tp, member in before.items() if after.get(tp, member) != member]
-    step = {"event": label, "rounds": rounds, "revoked": revoked,
-            "moved": sum(1 for _, member in changed if member in present), "reassigned": len(changed),
-            **_measure(definition, state.owned)}
+    moved, reassigned = _changes(before_ids, before, state.ids, state.owned, set(present))
+    step = {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
+            **_measure(definition, state.ids, state.owned)}
     if include_plans:
-        step["assignment"] = {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in state.owned.items()}
+        names = state.owned.names
+        per_member: dict[str, list] = {member_id: [] for member_id in state.ids}
+        for m, t, p in zip(state.owned.member.tolist(), state.owned.topic.tolist(), state.owned.partition.tolist()):
+            per_member[state.ids[m]].append([names[t], p])
+        step["assignment"] = per_member
     return step
 
 
-def _withheld(group: Group, owned: dict) -> bool:
+def _reindex(ids: list[str], claims: Claims, present: list[str]) -> Claims:
+    """`claims` with member indices into `present`; claims of members not there are dropped."""
+    where = {member_id: i for i, member_id in enumerate(present)}
+    new_index = np.array([where.get(member_id, -1) for member_id in ids] + [-1], dtype=np.int64)[claims.member]
+    kept = new_index >= 0
+    return Claims(new_index[kept], claims.topic[kept], claims.partition[kept], claims.names)
+
+
+def _keys(ids: list[str], claims: Claims, member_of: dict[str, int], topic_of: dict[str, int]
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Per claim: a key of its topic partition, and its member, in shared numberings."""
+    topic = np.array([topic_of.setdefault(n, len(topic_of)) for n in claims.names] + [0], dtype=np.int64)
+    member = np.array([member_of.setdefault(m, len(member_of)) for m in ids] + [0], dtype=np.int64)
+    return topic[claims.topic] * 2**31 + claims.partition, member[claims.member]
+
+
+def _given_up(old_ids: list[str], old: Claims, new_ids: list[str], new: Claims) -> int:
+    """Partitions a member still in the group owned before this round and not after it."""
+    member_of: dict[str, int] = {}
+    topic_of: dict[str, int] = {}
+    new_key, new_member = _keys(new_ids, new, member_of, topic_of)
+    old_key, old_member = _keys(old_ids, old, member_of, topic_of)
+    staying = np.isin(old_member, new_member[:0] if not len(new_ids) else
+                      np.array([member_of[m] for m in new_ids], dtype=np.int64))
+    # (member, partition) pairs as one number: members and keys are both below 2**31 * topics.
+    width = int(max(new_key.max(initial=0), old_key.max(initial=0))) + 1
+    kept = np.isin(old_member * width + old_key, new_member * width + new_key)
+    return int((staying & ~kept).sum())
+
+
+def _changes(before_ids: list[str], before: Claims, after_ids: list[str], after: Claims, present: set[str]
+             ) -> tuple[int, int]:
+    """(moved, reassigned): partitions owned before that someone else owns now, and of those
+    the ones taken from a member still in the group. A partition owned by nobody now (its topic
+    deleted, say) has not changed owner."""
+    member_of: dict[str, int] = {}
+    topic_of: dict[str, int] = {}
+    before_key, before_member = _keys(before_ids, before, member_of, topic_of)
+    after_key, after_member = _keys(after_ids, after, member_of, topic_of)
+    # A partition claimed twice before (only in a hostile starting group): the last claim counts.
+    last = len(before_key) - 1 - np.unique(before_key[::-1], return_index=True)[1]
+    before_key, before_member = before_key[last], before_member[last]
+    order = np.argsort(after_key)
+    at = np.minimum(np.searchsorted(after_key[order], before_key), max(len(after_key) - 1, 0))
+    found = (after_key[order][at] == before_key) if len(after_key) else np.zeros(len(before_key), dtype=bool)
+    changed = found & (after_member[order][at] != before_member) if len(after_key) else found
+    id_of = list(member_of)
+    still = np.array([member_id in present for member_id in id_of] + [False], dtype=bool)
+    return int((changed & still[before_member]).sum()), int(changed.sum())
+
+
+def _withheld(group: Group, assigned: int) -> bool:
     subscribed = {t for m in group.members for t in m.topics if t in group.topics}
-    return sum(len(v) for v in owned.values()) < sum(group.topics[t] for t in subscribed)
+    return assigned < sum(group.topics[t] for t in subscribed)
 
 
-def _measure(definition: Group, owned: dict[str, list[TopicPartition]]) -> dict:
-    loads = [len(owned.get(m.id, [])) for m in definition.members] or [0]
+def _check(group: Group, roster: protocol.Roster, layout, owner: np.ndarray, strategy: str) -> None:
+    """The oracle on this round: the group as decoded, with owned partitions, and the plan."""
+    owned = protocol.members_with_claims(roster)
+    full = Group(topics=group.topics, members=owned, partition_racks=group.partition_racks)
+    report = validate.report(full, Plan(strategy, layout.assignment(owner)))
+    assert report["valid"], report["errors"]
+
+
+def _measure(definition: Group, ids: list[str], owned: Claims) -> dict:
+    """Balance and spread of what members own after the rebalance, and rack locality."""
+    where = {member_id: i for i, member_id in enumerate(m.id for m in definition.members)}
+    member = np.array([where.get(member_id, -1) for member_id in ids] + [-1], dtype=np.int64)[owned.member]
+    members = len(definition.members)
+    loads = np.bincount(member[member >= 0], minlength=members) if members else np.zeros(1, dtype=np.int64)
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none).
-    held = Counter((tp.topic, member) for member, tps in owned.items() for tp in tps)
-    subscribers = Counter(chain.from_iterable(set(m.topics) for m in definition.members))
-    most: dict[str, int] = {}
-    fewest: dict[str, int] = {}
-    holders = Counter(topic for topic, _ in held)
-    for (topic, _), count in held.items():
-        most[topic] = max(most.get(topic, 0), count)
-        fewest[topic] = min(fewest.get(topic, count), count)
-    topic_spread = max([most[t] - (fewest[t] if holders[t] == subscribers[t] else 0) for t in most] or [0])
+    subscribers: Counter[str] = Counter()
+    for topics, count in Counter(m.topics for m in definition.members).items():
+        for topic in set(topics):
+            subscribers[topic] += count
+    topic_index = {t: i for i, t in enumerate(dict.fromkeys(owned.names))}
+    topic = np.array([topic_index[n] for n in owned.names] + [0], dtype=np.int64)[owned.topic]
+    pairs = np.unique(topic[member >= 0] * max(members, 1) + member[member >= 0], return_counts=True)
+    held_topic, held = pairs[0] // max(members, 1), pairs[1]
+    holders = np.bincount(held_topic, minlength=len(topic_index))
+    most = np.zeros(len(topic_index), dtype=np.int64)
+    fewest = np.full(len(topic_index), np.iinfo(np.int64).max)
+    np.maximum.at(most, held_topic, held)
+    np.minimum.at(fewest, held_topic, held)
+    wanted = np.array([subscribers[t] for t in topic_index], dtype=np.int64)
+    spread_per_topic = most - np.where(holders == wanted, fewest, 0)
+    topic_spread = int(spread_per_topic[holders > 0].max(initial=0))
     locality = None
     if definition.partition_racks:
-        placed = [(m.rack, tp) for m in definition.members for tp in owned.get(m.id, [])
-                  if racks.replica_racks(definition, tp)]
+        racks_of = definition.partition_racks
+        rack = [m.rack for m in definition.members]
+        placed = local = 0
+        for m, t, p in zip(member.tolist(), owned.topic.tolist(), owned.partition.tolist()):
+            replicas = racks_of.get(owned.names[t])
+            if m < 0 or replicas is None or not 0 <= p < len(replicas) or not replicas[p]:
+                continue
+            placed += 1
+            local += rack[m] is not None and rack[m] in replicas[p]
         if placed:
-            locality = round(sum(racks.is_local(definition, rack, tp) for rack, tp in placed) / len(placed), 4)
-    return {"balance_score": validate.balance_score(loads), "spread": max(loads) - min(loads),
+            locality = round(local / placed, 4)
+    loads_list = loads.tolist() or [0]
+    return {"balance_score": validate.balance_score(loads_list), "spread": max(loads_list) - min(loads_list),
             "topic_spread": topic_spread, "rack_locality": locality}
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
+from assignor._layout import Claims, Layout
 from assignor.errors import UnknownStrategyError
 from assignor.model import Group, Plan
 from assignor.strategies import cooperative as _cooperative
@@ -11,7 +14,7 @@ from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
 from assignor.strategies import sticky as _sticky
 
-__all__ = ["STRATEGIES", "assign"]
+__all__ = ["STRATEGIES", "assign", "plan_owners"]
 
 #: Protocol name -> strategy function ``(Group) -> Plan``.
 STRATEGIES: dict[str, Callable[[Group], Plan]] = {
@@ -19,6 +22,15 @@ STRATEGIES: dict[str, Callable[[Group], Plan]] = {
     _roundrobin.NAME: _roundrobin.assign,
     _sticky.NAME: _sticky.assign,
     _cooperative.NAME: _cooperative.assign,
+}
+
+#: Protocol name -> ``(Group, Claims | None) -> (Layout, owner per flat partition)``: the same
+#: plans on dense arrays, for callers that keep groups as columns (the what-if engine).
+_OWNERS: dict[str, Callable[[Group, Claims | None], tuple[Layout, np.ndarray]]] = {
+    _range.NAME: _range.plan_owners,
+    _roundrobin.NAME: _roundrobin.plan_owners,
+    _sticky.NAME: _sticky.plan_owners,
+    _cooperative.NAME: _cooperative.plan_owners,
 }
 
 
@@ -36,3 +48,14 @@ def assign(strategy: str, group: Group) -> Plan:
         known = ", ".join(sorted(STRATEGIES))
         raise UnknownStrategyError(f"unknown strategy {strategy!r}; known: {known}") from None
     return function(group)
+
+
+def plan_owners(strategy: str, group: Group, claims: Claims | None = None) -> tuple[Layout, np.ndarray]:
+    """`assign` as the layout and each flat partition's owner (member index in layout order,
+    ``NO_OWNER`` when unassigned); owned partitions from `claims` when given."""
+    try:
+        function = _OWNERS[strategy]
+    except (KeyError, TypeError):
+        assign(strategy, Group(topics={}))  # raises UnknownStrategyError
+        raise
+    return function(group, claims)

@@ -16,6 +16,8 @@ fewest partitions, so nothing is withheld again.
 
 from __future__ import annotations
 
+import numpy as np
+
 from assignor import _layout
 from assignor.model import Group, Plan
 from assignor.strategies import sticky
@@ -37,8 +39,15 @@ def assign(group: Group) -> Plan:
     >>> [tp.partition for tp in first["a"]], first["b"]
     ([0], [])
     """
-    layout, owner = sticky.plan_owners(group)
-    count, claimant = _layout.claimants(group, layout)
+    layout, owner = plan_owners(group)
+    return Plan(NAME, layout.assignment(owner))
+
+
+def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_layout.Layout, np.ndarray]:
+    """This round's plan as the layout and the owner (member index, or none: withheld) of every
+    flat partition; owned partitions from `claims` when given (see `_layout.build`)."""
+    layout, owner = sticky.plan_owners(group, claims)
+    count, claimant = _layout.claimants(layout)
     handed_over = (count == 0) | ((count == 1) & (claimant == owner))
     owner[(owner >= 0) & ~handed_over] = _layout.NO_OWNER
-    return Plan(NAME, layout.assignment(owner))
+    return layout, owner

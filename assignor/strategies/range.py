@@ -6,7 +6,9 @@ Per topic, the subscribers sorted by member id get consecutive ranges; the first
 
 from __future__ import annotations
 
-from assignor._layout import java_sorted, topic_partitions
+import numpy as np
+
+from assignor import _layout
 from assignor.model import Group, Plan
 
 __all__ = ["assign"]
@@ -24,28 +26,26 @@ def assign(group: Group) -> Plan:
     >>> [(m, [tp.partition for tp in tps]) for m, tps in plan.assignment.items()]
     [('a', [0, 1]), ('b', [2])]
     """
-    members = java_sorted(m.id for m in group.members)
-    subscribers_of = _subscribers(group, members)
-    names: dict[str, list[str]] = {m: [] for m in members}
-    parts: dict[str, list[int]] = {m: [] for m in members}
-    for topic in java_sorted(group.topics):
-        subscribers = subscribers_of.get(topic, [])
-        if not subscribers:
-            continue
-        per_member, extra = divmod(group.topics[topic], len(subscribers))
-        for i, member in enumerate(subscribers):
-            start = per_member * i + min(i, extra)
-            length = per_member + (1 if i < extra else 0)
-            names[member].extend([topic] * length)
-            parts[member].extend(range(start, start + length))
-    return Plan(NAME, {m: topic_partitions(names[m], parts[m]) for m in members})
+    layout, owner = plan_owners(group)
+    return Plan(NAME, layout.assignment(owner))
 
 
-def _subscribers(group: Group, members: list[str]) -> dict[str, list[str]]:
-    """Topic -> its subscribers in member order (each topic once per member)."""
-    topics_of = {m.id: set(m.topics) for m in group.members}
-    out: dict[str, list[str]] = {}
-    for member in members:
-        for topic in topics_of[member]:
-            out.setdefault(topic, []).append(member)
-    return out
+def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_layout.Layout, np.ndarray]:
+    """The plan as the layout and the owner (member index) of every flat partition. Owned
+    partitions play no part, so `claims` is not read."""
+    layout = _layout.build(group, _layout.Claims.empty())
+    topic, member = _layout.subscription_pairs(layout)  # sorted by topic, then member (Java order)
+    subscribers = np.bincount(topic, minlength=len(layout.topics))
+    first = np.cumsum(subscribers) - subscribers  # where each topic's subscribers start in `member`
+    flat_topic = layout.topic_of_flat()
+    n = subscribers[flat_topic]
+    partition = layout.partition_of_flat()
+    per_member, extra = np.divmod(layout.counts[flat_topic], np.maximum(n, 1))
+    # The first `extra` subscribers hold per_member + 1 partitions, the others per_member.
+    in_long = partition < extra * (per_member + 1)
+    rank = np.where(in_long, partition // (per_member + 1),
+                    extra + (partition - extra * (per_member + 1)) // np.maximum(per_member, 1))
+    owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
+    has = n > 0
+    owner[has] = member[first[flat_topic[has]] + rank[has]]
+    return layout, owner

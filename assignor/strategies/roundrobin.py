@@ -7,7 +7,9 @@ member after the one that took the partition.
 
 from __future__ import annotations
 
-from assignor._layout import java_sorted, topic_partitions
+import numpy as np
+
+from assignor import _layout
 from assignor.model import Group, Plan
 
 __all__ = ["assign"]
@@ -26,18 +28,29 @@ def assign(group: Group) -> Plan:
     >>> {m: [tuple(tp) for tp in tps] for m, tps in plan.assignment.items()}
     {'a': [('t0', 0)], 'b': [('t1', 0), ('t1', 1)]}
     """
-    members = java_sorted(m.id for m in group.members)
-    subscribed = {m.id: set(m.topics) for m in group.members}
-    names: dict[str, list[str]] = {m: [] for m in members}
-    parts: dict[str, list[int]] = {m: [] for m in members}
-    wanted = set().union(*subscribed.values()) if subscribed else set()
-    topics = [t for t in java_sorted(group.topics) if t in wanted]
+    layout, owner = plan_owners(group)
+    return Plan(NAME, layout.assignment(owner))
+
+
+def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_layout.Layout, np.ndarray]:
+    """The plan as the layout and the owner (member index) of every flat partition. Owned
+    partitions play no part, so `claims` is not read."""
+    layout = _layout.build(group, _layout.Claims.empty())
+    owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
+    members = len(layout.members)
+    topic, _ = _layout.subscription_pairs(layout)
+    dealt = np.flatnonzero(np.bincount(topic, minlength=len(layout.topics)) > 0)  # topics with subscribers
+    flats = np.concatenate([np.arange(layout.offsets[t], layout.offsets[t + 1]) for t in dealt] or
+                           [np.zeros(0, dtype=np.int64)])
+    if all(s.tobytes() == layout.subscriptions[0].tobytes() for s in layout.subscriptions):
+        owner[flats] = np.arange(len(flats)) % max(members, 1)  # nobody is ever skipped
+        return layout, owner
+    subscribed = [set(s.tolist()) for s in layout.subscriptions]
     turn = 0
-    for topic in topics:
-        for partition in range(group.topics[topic]):
-            while topic not in subscribed[members[turn]]:
-                turn = (turn + 1) % len(members)
-            names[members[turn]].append(topic)
-            parts[members[turn]].append(partition)
-            turn = (turn + 1) % len(members)
-    return Plan(NAME, {m: topic_partitions(names[m], parts[m]) for m in members})
+    for t in dealt.tolist():
+        for flat in range(int(layout.offsets[t]), int(layout.offsets[t + 1])):
+            while t not in subscribed[turn]:
+                turn = (turn + 1) % members
+            owner[flat] = turn
+            turn = (turn + 1) % members
+    return layout, owner
