@@ -11,6 +11,7 @@ import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import NamedTuple
@@ -29,7 +30,8 @@ def java_key(text: str) -> bytes:
 
 
 def java_sorted(texts: Iterable[str]) -> list[str]:
-    return sorted(texts, key=java_key)
+    texts = list(texts)
+    return [texts[i] for i in java_order(texts)]
 
 
 @contextmanager
@@ -83,6 +85,9 @@ class Layout:
     prev_object: np.ndarray  # per flat partition: the winning claim as given, or None
     # Every claim as parsed: member index, topic index (-1: unknown topic), partition.
     claims: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0, np.int64),) * 3
+    # Members share few subscriptions: each distinct one once, and each member's among them.
+    distinct: list[np.ndarray] = dataclass_field(default_factory=list)
+    subscription_of: np.ndarray = dataclass_field(default_factory=lambda: np.empty(0, np.int64))
 
     @property
     def total(self) -> int:
@@ -124,17 +129,26 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
     counts = np.array([group.topics[name] for name in topics], dtype=np.int64)
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    order = sorted(range(len(group.members)), key=lambda i: java_key(group.members[i].id))
+    order = java_order([m.id for m in group.members])
     members = [group.members[i] for i in order]
     # Members of one group usually share a few subscriptions: index each distinct one once.
-    distinct: dict[tuple[str, ...], np.ndarray] = {}
-    for member in members:
-        if member.topics not in distinct:
-            found = {index[t] for t in member.topics if t in index}
-            distinct[member.topics] = np.array(sorted(found), dtype=np.int64)
-    subscriptions = [distinct[m.topics] for m in members]
+    # (Keyed by the tuple object first: hashing a long tuple costs more than looking it up.)
+    by_object: dict[int, int] = {}
+    by_value: dict[tuple[str, ...], int] = {}
+    distinct: list[np.ndarray] = []
+    subscription_of = np.empty(len(members), dtype=np.int64)
+    for i, member in enumerate(members):
+        d = by_object.get(id(member.topics))
+        if d is None:
+            d = by_value.get(member.topics)
+            if d is None:
+                d = by_value[member.topics] = len(distinct)
+                distinct.append(np.array(sorted({index[t] for t in member.topics if t in index}), dtype=np.int64))
+            by_object[id(member.topics)] = d
+        subscription_of[i] = d
+    subscriptions = [distinct[d] for d in subscription_of.tolist()]
     layout = Layout(topics, counts, offsets, members, subscriptions, np.empty(0, dtype=np.int64),
-                    np.empty(0, dtype=object))
+                    np.empty(0, dtype=object), distinct=distinct, subscription_of=subscription_of)
     if claims is None:
         parsed = _parse_claims(group, members, index)
     else:
@@ -147,13 +161,36 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
     return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3])
 
 
+def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Every (topic, distinct subscription) pair, sorted by topic then subscription."""
+    lengths = [len(s) for s in layout.distinct]
+    topic = np.concatenate(layout.distinct) if layout.distinct else np.empty(0, dtype=np.int64)
+    subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
+    order = np.lexsort((subscription, topic))
+    return topic[order], subscription[order]
+
+
 def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Every (topic, member) subscription pair of existing topics, sorted by topic then member."""
-    lengths = [len(s) for s in layout.subscriptions]
-    topic = np.concatenate(layout.subscriptions) if layout.subscriptions else np.empty(0, dtype=np.int64)
-    member = np.repeat(np.arange(len(layout.subscriptions), dtype=np.int64), lengths)
-    order = np.lexsort((member, topic))
-    return topic[order], member[order]
+    topic, subscription = distinct_pairs(layout)
+    # Members of each distinct subscription, in member order.
+    by_subscription = np.argsort(layout.subscription_of, kind="stable")
+    size = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
+    start = np.cumsum(size) - size
+    n = size[subscription]
+    pair_topic = np.repeat(topic, n)
+    slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    member = by_subscription[np.repeat(start[subscription], n) + slot]
+    order = np.lexsort((member, pair_topic))
+    return pair_topic[order], member[order]
+
+
+def java_order(texts: Sequence[str]) -> list[int]:
+    """Indices that put `texts` in Java's ``String.compareTo`` order. ASCII strings compare the
+    same in UTF-16 and in Python, so they skip the key (the common case: member ids)."""
+    if all(map(str.isascii, texts)):
+        return sorted(range(len(texts)), key=texts.__getitem__)
+    return sorted(range(len(texts)), key=lambda i: java_key(texts[i]))
 
 
 def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
@@ -197,10 +234,10 @@ def _resolve_claims(layout: Layout, parsed: tuple):
     known = topic >= 0
     topic_safe = np.where(known, topic, 0)
     valid = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))
-    # Subscribed: (member, topic) among the sorted keys member * T + topic of the subscriptions.
+    # Subscribed: (subscription, topic) among the sorted keys subscription * T + topic.
     width = max(len(layout.topics), 1)
-    keys = np.concatenate([i * width + s for i, s in enumerate(layout.subscriptions)] or [np.empty(0, np.int64)])
-    wanted = member * width + topic_safe
+    keys = np.concatenate([i * width + s for i, s in enumerate(layout.distinct)] or [np.empty(0, np.int64)])
+    wanted = layout.subscription_of[member] * width + topic_safe if len(member) else member
     at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
     valid &= (keys[at] == wanted) if len(keys) else False
     member, objects = member[valid], objects[valid]

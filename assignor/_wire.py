@@ -474,8 +474,40 @@ class TPColumns(NamedTuple):
 _LOCKSTEP_MIN_LIVE = 16
 
 
-def read_tp_columns(blobs: Sequence[bytes], starts: Sequence[int], cache: DecodeCache, lockstep: bool = True
-                    ) -> TPColumns:
+def ints_at(buffer: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """Big-endian signed integers of `width` bytes at each offset of `buffer` (uint8)."""
+    value = np.zeros(len(at), dtype=np.int64)
+    for lane in range(width):
+        value = (value << 8) | buffer[at + lane]
+    sign = 1 << (8 * width - 1)
+    return (value ^ sign) - sign  # two's complement
+
+
+class Joined(NamedTuple):
+    """Many messages laid end to end in one buffer, read together with numpy: message i is
+    ``data[base[i] : limit[i]]``. Reading some of the messages is `take`, without a copy."""
+
+    data: bytes  # the messages, then 8 bytes of padding (masked-out reads stay in bounds)
+    buffer: np.ndarray  # the same bytes as uint8
+    base: np.ndarray
+    limit: np.ndarray
+
+    @classmethod
+    def of(cls, blobs: Sequence[bytes]) -> Joined:
+        lengths = np.array([len(b) for b in blobs], dtype=np.int64)
+        base = np.cumsum(lengths) - lengths
+        data = b"".join(blobs) + bytes(8)
+        return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths)
+
+    def take(self, chosen: np.ndarray) -> Joined:
+        return self._replace(base=self.base[chosen], limit=self.limit[chosen])
+
+    def message(self, i: int) -> bytes:
+        return self.data[self.base[i] : self.limit[i]]
+
+
+def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.ndarray, cache: DecodeCache,
+                    lockstep: bool = True, ends: Sequence[int] | np.ndarray | None = None) -> TPColumns:
     """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
 
     For a leader with many members, each with a small array, per-message overhead dominates;
@@ -484,30 +516,29 @@ def read_tp_columns(blobs: Sequence[bytes], starts: Sequence[int], cache: Decode
     finished on its own by a `Reader` (strided runs). A message whose array is not well formed
     gets ``ok`` False and no entries (the caller re-reads it one message at a time, which raises
     the precise error, or applies its fallback). Without `lockstep` every message is read on its
-    own (better when messages are long and regular: their strided runs are long).
+    own (better when messages are long and regular: their strided runs are long). With `ends`,
+    the array of blob i must end by offset ``ends[i]`` (a field inside a larger message).
+    Offsets (`starts`, `ends`, and ``end`` in the result) count from each message's start.
     """
-    count_of = len(blobs)
-    lengths = np.array([len(b) for b in blobs], dtype=np.int64)
-    base = np.cumsum(lengths) - lengths
-    limit = base + lengths
-    # Padding keeps masked-out reads (at offset 0) in bounds; limits stay per blob.
-    joined = b"".join(blobs) + bytes(8)
-    buffer = np.frombuffer(joined, dtype=np.uint8)
+    joined = blobs if isinstance(blobs, Joined) else Joined.of(blobs)
+    count_of, buffer, base = len(joined.base), joined.buffer, joined.base
+    limit = joined.limit if ends is None else np.minimum(base + np.asarray(ends, dtype=np.int64), joined.limit)
     position = base + np.asarray(starts, dtype=np.int64)
     ok = position + 4 <= limit
 
     def int_at(at: np.ndarray, width: int) -> np.ndarray:
-        value = np.zeros(len(at), dtype=np.int64)
-        for lane in range(width):
-            value = (value << 8) | buffer[at + lane]
-        sign = 1 << (8 * width - 1)
-        return (value ^ sign) - sign  # two's complement
+        return ints_at(buffer, at, width)
 
     entries = np.where(ok, int_at(np.where(ok, position, 0), 4), 0)
     position = position + 4
     ok &= (entries >= 0) & (entries * 6 <= limit - position)
     entries = np.where(ok, entries, 0)
-    rows = []  # per step: message, name start, name length, partitions start, partition count
+    rows = []  # message, name start, name length, partitions start, partition count, entry index
+    uniform = _uniform_messages(buffer, position, limit, entries, ok)
+    if uniform is not None:
+        rows.append(uniform[0])
+        position[uniform[1]] = uniform[2]
+        entries[uniform[1]] = 0  # done: the lockstep rounds and tails skip them
     k = 0
     while True:
         live = np.flatnonzero(ok & (entries > k))
@@ -522,16 +553,23 @@ def read_tp_columns(blobs: Sequence[bytes], starts: Sequence[int], cache: Decode
         fits &= (count >= 0) & (count_at + 4 + 4 * count <= limit[live])
         ok[live[~fits]] = False
         live, at, name_length, count = live[fits], at[fits], name_length[fits], count[fits]
-        rows.append((live, at + 2, name_length, at + 6 + name_length, count))
+        rows.append((live, at + 2, name_length, at + 6 + name_length, count, np.full(len(live), k)))
         position[live] = at + 6 + name_length + 4 * count
         k += 1
     names: list[str] = []
     entry_message = entry_topic = count = partitions = np.zeros(0, dtype=np.int64)
     if rows:
-        message, name_at, name_length, parts_at, count = (np.concatenate(c) for c in zip(*rows))
+        message, name_at, name_length, parts_at, count, step = (np.concatenate(c) for c in zip(*rows))
         keep = ok[message]
-        message, name_at, name_length, parts_at, count = (a[keep] for a in (message, name_at, name_length,
-                                                                              parts_at, count))
+        message, name_at, name_length, parts_at, count, step = (
+            a[keep] for a in (message, name_at, name_length, parts_at, count, step))
+        # Rows went step by step; each message's entries go together and in order: entry k of
+        # message m lands at (entries of earlier messages) + k. No sort needed.
+        read = np.bincount(message, minlength=count_of)
+        order = np.empty(len(message), dtype=np.int64)
+        order[(np.cumsum(read) - read)[message] + step] = np.arange(len(message))
+        message, name_at, name_length, parts_at, count = (
+            a[order] for a in (message, name_at, name_length, parts_at, count))
         found = _names_at(buffer, name_at, name_length, cache)
         if found is None:  # invalid UTF-8 somewhere: let each message be read on its own
             none = np.zeros(0, dtype=np.int64)
@@ -546,7 +584,7 @@ def read_tp_columns(blobs: Sequence[bytes], starts: Sequence[int], cache: Decode
     tail_rows = []
     ids = {name: i for i, name in enumerate(names)}
     for i, left in tails:
-        reader = Reader(joined[base[i] : limit[i]], cache)
+        reader = Reader(joined.data[base[i] : limit[i]], cache)
         reader.offset = int(position[i] - base[i])
         try:
             tail_names, tail_counts, tail_parts = reader.topic_partition_entries(left, "partitions")
@@ -562,8 +600,7 @@ def read_tp_columns(blobs: Sequence[bytes], starts: Sequence[int], cache: Decode
         entry_message, entry_topic, count, partitions = (
             np.concatenate([first_part, *(r[j] for r in tail_rows)])
             for j, first_part in enumerate((entry_message, entry_topic, count, partitions)))
-    # Entries of each message together and in order (rows went step by step, tails last).
-    if len(entry_message) and (np.diff(entry_message) < 0).any():
+        # A message's tail follows its lockstep entries: a stable sort by message keeps both in order.
         order = np.argsort(entry_message, kind="stable")
         part_order = _expand_order(order, count)
         entry_message, entry_topic, count, partitions = (entry_message[order], entry_topic[order], count[order],
@@ -572,6 +609,43 @@ def read_tp_columns(blobs: Sequence[bytes], starts: Sequence[int], cache: Decode
     bad[np.repeat(entry_message, count)[partitions < 0]] = True
     ok &= ~bad
     return TPColumns(ok, position - base, entry_message, entry_topic, count, partitions, names).only(ok)
+
+
+def _uniform_messages(buffer: np.ndarray, position: np.ndarray, limit: np.ndarray, entries: np.ndarray,
+                      ok: np.ndarray) -> tuple[tuple, np.ndarray, np.ndarray] | None:
+    """Messages whose entries all have the first entry's shape (name length and partition
+    count), read at once: such an array is a fixed stride apart, so every entry of every such
+    message is found with one gather (members' owned partitions usually look like this: names
+    of one length, one partition per topic). Returns the rows (as `read_tp_columns` keeps
+    them), those messages, and where their arrays end; None when there are none."""
+    candidate = np.flatnonzero(ok & (entries > 0) & (position + 6 <= limit))
+    if not len(candidate):
+        return None
+    at = position[candidate]
+    name_length = ints_at(buffer, at, 2)
+    fits = (name_length >= 0) & (at + 6 + name_length <= limit[candidate])
+    count = np.where(fits, ints_at(buffer, np.where(fits, at + 2 + np.maximum(name_length, 0), 0), 4), -1)
+    stride = 6 + name_length + 4 * count
+    n = entries[candidate]
+    fits &= (count >= 0) & (at + n * stride <= limit[candidate])
+    candidate, at, name_length, count, stride, n = (a[fits] for a in (candidate, at, name_length, count, stride, n))
+    if not len(candidate) or int(n.sum()) > 50_000_000:
+        return None
+    index = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)  # entry index within its message
+    entry_at = np.repeat(at, n) + np.repeat(stride, n) * index
+    entry_length, entry_count = np.repeat(name_length, n), np.repeat(count, n)
+    same = (ints_at(buffer, entry_at, 2) == entry_length) & (
+        ints_at(buffer, entry_at + 2 + entry_length, 4) == entry_count)
+    # A message is uniform when none of its entries differs (index 0 is the shape itself).
+    differs = np.bincount(np.repeat(np.arange(len(candidate)), n)[~same], minlength=len(candidate))
+    chosen = differs == 0
+    if not chosen.any():
+        return None
+    keep = np.repeat(chosen, n)
+    message = np.repeat(candidate, n)[keep]
+    entry_at, entry_length, entry_count, index = entry_at[keep], entry_length[keep], entry_count[keep], index[keep]
+    rows = (message, entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count, index)
+    return rows, candidate[chosen], (at + n * stride)[chosen]
 
 
 def _expand_order(order: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -593,12 +667,11 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
             topic[chosen] = len(names)
             names.append("")
             continue
-        # Names of one length as fixed-width void items: unique compares all bytes, NULs too.
         matrix = np.ascontiguousarray(buffer[at[chosen][:, None] + np.arange(size)])
-        distinct, inverse = np.unique(matrix.view(f"V{size}").ravel(), return_inverse=True)
-        topic[chosen] = len(names) + inverse.ravel()
-        for item in distinct:
-            raw = item.tobytes()
+        first, inverse = _distinct_rows(matrix)
+        topic[chosen] = len(names) + inverse
+        for row in first.tolist():
+            raw = matrix[row].tobytes()
             name = cache.names.get(raw)
             if name is None:
                 try:
@@ -607,3 +680,22 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
                     return None
             names.append(name)
     return topic, names
+
+
+def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each distinct row of a uint8 matrix, and each row's distinct index.
+
+    Rows are told apart by a 64-bit hash (sorting integers is far quicker than sorting byte
+    strings), then every row is compared with its group's first row, so a collision is caught
+    and the exact (slower) comparison of whole rows is used instead.
+    """
+    digest = np.zeros(len(matrix), dtype=np.uint64)
+    for lane in range(matrix.shape[1]):  # FNV-1a style mixing; uint64 arithmetic wraps
+        digest = (digest ^ matrix[:, lane]) * np.uint64(0x100000001B3)
+    _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if (matrix == matrix[first[inverse]]).all():
+        return first, inverse
+    _, first, inverse = np.unique(matrix.view(f"V{matrix.shape[1]}").ravel(), return_index=True,
+                                  return_inverse=True)
+    return first, inverse.ravel()

@@ -87,9 +87,12 @@ class Member:
         """A member from values a decoder has already checked (no checks here: a leader builds
         thousands per rebalance, and the checks cost four times the build)."""
         member = object.__new__(cls)
-        for name, value in (("id", id), ("topics", topics), ("owned", owned), ("generation", generation),
-                            ("rack", rack)):
-            object.__setattr__(member, name, value)
+        set_field = object.__setattr__
+        set_field(member, "id", id)
+        set_field(member, "topics", topics)
+        set_field(member, "owned", owned)
+        set_field(member, "generation", generation)
+        set_field(member, "rack", rack)
         return member
 
 

@@ -41,6 +41,8 @@ from assignor._wire import (
     Writer,
     encode_topic_partition_arrays,
     encode_tp_columns,
+    Joined,
+    ints_at,
     read_tp_columns,
 )
 from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
@@ -174,9 +176,15 @@ class EncodeCache:
         self.topic_lists: dict[tuple, bytes] = {}
         self.names: dict[str, tuple[bytes, bytes]] = {}  # topic -> (Java sort key, STRING bytes)
         self.racks: dict[str | None, bytes] = {}  # rack -> NULLABLE_STRING bytes
+        self.by_object: dict[int, tuple[tuple, bytes]] = {}
 
     def topic_list(self, topics: Sequence[str]) -> bytes:
         """``[STRING]`` of `topics` sorted as Java sorts them."""
+        # Members keep their topics tuple from one rebalance to the next: finding it by identity
+        # spares hashing a long tuple each time (the entry holds the tuple, so its id stays its own).
+        seen = self.by_object.get(id(topics))
+        if seen is not None and seen[0] is topics:
+            return seen[1]
         key = tuple(topics)
         found = self.topic_lists.get(key)
         if found is None:
@@ -188,6 +196,8 @@ class EncodeCache:
                     names[topic] = (_java_topic_key(topic), one.bytes())
             ordered = sorted(key, key=lambda t: names[t][0])
             found = self.topic_lists[key] = len(ordered).to_bytes(4, "big") + b"".join(names[t][1] for t in ordered)
+        if isinstance(topics, tuple):
+            self.by_object[id(topics)] = (topics, found)
         return found
 
 
@@ -317,33 +327,37 @@ def read_assignments(blobs: Sequence[bytes]) -> Claims:
     ProtocolError
         For the first assignment that does not decode, as `decode_assignment` would.
     """
-    return _read_assignments(blobs)[0]
+    return _read_assignments(blobs, with_user_data=False)[0]
 
 
-def _read_assignments(blobs: Sequence[bytes]) -> tuple[Claims, list[bytes | None], list[int]]:
+def _read_assignments(blobs: Sequence[bytes], with_user_data: bool = True
+                      ) -> tuple[Claims, list[bytes | None], list[int]]:
+    """Claims, user data and version of each assignment; the user data is only checked, not
+    copied out, without `with_user_data`."""
     blobs = list(blobs)
     cache = DecodeCache()
     with gc_paused():
-        regular = [isinstance(b, bytes) and len(b) >= 2 and int.from_bytes(b[:2], "big", signed=True) >= 0
-                   for b in blobs]
-        columns = read_tp_columns([b if r else b"" for b, r in zip(blobs, regular)], [2] * len(blobs), cache,
-                                  lockstep=_lockstep_pays(blobs))
+        regular = [type(b) is bytes for b in blobs]
+        joined = Joined.of([b if r else b"" for b, r in zip(blobs, regular)])
+        size = joined.limit - joined.base
+        ok = np.array(regular, dtype=bool) & (size >= 2)
+        version = np.where(ok, ints_at(joined.buffer, np.where(ok, joined.base, 0), 2), -1)
+        ok &= version >= 0
+        columns = read_tp_columns(joined, np.full(len(blobs), 2), cache,
+                                  lockstep=len(blobs) > 1 and int(size.sum()) <= 512 * len(blobs))
+        ok &= columns.ok
+        # User data: NULLABLE_BYTES after the array.
+        at = joined.base + columns.end
+        ok &= at + 4 <= joined.limit
+        length = np.where(ok, ints_at(joined.buffer, np.where(ok, at, 0), 4), -2)
+        ok &= (length >= -1) & (at + 4 + np.maximum(length, 0) <= joined.limit)
         user_data: list[bytes | None] = [None] * len(blobs)
-        versions = [0] * len(blobs)
-        ok = columns.ok.tolist()
-        for i, blob in enumerate(blobs):
-            if ok[i] and regular[i]:
-                versions[i] = int.from_bytes(blob[:2], "big", signed=True)
-                end = int(columns.end[i])
-                length = int.from_bytes(blob[end : end + 4], "big", signed=True) if end + 4 <= len(blob) else -2
-                if length >= 0 and end + 4 + length <= len(blob):
-                    user_data[i] = blob[end + 4 : end + 4 + length]
-                    continue
-                if length == -1:
-                    continue
-            ok[i] = False  # irregular: the reference reader raises the precise error
-        parts = [columns.only(np.asarray(ok, dtype=bool))]
-        for i in (i for i, good in enumerate(ok) if not good):
+        if with_user_data:
+            for i in np.flatnonzero(ok & (length >= 0)).tolist():
+                user_data[i] = joined.data[at[i] + 4 : at[i] + 4 + length[i]]
+        versions = version.tolist()
+        parts = [columns.only(ok)]
+        for i in np.flatnonzero(~ok).tolist():  # irregular: the reference reader raises the precise error
             assignment = decode_assignment(blobs[i])
             user_data[i], versions[i] = assignment.user_data, assignment.version
             parts.append(_entries_of(i, assignment.partitions))
@@ -501,123 +515,132 @@ class Roster(NamedTuple):
 def read_join_group(metadata: Mapping[str, bytes], protocol_name: str, cache: DecodeCache | None = None) -> Roster:
     """`members_from_metadata` as columns, without a tuple per owned partition.
 
-    Every member's subscription head is read on its own (topic lists repeat: `DecodeCache`),
-    the owned-partition arrays and sticky user data of all members at once (`read_tp_columns`);
-    a member whose bytes are irregular anywhere is read again by `member_from_metadata`'s
-    reader, which names the field and offset of what is wrong.
+    The fixed fields of every member's subscription are read at once with numpy, topic lists
+    through `DecodeCache` (members repeat them), owned-partition arrays and sticky user data of
+    all members together (`read_tp_columns`). A member whose bytes are irregular anywhere is
+    read again by `member_from_metadata`'s reader, which names the field and offset of what is
+    wrong (or, for unreadable sticky user data, applies Java's fallback).
     """
     cache = DecodeCache() if cache is None else cache
     ids, blobs = list(metadata), list(metadata.values())
     with gc_paused():
-        heads = [_subscription_head(blob, cache) for blob in blobs]
-        generation = [UNKNOWN_GENERATION] * len(blobs)
-        rack: list[str | None] = [None] * len(blobs)
-        v1 = [i for i, h in enumerate(heads) if h is not None and h[0] >= 1]
-        owned = read_tp_columns([blobs[i] for i in v1], [heads[i][3] for i in v1], cache)
-        for j, i in enumerate(v1):
-            tail = _subscription_tail(blobs[i], int(owned.end[j]), heads[i][0], cache) if owned.ok[j] else None
-            if tail is None:
-                heads[i] = None
-            else:
-                generation[i], rack[i] = tail
-        parts = []  # Claims pieces: (member per entry, names per entry, counts, partitions)
-        from_user_data: list[int | None] = [None] * len(blobs)
+        heads = _Heads(blobs, cache)
+        parts: list[TPColumns] = []
+        from_user_data = np.full(len(blobs), UNKNOWN_GENERATION, dtype=np.int64)
+        known_from_user_data = np.zeros(len(blobs), dtype=bool)
         if protocol_name == "sticky":
-            with_data = [i for i, h in enumerate(heads) if h is not None and h[2]]
-            data = [heads[i][2] for i in with_data]
-            sticky = read_tp_columns(data, [0] * len(data), cache, lockstep=_lockstep_pays(data))
-            for j, i in enumerate(with_data):
-                end = int(sticky.end[j])
-                if not sticky.ok[j]:  # Java's fallback: nothing owned, generation unknown
-                    from_user_data[i] = _read_sticky_user_data(data[j], False, cache).generation
-                elif len(data[j]) - end >= 4:  # V1: the generation follows the array; V0 has none
-                    from_user_data[i] = int.from_bytes(data[j][end : end + 4], "big", signed=True)
-            parts.append(sticky._replace(entry_message=np.asarray(with_data, dtype=np.int64)[sticky.entry_message]))
+            chosen = np.flatnonzero(heads.ok & (heads.data_length > 0))
+            sizes = heads.data_length[chosen]
+            sticky = read_tp_columns(heads.joined.take(chosen), heads.data_start[chosen], cache,
+                                     lockstep=len(chosen) > 1 and int(sizes.sum()) <= 512 * len(chosen),
+                                     ends=heads.data_end[chosen])
+            known_from_user_data[chosen] = True
+            for j in np.flatnonzero(~sticky.ok).tolist():  # Java's fallback: nothing owned, generation unknown
+                i = int(chosen[j])
+                data = blobs[i][heads.data_start[i] : heads.data_end[i]]
+                generation = _read_sticky_user_data(data, False, cache).generation
+                known_from_user_data[i] = generation is not None
+                from_user_data[i] = UNKNOWN_GENERATION if generation is None else generation
+            # V1 carries the generation after the array; V0 (fewer than 4 bytes left) does not.
+            good = np.flatnonzero(sticky.ok)
+            end = heads.base[chosen[good]] + sticky.end[good]
+            v1 = heads.base[chosen[good]] + heads.data_end[chosen[good]] - end >= 4
+            from_user_data[chosen[good[v1]]] = ints_at(heads.buffer, end[v1], 4)
+            known_from_user_data[chosen[good[~v1]]] = False
+            parts.append(sticky._replace(entry_message=chosen[sticky.entry_message]))
         else:
-            owned = owned.only(np.array([heads[i] is not None for i in v1], dtype=bool))
-            parts.append(owned._replace(entry_message=np.asarray(v1, dtype=np.int64)[owned.entry_message]))
-            if protocol_name == "cooperative-sticky":
-                from_user_data = [decode_cooperative_user_data(h[2]) if h is not None else None for h in heads]
+            parts.append(heads.owned._replace(entry_message=heads.v1[heads.owned.entry_message]))
+            if protocol_name == "cooperative-sticky":  # INT32 generation; shorter reads as unknown
+                known_from_user_data = heads.ok & (heads.data_length >= 0)
+                four = np.flatnonzero(heads.ok & (heads.data_length >= 4))
+                from_user_data[four] = ints_at(heads.buffer, heads.base[four] + heads.data_start[four], 4)
+        # The generation rule of `_build_member`: the subscription's when known, else the user data's.
+        generation = np.where(heads.generation >= 0, heads.generation,
+                              np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION),
+                                       UNKNOWN_GENERATION)).tolist()
         members = []
-        for i, (member_id, head) in enumerate(zip(ids, heads)):
-            if head is None:  # irregular bytes: the reference reader, which raises the precise error
-                member = _named(member_id, _member, member_id, blobs[i], protocol_name, cache)
-                parts.append(_entries_of(i, member.owned))
-                members.append(Member.decoded(member_id, member.topics, member.generation, member.rack))
+        ok = heads.ok.tolist()
+        for i, member_id in enumerate(ids):
+            if ok[i]:
+                members.append(Member.decoded(member_id, heads.topics[i], generation[i], heads.racks[i]))
                 continue
-            g = generation[i]
-            if g < 0:  # the generation rule of `_build_member`
-                g = UNKNOWN_GENERATION if from_user_data[i] is None else max(from_user_data[i], UNKNOWN_GENERATION)
-            members.append(Member.decoded(member_id, head[1], g, rack[i]))
+            # Irregular bytes: the reference reader, which raises the precise error.
+            member = _named(member_id, _member, member_id, blobs[i], protocol_name, cache)
+            parts.append(_entries_of(i, member.owned))
+            members.append(Member.decoded(member_id, member.topics, member.generation, member.rack))
         return Roster(members, _claims_from_entries(parts))
 
 
-_HEAD = struct.Struct(">hi")
+class _Heads:
+    """Every member's subscription fields at once: version, topics, where the user data lies,
+    owned partitions (v1+, as columns), generation (v2+, -1 when absent) and rack (v3+).
+    ``ok`` is False for a member whose bytes are irregular anywhere."""
 
-
-def _subscription_head(data: bytes, cache: DecodeCache) -> tuple[int, tuple[str, ...], bytes | None, int] | None:
-    """Version, topics, user data and where the owned partitions start; None when anything is
-    irregular (the caller then reads this member with the reference reader)."""
-    if not isinstance(data, bytes) or len(data) < 6:
-        return None
-    version, entries = _HEAD.unpack_from(data, 0)
-    if version < 0 or entries < 0:
-        return None
-    known = cache.known_topic_list(data, 6, entries)
-    if known is not None:
-        raw, topics = known
-        at = 6 + len(raw)
-    else:
-        reader = Reader(data, cache)
-        reader.offset = 2
-        try:
-            reader.strings("topics")
-        except ProtocolError:
-            return None
-        at = reader.offset
-        known = cache.known_topic_list(data, 6, entries)
-        if known is None:
-            return None
-        topics = known[1]
-    if at + 4 > len(data):
-        return None
-    length = int.from_bytes(data[at : at + 4], "big", signed=True)
-    at += 4
-    if length == -1:
-        user_data = None
-    elif length < 0 or at + length > len(data):
-        return None
-    else:
-        user_data = data[at : at + length]
-        at += length
-    return version, topics, user_data, at
-
-
-def _subscription_tail(data: bytes, at: int, version: int, cache: DecodeCache) -> tuple[int, str | None] | None:
-    """Generation (v2+) and rack (v3+) after the owned partitions; None when irregular."""
-    generation, rack = UNKNOWN_GENERATION, None
-    if version >= 2:
-        if at + 4 > len(data):
-            return None
-        generation = max(int.from_bytes(data[at : at + 4], "big", signed=True), UNKNOWN_GENERATION)
-        at += 4
-    if version >= 3:
-        if at + 2 > len(data):
-            return None
-        length = int.from_bytes(data[at : at + 2], "big", signed=True)
-        if length >= 0:
-            raw = data[at + 2 : at + 2 + length]
-            if len(raw) < length:
-                return None
+    def __init__(self, blobs: list, cache: DecodeCache) -> None:
+        n = len(blobs)
+        regular = [type(b) is bytes for b in blobs]
+        self.joined = joined = Joined.of([b if r else b"" for b, r in zip(blobs, regular)])
+        self.base, limit, self.buffer = joined.base, joined.limit, joined.buffer
+        buffer = self.buffer
+        ok = np.array(regular, dtype=bool) & (limit - self.base >= 6)
+        at = np.where(ok, self.base, 0)
+        version = np.where(ok, ints_at(buffer, at, 2), -1)
+        entries = np.where(ok, ints_at(buffer, at + 2, 4), -1)
+        ok &= (version >= 0) & (entries >= 0)
+        # Topic lists: most members send one seen before (same bytes), found by the cache.
+        ok_list, entry_list = ok.tolist(), entries.tolist()
+        known = [cache.known_topic_list(b, 6, e) if o else None for b, e, o in zip(blobs, entry_list, ok_list)]
+        for i in (i for i, (o, k) in enumerate(zip(ok_list, known)) if o and k is None):
+            reader = Reader(blobs[i], cache)
+            reader.offset = 2
+            try:
+                reader.strings("topics")
+            except ProtocolError:
+                pass
+            known[i] = cache.known_topic_list(blobs[i], 6, entry_list[i])
+            ok[i] = known[i] is not None
+        self.topics = [k[1] if k is not None else () for k in known]
+        at = 6 + np.array([len(k[0]) if k is not None else 0 for k in known], dtype=np.int64)
+        ok &= self.base + at + 4 <= limit
+        self.data_length = np.where(ok, ints_at(buffer, np.where(ok, self.base + at, 0), 4), -2)
+        self.data_start = at + 4
+        self.data_end = self.data_start + np.maximum(self.data_length, 0)
+        ok &= (self.data_length >= -1) & (self.base + self.data_end <= limit)
+        # Owned partitions (v1+), read for all such members at once.
+        self.v1 = np.flatnonzero(ok & (version >= 1))
+        owned = read_tp_columns(joined.take(self.v1), self.data_end[self.v1], cache)
+        ok[self.v1[~owned.ok]] = False
+        position = self.base + self.data_end
+        position[self.v1] = self.base[self.v1] + owned.end
+        # Generation (v2+): negative reads as unknown, as Java's Optional.empty().
+        v2 = ok & (version >= 2)
+        ok &= ~v2 | (position + 4 <= limit)
+        v2 &= ok
+        self.generation = np.full(n, UNKNOWN_GENERATION, dtype=np.int64)
+        self.generation[v2] = np.maximum(ints_at(buffer, position[v2], 4), UNKNOWN_GENERATION)
+        position = position + 4 * v2
+        # Rack (v3+): NULLABLE_STRING.
+        v3 = ok & (version >= 3)
+        ok &= ~v3 | (position + 2 <= limit)
+        v3 &= ok
+        rack_length = np.full(n, -1, dtype=np.int64)
+        rack_length[v3] = ints_at(buffer, position[v3], 2)
+        ok &= ~v3 | ((rack_length >= -1) & (position + 2 + np.maximum(rack_length, 0) <= limit))
+        self.racks: list[str | None] = [None] * n
+        raw_buffer = buffer.data
+        for i in np.flatnonzero(ok & (rack_length >= 0)).tolist():
+            start = int(position[i]) + 2
+            raw = bytes(raw_buffer[start : start + int(rack_length[i])])
             rack = cache.names.get(raw)
             if rack is None:
                 try:
                     rack = cache.names[raw] = raw.decode("utf-8")
                 except UnicodeDecodeError:
-                    return None
-        elif length != -1:
-            return None
-    return generation, rack
+                    ok[i] = False
+                    continue
+            self.racks[i] = rack
+        self.ok = ok
+        self.owned = owned.only(ok[self.v1])  # members irregular anywhere are read again, whole
 
 
 def _entries_of(message: int, partitions: Sequence[TopicPartition]) -> TPColumns:
@@ -642,8 +665,10 @@ def _claims_from_entries(parts: list[TPColumns]) -> Claims:
     topic = np.concatenate([np.repeat(np.array([ids[n] for n in p.names] + [0], dtype=np.int64)[p.entry_topic],
                                       p.entry_count) for p in parts])
     partitions = np.concatenate([p.partitions for p in parts])
-    order = np.argsort(member, kind="stable")
-    return Claims(member[order], topic[order], partitions[order], names)
+    if len(member) and (member[1:] < member[:-1]).any():
+        order = np.argsort(member, kind="stable")
+        member, topic, partitions = member[order], topic[order], partitions[order]
+    return Claims(member, topic, partitions, names)
 
 
 def _claims_per_member(claims: Claims, members: int) -> list[tuple[TopicPartition, ...]]:

@@ -314,7 +314,10 @@ def _measure(definition: Group, ids: list[str], owned: Claims) -> dict:
     loads = np.bincount(member[member >= 0], minlength=members) if members else np.zeros(1, dtype=np.int64)
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none).
     subscribers: Counter[str] = Counter()
-    for topics, count in Counter(m.topics for m in definition.members).items():
+    by_object: dict[int, list] = {}  # members share topics tuples: count each tuple once
+    for m in definition.members:
+        by_object.setdefault(id(m.topics), [m.topics, 0])[1] += 1
+    for topics, count in by_object.values():
         for topic in set(topics):
             subscribers[topic] += count
     topic_index = {t: i for i, t in enumerate(dict.fromkeys(owned.names))}

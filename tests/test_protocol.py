@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 
 import pytest
@@ -385,3 +386,74 @@ def test_group_decoding_names_the_member(protocol_name, bad):
     good = protocol.encode_subscription(protocol.Subscription(["t"]), 0)
     with pytest.raises(ProtocolError, match="member 'm2': "):
         protocol.members_from_metadata({"m1": good, "m2": bad}, protocol_name)
+
+
+def _garbled(data: bytes, rng) -> bytes:
+    data = bytearray(data)
+    if data and rng.random() < 0.5:
+        data[rng.randrange(len(data))] = rng.choice([0, 0x7F, 0x80, 0xFF])
+    else:
+        del data[rng.randrange(len(data) + 1):]
+    return bytes(data)
+
+
+GROUP_MEMBER = st.tuples(
+    st.lists(st.sampled_from(["a", "bb", "c\x00", "dé", "orders", "t" * 40]), max_size=4, unique=True),
+    st.lists(st.builds(TopicPartition, st.sampled_from(["a", "bb", "c\x00", "dé", "orders"]), st.integers(0, 5)),
+             max_size=12),
+    st.integers(-1, 9), st.sampled_from([None, "r1", "rack-é"]), st.integers(0, 3),
+    st.sampled_from(["sticky-data", "cooperative-data", "none", "junk"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(GROUP_MEMBER, max_size=45), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
+       st.randoms(use_true_random=False), st.floats(0, 0.2))
+def test_group_decoding_at_once_equals_one_member_at_a_time(specs, protocol_name, rng, garble):
+    """Many members (so the lockstep readers and their per-message tails run), every version,
+    some bytes garbled: the whole-group decoder gives each member exactly what the one-member
+    reader gives, or raises the error the first bad member raises."""
+    metadata = {}
+    for i, (topics, owned, generation, rack, version, data_kind) in enumerate(specs):
+        user_data = {"sticky-data": protocol.encode_sticky_user_data(owned, generation if generation >= 0 else None),
+                     "cooperative-data": protocol.encode_cooperative_user_data(generation),
+                     "none": None, "junk": bytes(rng.randrange(256) for _ in range(rng.randrange(9)))}[data_kind]
+        data = protocol.encode_subscription(protocol.Subscription(topics, user_data, owned, generation, rack), version)
+        metadata[f"m{i}"] = _garbled(data, rng) if rng.random() < garble else data
+    expected, error = [], None
+    for member_id, data in metadata.items():
+        try:
+            expected.append(protocol.member_from_metadata(member_id, data, protocol_name))
+        except ProtocolError as e:
+            error = f"member {member_id!r}: {e}"
+            break
+    if error is None:
+        assert protocol.members_from_metadata(metadata, protocol_name) == expected
+    else:
+        with pytest.raises(ProtocolError) as raised:
+            protocol.members_from_metadata(metadata, protocol_name)
+        assert str(raised.value) == error
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=40), st.randoms(use_true_random=False), st.floats(0, 0.2))
+def test_assignments_at_once_equal_one_at_a_time(partition_lists, rng, garble):
+    blobs = [protocol.encode_assignment(protocol.Assignment(ps, rng.choice([None, b"", b"xyz"]))) for ps in partition_lists]
+    blobs = [_garbled(b, rng) if rng.random() < garble else b for b in blobs]
+    try:
+        expected = [protocol.decode_assignment(b) for b in blobs]
+    except ProtocolError as e:
+        with pytest.raises(ProtocolError, match=re.escape(str(e))):
+            protocol.decode_assignments(blobs)
+    else:
+        assert protocol.decode_assignments(blobs) == expected
+        claims = protocol.read_assignments(blobs)
+        assert [(claims.member[j], claims.names[claims.topic[j]], claims.partition[j]) for j in range(len(claims.member))] \
+            == [(i, tp.topic, tp.partition) for i, a in enumerate(expected) for tp in a.partitions]
+
+
+def test_one_long_message_among_many_short_ones():
+    """Lockstep rounds stop when few messages are left; the long ones finish on their own."""
+    short = [[TopicPartition(f"t{i % 7}", i)] for i in range(40)]
+    long = [TopicPartition(f"topic-{i % 300}", i) for i in range(5000)]
+    blobs = [protocol.encode_assignment(protocol.Assignment(ps)) for ps in [*short, long, *short]]
+    assert protocol.decode_assignments(blobs) == [protocol.decode_assignment(b) for b in blobs]

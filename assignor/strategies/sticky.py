@@ -77,25 +77,20 @@ def _split_by_racks(group, layout, class_of_flat, eligible):
 
 def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:
     """Class id per topic (-1: no partitions or no subscriber) and the (K, M) eligibility."""
-    members = len(layout.members)
-    lengths = [len(s) for s in layout.subscriptions]
-    topic = np.concatenate(layout.subscriptions) if members else np.empty(0, dtype=np.int64)
-    member = np.repeat(np.arange(members), lengths)
-    order = np.lexsort((member, topic))
-    topic, member = topic[order], member[order]
+    topic, subscription = _layout.distinct_pairs(layout)
     bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
     class_of_topic = np.full(len(layout.topics), -1, dtype=np.int64)
     signatures: dict[bytes, int] = {}
     rows: list[np.ndarray] = []
     for t in np.flatnonzero((layout.counts > 0) & (bounds[1:] > bounds[:-1])):
-        subscribers = member[bounds[t] : bounds[t + 1]]
+        subscribers = subscription[bounds[t] : bounds[t + 1]]  # the distinct subscriptions with t
         k = signatures.setdefault(subscribers.tobytes(), len(signatures))
         if k == len(rows):
             rows.append(subscribers)
         class_of_topic[t] = k
-    eligible = np.zeros((len(rows), members), dtype=bool)
+    eligible = np.zeros((len(rows), len(layout.members)), dtype=bool)
     for k, subscribers in enumerate(rows):
-        eligible[k, subscribers] = True
+        eligible[k] = np.isin(layout.subscription_of, subscribers)
     return class_of_topic, eligible
 
 
