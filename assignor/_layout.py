@@ -143,7 +143,9 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
             d = by_value.get(member.topics)
             if d is None:
                 d = by_value[member.topics] = len(distinct)
-                distinct.append(np.array(sorted({index[t] for t in member.topics if t in index}), dtype=np.int64))
+                found = np.fromiter(map(index.get, member.topics, repeat(-1)), dtype=np.int64,
+                                    count=len(member.topics))
+                distinct.append(np.unique(found[found >= 0]))
             by_object[id(member.topics)] = d
         subscription_of[i] = d
     subscriptions = [distinct[d] for d in subscription_of.tolist()]

@@ -507,7 +507,7 @@ class Joined(NamedTuple):
 
 
 def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.ndarray, cache: DecodeCache,
-                    lockstep: bool = True, ends: Sequence[int] | np.ndarray | None = None) -> TPColumns:
+                    ends: Sequence[int] | np.ndarray | None = None) -> TPColumns:
     """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
 
     For a leader with many members, each with a small array, per-message overhead dominates;
@@ -515,8 +515,8 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     one, with numpy across messages. When few messages are left with entries, each of those is
     finished on its own by a `Reader` (strided runs). A message whose array is not well formed
     gets ``ok`` False and no entries (the caller re-reads it one message at a time, which raises
-    the precise error, or applies its fallback). Without `lockstep` every message is read on its
-    own (better when messages are long and regular: their strided runs are long). With `ends`,
+    the precise error, or applies its fallback). Messages whose entries all have one shape are
+    read before that, at once (`_uniform_messages`). With `ends`,
     the array of blob i must end by offset ``ends[i]`` (a field inside a larger message).
     Offsets (`starts`, `ends`, and ``end`` in the result) count from each message's start.
     """
@@ -542,7 +542,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     k = 0
     while True:
         live = np.flatnonzero(ok & (entries > k))
-        if live.size < _LOCKSTEP_MIN_LIVE or not lockstep:
+        if live.size < _LOCKSTEP_MIN_LIVE:
             break
         at = position[live]
         fits = at + 2 <= limit[live]

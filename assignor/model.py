@@ -144,6 +144,17 @@ class Group:
         if self.partition_racks is not None:
             object.__setattr__(self, "partition_racks", _checked_racks(self.partition_racks))
 
+    @classmethod
+    def assembled(cls, topics: dict[str, int], members: Sequence[Member],
+                  partition_racks: Mapping[str, tuple[tuple[str, ...], ...]] | None) -> Group:
+        """A group from parts that are checked already (another group's topics and racks, members
+        with distinct ids): no checks, as `Member.decoded`."""
+        group = object.__new__(cls)
+        object.__setattr__(group, "topics", topics)
+        object.__setattr__(group, "members", tuple(members))
+        object.__setattr__(group, "partition_racks", partition_racks)
+        return group
+
     def member(self, member_id: str) -> Member:
         """Return the member with this id (KeyError when absent)."""
         for member in self.members:

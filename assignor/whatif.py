@@ -17,14 +17,13 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from assignor import protocol, validate
-from assignor._layout import Claims, gc_paused
+from assignor import _layout, protocol, validate
+from assignor._layout import Claims, Layout, gc_paused
 from assignor._wire import DecodeCache
 from assignor.errors import AssignorError
 from assignor.model import UNKNOWN_GENERATION, Group, Member, Plan
@@ -126,9 +125,9 @@ class _State:
     ids: list[str]
     owned: Claims
     generation: dict[str, int]
-    group_generation: int = 0
-    encode_cache: protocol.EncodeCache = field(default_factory=protocol.EncodeCache)
-    decode_cache: DecodeCache = field(default_factory=DecodeCache)
+    group_generation: int
+    encode_cache: protocol.EncodeCache
+    decode_cache: DecodeCache
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
@@ -154,9 +153,11 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
 def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool) -> dict:
     result = {}
     initial = _claims_of(group.members)
+    # Members encode the same topic lists under every strategy, and the leader decodes them.
+    encode_cache, decode_cache = protocol.EncodeCache(), DecodeCache()
     for name in strategies:
         state = _State([m.id for m in group.members], initial, {m.id: m.generation for m in group.members},
-                       max([m.generation for m in group.members], default=0) + 1)
+                       max([m.generation for m in group.members], default=0) + 1, encode_cache, decode_cache)
         steps = [_rebalance(group, state, name, "current", include_plans, check)]
         definition = group
         for event in events:
@@ -192,8 +193,9 @@ def _expand(definition: Group, event: Event):
     for member in list(definition.members):
         definition = apply_event(definition, Event("member_leave", (member.id,)))
         yield f"restart {member.id}: leave", definition
-        definition = Group(topics=definition.topics, partition_racks=definition.partition_racks,
-                           members=[*definition.members, Member(member.id, member.topics, rack=member.rack)])
+        definition = Group.assembled(definition.topics, [*definition.members, Member(member.id, member.topics,
+                                                                                      rack=member.rack)],
+                                     definition.partition_racks)
         yield f"restart {member.id}: rejoin", definition
 
 
@@ -211,7 +213,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         generations = [state.generation.get(member_id, UNKNOWN_GENERATION) for member_id in present]
         metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, state.encode_cache)
         roster = protocol.read_join_group(dict(zip(present, metadata)), strategy, state.decode_cache)
-        group = Group(topics=definition.topics, members=roster.members, partition_racks=definition.partition_racks)
+        group = Group.assembled(definition.topics, roster.members, definition.partition_racks)
         layout, owner = plan_owners(strategy, group, roster.claims)
         if check:
             _check(group, roster, layout, owner, strategy)
@@ -232,7 +234,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
             break
     moved, reassigned = _changes(before_ids, before, state.ids, state.owned, set(present))
     step = {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
-            **_measure(definition, state.ids, state.owned)}
+            **_measure(group, layout, state.owned)}
     if include_plans:
         names = state.owned.names
         per_member: dict[str, list] = {member_id: [] for member_id in state.ids}
@@ -306,47 +308,48 @@ def _check(group: Group, roster: protocol.Roster, layout, owner: np.ndarray, str
     assert report["valid"], report["errors"]
 
 
-def _measure(definition: Group, ids: list[str], owned: Claims) -> dict:
-    """Balance and spread of what members own after the rebalance, and rack locality."""
-    where = {member_id: i for i, member_id in enumerate(m.id for m in definition.members)}
-    member = np.array([where.get(member_id, -1) for member_id in ids] + [-1], dtype=np.int64)[owned.member]
-    members = len(definition.members)
-    loads = np.bincount(member[member >= 0], minlength=members) if members else np.zeros(1, dtype=np.int64)
+def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
+    """Balance and spread of what members own after the rebalance, and rack locality: `owned`
+    as the members decoded it from SyncGroup (member index in the order of ``layout.members``,
+    the order the leader sent assignments in), `layout` from the last round's plan."""
+    members, topics = len(layout.members), len(layout.topics)
+    index = {t: i for i, t in enumerate(layout.topics)}
+    topic = np.array([index[n] for n in owned.names] + [0], dtype=np.int64)[owned.topic]
+    member = owned.member
+    loads = np.bincount(member, minlength=members).tolist() or [0]
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none).
-    subscribers: Counter[str] = Counter()
-    by_object: dict[int, list] = {}  # members share topics tuples: count each tuple once
-    for m in definition.members:
-        by_object.setdefault(id(m.topics), [m.topics, 0])[1] += 1
-    for topics, count in by_object.values():
-        for topic in set(topics):
-            subscribers[topic] += count
-    topic_index = {t: i for i, t in enumerate(dict.fromkeys(owned.names))}
-    topic = np.array([topic_index[n] for n in owned.names] + [0], dtype=np.int64)[owned.topic]
-    pairs = np.unique(topic[member >= 0] * max(members, 1) + member[member >= 0], return_counts=True)
-    held_topic, held = pairs[0] // max(members, 1), pairs[1]
-    holders = np.bincount(held_topic, minlength=len(topic_index))
-    most = np.zeros(len(topic_index), dtype=np.int64)
-    fewest = np.full(len(topic_index), np.iinfo(np.int64).max)
+    pair_topic, pair_subscription = _layout.distinct_pairs(layout)
+    per_subscription = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
+    subscribers = np.bincount(pair_topic, weights=per_subscription[pair_subscription], minlength=topics)
+    cell = topic * max(members, 1) + member
+    if topics * members <= 4_000_000:  # a dense (topic, member) table is small enough
+        held = np.bincount(cell, minlength=topics * members)
+        cell = np.flatnonzero(held)
+        held = held[cell]
+    else:
+        cell, held = np.unique(cell, return_counts=True)
+    held_topic = cell // max(members, 1)
+    holders = np.bincount(held_topic, minlength=topics)
+    most = np.zeros(topics, dtype=np.int64)
+    fewest = np.full(topics, np.iinfo(np.int64).max)
     np.maximum.at(most, held_topic, held)
     np.minimum.at(fewest, held_topic, held)
-    wanted = np.array([subscribers[t] for t in topic_index], dtype=np.int64)
-    spread_per_topic = most - np.where(holders == wanted, fewest, 0)
+    spread_per_topic = most - np.where(holders == subscribers, fewest, 0)
     topic_spread = int(spread_per_topic[holders > 0].max(initial=0))
     locality = None
-    if definition.partition_racks:
-        racks_of = definition.partition_racks
-        rack = [m.rack for m in definition.members]
+    if group.partition_racks:
+        racks_of = group.partition_racks
+        rack = [m.rack for m in layout.members]
         placed = local = 0
         for m, t, p in zip(member.tolist(), owned.topic.tolist(), owned.partition.tolist()):
             replicas = racks_of.get(owned.names[t])
-            if m < 0 or replicas is None or not 0 <= p < len(replicas) or not replicas[p]:
+            if replicas is None or not 0 <= p < len(replicas) or not replicas[p]:
                 continue
             placed += 1
             local += rack[m] is not None and rack[m] in replicas[p]
         if placed:
             locality = round(local / placed, 4)
-    loads_list = loads.tolist() or [0]
-    return {"balance_score": validate.balance_score(loads_list), "spread": max(loads_list) - min(loads_list),
+    return {"balance_score": validate.balance_score(loads), "spread": max(loads) - min(loads),
             "topic_spread": topic_spread, "rack_locality": locality}
 
 
