@@ -88,6 +88,8 @@ class Layout:
     # Members share few subscriptions: each distinct one once, and each member's among them.
     distinct: list[np.ndarray] = dataclass_field(default_factory=list)
     subscription_of: np.ndarray = dataclass_field(default_factory=lambda: np.empty(0, np.int64))
+    # Derived arrays several steps of a plan need, computed once (see `distinct_pairs`).
+    memo: dict = dataclass_field(default_factory=dict, compare=False, repr=False)
 
     @property
     def total(self) -> int:
@@ -145,7 +147,8 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
                 d = by_value[member.topics] = len(distinct)
                 found = np.fromiter(map(index.get, member.topics, repeat(-1)), dtype=np.int64,
                                     count=len(member.topics))
-                distinct.append(np.unique(found[found >= 0]))
+                found = np.sort(found[found >= 0])
+                distinct.append(found[np.r_[True, found[1:] != found[:-1]]] if len(found) else found)
             by_object[id(member.topics)] = d
         subscription_of[i] = d
     subscriptions = [distinct[d] for d in subscription_of.tolist()]
@@ -165,11 +168,14 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
 
 def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Every (topic, distinct subscription) pair, sorted by topic then subscription."""
-    lengths = [len(s) for s in layout.distinct]
-    topic = np.concatenate(layout.distinct) if layout.distinct else np.empty(0, dtype=np.int64)
-    subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
-    order = np.lexsort((subscription, topic))
-    return topic[order], subscription[order]
+    found = layout.memo.get("distinct_pairs")
+    if found is None:
+        lengths = [len(s) for s in layout.distinct]
+        topic = np.concatenate(layout.distinct) if layout.distinct else np.empty(0, dtype=np.int64)
+        subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
+        order = np.argsort(topic, kind="stable")  # subscriptions already ascend within a topic
+        found = layout.memo["distinct_pairs"] = (topic[order], subscription[order])
+    return found
 
 
 def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -183,8 +189,9 @@ def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     pair_topic = np.repeat(topic, n)
     slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
     member = by_subscription[np.repeat(start[subscription], n) + slot]
-    order = np.lexsort((member, pair_topic))
-    return pair_topic[order], member[order]
+    width = max(len(layout.members), 1)
+    key = np.sort(pair_topic * width + member)
+    return key // width, key % width
 
 
 def java_order(texts: Sequence[str]) -> list[int]:

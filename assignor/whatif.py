@@ -229,7 +229,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
             revoked += int(sum(c for member_id, c in zip(state.ids, counts.tolist()) if member_id in still))
         state.ids, state.owned = ids, assigned
         state.generation = dict.fromkeys(ids, generation)
-        withheld = strategy == "cooperative-sticky" and _withheld(group, len(assigned.member))
+        withheld = strategy == "cooperative-sticky" and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
     moved, reassigned = _changes(before_ids, before, state.ids, state.owned, set(present))
@@ -295,9 +295,10 @@ def _changes(before_ids: list[str], before: Claims, after_ids: list[str], after:
     return int((changed & still[before_member]).sum()), int(changed.sum())
 
 
-def _withheld(group: Group, assigned: int) -> bool:
-    subscribed = {t for m in group.members for t in m.topics if t in group.topics}
-    return assigned < sum(group.topics[t] for t in subscribed)
+def _withheld(layout: Layout, assigned: int) -> bool:
+    """Whether some partition of a subscribed topic went to nobody this round."""
+    subscribed = np.unique(_layout.distinct_pairs(layout)[0])
+    return assigned < int(layout.counts[subscribed].sum())
 
 
 def _check(group: Group, roster: protocol.Roster, layout, owner: np.ndarray, strategy: str) -> None:

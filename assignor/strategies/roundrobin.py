@@ -42,15 +42,20 @@ def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_la
     dealt = np.flatnonzero(np.bincount(topic, minlength=len(layout.topics)) > 0)  # topics with subscribers
     flats = np.concatenate([np.arange(layout.offsets[t], layout.offsets[t + 1]) for t in dealt] or
                            [np.zeros(0, dtype=np.int64)])
-    if all(s.tobytes() == layout.subscriptions[0].tobytes() for s in layout.subscriptions):
+    if len(layout.distinct) == 1:
         owner[flats] = np.arange(len(flats)) % max(members, 1)  # nobody is ever skipped
         return layout, owner
-    subscribed = [set(s.tolist()) for s in layout.subscriptions]
+    # Topic by topic: its partitions go in turn to its subscribers (in member order), starting
+    # from the first subscriber at or after the member whose turn it is; the turn then passes
+    # to the member after the last one dealt to.
+    topic, member = _layout.subscription_pairs(layout)
+    bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
     turn = 0
     for t in dealt.tolist():
-        for flat in range(int(layout.offsets[t]), int(layout.offsets[t + 1])):
-            while t not in subscribed[turn]:
-                turn = (turn + 1) % members
-            owner[flat] = turn
-            turn = (turn + 1) % members
+        subscribers = member[bounds[t] : bounds[t + 1]]
+        first = int(np.searchsorted(subscribers, turn)) % len(subscribers)
+        dealt_to = subscribers[(first + np.arange(int(layout.counts[t]))) % len(subscribers)]
+        owner[layout.offsets[t] : layout.offsets[t + 1]] = dealt_to
+        if len(dealt_to):
+            turn = (int(dealt_to[-1]) + 1) % members
     return layout, owner
