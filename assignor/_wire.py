@@ -533,6 +533,9 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     position = position + 4
     ok &= (entries >= 0) & (entries * 6 <= limit - position)
     entries = np.where(ok, entries, 0)
+    if not entries.any():  # empty arrays only (eager members' owned partitions, say)
+        none = np.zeros(0, dtype=np.int64)
+        return TPColumns(ok, position - base, none, none, none, none, [])
     rows = []  # message, name start, name length, partitions start, partition count, entry index
     uniform = _uniform_messages(buffer, position, limit, entries, ok)
     if uniform is not None:

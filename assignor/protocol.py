@@ -50,7 +50,9 @@ from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
 __all__ = [
     "HIGHEST_VERSION",
     "Assignment",
+    "EncodeCache",
     "ProtocolError",
+    "Roster",
     "StickyUserData",
     "Subscription",
     "assignments_for",
@@ -62,17 +64,16 @@ __all__ = [
     "decode_subscription",
     "encode_assignment",
     "encode_cooperative_user_data",
+    "encode_join_group",
     "encode_sticky_user_data",
     "encode_sticky_user_data_many",
     "encode_subscription",
     "encode_subscriptions",
     "member_from_metadata",
     "members_from_metadata",
+    "members_with_claims",
     "read_assignments",
     "read_join_group",
-    "encode_join_group",
-    "Roster",
-    "EncodeCache",
 ]
 
 #: Highest ConsumerProtocol version this module writes; newer ones are read with v3's fields.
@@ -178,6 +179,15 @@ class EncodeCache:
         self.racks: dict[str | None, bytes] = {}  # rack -> NULLABLE_STRING bytes
         self.by_object: dict[int, tuple[tuple, bytes]] = {}
 
+    def name(self, topic: str, field_name: str = "topics") -> bytes:
+        """A topic name's UTF-8 bytes (as in a STRING, without the length)."""
+        found = self.names.get(topic)
+        if found is None:
+            one = Writer()
+            one.string(topic, field_name)
+            found = self.names[topic] = (_java_topic_key(topic), one.bytes())
+        return found[1][2:]
+
     def rack(self, rack: str | None) -> bytes:
         """NULLABLE_STRING of a rack id."""
         found = self.racks.get(rack)
@@ -200,9 +210,7 @@ class EncodeCache:
             names = self.names
             for topic in key:
                 if topic not in names:
-                    one = Writer()
-                    one.string(topic, "topics")
-                    names[topic] = (_java_topic_key(topic), one.bytes())
+                    self.name(topic)
             ordered = [key[i] for i in java_order(key)]
             found = self.topic_lists[key] = len(ordered).to_bytes(4, "big") + b"".join(names[t][1] for t in ordered)
         if isinstance(topics, tuple):
@@ -465,15 +473,12 @@ def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) ->
 def _member(member_id: str, metadata: bytes, protocol_name: str, cache: DecodeCache) -> Member:
     subscription = _read_subscription(Reader(metadata, cache))
     if protocol_name == "sticky":
-        return _sticky_member(member_id, subscription, _read_sticky_user_data(subscription.user_data, False, cache))
+        sticky = _read_sticky_user_data(subscription.user_data, False, cache)
+        return _build_member(member_id, subscription, sticky.partitions, sticky.generation)
     from_user_data = None
     if protocol_name == "cooperative-sticky":
         from_user_data = decode_cooperative_user_data(subscription.user_data)
     return _build_member(member_id, subscription, subscription.owned_partitions, from_user_data)
-
-
-def _sticky_member(member_id: str, subscription: Subscription, sticky: StickyUserData) -> Member:
-    return _build_member(member_id, subscription, sticky.partitions, sticky.generation)
 
 
 def _build_member(member_id: str, subscription: Subscription, owned: Sequence[TopicPartition],
@@ -693,7 +698,7 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
     cache = EncodeCache() if cache is None else cache
     order = np.argsort(owned.member, kind="stable")
     member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
-    encoded = [_topic_name_bytes(name, "owned_partitions.topic") for name in owned.names]
+    encoded = [cache.name(name, "owned_partitions.topic") for name in owned.names]
     held = np.bincount(member, minlength=len(members)).tolist()
     empty = b"\x00\x00\x00\x00"  # an empty array
     user_data: list = [None] * len(members)
@@ -718,12 +723,6 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
             for topics, data, array, g, rack in zip(topic_lists, user_data, owned_arrays, generations, racks)]
 
 
-def _topic_name_bytes(name: str, field_name: str) -> bytes:
-    writer = Writer()
-    writer.string(name, field_name)
-    return writer.parts[-1]
-
-
 def _named(member_id: str, decode, *args):
     """Call ``decode(*args)``, naming the member in any ProtocolError."""
     try:
@@ -746,12 +745,13 @@ def assignments_for(plan: Plan, protocol_name: str, generation: int,
 
 
 def assignments_from_owners(layout, owner: np.ndarray, protocol_name: str, generation: int,
-                            version: int = HIGHEST_VERSION) -> dict[str, bytes]:
+                            version: int = HIGHEST_VERSION, cache: EncodeCache | None = None) -> dict[str, bytes]:
     """`assignments_for` the plan given as a layout and the owner of each flat partition
     (`assignor.strategies.plan_owners`), without a tuple per partition."""
+    cache = EncodeCache() if cache is None else cache
     flats = np.flatnonzero(owner >= 0)
     flats = flats[np.argsort(owner[flats], kind="stable")]  # by member, then topic and partition
-    encoded = [_topic_name_bytes(name, "partitions.topic") for name in layout.topics]
+    encoded = [cache.name(name, "partitions.topic") for name in layout.topics]
     arrays = encode_tp_columns(owner[flats], layout.topic_of_flat()[flats], layout.partition_of_flat()[flats],
                                encoded, len(layout.members))
     return _assignments([m.id for m in layout.members], arrays, protocol_name, generation, version)

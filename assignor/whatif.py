@@ -219,7 +219,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
             _check(group, roster, layout, owner, strategy)
         generation = state.group_generation
         state.group_generation += 1
-        sync = protocol.assignments_from_owners(layout, owner, strategy, generation)
+        sync = protocol.assignments_from_owners(layout, owner, strategy, generation, cache=state.encode_cache)
         ids, assigned = list(sync), protocol.read_assignments(list(sync.values()))
         if strategy == "cooperative-sticky":
             revoked += _given_up(state.ids, state.owned, ids, assigned)
@@ -266,11 +266,12 @@ def _given_up(old_ids: list[str], old: Claims, new_ids: list[str], new: Claims) 
     topic_of: dict[str, int] = {}
     new_key, new_member = _keys(new_ids, new, member_of, topic_of)
     old_key, old_member = _keys(old_ids, old, member_of, topic_of)
-    staying = np.isin(old_member, new_member[:0] if not len(new_ids) else
-                      np.array([member_of[m] for m in new_ids], dtype=np.int64))
-    # (member, partition) pairs as one number: members and keys are both below 2**31 * topics.
-    width = int(max(new_key.max(initial=0), old_key.max(initial=0))) + 1
-    kept = np.isin(old_member * width + old_key, new_member * width + new_key)
+    staying = np.isin(old_member, np.array([member_of[m] for m in new_ids], dtype=np.int64))
+    # (member, partition) pairs as one number, over a dense numbering of the partitions.
+    partitions, dense = np.unique(np.concatenate([old_key, new_key]), return_inverse=True)
+    dense = dense.ravel()
+    width = max(len(partitions), 1)
+    kept = np.isin(old_member * width + dense[: len(old_key)], new_member * width + dense[len(old_key):])
     return int((staying & ~kept).sum())
 
 
