@@ -163,7 +163,7 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
         parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
                   np.full(len(claims.member), None, dtype=object))
     prev_owner, prev_object = _resolve_claims(layout, parsed)
-    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3])
+    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], memo={})
 
 
 def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:

@@ -474,13 +474,13 @@ class TPColumns(NamedTuple):
 _LOCKSTEP_MIN_LIVE = 16
 
 
+_LANES = {width: np.arange(width, dtype=np.int64) for width in (2, 4)}
+
+
 def ints_at(buffer: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
-    """Big-endian signed integers of `width` bytes at each offset of `buffer` (uint8)."""
-    value = np.zeros(len(at), dtype=np.int64)
-    for lane in range(width):
-        value = (value << 8) | buffer[at + lane]
-    sign = 1 << (8 * width - 1)
-    return (value ^ sign) - sign  # two's complement
+    """Big-endian signed integers of `width` (2 or 4) bytes at each offset of `buffer` (uint8)."""
+    gathered = buffer[np.asarray(at, dtype=np.int64)[:, None] + _LANES[width]]  # (n, width), contiguous
+    return gathered.view(f">i{width}").ravel().astype(np.int64)
 
 
 class Joined(NamedTuple):
