@@ -148,7 +148,9 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
                 found = np.fromiter(map(index.get, member.topics, repeat(-1)), dtype=np.int64,
                                     count=len(member.topics))
                 found = np.sort(found[found >= 0])
-                distinct.append(found[np.r_[True, found[1:] != found[:-1]]] if len(found) else found)
+                if len(found) > 1 and (found[1:] == found[:-1]).any():  # a topic listed twice
+                    found = np.unique(found)
+                distinct.append(found)
             by_object[id(member.topics)] = d
         subscription_of[i] = d
     subscriptions = [distinct[d] for d in subscription_of.tolist()]

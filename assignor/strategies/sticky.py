@@ -88,10 +88,11 @@ def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:
         if k == len(rows):
             rows.append(subscribers)
         class_of_topic[t] = k
-    eligible = np.zeros((len(rows), len(layout.members)), dtype=bool)
+    # Class by distinct subscription first (few columns), then spread to the members.
+    by_subscription = np.zeros((len(rows), len(layout.distinct)), dtype=bool)
     for k, subscribers in enumerate(rows):
-        eligible[k] = np.isin(layout.subscription_of, subscribers)
-    return class_of_topic, eligible
+        by_subscription[k, subscribers] = True
+    return class_of_topic, by_subscription[:, layout.subscription_of]
 
 
 def _class_counts(layout, class_of_flat, eligible) -> np.ndarray:
