@@ -122,11 +122,20 @@ class Layout:
         return {m.id: tps[bounds[i] : bounds[i + 1]] for i, m in enumerate(self.members)}
 
 
-def build(group: Group, claims: Claims | None = None) -> Layout:
+def build(group: Group, claims: Claims | None = None, memo: dict | None = None) -> Layout:
     """Number `group` densely and resolve previous ownership: from the members' ``owned``, or
     from `claims` (member indices in ``group.members`` order) when the caller has them as
-    columns already, in which case the members' ``owned`` are not read."""
+    columns already, in which case the members' ``owned`` are not read.
+
+    `memo` (a dict the caller keeps, empty at first) remembers each subscription's topic
+    indices for as long as the topics stay the same: indexing a thousand subscriptions of
+    hundreds of topics is most of the work when the same group is planned again and again.
+    """
     topics = java_sorted(group.topics)
+    if memo is not None and memo.get("topics") != topics:
+        memo.clear()
+        memo["topics"], memo["subscriptions"] = topics, {}
+    known: dict[int, tuple] = memo["subscriptions"] if memo is not None else {}
     index = {name: i for i, name in enumerate(topics)}
     counts = np.array([group.topics[name] for name in topics], dtype=np.int64)
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
@@ -145,12 +154,7 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
             d = by_value.get(member.topics)
             if d is None:
                 d = by_value[member.topics] = len(distinct)
-                found = np.fromiter(map(index.get, member.topics, repeat(-1)), dtype=np.int64,
-                                    count=len(member.topics))
-                found = np.sort(found[found >= 0])
-                if len(found) > 1 and (found[1:] == found[:-1]).any():  # a topic listed twice
-                    found = np.unique(found)
-                distinct.append(found)
+                distinct.append(_topic_indices(member.topics, index, known))
             by_object[id(member.topics)] = d
         subscription_of[i] = d
     subscriptions = [distinct[d] for d in subscription_of.tolist()]
@@ -166,6 +170,19 @@ def build(group: Group, claims: Claims | None = None) -> Layout:
                   np.full(len(claims.member), None, dtype=object))
     prev_owner, prev_object = _resolve_claims(layout, parsed)
     return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], memo={})
+
+
+def _topic_indices(topics: tuple[str, ...], index: dict[str, int], known: dict[int, tuple]) -> np.ndarray:
+    """Sorted indices of the known topics in `topics` (`known`: earlier answers by tuple)."""
+    seen = known.get(id(topics))
+    if seen is not None and seen[0] is topics:  # the entry keeps the tuple, so the id is its own
+        return seen[1]
+    found = np.fromiter(map(index.get, topics, repeat(-1)), dtype=np.int64, count=len(topics))
+    found = found[found >= 0]
+    if len(found) > 1 and (found[1:] <= found[:-1]).any():  # not already in Java order, or repeated
+        found = np.unique(found)
+    known[id(topics)] = (topics, found)
+    return found
 
 
 def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:

@@ -128,6 +128,7 @@ class _State:
     group_generation: int
     encode_cache: protocol.EncodeCache
     decode_cache: DecodeCache
+    layout_memo: dict
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
@@ -154,10 +155,11 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     result = {}
     initial = _claims_of(group.members)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
-    encode_cache, decode_cache = protocol.EncodeCache(), DecodeCache()
+    encode_cache, decode_cache, layout_memo = protocol.EncodeCache(), DecodeCache(), {}
     for name in strategies:
         state = _State([m.id for m in group.members], initial, {m.id: m.generation for m in group.members},
-                       max([m.generation for m in group.members], default=0) + 1, encode_cache, decode_cache)
+                       max([m.generation for m in group.members], default=0) + 1, encode_cache, decode_cache,
+                       layout_memo)
         steps = [_rebalance(group, state, name, "current", include_plans, check)]
         definition = group
         for event in events:
@@ -214,7 +216,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, state.encode_cache)
         roster = protocol.read_join_group(dict(zip(present, metadata)), strategy, state.decode_cache)
         group = Group.assembled(definition.topics, roster.members, definition.partition_racks)
-        layout, owner = plan_owners(strategy, group, roster.claims)
+        layout, owner = plan_owners(strategy, group, roster.claims, state.layout_memo)
         if check:
             _check(group, roster, layout, owner, strategy)
         generation = state.group_generation

@@ -24,9 +24,9 @@ STRATEGIES: dict[str, Callable[[Group], Plan]] = {
     _cooperative.NAME: _cooperative.assign,
 }
 
-#: Protocol name -> ``(Group, Claims | None) -> (Layout, owner per flat partition)``: the same
-#: plans on dense arrays, for callers that keep groups as columns (the what-if engine).
-_OWNERS: dict[str, Callable[[Group, Claims | None], tuple[Layout, np.ndarray]]] = {
+#: Protocol name -> ``(Group, Claims | None, memo) -> (Layout, owner per flat partition)``: the
+#: same plans on dense arrays, for callers that keep groups as columns (the what-if engine).
+_OWNERS: dict[str, Callable[..., tuple[Layout, np.ndarray]]] = {
     _range.NAME: _range.plan_owners,
     _roundrobin.NAME: _roundrobin.plan_owners,
     _sticky.NAME: _sticky.plan_owners,
@@ -50,12 +50,14 @@ def assign(strategy: str, group: Group) -> Plan:
     return function(group)
 
 
-def plan_owners(strategy: str, group: Group, claims: Claims | None = None) -> tuple[Layout, np.ndarray]:
+def plan_owners(strategy: str, group: Group, claims: Claims | None = None, memo: dict | None = None
+                ) -> tuple[Layout, np.ndarray]:
     """`assign` as the layout and each flat partition's owner (member index in layout order,
-    ``NO_OWNER`` when unassigned); owned partitions from `claims` when given."""
+    ``NO_OWNER`` when unassigned); owned partitions from `claims` when given. `memo`: see
+    `assignor._layout.build` (a caller planning the same topics again and again keeps one)."""
     try:
         function = _OWNERS[strategy]
     except (KeyError, TypeError):
         assign(strategy, Group(topics={}))  # raises UnknownStrategyError
         raise
-    return function(group, claims)
+    return function(group, claims, memo)

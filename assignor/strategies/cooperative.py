@@ -43,10 +43,11 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict | None = None
+                ) -> tuple[_layout.Layout, np.ndarray]:
     """This round's plan as the layout and the owner (member index, or none: withheld) of every
     flat partition; owned partitions from `claims` when given (see `_layout.build`)."""
-    layout, owner = sticky.plan_owners(group, claims)
+    layout, owner = sticky.plan_owners(group, claims, memo)
     count, claimant = _layout.claimants(layout)
     handed_over = (count == 0) | ((count == 1) & (claimant == owner))
     owner[(owner >= 0) & ~handed_over] = _layout.NO_OWNER

@@ -30,10 +30,11 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict | None = None
+                ) -> tuple[_layout.Layout, np.ndarray]:
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
-    layout = _layout.build(group, _layout.Claims.empty())
+    layout = _layout.build(group, _layout.Claims.empty(), memo)
     topic, member = _layout.subscription_pairs(layout)  # sorted by topic, then member (Java order)
     subscribers = np.bincount(topic, minlength=len(layout.topics))
     first = np.cumsum(subscribers) - subscribers  # where each topic's subscribers start in `member`

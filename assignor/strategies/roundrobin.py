@@ -32,10 +32,11 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict | None = None
+                ) -> tuple[_layout.Layout, np.ndarray]:
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
-    layout = _layout.build(group, _layout.Claims.empty())
+    layout = _layout.build(group, _layout.Claims.empty(), memo)
     owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
     members = len(layout.members)
     topic, _ = _layout.subscription_pairs(layout)

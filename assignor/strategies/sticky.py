@@ -40,10 +40,11 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: _layout.Claims | None = None) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict | None = None
+                ) -> tuple[_layout.Layout, np.ndarray]:
     """The sticky plan as the layout and the owner (member index) of every flat partition;
     owned partitions from `claims` when given (see `_layout.build`)."""
-    layout = _layout.build(group, claims)
+    layout = _layout.build(group, claims, memo)
     class_of_topic, eligible = _topic_classes(layout)
     class_of_flat = class_of_topic[layout.topic_of_flat()]
     local = None
