@@ -325,7 +325,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             keys = [base64.b64decode(k, validate=True) if body.encoding == "base64" else k.encode("utf-8")
                     for k in body.keys]
         except (binascii.Error, ValueError) as error:
-            raise HTTPException(422, f"keys: not valid base64 ({error})") from None
+            what = "base64" if body.encoding == "base64" else "UTF-8 (a lone surrogate?)"
+            raise HTTPException(422, f"keys: not valid {what} ({error})") from None
         if body.partitioner != "murmur2":
             return {"partitions": [partition_function(body.partitioner, key, body.partitions) for key in keys]}
         hashes = murmur2_many(keys) if keys else []

@@ -312,7 +312,10 @@ class Writer:
     def string(self, value: str, field: str) -> None:
         if not isinstance(value, str):
             raise ProtocolError(f"{field}: expected a string, got {type(value).__name__}")
-        encoded = value.encode("utf-8")
+        try:
+            encoded = value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, which JSON input can carry
+            raise ProtocolError(f"{field}: {value!r} is not encodable as UTF-8") from None
         if len(encoded) > 0x7FFF:
             raise ProtocolError(f"{field}: {len(encoded)} bytes, more than a STRING holds (32767)")
         self.int16(len(encoded), field)

@@ -262,3 +262,16 @@ async def test_simulated_records_are_limited(tmp_path):
     async with await client_for(app) as c:
         response = await c.post("/v1/simulations", json={"preset": "kip480", "records": 600})
     assert response.status_code == 413 and "max_sim_records" in response.json()["detail"]
+
+
+async def test_strings_that_are_not_utf8_are_422_not_500(client):
+    """JSON can carry lone surrogates (``"\\ud800"``), which no wire format can encode."""
+    bodies = [("/v1/protocol/encode", '{"type":"subscription","value":{"topics":["\\ud800"]}}'),
+              ("/v1/protocol/encode", '{"type":"subscription","value":{"topics":["a"],"rack_id":"\\ud800"}}'),
+              ("/v1/plans", '{"topics":{"\\ud800":2},"members":[{"id":"a","topics":["\\ud800"]}]}'),
+              ("/v1/whatif", '{"group":{"topics":{"\\ud800":2},"members":[{"id":"a","topics":["\\ud800"]}]},'
+                             '"events":[]}'),
+              ("/v1/partitions", '{"keys":["\\ud800"],"partitions":3}')]
+    for path, body in bodies:
+        response = await client.post(path, content=body, headers={"content-type": "application/json"})
+        assert response.status_code == 422 and "UTF-8" in response.json()["detail"], (path, response.text)
