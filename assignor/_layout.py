@@ -80,12 +80,12 @@ class Layout:
     counts: np.ndarray  # int64, partitions per topic
     offsets: np.ndarray  # int64, len(topics) + 1; flat id = offsets[t] + partition
     members: list[Member]  # Java order of member id
-    subscriptions: list[np.ndarray]  # per member: sorted topic indices of existing topics
     prev_owner: np.ndarray  # int64 per flat partition: member index or NO_OWNER
     prev_object: np.ndarray  # per flat partition: the winning claim as given, or None
     # Every claim as parsed: member index, topic index (-1: unknown topic), partition.
     claims: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0, np.int64),) * 3
-    # Members share few subscriptions: each distinct one once, and each member's among them.
+    # Members share few subscriptions: each distinct one once (sorted topic indices of existing
+    # topics), and each member's among them.
     distinct: list[np.ndarray] = dataclass_field(default_factory=list)
     subscription_of: np.ndarray = dataclass_field(default_factory=lambda: np.empty(0, np.int64))
     # Derived arrays several steps of a plan need, computed once (see `distinct_pairs`).
@@ -157,8 +157,7 @@ def build(group: Group, claims: Claims | None = None, memo: dict | None = None) 
                 distinct.append(_topic_indices(member.topics, index, known))
             by_object[id(member.topics)] = d
         subscription_of[i] = d
-    subscriptions = [distinct[d] for d in subscription_of.tolist()]
-    layout = Layout(topics, counts, offsets, members, subscriptions, np.empty(0, dtype=np.int64),
+    layout = Layout(topics, counts, offsets, members, np.empty(0, dtype=np.int64),
                     np.empty(0, dtype=object), distinct=distinct, subscription_of=subscription_of)
     if claims is None:
         parsed = _parse_claims(group, members, index)

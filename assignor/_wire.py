@@ -52,6 +52,16 @@ class DecodeCache:
         # (count, first 64 bytes) -> the topic lists read with that start: (their bytes, names)
         self.topic_lists: dict[tuple[int, bytes], list[tuple[bytes, tuple[str, ...]]]] = {}
 
+    def text(self, raw: bytes) -> str | None:
+        """`raw` decoded as UTF-8, once per distinct value; None when it is not UTF-8."""
+        text = self.names.get(raw)
+        if text is None:
+            try:
+                text = self.names[raw] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        return text
+
     def known_topic_list(self, data: bytes, start: int, entries: int) -> tuple[bytes, tuple[str, ...]] | None:
         """A topic list read before whose bytes are the ones at `start` (past its count)."""
         for raw, names in self.topic_lists.get((entries, data[start : start + 64]), ()):
@@ -288,12 +298,9 @@ class Reader:
         return more + 1
 
     def _name(self, raw: bytes, at: int, field: str) -> str:
-        name = self.names.get(raw)
+        name = self.cache.text(raw)
         if name is None:
-            try:
-                name = self.names[raw] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ProtocolError(f"{field}: invalid UTF-8 at offset {at}") from None
+            raise ProtocolError(f"{field}: invalid UTF-8 at offset {at}")
         return name
 
     def _short(self, field: str, size: int, at: int) -> ProtocolError:
@@ -494,19 +501,19 @@ class Joined(NamedTuple):
     buffer: np.ndarray  # the same bytes as uint8
     base: np.ndarray
     limit: np.ndarray
+    regular: np.ndarray  # bool: the message was bytes (anything else is laid out as empty)
 
     @classmethod
-    def of(cls, blobs: Sequence[bytes]) -> Joined:
+    def of(cls, blobs: Sequence) -> Joined:
+        regular = [type(b) is bytes for b in blobs]
+        blobs = [b if r else b"" for b, r in zip(blobs, regular)]
         lengths = np.array([len(b) for b in blobs], dtype=np.int64)
         base = np.cumsum(lengths) - lengths
         data = b"".join(blobs) + bytes(8)
-        return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths)
+        return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths, np.array(regular, dtype=bool))
 
     def take(self, chosen: np.ndarray) -> Joined:
-        return self._replace(base=self.base[chosen], limit=self.limit[chosen])
-
-    def message(self, i: int) -> bytes:
-        return self.data[self.base[i] : self.limit[i]]
+        return self._replace(base=self.base[chosen], limit=self.limit[chosen], regular=self.regular[chosen])
 
 
 def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.ndarray, cache: DecodeCache,
@@ -529,10 +536,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     position = base + np.asarray(starts, dtype=np.int64)
     ok = position + 4 <= limit
 
-    def int_at(at: np.ndarray, width: int) -> np.ndarray:
-        return ints_at(buffer, at, width)
-
-    entries = np.where(ok, int_at(np.where(ok, position, 0), 4), 0)
+    entries = np.where(ok, ints_at(buffer, np.where(ok, position, 0), 4), 0)
     position = position + 4
     ok &= (entries >= 0) & (entries * 6 <= limit - position)
     entries = np.where(ok, entries, 0)
@@ -552,10 +556,10 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
             break
         at = position[live]
         fits = at + 2 <= limit[live]
-        name_length = np.where(fits, int_at(np.where(fits, at, 0), 2), -1)
+        name_length = np.where(fits, ints_at(buffer, np.where(fits, at, 0), 2), -1)
         count_at = at + 2 + name_length
         fits &= (name_length >= 0) & (count_at + 4 <= limit[live])
-        count = np.where(fits, int_at(np.where(fits, count_at, 0), 4), -1)
+        count = np.where(fits, ints_at(buffer, np.where(fits, count_at, 0), 4), -1)
         fits &= (count >= 0) & (count_at + 4 + 4 * count <= limit[live])
         ok[live[~fits]] = False
         live, at, name_length, count = live[fits], at[fits], name_length[fits], count[fits]
@@ -583,7 +587,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
         entry_topic, names = found
         total = int(count.sum())
         first = np.cumsum(count) - count
-        partitions = int_at(np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total), 4)
+        partitions = ints_at(buffer, np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total), 4)
         entry_message = message
     # The few messages with entries left: each finished by its own reader.
     tails = [(i, int(entries[i]) - k) for i in np.flatnonzero(ok & (entries > k)).tolist()]
@@ -677,13 +681,9 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
         first, inverse = _distinct_rows(matrix)
         topic[chosen] = len(names) + inverse
         for row in first.tolist():
-            raw = matrix[row].tobytes()
-            name = cache.names.get(raw)
+            name = cache.text(matrix[row].tobytes())
             if name is None:
-                try:
-                    name = cache.names[raw] = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    return None
+                return None
             names.append(name)
     return topic, names
 

@@ -346,10 +346,8 @@ def _read_assignments(blobs: Sequence[bytes], with_user_data: bool = True
     blobs = list(blobs)
     cache = DecodeCache()
     with gc_paused():
-        regular = [type(b) is bytes for b in blobs]
-        joined = Joined.of([b if r else b"" for b, r in zip(blobs, regular)])
-        size = joined.limit - joined.base
-        ok = np.array(regular, dtype=bool) & (size >= 2)
+        joined = Joined.of(blobs)
+        ok = joined.regular & (joined.limit - joined.base >= 2)
         version = np.where(ok, ints_at(joined.buffer, np.where(ok, joined.base, 0), 2), -1)
         ok &= version >= 0
         columns = read_tp_columns(joined, np.full(len(blobs), 2), cache)
@@ -581,11 +579,10 @@ class _Heads:
 
     def __init__(self, blobs: list, cache: DecodeCache) -> None:
         n = len(blobs)
-        regular = [type(b) is bytes for b in blobs]
-        self.joined = joined = Joined.of([b if r else b"" for b, r in zip(blobs, regular)])
+        self.joined = joined = Joined.of(blobs)
         self.base, limit, self.buffer = joined.base, joined.limit, joined.buffer
         buffer = self.buffer
-        ok = np.array(regular, dtype=bool) & (limit - self.base >= 6)
+        ok = joined.regular & (limit - self.base >= 6)
         at = np.where(ok, self.base, 0)
         version = np.where(ok, ints_at(buffer, at, 2), -1)
         entries = np.where(ok, ints_at(buffer, at + 2, 4), -1)
@@ -633,14 +630,10 @@ class _Heads:
         raw_buffer = buffer.data
         for i in np.flatnonzero(ok & (rack_length >= 0)).tolist():
             start = int(position[i]) + 2
-            raw = bytes(raw_buffer[start : start + int(rack_length[i])])
-            rack = cache.names.get(raw)
+            rack = cache.text(bytes(raw_buffer[start : start + int(rack_length[i])]))
             if rack is None:
-                try:
-                    rack = cache.names[raw] = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    ok[i] = False
-                    continue
+                ok[i] = False
+                continue
             self.racks[i] = rack
         self.ok = ok
         self.owned = owned.only(ok[self.v1])  # members irregular anywhere are read again, whole
@@ -715,12 +708,8 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
         by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
         owned_arrays = encode_tp_columns(member[by_java], topic[by_java], partition[by_java], encoded, len(members))
         user_data = list(map(pack, generations))
-    # Subscription v3, assembled inline (this runs for every member of every rebalance).
-    topic_lists = list(map(cache.topic_list, [m.topics for m in members]))
-    racks = [cache.racks.get(m.rack) or cache.rack(m.rack) for m in members]
-    version, null = _INT16.pack(HIGHEST_VERSION), b"\xff\xff\xff\xff"
-    return [b"".join((version, topics, null if data is None else pack(len(data)) + data, array, pack(g), rack))
-            for topics, data, array, g, rack in zip(topic_lists, user_data, owned_arrays, generations, racks)]
+    return [_subscription_bytes(HIGHEST_VERSION, cache.topic_list(m.topics), data, array, g, m.rack, cache)
+            for m, data, array, g in zip(members, user_data, owned_arrays, generations)]
 
 
 def _named(member_id: str, decode, *args):
