@@ -51,6 +51,7 @@ class DecodeCache:
         self.names: dict[bytes, str] = {}
         # (count, first 64 bytes) -> the topic lists read with that start: (their bytes, names)
         self.topic_lists: dict[tuple[int, bytes], list[tuple[bytes, tuple[str, ...]]]] = {}
+        self.sized: dict[int, _SizedNames] = {}  # names by byte length, see `names_at`
 
     def text(self, raw: bytes) -> str | None:
         """`raw` decoded as UTF-8, once per distinct value; None when it is not UTF-8."""
@@ -61,6 +62,41 @@ class DecodeCache:
             except UnicodeDecodeError:
                 return None
         return text
+
+    #: At most this many names of one length are kept (a hostile stream of fresh names must
+    #: not grow the cache without end; past it, names are still read, just not remembered).
+    MAX_NAMES_PER_LENGTH = 1 << 16
+
+    def names_at(self, buffer: np.ndarray, at: np.ndarray, size: int) -> tuple[np.ndarray, list[str]] | None:
+        """The names of `size` bytes at offsets `at` of `buffer`, as an index per offset into a
+        list of names (which may hold names not used here); None on invalid UTF-8.
+
+        Names are found by a uint64 key in a sorted table (a leader sees the same few topic
+        names at every rebalance, so after the first most lookups are one binary search)."""
+        if size == 0:
+            return np.zeros(len(at), dtype=np.int64), [""]
+        keys, rows = _name_keys(buffer, at, size)
+        table = self.sized.get(size) or _SizedNames(np.zeros(0, dtype=np.uint64), [], np.zeros((0, size), np.uint8))
+        index = _look_up(table, keys)
+        missing = index < 0
+        if missing.any():
+            new_keys, first = np.unique(keys[missing], return_index=True)
+            starts = at[missing][first].tolist()
+            raw = [buffer[a : a + size].tobytes() for a in starts]
+            texts = [self.text(r) for r in raw]
+            if None in texts:
+                return None
+            order = np.argsort(np.concatenate([table.keys, new_keys]), kind="stable")
+            names = table.names + texts
+            rows_new = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(-1, size)
+            table = _SizedNames(np.concatenate([table.keys, new_keys])[order], [names[i] for i in order.tolist()],
+                                np.concatenate([table.rows, rows_new])[order])
+            if len(table.names) <= self.MAX_NAMES_PER_LENGTH:
+                self.sized[size] = table
+            index = _look_up(table, keys)
+        if rows is not None and not (rows == table.rows[index]).all():
+            return _distinct_names(rows, self)  # two names with one hash: compare whole names
+        return index, table.names
 
     def known_topic_list(self, data: bytes, start: int, entries: int) -> tuple[bytes, tuple[str, ...]] | None:
         """A topic list read before whose bytes are the ones at `start` (past its count)."""
@@ -405,7 +441,45 @@ def encode_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, en
                       messages: int) -> list[bytes]:
     """`encode_topic_partition_arrays` on columns: message (non-decreasing), topic id into
     `encoded` (each name's UTF-8 bytes, at most 32767 long) and partition (in [0, 2**31)) per pair."""
-    distinct = encoded
+    return frame_tp_columns(member, tid, parts, encoded, messages).messages()
+
+
+class Frames(NamedTuple):
+    """Many messages built in one writable buffer, each around a ``[Topic STRING, Partitions
+    [INT32]]`` array: message i is ``out[start[i] : end[i]]``, its array
+    ``out[array_at[i] : array_end[i]]``; the bytes before and after the array are the caller's
+    to fill (`put_ints`, `put_bytes`)."""
+
+    out: np.ndarray  # uint8, then 8 bytes of padding
+    start: np.ndarray
+    array_at: np.ndarray
+    array_end: np.ndarray
+    end: np.ndarray
+
+    def put_ints(self, at: np.ndarray, values: np.ndarray | int, width: int) -> None:
+        """Big-endian signed integers of `width` bytes at byte offsets `at`."""
+        at_offset(self.out, f">i{width}")[at] = values
+
+    def put_bytes(self, at: np.ndarray, which: np.ndarray, values: Sequence[bytes]) -> None:
+        """``values[which[j]]`` at offset ``at[j]``: one scatter per distinct value."""
+        for k in np.flatnonzero(np.bincount(which, minlength=len(values))).tolist():
+            if values[k]:
+                chosen = at[which == k]
+                at_offset(self.out, f"V{len(values[k])}")[chosen] = np.frombuffer(values[k], f"V{len(values[k])}")[0]
+
+    def joined(self) -> Joined:
+        data = self.out.tobytes()  # includes the padding `Joined` wants
+        return Joined(data, np.frombuffer(data, dtype=np.uint8), self.start, self.end,
+                      np.ones(len(self.start), dtype=bool))
+
+    def messages(self) -> list[bytes]:
+        return self.joined().messages()
+
+
+def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes],
+                     messages: int, before: np.ndarray | int = 0, after: np.ndarray | int = 0) -> Frames:
+    """`encode_tp_columns` into `Frames`, with ``before[i]`` and ``after[i]`` bytes left free
+    around message i's array (uninitialised: the caller fills them)."""
     # Group each member's pairs by topic in first-appearance order (usually they already are).
     # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
     key = member * max(len(encoded), 1) + tid
@@ -421,40 +495,39 @@ def encode_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, en
         run = np.r_[True, key[1:] != key[:-1]]
 
     name_length = np.array([len(e) for e in encoded], dtype=np.int64)
-    names = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    names = np.frombuffer(b"".join(encoded) + bytes(8), dtype=np.uint8)
     name_start = np.cumsum(name_length) - name_length
     entry_start = np.flatnonzero(run)
     entry_count = np.diff(np.r_[entry_start, len(key)]).astype(np.int64)
     entry_topic, entry_member = tid[entry_start], member[entry_start]
     entry_name = name_length[entry_topic]
     entry_size = 2 + entry_name + 4 + 4 * entry_count
-    # Message m: INT32 entry count, then its entries; messages follow each other.
+    # Message m: its `before` bytes, INT32 entry count, its entries, its `after` bytes.
+    before = np.broadcast_to(np.asarray(before, dtype=np.int64), (messages,))
+    after = np.broadcast_to(np.asarray(after, dtype=np.int64), (messages,))
     entries_per_message = np.bincount(entry_member, minlength=messages)
-    bytes_per_message = 4 + np.bincount(entry_member, weights=entry_size, minlength=messages).astype(np.int64)
-    message_at = np.cumsum(bytes_per_message) - bytes_per_message
-    entry_at = np.cumsum(entry_size) - entry_size + 4 * (entry_member + 1)
-    out = np.empty(int(bytes_per_message.sum()), dtype=np.uint8)
-
-    def put(at: np.ndarray, values: np.ndarray, dtype: str) -> None:
-        """Write big-endian integers at byte offsets `at`, one byte lane at a time."""
-        lanes = values.astype(dtype).view(np.uint8).reshape(-1, np.dtype(dtype).itemsize)
-        for lane in range(lanes.shape[1]):
-            out[at + lane] = lanes[:, lane]
-
-    put(message_at, entries_per_message, ">i4")
-    put(entry_at, entry_name, ">i2")
-    # Names, one byte lane at a time for each name length (topics come in few lengths).
-    for length in np.unique(name_length):
+    array_size = 4 + np.bincount(entry_member, weights=entry_size, minlength=messages).astype(np.int64)
+    size = before + array_size + after
+    start = np.cumsum(size) - size
+    array_at = start + before
+    entries_size = array_size - 4
+    earlier = np.cumsum(entries_size) - entries_size  # entry bytes of earlier messages
+    entry_at = np.cumsum(entry_size) - entry_size + (array_at + 4 - earlier)[entry_member]
+    out = np.empty(int(size.sum()) + 8, dtype=np.uint8)  # padding: views reach 8 bytes
+    frames = Frames(out, start, array_at, array_at + array_size, start + size)
+    frames.put_ints(array_at, entries_per_message, 4)
+    frames.put_ints(entry_at, entry_name, 2)
+    # Names: one scatter per name length (topics come in few lengths), a name as one element.
+    for length in np.flatnonzero(np.bincount(name_length)).tolist():
         of_length = entry_name == length
-        at, topic = entry_at[of_length] + 2, name_start[entry_topic[of_length]]
-        for lane in range(int(length)):
-            out[at + lane] = names[topic + lane]
+        if length:
+            at, topic = entry_at[of_length] + 2, name_start[entry_topic[of_length]]
+            at_offset(out, f"V{length}")[at] = at_offset(names, f"V{length}")[topic]
     count_at = entry_at + 2 + entry_name
-    put(count_at, entry_count, ">i4")
+    frames.put_ints(count_at, entry_count, 4)
     slot = np.arange(len(key)) - np.repeat(entry_start, entry_count)
-    put(np.repeat(count_at + 4, entry_count) + 4 * slot, parts, ">i4")
-    blob = out.tobytes()
-    return [blob[a : a + n] for a, n in zip(message_at.tolist(), bytes_per_message.tolist())]
+    frames.put_ints(np.repeat(count_at + 4, entry_count) + 4 * slot, parts, 4)
+    return frames
 
 
 class TPColumns(NamedTuple):
@@ -484,13 +557,32 @@ class TPColumns(NamedTuple):
 _LOCKSTEP_MIN_LIVE = 16
 
 
-_LANES = {width: np.arange(width, dtype=np.int64) for width in (2, 4)}
+def at_offset(buffer: np.ndarray, dtype: str) -> np.ndarray:
+    """A view of `buffer` (uint8) whose element j is the `dtype` value starting at byte j.
+
+    Stride 1: reading or writing many values at arbitrary byte offsets is then one plain
+    gather or scatter, instead of one per byte lane. Writable when `buffer` is.
+    """
+    size = np.dtype(dtype).itemsize
+    return np.ndarray((max(len(buffer) - size + 1, 0),), dtype=dtype, buffer=buffer, strides=(1,))
+
+
+def equal_at(buffer: np.ndarray, at: np.ndarray, raw: bytes) -> np.ndarray:
+    """Whether `raw` is the bytes at each offset of `buffer` (uint8; each offset + len(raw)
+    within it). Compared eight bytes at a time: numpy compares void elements byte by byte."""
+    size = len(raw)
+    if not size:
+        return np.ones(len(at), dtype=bool)
+    rows = np.ascontiguousarray(at_offset(buffer, f"V{size}")[at]).view(np.uint8).reshape(-1, size)
+    expected = np.frombuffer(raw, dtype=np.uint8)
+    words = size // 8 * 8
+    same = (rows[:, :words].view(np.uint64) == expected[:words].view(np.uint64)).all(axis=1)
+    return same & (rows[:, words:] == expected[words:]).all(axis=1)
 
 
 def ints_at(buffer: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """Big-endian signed integers of `width` (2 or 4) bytes at each offset of `buffer` (uint8)."""
-    gathered = buffer[np.asarray(at, dtype=np.int64)[:, None] + _LANES[width]]  # (n, width), contiguous
-    return gathered.view(f">i{width}").ravel().astype(np.int64)
+    return at_offset(buffer, f">i{width}")[np.asarray(at, dtype=np.int64)].astype(np.int64)
 
 
 class Joined(NamedTuple):
@@ -511,6 +603,10 @@ class Joined(NamedTuple):
         base = np.cumsum(lengths) - lengths
         data = b"".join(blobs) + bytes(8)
         return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths, np.array(regular, dtype=bool))
+
+    def messages(self) -> list[bytes]:
+        data = self.data
+        return [data[a:b] for a, b in zip(self.base.tolist(), self.limit.tolist())]
 
     def take(self, chosen: np.ndarray) -> Joined:
         return self._replace(base=self.base[chosen], limit=self.limit[chosen], regular=self.regular[chosen])
@@ -671,37 +767,54 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
     decoded once); None on invalid UTF-8."""
     topic = np.zeros(len(at), dtype=np.int64)
     names: list[str] = []
-    for size in np.unique(length).tolist():
-        chosen = np.flatnonzero(length == size)
-        if size == 0:
-            topic[chosen] = len(names)
-            names.append("")
-            continue
-        matrix = np.ascontiguousarray(buffer[at[chosen][:, None] + np.arange(size)])
-        first, inverse = _distinct_rows(matrix)
-        topic[chosen] = len(names) + inverse
-        for row in first.tolist():
-            name = cache.text(matrix[row].tobytes())
-            if name is None:
-                return None
-            names.append(name)
+    sizes = np.flatnonzero(np.bincount(length)).tolist() if len(length) else []
+    for size in sizes:
+        chosen = np.flatnonzero(length == size) if len(sizes) > 1 else slice(None)
+        found = cache.names_at(buffer, at[chosen], size)
+        if found is None:
+            return None
+        index, known = found
+        # Only the names these entries use, numbered densely.
+        used = np.flatnonzero(np.bincount(index, minlength=len(known)))
+        dense = np.zeros(len(known), dtype=np.int64)
+        dense[used] = np.arange(len(names), len(names) + len(used))
+        topic[chosen] = dense[index]
+        names.extend(known[i] for i in used.tolist())
     return topic, names
 
 
-def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The first row of each distinct row of a uint8 matrix, and each row's distinct index.
+def _name_keys(buffer: np.ndarray, at: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A uint64 key per name of `size` bytes at `at`: the bytes themselves when they fit
+    (exact), else a 64-bit FNV-1a style hash of them, returned with the names' bytes as rows of
+    a uint8 matrix so that the caller can catch a collision. Reads up to 8 bytes past a short
+    name (the padding of `Joined` keeps that in bounds)."""
+    if size <= 8:
+        return at_offset(buffer, ">u8")[at] >> np.uint64(64 - 8 * size), None
+    rows = np.ascontiguousarray(at_offset(buffer, f"V{size}")[at]).view(np.uint8).reshape(-1, size)
+    key = np.zeros(len(rows), dtype=np.uint64)
+    for lane in range(size):  # uint64 arithmetic wraps
+        key = (key ^ rows[:, lane]) * np.uint64(0x100000001B3)
+    return key, rows
 
-    Rows are told apart by a 64-bit hash (sorting integers is far quicker than sorting byte
-    strings), then every row is compared with its group's first row, so a collision is caught
-    and the exact (slower) comparison of whole rows is used instead.
-    """
-    digest = np.zeros(len(matrix), dtype=np.uint64)
-    for lane in range(matrix.shape[1]):  # FNV-1a style mixing; uint64 arithmetic wraps
-        digest = (digest ^ matrix[:, lane]) * np.uint64(0x100000001B3)
-    _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
-    if (matrix == matrix[first[inverse]]).all():
-        return first, inverse
-    _, first, inverse = np.unique(matrix.view(f"V{matrix.shape[1]}").ravel(), return_index=True,
-                                  return_inverse=True)
-    return first, inverse.ravel()
+
+class _SizedNames(NamedTuple):
+    """The names of one byte length a `DecodeCache` knows, sorted by key."""
+
+    keys: np.ndarray
+    names: list[str]
+    rows: np.ndarray  # (n, size) uint8: each name's bytes, to check a hashed key
+
+
+def _look_up(table: _SizedNames, keys: np.ndarray) -> np.ndarray:
+    """The row of `table` with each key, -1 where it has none."""
+    if not len(table.keys):
+        return np.full(len(keys), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(table.keys, keys), len(table.keys) - 1)
+    return np.where(table.keys[at] == keys, at, -1)
+
+
+def _distinct_names(rows: np.ndarray, cache: DecodeCache) -> tuple[np.ndarray, list[str]] | None:
+    """`DecodeCache.names_at` by comparing whole names (the slow, exact way)."""
+    _, first, inverse = np.unique(rows.view(f"V{rows.shape[1]}").ravel(), return_index=True, return_inverse=True)
+    names = [cache.text(rows[row].tobytes()) for row in first.tolist()]
+    return None if None in names else (inverse.ravel(), names)

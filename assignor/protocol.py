@@ -41,7 +41,10 @@ from assignor._wire import (
     Writer,
     encode_topic_partition_arrays,
     encode_tp_columns,
+    frame_tp_columns,
     Joined,
+    at_offset,
+    equal_at,
     ints_at,
     read_tp_columns,
 )
@@ -524,13 +527,29 @@ def read_join_group(metadata: Mapping[str, bytes], protocol_name: str, cache: De
     read again by `member_from_metadata`'s reader, which names the field and offset of what is
     wrong (or, for unreadable sticky user data, applies Java's fallback).
     """
+    blobs = list(metadata.values())
+    return _read_join_group(list(metadata), Joined.of(blobs), blobs.__getitem__, protocol_name, cache)
+
+
+def read_join_group_joined(ids: Sequence[str], joined: Joined, protocol_name: str,
+                           cache: DecodeCache | None = None) -> Roster:
+    """`read_join_group` of members' metadata laid end to end (`encode_join_group_joined`):
+    member ``ids[i]`` sent ``joined.data[joined.base[i] : joined.limit[i]]``."""
+    def message(i: int) -> bytes:
+        return joined.data[joined.base[i] : joined.limit[i]]
+
+    return _read_join_group(list(ids), joined, message, protocol_name, cache)
+
+
+def _read_join_group(ids: list[str], joined: Joined, message, protocol_name: str, cache: DecodeCache | None
+                     ) -> Roster:
+    """`read_join_group`; ``message(i)``: member i's metadata as given (for the reference reader)."""
     cache = DecodeCache() if cache is None else cache
-    ids, blobs = list(metadata), list(metadata.values())
     with gc_paused():
-        heads = _Heads(blobs, cache)
+        heads = _Heads(joined, message, cache)
         parts: list[TPColumns] = []
-        from_user_data = np.full(len(blobs), UNKNOWN_GENERATION, dtype=np.int64)
-        known_from_user_data = np.zeros(len(blobs), dtype=bool)
+        from_user_data = np.full(len(ids), UNKNOWN_GENERATION, dtype=np.int64)
+        known_from_user_data = np.zeros(len(ids), dtype=bool)
         if protocol_name == "sticky":
             chosen = np.flatnonzero(heads.ok & (heads.data_length > 0))
             sticky = read_tp_columns(heads.joined.take(chosen), heads.data_start[chosen], cache,
@@ -538,7 +557,7 @@ def read_join_group(metadata: Mapping[str, bytes], protocol_name: str, cache: De
             known_from_user_data[chosen] = True
             for j in np.flatnonzero(~sticky.ok).tolist():  # Java's fallback: nothing owned, generation unknown
                 i = int(chosen[j])
-                data = blobs[i][heads.data_start[i] : heads.data_end[i]]
+                data = message(i)[heads.data_start[i] : heads.data_end[i]]
                 generation = _read_sticky_user_data(data, False, cache).generation
                 known_from_user_data[i] = generation is not None
                 from_user_data[i] = UNKNOWN_GENERATION if generation is None else generation
@@ -566,7 +585,7 @@ def read_join_group(metadata: Mapping[str, bytes], protocol_name: str, cache: De
                 members.append(Member.decoded(member_id, heads.topics[i], generation[i], heads.racks[i]))
                 continue
             # Irregular bytes: the reference reader, which raises the precise error.
-            member = _named(member_id, _member, member_id, blobs[i], protocol_name, cache)
+            member = _named(member_id, _member, member_id, message(i), protocol_name, cache)
             parts.append(_entries_of(i, member.owned))
             members.append(Member.decoded(member_id, member.topics, member.generation, member.rack))
         return Roster(members, _claims_from_entries(parts))
@@ -577,9 +596,9 @@ class _Heads:
     owned partitions (v1+, as columns), generation (v2+, -1 when absent) and rack (v3+).
     ``ok`` is False for a member whose bytes are irregular anywhere."""
 
-    def __init__(self, blobs: list, cache: DecodeCache) -> None:
-        n = len(blobs)
-        self.joined = joined = Joined.of(blobs)
+    def __init__(self, joined: Joined, message, cache: DecodeCache) -> None:
+        n = len(joined.base)
+        self.joined = joined
         self.base, limit, self.buffer = joined.base, joined.limit, joined.buffer
         buffer = self.buffer
         ok = joined.regular & (limit - self.base >= 6)
@@ -587,20 +606,9 @@ class _Heads:
         version = np.where(ok, ints_at(buffer, at, 2), -1)
         entries = np.where(ok, ints_at(buffer, at + 2, 4), -1)
         ok &= (version >= 0) & (entries >= 0)
-        # Topic lists: most members send one seen before (same bytes), found by the cache.
-        ok_list, entry_list = ok.tolist(), entries.tolist()
-        known = [cache.known_topic_list(b, 6, e) if o else None for b, e, o in zip(blobs, entry_list, ok_list)]
-        for i in (i for i, (o, k) in enumerate(zip(ok_list, known)) if o and k is None):
-            reader = Reader(blobs[i], cache)
-            reader.offset = 2
-            try:
-                reader.strings("topics")
-            except ProtocolError:
-                pass
-            known[i] = cache.known_topic_list(blobs[i], 6, entry_list[i])
-            ok[i] = known[i] is not None
-        self.topics = [k[1] if k is not None else () for k in known]
-        at = 6 + np.array([len(k[0]) if k is not None else 0 for k in known], dtype=np.int64)
+        self.topics, list_size = _topic_lists(joined, ok, entries, message, cache)
+        ok &= list_size >= 0
+        at = 6 + np.maximum(list_size, 0)
         ok &= self.base + at + 4 <= limit
         self.data_length = np.where(ok, ints_at(buffer, np.where(ok, self.base + at, 0), 4), -2)
         self.data_start = at + 4
@@ -637,6 +645,59 @@ class _Heads:
             self.racks[i] = rack
         self.ok = ok
         self.owned = owned.only(ok[self.v1])  # members irregular anywhere are read again, whole
+
+
+def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, cache: DecodeCache
+                 ) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """Each member's topic list (past its count, which is `entries`): the names, and its size in
+    bytes (-1 when it does not read).
+
+    Members send the same few lists. Those whose first 64 bytes agree are looked up in `cache`
+    once, through one of them, and every other is compared with the list found, all at once.
+    A member left over (a list of its own, or one too near the end of the buffer) is read alone.
+    """
+    topics: list[tuple[str, ...]] = [()] * len(ok)
+    size = np.full(len(ok), -1, dtype=np.int64)
+    start = joined.base + 6
+    prefix = 64
+    bulk = np.flatnonzero(ok & (start + prefix <= len(joined.buffer)))
+    if len(bulk):
+        _, first, group = np.unique(at_offset(joined.buffer, f"V{prefix}")[start[bulk]], return_index=True,
+                                    return_inverse=True)
+        group = group.ravel()
+        for g, i in enumerate(bulk[first].tolist()):
+            found = _topic_list(joined, i, int(entries[i]), message, cache)
+            if found is None:
+                continue
+            raw, names = found
+            members = bulk[group == g]
+            length = len(raw)
+            same = (entries[members] == entries[i]) & (start[members] + length <= joined.limit[members])
+            same[same] = equal_at(joined.buffer, start[members[same]], raw)
+            size[members[same]] = length
+            for j in members[same].tolist():
+                topics[j] = names
+    for i in np.flatnonzero(ok & (size < 0)).tolist():
+        found = _topic_list(joined, i, int(entries[i]), message, cache)
+        if found is not None:
+            topics[i], size[i] = found[1], len(found[0])
+    return topics, size
+
+
+def _topic_list(joined: Joined, i: int, entries: int, message, cache: DecodeCache
+                ) -> tuple[bytes, tuple[str, ...]] | None:
+    """Member i's topic list through `cache`, read (and remembered) first when it is new."""
+    found = cache.known_topic_list(joined.data, int(joined.base[i]) + 6, entries)
+    if found is not None and int(joined.base[i]) + 6 + len(found[0]) <= int(joined.limit[i]):
+        return found
+    blob = message(i)
+    reader = Reader(blob, cache)
+    reader.offset = 2
+    try:
+        reader.strings("topics")
+    except ProtocolError:
+        return None
+    return cache.known_topic_list(blob, 6, entries)
 
 
 def _entries_of(message: int, partitions: Sequence[TopicPartition]) -> TPColumns:
@@ -688,28 +749,75 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
       generation in the user data too.
     - Others: no user data, nothing owned.
     """
+    return encode_join_group_joined(members, owned, generations, protocol_name, cache).messages()
+
+
+def encode_join_group_joined(members: Sequence[Member], owned: Claims, generations: Sequence[int],
+                             protocol_name: str, cache: EncodeCache | None = None) -> Joined:
+    """`encode_join_group` laid end to end in one buffer, as `read_join_group_joined` reads it.
+
+    Every member's subscription is written into one numpy buffer: the fixed fields with one
+    scatter each, each distinct topic list and rack with one scatter for all members sending it.
+    """
     cache = EncodeCache() if cache is None else cache
     order = np.argsort(owned.member, kind="stable")
     member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
     encoded = [cache.name(name, "owned_partitions.topic") for name in owned.names]
-    held = np.bincount(member, minlength=len(members)).tolist()
-    empty = b"\x00\x00\x00\x00"  # an empty array
-    user_data: list = [None] * len(members)
-    owned_arrays = [empty] * len(members)
     generations = list(generations)
     if not all(isinstance(g, int) and -(2**31) <= g < 2**31 for g in generations):
         raise ProtocolError("generation: every generation must be a 32-bit integer")
-    pack = _INT32.pack
+    generation = np.array(generations, dtype=np.int64)
+    lists, list_of = _distinct_bytes([cache.topic_list(m.topics) for m in members])
+    racks, rack_of = _distinct_bytes([cache.rack(m.rack) for m in members])
+    head = 2 + np.array([len(b) for b in lists], dtype=np.int64)[list_of]  # version, topics
+    rack_size = np.array([len(b) for b in racks], dtype=np.int64)[rack_of]
+    # The fields around the array (see the module docstring for the layout):
+    #   sticky:             user data = [len, ARRAY, generation], owned [] | generation | rack
+    #                       (or null user data, ARRAY = owned [], for a member with nothing to say)
+    #   cooperative-sticky: user data = [4, generation] | ARRAY = owned | generation | rack
+    #   others:             null user data | ARRAY = owned [] | generation | rack
     if protocol_name == "sticky":
-        arrays = encode_tp_columns(member, topic, partition, encoded, len(members))
-        user_data = [array + pack(g) if g >= 0 or n else None for array, g, n in zip(arrays, generations, held)]
+        has_data = (generation >= 0) | (np.bincount(member, minlength=len(members)) > 0)
+        frames = frame_tp_columns(member, topic, partition, encoded, len(members), head + 4,
+                                  4 + 8 * has_data + rack_size)
+        frames.put_ints(frames.array_at - 4, np.where(has_data, frames.array_end - frames.array_at + 4, -1), 4)
+        with_data = frames.array_end[has_data]
+        frames.put_ints(with_data, generation[has_data], 4)
+        frames.put_ints(with_data + 4, 0, 4)
+        generation_at = frames.array_end + 8 * has_data
     elif protocol_name == "cooperative-sticky":
         java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
         by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
-        owned_arrays = encode_tp_columns(member[by_java], topic[by_java], partition[by_java], encoded, len(members))
-        user_data = list(map(pack, generations))
-    return [_subscription_bytes(HIGHEST_VERSION, cache.topic_list(m.topics), data, array, g, m.rack, cache)
-            for m, data, array, g in zip(members, user_data, owned_arrays, generations)]
+        frames = frame_tp_columns(member[by_java], topic[by_java], partition[by_java], encoded, len(members),
+                                  head + 8, 4 + rack_size)
+        frames.put_ints(frames.array_at - 8, 4, 4)
+        frames.put_ints(frames.array_at - 4, generation, 4)
+        generation_at = frames.array_end
+    else:
+        none = np.zeros(0, dtype=np.int64)
+        frames = frame_tp_columns(none, none, none, [], len(members), head + 4, 4 + rack_size)
+        frames.put_ints(frames.array_at - 4, -1, 4)
+        generation_at = frames.array_end
+    frames.put_ints(frames.start, HIGHEST_VERSION, 2)
+    frames.put_bytes(frames.start + 2, list_of, lists)
+    frames.put_ints(generation_at, generation, 4)
+    frames.put_bytes(generation_at + 4, rack_of, racks)
+    return frames.joined()
+
+
+def _distinct_bytes(values: list[bytes]) -> tuple[list[bytes], np.ndarray]:
+    """The distinct objects among `values` (members share topic lists and racks, as the same
+    cached objects), and each value's index among them."""
+    slot: dict[int, int] = {}
+    distinct = []
+    which = np.empty(len(values), dtype=np.int64)
+    for i, value in enumerate(values):
+        k = slot.get(id(value))
+        if k is None:
+            k = slot[id(value)] = len(distinct)
+            distinct.append(value)
+        which[i] = k
+    return distinct, which
 
 
 def _named(member_id: str, decode, *args):

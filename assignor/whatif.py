@@ -213,8 +213,10 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         rounds += 1
         owned = _reindex(state.ids, state.owned, present)
         generations = [state.generation.get(member_id, UNKNOWN_GENERATION) for member_id in present]
-        metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, state.encode_cache)
-        roster = protocol.read_join_group(dict(zip(present, metadata)), strategy, state.decode_cache)
+        # Every member's metadata laid end to end, as the leader's JoinGroup response holds it.
+        metadata = protocol.encode_join_group_joined(definition.members, owned, generations, strategy,
+                                                     state.encode_cache)
+        roster = protocol.read_join_group_joined(present, metadata, strategy, state.decode_cache)
         group = Group.assembled(definition.topics, roster.members, definition.partition_racks)
         layout, owner = plan_owners(strategy, group, roster.claims, state.layout_memo)
         if check:
@@ -223,18 +225,17 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         state.group_generation += 1
         sync = protocol.assignments_from_owners(layout, owner, strategy, generation, cache=state.encode_cache)
         ids, assigned = list(sync), protocol.read_assignments(list(sync.values()))
+        owner_now = _owners_now(layout, assigned)
         if strategy == "cooperative-sticky":
-            revoked += _given_up(state.ids, state.owned, ids, assigned)
-        else:  # eager: every member revokes all it owned before rejoining
-            counts = np.bincount(state.owned.member, minlength=len(state.ids))
-            still = set(ids)
-            revoked += int(sum(c for member_id, c in zip(state.ids, counts.tolist()) if member_id in still))
+            revoked += _given_up(layout, state.ids, state.owned, owner_now)
+        else:  # eager: every member still in the group revokes all it owned before rejoining
+            revoked += int((_positions(layout, state.ids)[state.owned.member] >= 0).sum())
         state.ids, state.owned = ids, assigned
         state.generation = dict.fromkeys(ids, generation)
         withheld = strategy == "cooperative-sticky" and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
-    moved, reassigned = _changes(before_ids, before, state.ids, state.owned, set(present))
+    moved, reassigned = _changes(layout, before_ids, before, owner_now)
     step = {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
             **_measure(group, layout, state.owned)}
     if include_plans:
@@ -254,48 +255,55 @@ def _reindex(ids: list[str], claims: Claims, present: list[str]) -> Claims:
     return Claims(new_index[kept], claims.topic[kept], claims.partition[kept], claims.names)
 
 
-def _keys(ids: list[str], claims: Claims, member_of: dict[str, int], topic_of: dict[str, int]
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """Per claim: a key of its topic partition, and its member, in shared numberings."""
-    topic = np.array([topic_of.setdefault(n, len(topic_of)) for n in claims.names] + [0], dtype=np.int64)
-    member = np.array([member_of.setdefault(m, len(member_of)) for m in ids] + [0], dtype=np.int64)
-    return topic[claims.topic] * 2**31 + claims.partition, member[claims.member]
+def _flats(layout: Layout, claims: Claims) -> np.ndarray:
+    """Each claim's flat partition in `layout`, -1 for one the layout does not have (its topic
+    deleted, or a partition past the topic's count)."""
+    index = layout.memo.get("topic_index")
+    if index is None:
+        index = layout.memo["topic_index"] = {t: i for i, t in enumerate(layout.topics)}
+    topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
+    known = topic >= 0
+    count = np.where(known, layout.counts[topic], 0)
+    return np.where(known & (claims.partition >= 0) & (claims.partition < count),
+                    layout.offsets[topic] + claims.partition, -1)
 
 
-def _given_up(old_ids: list[str], old: Claims, new_ids: list[str], new: Claims) -> int:
+def _owners_now(layout: Layout, claims: Claims) -> np.ndarray:
+    """Member (index in ``layout.members``) per flat partition from what members decoded."""
+    owner = np.full(layout.total, -1, dtype=np.int64)
+    owner[_flats(layout, claims)] = claims.member
+    return owner
+
+
+def _positions(layout: Layout, ids: list[str]) -> np.ndarray:
+    """Each of `ids` as an index in ``layout.members`` (-1: left the group), then a -1."""
+    position = {m.id: i for i, m in enumerate(layout.members)}
+    return np.array([position.get(member_id, -1) for member_id in ids] + [-1], dtype=np.int64)
+
+
+def _given_up(layout: Layout, old_ids: list[str], old: Claims, owner_now: np.ndarray) -> int:
     """Partitions a member still in the group owned before this round and not after it."""
-    member_of: dict[str, int] = {}
-    topic_of: dict[str, int] = {}
-    new_key, new_member = _keys(new_ids, new, member_of, topic_of)
-    old_key, old_member = _keys(old_ids, old, member_of, topic_of)
-    staying = np.isin(old_member, np.array([member_of[m] for m in new_ids], dtype=np.int64))
-    # (member, partition) pairs as one number, over a dense numbering of the partitions.
-    partitions, dense = np.unique(np.concatenate([old_key, new_key]), return_inverse=True)
-    dense = dense.ravel()
-    width = max(len(partitions), 1)
-    kept = np.isin(old_member * width + dense[: len(old_key)], new_member * width + dense[len(old_key):])
-    return int((staying & ~kept).sum())
+    member = _positions(layout, old_ids)[old.member]
+    flat = _flats(layout, old)
+    kept = (flat >= 0) & (owner_now[flat] == member)
+    return int(((member >= 0) & ~kept).sum())
 
 
-def _changes(before_ids: list[str], before: Claims, after_ids: list[str], after: Claims, present: set[str]
-             ) -> tuple[int, int]:
+def _changes(layout: Layout, before_ids: list[str], before: Claims, owner_now: np.ndarray) -> tuple[int, int]:
     """(moved, reassigned): partitions owned before that someone else owns now, and of those
     the ones taken from a member still in the group. A partition owned by nobody now (its topic
     deleted, say) has not changed owner."""
-    member_of: dict[str, int] = {}
-    topic_of: dict[str, int] = {}
-    before_key, before_member = _keys(before_ids, before, member_of, topic_of)
-    after_key, after_member = _keys(after_ids, after, member_of, topic_of)
-    # A partition claimed twice before (only in a hostile starting group): the last claim counts.
-    last = len(before_key) - 1 - np.unique(before_key[::-1], return_index=True)[1]
-    before_key, before_member = before_key[last], before_member[last]
-    order = np.argsort(after_key)
-    at = np.minimum(np.searchsorted(after_key[order], before_key), max(len(after_key) - 1, 0))
-    found = (after_key[order][at] == before_key) if len(after_key) else np.zeros(len(before_key), dtype=bool)
-    changed = found & (after_member[order][at] != before_member) if len(after_key) else found
-    id_of = list(member_of)
-    still = np.array([member_id in present for member_id in id_of] + [False], dtype=bool)
-    return int((changed & still[before_member]).sum()), int(changed.sum())
+    member = _positions(layout, before_ids)[before.member]
+    flat = _flats(layout, before)
+    known = flat >= 0
+    flat, member = flat[known], member[known]
+    if len(flat) and np.bincount(flat).max() > 1:
+        # A partition claimed twice before (only in a hostile starting group): the last claim counts.
+        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+        flat, member = flat[last], member[last]
+    now = owner_now[flat]
+    changed = (now >= 0) & (now != member)
+    return int((changed & (member >= 0)).sum()), int(changed.sum())
 
 
 def _withheld(layout: Layout, assigned: int) -> bool:

@@ -7,11 +7,13 @@ import random
 import re
 import time
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignor import Member, Plan, TopicPartition, protocol
+from assignor import Group, Member, Plan, TopicPartition, protocol, strategies
+from assignor._layout import Claims
 from assignor.protocol import ProtocolError
 from tests import golden
 
@@ -432,6 +434,48 @@ def test_group_decoding_at_once_equals_one_member_at_a_time(specs, protocol_name
         with pytest.raises(ProtocolError) as raised:
             protocol.members_from_metadata(metadata, protocol_name)
         assert str(raised.value) == error
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(GROUP_MEMBER, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]))
+def test_group_encoding_at_once_equals_one_member_at_a_time(specs, protocol_name):
+    """The whole-group encoder (one buffer for every member) writes each member's metadata
+    exactly as the one-subscription encoder does for what that client sends."""
+    members = [Member(f"m{i}", topics, rack=rack) for i, (topics, _, _, rack, _, _) in enumerate(specs)]
+    generations = [spec[2] for spec in specs]
+    rows = [(i, tp) for i in reversed(range(len(specs))) for tp in specs[i][1]]  # claims in any member order
+    names = list(dict.fromkeys(tp.topic for _, tp in rows))
+    claims = Claims(np.array([i for i, _ in rows], dtype=np.int64),
+                    np.array([names.index(tp.topic) for _, tp in rows], dtype=np.int64),
+                    np.array([tp.partition for _, tp in rows], dtype=np.int64), names)
+    expected = []
+    for (topics, owned, generation, rack, _, _) in specs:
+        if protocol_name == "sticky":
+            user_data = protocol.encode_sticky_user_data(owned, generation) if generation >= 0 or owned else None
+            subscription = protocol.Subscription(topics, user_data, [], generation, rack)
+        elif protocol_name == "cooperative-sticky":
+            subscription = protocol.Subscription(topics, protocol.encode_cooperative_user_data(generation), owned,
+                                                 generation, rack)
+        else:
+            subscription = protocol.Subscription(topics, None, [], generation, rack)
+        expected.append(protocol.encode_subscription(subscription))
+    assert protocol.encode_join_group(members, claims, generations, protocol_name) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(["a", "bb", "dé", "orders", "t" * 40]), min_size=1, max_size=4,
+                                   unique=True)), min_size=1, max_size=30),
+       st.sampled_from(["sticky", "range", "roundrobin"]), st.integers(0, 9))
+def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, protocol_name, generation):
+    group = Group(topics={"a": 3, "bb": 7, "dé": 2, "orders": 12, "t" * 40: 5},
+                  members=[Member(f"m{i}", topics) for i, (topics,) in enumerate(subscriptions)])
+    layout, owner = strategies.plan_owners(protocol_name, group)
+    got = protocol.assignments_from_owners(layout, owner, protocol_name, generation)
+    plan = layout.assignment(owner)
+    assert got == protocol.assignments_for(Plan(protocol_name, plan), protocol_name, generation)
+    for member_id, partitions in plan.items():
+        user_data = protocol.encode_sticky_user_data(partitions, generation) if protocol_name == "sticky" else None
+        assert got[member_id] == protocol.encode_assignment(protocol.Assignment(partitions, user_data))
 
 
 @settings(max_examples=100, deadline=None)
