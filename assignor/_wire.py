@@ -405,6 +405,12 @@ def encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> lis
 
 
 def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> list[bytes]:
+    return encode_tp_columns(*tp_columns_of(groups, field), len(groups))
+
+
+def tp_columns_of(groups: Sequence[Sequence], field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
+    """Groups of (topic, partition) pairs as the columns `encode_tp_columns` takes (group,
+    topic id, partition, each topic's UTF-8 bytes), every value checked."""
     lengths = [len(g) for g in groups]
     pairs = list(chain.from_iterable(groups))
     kinds = set(map(type, pairs))
@@ -434,7 +440,7 @@ def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> li
     ids = {t: i for i, t in enumerate(distinct)}
     tid = np.fromiter(map(ids.__getitem__, topics), dtype=np.int64, count=len(topics))
     member = np.repeat(np.arange(len(groups), dtype=np.int64), lengths)
-    return encode_tp_columns(member, tid, parts.astype(np.int64), encoded, len(groups))
+    return member, tid, parts.astype(np.int64), encoded
 
 
 def encode_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes],
@@ -467,19 +473,30 @@ class Frames(NamedTuple):
                 chosen = at[which == k]
                 at_offset(self.out, f"V{len(values[k])}")[chosen] = np.frombuffer(values[k], f"V{len(values[k])}")[0]
 
-    def joined(self) -> Joined:
+    def copy(self, source: np.ndarray, target: np.ndarray, size: np.ndarray) -> None:
+        """Copy ``size[j]`` bytes from ``source[j]`` to ``target[j]`` (ranges must not overlap):
+        one scatter per distinct size, each range as one element."""
+        for length in np.unique(size).tolist():
+            if length:
+                chosen = size == length
+                view = at_offset(self.out, f"V{length}")
+                view[target[chosen]] = view[source[chosen]]
+
+    def joined(self, per: int = 1) -> Joined:
+        """The messages as a `Joined`; with `per`, each message spans that many frames."""
         data = self.out.tobytes()  # includes the padding `Joined` wants
-        return Joined(data, np.frombuffer(data, dtype=np.uint8), self.start, self.end,
-                      np.ones(len(self.start), dtype=bool))
+        base, limit = self.start[::per], self.end[per - 1 :: per]
+        return Joined(data, np.frombuffer(data, dtype=np.uint8), base, limit, np.ones(len(base), dtype=bool))
 
     def messages(self) -> list[bytes]:
         return self.joined().messages()
 
 
 def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes],
-                     messages: int, before: np.ndarray | int = 0, after: np.ndarray | int = 0) -> Frames:
+                     messages: int, before: np.ndarray | int = 0, after=0) -> Frames:
     """`encode_tp_columns` into `Frames`, with ``before[i]`` and ``after[i]`` bytes left free
-    around message i's array (uninitialised: the caller fills them)."""
+    around message i's array (uninitialised: the caller fills them). `after` may be a function
+    of the arrays' sizes in bytes (for fields that hold a copy of the array)."""
     # Group each member's pairs by topic in first-appearance order (usually they already are).
     # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
     key = member * max(len(encoded), 1) + tid
@@ -504,9 +521,10 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
     entry_size = 2 + entry_name + 4 + 4 * entry_count
     # Message m: its `before` bytes, INT32 entry count, its entries, its `after` bytes.
     before = np.broadcast_to(np.asarray(before, dtype=np.int64), (messages,))
-    after = np.broadcast_to(np.asarray(after, dtype=np.int64), (messages,))
     entries_per_message = np.bincount(entry_member, minlength=messages)
     array_size = 4 + np.bincount(entry_member, weights=entry_size, minlength=messages).astype(np.int64)
+    after = np.broadcast_to(np.asarray(after(array_size) if callable(after) else after, dtype=np.int64),
+                            (messages,))
     size = before + array_size + after
     start = np.cumsum(size) - size
     array_at = start + before

@@ -40,8 +40,8 @@ from assignor._wire import (
     Reader,
     Writer,
     encode_topic_partition_arrays,
-    encode_tp_columns,
     frame_tp_columns,
+    tp_columns_of,
     Joined,
     at_offset,
     equal_at,
@@ -60,6 +60,7 @@ __all__ = [
     "Subscription",
     "assignments_for",
     "assignments_from_owners",
+    "assignments_from_owners_joined",
     "decode_assignment",
     "decode_assignments",
     "decode_cooperative_user_data",
@@ -68,6 +69,7 @@ __all__ = [
     "encode_assignment",
     "encode_cooperative_user_data",
     "encode_join_group",
+    "encode_join_group_joined",
     "encode_sticky_user_data",
     "encode_sticky_user_data_many",
     "encode_subscription",
@@ -76,7 +78,9 @@ __all__ = [
     "members_from_metadata",
     "members_with_claims",
     "read_assignments",
+    "read_assignments_joined",
     "read_join_group",
+    "read_join_group_joined",
 ]
 
 #: Highest ConsumerProtocol version this module writes; newer ones are read with v3's fields.
@@ -324,7 +328,8 @@ def decode_assignments(blobs: Sequence[bytes]) -> list[Assignment]:
     ProtocolError
         For the first assignment that does not decode, as `decode_assignment` would.
     """
-    claims, user_data, versions = _read_assignments(blobs)
+    blobs = list(blobs)
+    claims, user_data, versions = _read_assignments(Joined.of(blobs), blobs.__getitem__)
     with gc_paused():
         owned = _claims_per_member(claims, len(blobs))
         return [Assignment(list(mine), data, version) for mine, data, version in zip(owned, user_data, versions)]
@@ -339,35 +344,44 @@ def read_assignments(blobs: Sequence[bytes]) -> Claims:
     ProtocolError
         For the first assignment that does not decode, as `decode_assignment` would.
     """
-    return _read_assignments(blobs, with_user_data=False)[0]
-
-
-def _read_assignments(blobs: Sequence[bytes], with_user_data: bool = True
-                      ) -> tuple[Claims, list[bytes | None], list[int]]:
-    """Claims, user data and version of each assignment; the user data is only checked, not
-    copied out, without `with_user_data`."""
     blobs = list(blobs)
-    cache = DecodeCache()
+    return _read_assignments(Joined.of(blobs), blobs.__getitem__, with_user_data=False)[0]
+
+
+def read_assignments_joined(joined: Joined, cache: DecodeCache | None = None) -> Claims:
+    """`read_assignments` of assignments laid end to end (`assignments_from_owners_joined`)."""
+    def message(i: int) -> bytes:
+        return joined.data[joined.base[i] : joined.limit[i]]
+
+    return _read_assignments(joined, message, with_user_data=False, cache=cache)[0]
+
+
+def _read_assignments(joined: Joined, message, with_user_data: bool = True, cache: DecodeCache | None = None
+                      ) -> tuple[Claims, list[bytes | None], list[int]]:
+    """Claims, user data and version of each assignment (``message(i)``: assignment i as
+    given, for the reference reader); the user data is only checked, not copied out, without
+    `with_user_data`."""
+    cache = DecodeCache() if cache is None else cache
+    count = len(joined.base)
     with gc_paused():
-        joined = Joined.of(blobs)
         ok = joined.regular & (joined.limit - joined.base >= 2)
         version = np.where(ok, ints_at(joined.buffer, np.where(ok, joined.base, 0), 2), -1)
         ok &= version >= 0
-        columns = read_tp_columns(joined, np.full(len(blobs), 2), cache)
+        columns = read_tp_columns(joined, np.full(count, 2), cache)
         ok &= columns.ok
         # User data: NULLABLE_BYTES after the array.
         at = joined.base + columns.end
         ok &= at + 4 <= joined.limit
         length = np.where(ok, ints_at(joined.buffer, np.where(ok, at, 0), 4), -2)
         ok &= (length >= -1) & (at + 4 + np.maximum(length, 0) <= joined.limit)
-        user_data: list[bytes | None] = [None] * len(blobs)
+        user_data: list[bytes | None] = [None] * count
         if with_user_data:
             for i in np.flatnonzero(ok & (length >= 0)).tolist():
                 user_data[i] = joined.data[at[i] + 4 : at[i] + 4 + length[i]]
         versions = version.tolist()
         parts = [columns.only(ok)]
         for i in np.flatnonzero(~ok).tolist():  # irregular: the reference reader raises the precise error
-            assignment = decode_assignment(blobs[i])
+            assignment = decode_assignment(message(i))
             user_data[i], versions[i] = assignment.user_data, assignment.version
             parts.append(_entries_of(i, assignment.partitions))
         return _claims_from_entries(parts), user_data, versions
@@ -837,34 +851,50 @@ def assignments_for(plan: Plan, protocol_name: str, generation: int,
     generation it must report at the next rebalance (KIP-341) without asking its client.
     """
     members = list(plan.assignment)
-    arrays = encode_topic_partition_arrays([plan.assignment[m] for m in members], "partitions")
-    return _assignments(members, arrays, protocol_name, generation, version)
+    with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
+        columns = tp_columns_of([plan.assignment[m] for m in members], "partitions")
+    joined = _assignments(*columns, len(members), protocol_name, generation, version)
+    return dict(zip(members, joined.messages()))
 
 
 def assignments_from_owners(layout, owner: np.ndarray, protocol_name: str, generation: int,
                             version: int = HIGHEST_VERSION, cache: EncodeCache | None = None) -> dict[str, bytes]:
     """`assignments_for` the plan given as a layout and the owner of each flat partition
     (`assignor.strategies.plan_owners`), without a tuple per partition."""
+    joined = assignments_from_owners_joined(layout, owner, protocol_name, generation, version, cache)
+    return dict(zip([m.id for m in layout.members], joined.messages()))
+
+
+def assignments_from_owners_joined(layout, owner: np.ndarray, protocol_name: str, generation: int,
+                                   version: int = HIGHEST_VERSION, cache: EncodeCache | None = None) -> Joined:
+    """`assignments_from_owners` laid end to end in one buffer, in ``layout.members`` order (as
+    `read_assignments_joined` reads them)."""
     cache = EncodeCache() if cache is None else cache
     flats = np.flatnonzero(owner >= 0)
     flats = flats[np.argsort(owner[flats], kind="stable")]  # by member, then topic and partition
     encoded = [cache.name(name, "partitions.topic") for name in layout.topics]
-    arrays = encode_tp_columns(owner[flats], layout.topic_of_flat()[flats], layout.partition_of_flat()[flats],
-                               encoded, len(layout.members))
-    return _assignments([m.id for m in layout.members], arrays, protocol_name, generation, version)
+    return _assignments(owner[flats], layout.topic_of_flat()[flats], layout.partition_of_flat()[flats], encoded,
+                        len(layout.members), protocol_name, generation, version)
 
 
-def _assignments(members: list[str], arrays: list[bytes], protocol_name: str, generation: int,
-                 version: int) -> dict[str, bytes]:
-    version_bytes = Writer()
-    version_bytes.int16(_version(version), "version")
-    prefix = version_bytes.bytes()
-    generation_bytes = encode_cooperative_user_data(generation) if protocol_name == "sticky" else b""
-    out = {}
-    for member_id, array in zip(members, arrays):
-        if protocol_name == "sticky":
-            user_data = array + generation_bytes  # V1 sticky user data: same array + generation
-            out[member_id] = b"".join((prefix, array, len(user_data).to_bytes(4, "big"), user_data))
-        else:
-            out[member_id] = prefix + array + b"\xff\xff\xff\xff"  # null user data
-    return out
+def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes], members: int,
+                 protocol_name: str, generation: int, version: int) -> Joined:
+    """Every member's assignment in one buffer, from the columns of their partitions (member
+    non-decreasing): version, the array, then the user data: for "sticky", V1 sticky user data
+    (the same array again, then the generation), else null."""
+    version = _version(version)
+    if protocol_name != "sticky":
+        frames = frame_tp_columns(member, topic, partition, encoded, members, 2, 4)
+        frames.put_ints(frames.start, version, 2)
+        frames.put_ints(frames.array_end, -1, 4)
+        return frames.joined()
+    encode_cooperative_user_data(generation)  # checks it fits an INT32
+    # Each array is written once, then copied byte for byte behind its user data's length.
+    frames = frame_tp_columns(member, topic, partition, encoded, members, 2, lambda size: 4 + size + 4)
+    array_size = frames.array_end - frames.array_at
+    frames.put_ints(frames.start, version, 2)
+    frames.put_ints(frames.array_end, array_size + 4, 4)
+    copy_at = frames.array_end + 4
+    frames.copy(frames.array_at, copy_at, array_size)
+    frames.put_ints(copy_at + array_size, generation, 4)
+    return frames.joined()

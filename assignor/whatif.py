@@ -223,8 +223,11 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
             _check(group, roster, layout, owner, strategy)
         generation = state.group_generation
         state.group_generation += 1
-        sync = protocol.assignments_from_owners(layout, owner, strategy, generation, cache=state.encode_cache)
-        ids, assigned = list(sync), protocol.read_assignments(list(sync.values()))
+        # SyncGroup: one assignment per member, in layout order, each decoded by its member.
+        sync = protocol.assignments_from_owners_joined(layout, owner, strategy, generation,
+                                                       cache=state.encode_cache)
+        ids = [m.id for m in layout.members]
+        assigned = protocol.read_assignments_joined(sync, state.decode_cache)
         owner_now = _owners_now(layout, assigned)
         if strategy == "cooperative-sticky":
             revoked += _given_up(layout, state.ids, state.owned, owner_now)
