@@ -255,7 +255,7 @@ class Reader:
         parts: list = []
         done, one_by_one = 0, 0
         while done < entries:
-            if one_by_one == 0 and entries - done >= 8:
+            if one_by_one == 0 and entries - done >= 32:  # numpy pays off on long runs only
                 run = self._stride_run(entries - done, field, names, counts, parts)
                 one_by_one = 0 if run >= 8 else 32  # short runs: do not pay numpy per entry
             else:

@@ -193,7 +193,8 @@ def _expand(definition: Group, event: Event):
         yield str(event), apply_event(definition, event)
         return
     for member in list(definition.members):
-        definition = apply_event(definition, Event("member_leave", (member.id,)))
+        others = [m for m in definition.members if m.id != member.id]  # `member_leave`, known to apply
+        definition = Group.assembled(definition.topics, others, definition.partition_racks)
         yield f"restart {member.id}: leave", definition
         definition = Group.assembled(definition.topics, [*definition.members, Member(member.id, member.topics,
                                                                                       rack=member.rack)],
@@ -207,7 +208,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     each member's JoinGroup metadata is encoded and the leader decodes it, plans, and encodes
     SyncGroup assignments that each member decodes into what it owns now."""
     present = [m.id for m in definition.members]
-    before_ids, before = state.ids, state.owned
+    before = state.owned
     rounds = revoked = 0
     while True:
         rounds += 1
@@ -229,16 +230,19 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         ids = [m.id for m in layout.members]
         assigned = protocol.read_assignments_joined(sync, state.decode_cache)
         owner_now = _owners_now(layout, assigned)
+        position = _positions(layout, state.ids)[state.owned.member]  # of each claim's member now
+        if rounds == 1:
+            before_position = position
         if strategy == "cooperative-sticky":
-            revoked += _given_up(layout, state.ids, state.owned, owner_now)
+            revoked += _given_up(layout, position, state.owned, owner_now)
         else:  # eager: every member still in the group revokes all it owned before rejoining
-            revoked += int((_positions(layout, state.ids)[state.owned.member] >= 0).sum())
+            revoked += int((position >= 0).sum())
         state.ids, state.owned = ids, assigned
         state.generation = dict.fromkeys(ids, generation)
         withheld = strategy == "cooperative-sticky" and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
-    moved, reassigned = _changes(layout, before_ids, before, owner_now)
+    moved, reassigned = _changes(layout, before_position, before, owner_now)
     step = {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
             **_measure(group, layout, state.owned)}
     if include_plans:
@@ -284,19 +288,18 @@ def _positions(layout: Layout, ids: list[str]) -> np.ndarray:
     return np.array([position.get(member_id, -1) for member_id in ids] + [-1], dtype=np.int64)
 
 
-def _given_up(layout: Layout, old_ids: list[str], old: Claims, owner_now: np.ndarray) -> int:
-    """Partitions a member still in the group owned before this round and not after it."""
-    member = _positions(layout, old_ids)[old.member]
+def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.ndarray) -> int:
+    """Partitions a member still in the group owned before this round and not after it
+    (`member`: each old claim's member as an index in ``layout.members``, -1 when gone)."""
     flat = _flats(layout, old)
     kept = (flat >= 0) & (owner_now[flat] == member)
     return int(((member >= 0) & ~kept).sum())
 
 
-def _changes(layout: Layout, before_ids: list[str], before: Claims, owner_now: np.ndarray) -> tuple[int, int]:
+def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.ndarray) -> tuple[int, int]:
     """(moved, reassigned): partitions owned before that someone else owns now, and of those
-    the ones taken from a member still in the group. A partition owned by nobody now (its topic
-    deleted, say) has not changed owner."""
-    member = _positions(layout, before_ids)[before.member]
+    the ones taken from a member still in the group (`member` as in `_given_up`). A partition
+    owned by nobody now (its topic deleted, say) has not changed owner."""
     flat = _flats(layout, before)
     known = flat >= 0
     flat, member = flat[known], member[known]
@@ -338,17 +341,18 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     subscribers = np.bincount(pair_topic, weights=per_subscription[pair_subscription], minlength=topics)
     cell = topic * max(members, 1) + member
     if topics * members <= 4_000_000:  # a dense (topic, member) table is small enough
-        held = np.bincount(cell, minlength=topics * members)
-        cell = np.flatnonzero(held)
-        held = held[cell]
+        table = np.bincount(cell, minlength=topics * members).reshape(topics, members)
+        holders = np.count_nonzero(table, axis=1)
+        most = table.max(axis=1, initial=0)
+        fewest = np.where(table > 0, table, np.iinfo(np.int64).max).min(axis=1, initial=np.iinfo(np.int64).max)
     else:
         cell, held = np.unique(cell, return_counts=True)
-    held_topic = cell // max(members, 1)
-    holders = np.bincount(held_topic, minlength=topics)
-    most = np.zeros(topics, dtype=np.int64)
-    fewest = np.full(topics, np.iinfo(np.int64).max)
-    np.maximum.at(most, held_topic, held)
-    np.minimum.at(fewest, held_topic, held)
+        held_topic = cell // max(members, 1)
+        holders = np.bincount(held_topic, minlength=topics)
+        most = np.zeros(topics, dtype=np.int64)
+        fewest = np.full(topics, np.iinfo(np.int64).max)
+        np.maximum.at(most, held_topic, held)
+        np.minimum.at(fewest, held_topic, held)
     spread_per_topic = most - np.where(holders == subscribers, fewest, 0)
     topic_spread = int(spread_per_topic[holders > 0].max(initial=0))
     locality = None
