@@ -334,25 +334,27 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     index = {t: i for i, t in enumerate(layout.topics)}
     topic = np.array([index[n] for n in owned.names] + [0], dtype=np.int64)[owned.topic]
     member = owned.member
-    loads = np.bincount(member, minlength=members).tolist() or [0]
+    loads = np.bincount(member, minlength=max(members, 1))
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none).
     pair_topic, pair_subscription = _layout.distinct_pairs(layout)
     per_subscription = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
     subscribers = np.bincount(pair_topic, weights=per_subscription[pair_subscription], minlength=topics)
     cell = topic * max(members, 1) + member
     if topics * members <= 4_000_000:  # a dense (topic, member) table is small enough
-        table = np.bincount(cell, minlength=topics * members).reshape(topics, members)
-        holders = np.count_nonzero(table, axis=1)
-        most = table.max(axis=1, initial=0)
-        fewest = np.where(table > 0, table, np.iinfo(np.int64).max).min(axis=1, initial=np.iinfo(np.int64).max)
+        held = np.bincount(cell, minlength=topics * members)
+        cell = np.flatnonzero(held)
+        held = held[cell]
     else:
         cell, held = np.unique(cell, return_counts=True)
-        held_topic = cell // max(members, 1)
-        holders = np.bincount(held_topic, minlength=topics)
-        most = np.zeros(topics, dtype=np.int64)
-        fewest = np.full(topics, np.iinfo(np.int64).max)
-        np.maximum.at(most, held_topic, held)
-        np.minimum.at(fewest, held_topic, held)
+    # Cells come sorted, so each topic's holders are one run.
+    held_topic = cell // max(members, 1)
+    holders = np.bincount(held_topic, minlength=topics)
+    most = np.zeros(topics, dtype=np.int64)
+    fewest = np.zeros(topics, dtype=np.int64)
+    if len(cell):
+        runs = np.flatnonzero(np.r_[True, held_topic[1:] != held_topic[:-1]])
+        most[held_topic[runs]] = np.maximum.reduceat(held, runs)
+        fewest[held_topic[runs]] = np.minimum.reduceat(held, runs)
     spread_per_topic = most - np.where(holders == subscribers, fewest, 0)
     topic_spread = int(spread_per_topic[holders > 0].max(initial=0))
     locality = None
@@ -368,7 +370,7 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
             local += rack[m] is not None and rack[m] in replicas[p]
         if placed:
             locality = round(local / placed, 4)
-    return {"balance_score": validate.balance_score(loads), "spread": max(loads) - min(loads),
+    return {"balance_score": validate.balance_score(loads.tolist()), "spread": int(loads.max() - loads.min()),
             "topic_spread": topic_spread, "rack_locality": locality}
 
 
