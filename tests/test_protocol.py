@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import struct
 import time
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, protocol, strategies
 from assignor._layout import Claims
+from assignor._wire import encode_topic_partition_arrays
 from assignor.protocol import ProtocolError
 from tests import golden
 
@@ -309,6 +311,32 @@ def test_long_messages_round_trip(layout):
     assert decoded.partitions == partitions and decoded.generation == 3
     assert protocol.decode_assignment(protocol.encode_assignment(protocol.Assignment(partitions))).partitions \
         == partitions
+
+
+def _plain_array(partitions) -> bytes:
+    """``[Topic STRING, Partitions [INT32]]`` written the plain way, entry by entry."""
+    entries: dict[str, list[int]] = {}
+    for tp in partitions:
+        entries.setdefault(tp.topic, []).append(tp.partition)
+    out = struct.pack(">i", len(entries))
+    for topic, numbers in entries.items():
+        name = topic.encode()
+        out += struct.pack(">h", len(name)) + name + struct.pack(f">i{len(numbers)}i", len(numbers), *numbers)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "bb", "dé", "t" * 40, ""]), st.integers(1, 3)), max_size=30),
+                min_size=1, max_size=60),
+       st.integers(0, 2**31 - 1))
+def test_many_arrays_at_once_equal_plain_encoding(shapes, seed):
+    """Enough entries of one shape that they are written as records, mixed with others written
+    field by field: every array comes out as the plain encoder writes it."""
+    rng = random.Random(seed)
+    groups = [[TopicPartition(f"{name}{j}", rng.randrange(2**31)) for j, (name, count) in enumerate(layout)
+               for _ in range(count)] for layout in shapes]
+    groups += [[TopicPartition(f"t{j:03d}", j) for j in range(300)]] * 2  # 600 entries of one shape
+    assert encode_topic_partition_arrays(groups, "partitions") == [_plain_array(g) for g in groups]
 
 
 def test_invalid_utf8_inside_a_run_is_an_error():

@@ -57,7 +57,7 @@ def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict |
         x = _uniform_counts(eligible[0], int(sizes[0]), owned[0])[None, :]
     else:
         x = _balance.solve(eligible, sizes, owned, local)
-    return layout, _materialize(layout, class_of_flat, x)
+    return layout, _materialize(layout, class_of_flat, x, owned)
 
 
 def _split_by_racks(group, layout, class_of_flat, eligible):
@@ -122,9 +122,9 @@ def _uniform_counts(eligible: np.ndarray, size: int, owned: np.ndarray) -> np.nd
     return x
 
 
-def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray) -> np.ndarray:
+def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray, owned: np.ndarray) -> np.ndarray:
     """Owner per flat partition realising the counts `x` (class `cls` per flat partition),
-    keeping owned partitions first."""
+    keeping owned partitions first (`owned`: the valid claims per class and member)."""
     topic = layout.topic_of_flat()
     owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
     members = x.shape[1] if x.ndim == 2 else 0
@@ -132,7 +132,10 @@ def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray) -> np.n
     # Keep up to x[k, i] of the partitions member i owned in class k. When it must give some up,
     # keep a topic-spread subset: its first partition of each topic, then its second, ...
     flats = np.flatnonzero(layout.prev_owner >= 0)
-    if flats.size:
+    if flats.size and (x >= owned).all():  # everyone keeps everything (a member left, say)
+        owner[flats] = layout.prev_owner[flats]
+        kept_counts = owned
+    elif flats.size:
         holder = layout.prev_owner[flats]
         by_holder = np.lexsort((flats, holder))
         flats, holder = flats[by_holder], holder[by_holder]
