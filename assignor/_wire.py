@@ -484,9 +484,9 @@ class Frames(NamedTuple):
 
     def joined(self, per: int = 1) -> Joined:
         """The messages as a `Joined`; with `per`, each message spans that many frames."""
-        data = self.out.tobytes()  # includes the padding `Joined` wants
         base, limit = self.start[::per], self.end[per - 1 :: per]
-        return Joined(data, np.frombuffer(data, dtype=np.uint8), base, limit, np.ones(len(base), dtype=bool))
+        # The buffer itself, not a copy (`out` ends with the padding `Joined` wants).
+        return Joined(memoryview(self.out), self.out, base, limit, np.ones(len(base), dtype=bool))
 
     def messages(self) -> list[bytes]:
         return self.joined().messages()
@@ -642,7 +642,7 @@ class Joined(NamedTuple):
     """Many messages laid end to end in one buffer, read together with numpy: message i is
     ``data[base[i] : limit[i]]``. Reading some of the messages is `take`, without a copy."""
 
-    data: bytes  # the messages, then 8 bytes of padding (masked-out reads stay in bounds)
+    data: bytes | memoryview  # the messages, then 8 bytes of padding (masked-out reads stay in bounds)
     buffer: np.ndarray  # the same bytes as uint8
     base: np.ndarray
     limit: np.ndarray
@@ -659,7 +659,7 @@ class Joined(NamedTuple):
 
     def messages(self) -> list[bytes]:
         data = self.data
-        return [data[a:b] for a, b in zip(self.base.tolist(), self.limit.tolist())]
+        return [bytes(data[a:b]) for a, b in zip(self.base.tolist(), self.limit.tolist())]
 
     def take(self, chosen: np.ndarray) -> Joined:
         return self._replace(base=self.base[chosen], limit=self.limit[chosen], regular=self.regular[chosen])

@@ -351,7 +351,7 @@ def read_assignments(blobs: Sequence[bytes]) -> Claims:
 def read_assignments_joined(joined: Joined, cache: DecodeCache | None = None) -> Claims:
     """`read_assignments` of assignments laid end to end (`assignments_from_owners_joined`)."""
     def message(i: int) -> bytes:
-        return joined.data[joined.base[i] : joined.limit[i]]
+        return bytes(joined.data[joined.base[i] : joined.limit[i]])
 
     return _read_assignments(joined, message, with_user_data=False, cache=cache)[0]
 
@@ -377,7 +377,7 @@ def _read_assignments(joined: Joined, message, with_user_data: bool = True, cach
         user_data: list[bytes | None] = [None] * count
         if with_user_data:
             for i in np.flatnonzero(ok & (length >= 0)).tolist():
-                user_data[i] = joined.data[at[i] + 4 : at[i] + 4 + length[i]]
+                user_data[i] = bytes(joined.data[at[i] + 4 : at[i] + 4 + length[i]])
         versions = version.tolist()
         parts = [columns.only(ok)]
         for i in np.flatnonzero(~ok).tolist():  # irregular: the reference reader raises the precise error
@@ -550,7 +550,7 @@ def read_join_group_joined(ids: Sequence[str], joined: Joined, protocol_name: st
     """`read_join_group` of members' metadata laid end to end (`encode_join_group_joined`):
     member ``ids[i]`` sent ``joined.data[joined.base[i] : joined.limit[i]]``."""
     def message(i: int) -> bytes:
-        return joined.data[joined.base[i] : joined.limit[i]]
+        return bytes(joined.data[joined.base[i] : joined.limit[i]])
 
     return _read_join_group(list(ids), joined, message, protocol_name, cache)
 
@@ -701,10 +701,10 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
 def _topic_list(joined: Joined, i: int, entries: int, message, cache: DecodeCache
                 ) -> tuple[bytes, tuple[str, ...]] | None:
     """Member i's topic list through `cache`, read (and remembered) first when it is new."""
-    found = cache.known_topic_list(joined.data, int(joined.base[i]) + 6, entries)
-    if found is not None and int(joined.base[i]) + 6 + len(found[0]) <= int(joined.limit[i]):
-        return found
     blob = message(i)
+    found = cache.known_topic_list(blob, 6, entries)
+    if found is not None:
+        return found
     reader = Reader(blob, cache)
     reader.offset = 2
     try:

@@ -339,14 +339,12 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     pair_topic, pair_subscription = _layout.distinct_pairs(layout)
     per_subscription = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
     subscribers = np.bincount(pair_topic, weights=per_subscription[pair_subscription], minlength=topics)
-    cell = topic * max(members, 1) + member
-    if topics * members <= 4_000_000:  # a dense (topic, member) table is small enough
-        held = np.bincount(cell, minlength=topics * members)
-        cell = np.flatnonzero(held)
-        held = held[cell]
-    else:
-        cell, held = np.unique(cell, return_counts=True)
-    # Cells come sorted, so each topic's holders are one run.
+    # How many partitions of each topic each member holds: runs of the sorted (topic, member) cells.
+    cell = np.sort(topic * max(members, 1) + member)
+    first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if len(cell) else np.zeros(0, dtype=np.int64)
+    held = np.diff(np.r_[first, len(cell)])
+    cell = cell[first]
+    # Sorted by topic, so each topic's holders are one run.
     held_topic = cell // max(members, 1)
     holders = np.bincount(held_topic, minlength=topics)
     most = np.zeros(topics, dtype=np.int64)
