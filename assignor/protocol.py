@@ -28,6 +28,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -592,16 +593,12 @@ def _read_join_group(ids: list[str], joined: Joined, message, protocol_name: str
         generation = np.where(heads.generation >= 0, heads.generation,
                               np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION),
                                        UNKNOWN_GENERATION)).tolist()
-        members = []
-        ok = heads.ok.tolist()
-        for i, member_id in enumerate(ids):
-            if ok[i]:
-                members.append(Member.decoded(member_id, heads.topics[i], generation[i], heads.racks[i]))
-                continue
+        members = list(map(Member.decoded, ids, heads.topics, generation, heads.racks))
+        for i in np.flatnonzero(~heads.ok).tolist():
             # Irregular bytes: the reference reader, which raises the precise error.
-            member = _named(member_id, _member, member_id, message(i), protocol_name, cache)
+            member = _named(ids[i], _member, ids[i], message(i), protocol_name, cache)
             parts.append(_entries_of(i, member.owned))
-            members.append(Member.decoded(member_id, member.topics, member.generation, member.rack))
+            members[i] = Member.decoded(ids[i], member.topics, member.generation, member.rack)
         return Roster(members, _claims_from_entries(parts))
 
 
@@ -781,8 +778,8 @@ def encode_join_group_joined(members: Sequence[Member], owned: Claims, generatio
     if not all(isinstance(g, int) and -(2**31) <= g < 2**31 for g in generations):
         raise ProtocolError("generation: every generation must be a 32-bit integer")
     generation = np.array(generations, dtype=np.int64)
-    lists, list_of = _distinct_bytes([cache.topic_list(m.topics) for m in members])
-    racks, rack_of = _distinct_bytes([cache.rack(m.rack) for m in members])
+    lists, list_of = _distinct_bytes(list(map(cache.topic_list, map(attrgetter("topics"), members))))
+    racks, rack_of = _distinct_bytes(list(map(cache.rack, map(attrgetter("rack"), members))))
     head = 2 + np.array([len(b) for b in lists], dtype=np.int64)[list_of]  # version, topics
     rack_size = np.array([len(b) for b in racks], dtype=np.int64)[rack_of]
     # The fields around the array (see the module docstring for the layout):
@@ -822,16 +819,9 @@ def encode_join_group_joined(members: Sequence[Member], owned: Claims, generatio
 def _distinct_bytes(values: list[bytes]) -> tuple[list[bytes], np.ndarray]:
     """The distinct objects among `values` (members share topic lists and racks, as the same
     cached objects), and each value's index among them."""
-    slot: dict[int, int] = {}
-    distinct = []
-    which = np.empty(len(values), dtype=np.int64)
-    for i, value in enumerate(values):
-        k = slot.get(id(value))
-        if k is None:
-            k = slot[id(value)] = len(distinct)
-            distinct.append(value)
-        which[i] = k
-    return distinct, which
+    identities = np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
+    _, first, which = np.unique(identities, return_index=True, return_inverse=True)
+    return [values[i] for i in first.tolist()], which.ravel().astype(np.int64)
 
 
 def _named(member_id: str, decode, *args):
