@@ -270,15 +270,18 @@ def _flats(layout: Layout, claims: Claims) -> np.ndarray:
         index = layout.memo["topic_index"] = {t: i for i, t in enumerate(layout.topics)}
     topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
     known = topic >= 0
-    count = np.where(known, layout.counts[topic], 0)
+    count = np.r_[layout.counts, 0][topic]  # -1 (unknown) reads the appended 0
     return np.where(known & (claims.partition >= 0) & (claims.partition < count),
-                    layout.offsets[topic] + claims.partition, -1)
+                    layout.offsets[np.where(known, topic, 0)] + claims.partition, -1)
 
 
 def _owners_now(layout: Layout, claims: Claims) -> np.ndarray:
-    """Member (index in ``layout.members``) per flat partition from what members decoded."""
-    owner = np.full(layout.total, -1, dtype=np.int64)
-    owner[_flats(layout, claims)] = claims.member
+    """Member (index in ``layout.members``) per flat partition from what members decoded, then
+    a last -1 (the owner `_flats`'s -1 finds)."""
+    owner = np.full(layout.total + 1, -1, dtype=np.int64)
+    flat = _flats(layout, claims)
+    known = flat >= 0
+    owner[flat[known]] = claims.member[known]
     return owner
 
 

@@ -529,3 +529,39 @@ def test_one_long_message_among_many_short_ones():
     long = [TopicPartition(f"topic-{i % 300}", i) for i in range(5000)]
     blobs = [protocol.encode_assignment(protocol.Assignment(ps)) for ps in [*short, long, *short]]
     assert protocol.decode_assignments(blobs) == [protocol.decode_assignment(b) for b in blobs]
+
+
+def test_long_topic_names_that_hash_alike_are_told_apart(monkeypatch):
+    """Names longer than 8 bytes are found by a 64-bit hash; two names with one hash must
+    still decode as themselves."""
+    from assignor import _wire
+
+    real = _wire._name_keys
+
+    def colliding(buffer, at, size):
+        keys, rows = real(buffer, at, size)
+        return (np.zeros_like(keys), rows) if rows is not None else (keys, rows)
+
+    monkeypatch.setattr(_wire, "_name_keys", colliding)
+    blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(f"long-topic-{i % 5}", i)]))
+             for i in range(40)]
+    assert protocol.decode_assignments(blobs) == [protocol.decode_assignment(b) for b in blobs]
+
+
+def test_decode_cache_stops_remembering_names_past_its_bound(monkeypatch):
+    from assignor._wire import DecodeCache
+
+    monkeypatch.setattr(DecodeCache, "MAX_NAMES_PER_LENGTH", 3)
+    cache = DecodeCache()
+    for round_ in range(3):
+        blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(f"t{round_}{i}", i)]))
+                 for i in range(10)]
+        claims = protocol.read_assignments_joined(_wire_joined(blobs), cache)
+        assert [claims.names[t] for t in claims.topic] == [f"t{round_}{i}" for i in range(10)]
+        assert all(len(table.names) <= 3 for table in cache.sized.values())
+
+
+def _wire_joined(blobs):
+    from assignor._wire import Joined
+
+    return Joined.of(blobs)
