@@ -657,6 +657,9 @@ class Joined(NamedTuple):
         data = b"".join(blobs) + bytes(8)
         return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths, np.array(regular, dtype=bool))
 
+    def message(self, i: int) -> bytes:
+        return bytes(self.data[self.base[i] : self.limit[i]])
+
     def messages(self) -> list[bytes]:
         data = self.data
         return [bytes(data[a:b]) for a, b in zip(self.base.tolist(), self.limit.tolist())]

@@ -9,9 +9,9 @@ prove they survive them.
 from __future__ import annotations
 
 import numbers
-from itertools import repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import NamedTuple
 
 from assignor.errors import InvalidGroupError

@@ -36,18 +36,18 @@ import numpy as np
 from assignor._layout import Claims, gc_paused, java_key, java_order, topic_partitions
 from assignor._wire import (
     DecodeCache,
-    TPColumns,
+    Joined,
     ProtocolError,
     Reader,
+    TPColumns,
     Writer,
-    encode_topic_partition_arrays,
-    frame_tp_columns,
-    tp_columns_of,
-    Joined,
     at_offset,
+    encode_topic_partition_arrays,
     equal_at,
+    frame_tp_columns,
     ints_at,
     read_tp_columns,
+    tp_columns_of,
 )
 from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
 
@@ -351,10 +351,7 @@ def read_assignments(blobs: Sequence[bytes]) -> Claims:
 
 def read_assignments_joined(joined: Joined, cache: DecodeCache | None = None) -> Claims:
     """`read_assignments` of assignments laid end to end (`assignments_from_owners_joined`)."""
-    def message(i: int) -> bytes:
-        return bytes(joined.data[joined.base[i] : joined.limit[i]])
-
-    return _read_assignments(joined, message, with_user_data=False, cache=cache)[0]
+    return _read_assignments(joined, joined.message, with_user_data=False, cache=cache)[0]
 
 
 def _read_assignments(joined: Joined, message, with_user_data: bool = True, cache: DecodeCache | None = None
@@ -549,11 +546,8 @@ def read_join_group(metadata: Mapping[str, bytes], protocol_name: str, cache: De
 def read_join_group_joined(ids: Sequence[str], joined: Joined, protocol_name: str,
                            cache: DecodeCache | None = None) -> Roster:
     """`read_join_group` of members' metadata laid end to end (`encode_join_group_joined`):
-    member ``ids[i]`` sent ``joined.data[joined.base[i] : joined.limit[i]]``."""
-    def message(i: int) -> bytes:
-        return bytes(joined.data[joined.base[i] : joined.limit[i]])
-
-    return _read_join_group(list(ids), joined, message, protocol_name, cache)
+    member ``ids[i]`` sent ``joined.message(i)``."""
+    return _read_join_group(list(ids), joined, joined.message, protocol_name, cache)
 
 
 def _read_join_group(ids: list[str], joined: Joined, message, protocol_name: str, cache: DecodeCache | None

@@ -265,14 +265,20 @@ def _reindex(ids: list[str], claims: Claims, present: list[str]) -> Claims:
 def _flats(layout: Layout, claims: Claims) -> np.ndarray:
     """Each claim's flat partition in `layout`, -1 for one the layout does not have (its topic
     deleted, or a partition past the topic's count)."""
-    index = layout.memo.get("topic_index")
-    if index is None:
-        index = layout.memo["topic_index"] = {t: i for i, t in enumerate(layout.topics)}
+    index = _topic_index(layout)
     topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
     known = topic >= 0
     count = np.r_[layout.counts, 0][topic]  # -1 (unknown) reads the appended 0
     return np.where(known & (claims.partition >= 0) & (claims.partition < count),
                     layout.offsets[np.where(known, topic, 0)] + claims.partition, -1)
+
+
+def _topic_index(layout: Layout) -> dict[str, int]:
+    """Each topic name's index in ``layout.topics`` (made once per layout)."""
+    index = layout.memo.get("topic_index")
+    if index is None:
+        index = layout.memo["topic_index"] = {t: i for i, t in enumerate(layout.topics)}
+    return index
 
 
 def _owners_now(layout: Layout, claims: Claims) -> np.ndarray:
@@ -334,7 +340,7 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     as the members decoded it from SyncGroup (member index in the order of ``layout.members``,
     the order the leader sent assignments in), `layout` from the last round's plan."""
     members, topics = len(layout.members), len(layout.topics)
-    index = {t: i for i, t in enumerate(layout.topics)}
+    index = _topic_index(layout)
     topic = np.array([index[n] for n in owned.names] + [0], dtype=np.int64)[owned.topic]
     member = owned.member
     loads = np.bincount(member, minlength=max(members, 1))
