@@ -768,12 +768,9 @@ def encode_join_group_joined(members: Sequence[Member], owned: Claims, generatio
     order = np.argsort(owned.member, kind="stable")
     member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
     encoded = [cache.name(name, "owned_partitions.topic") for name in owned.names]
-    generations = list(generations)
-    if not all(isinstance(g, int) and -(2**31) <= g < 2**31 for g in generations):
-        raise ProtocolError("generation: every generation must be a 32-bit integer")
-    generation = np.array(generations, dtype=np.int64)
-    lists, list_of = _distinct_bytes(list(map(cache.topic_list, map(attrgetter("topics"), members))))
-    racks, rack_of = _distinct_bytes(list(map(cache.rack, map(attrgetter("rack"), members))))
+    generation = _int32s(generations)
+    lists, list_of = _distinct_encoded(members, "topics", cache.topic_list)
+    racks, rack_of = _distinct_encoded(members, "rack", cache.rack)
     head = 2 + np.array([len(b) for b in lists], dtype=np.int64)[list_of]  # version, topics
     rack_size = np.array([len(b) for b in racks], dtype=np.int64)[rack_of]
     # The fields around the array (see the module docstring for the layout):
@@ -810,9 +807,37 @@ def encode_join_group_joined(members: Sequence[Member], owned: Claims, generatio
     return frames.joined()
 
 
-def _distinct_bytes(values: list[bytes]) -> tuple[list[bytes], np.ndarray]:
-    """The distinct objects among `values` (members share topic lists and racks, as the same
-    cached objects), and each value's index among them."""
+def _int32s(generations: Sequence[int]) -> np.ndarray:
+    """`generations` as an array, each checked to be an INT32 (the check runs over the types
+    present, not per value: a leader sends thousands)."""
+    error = ProtocolError("generation: every generation must be a 32-bit integer")
+    if isinstance(generations, np.ndarray) and generations.dtype.kind in "iu":
+        generation = generations  # checked in its own dtype, then cast
+    else:
+        generations = list(generations)
+        if not all(issubclass(kind, int) for kind in set(map(type, generations))):
+            raise error
+        try:
+            generation = np.fromiter(generations, dtype=np.int64, count=len(generations))
+        except OverflowError:
+            raise error from None
+    if len(generation) and not (-(2**31) <= generation.min() and generation.max() < 2**31):
+        raise error
+    return generation.astype(np.int64, copy=False)
+
+
+def _distinct_encoded(members: Sequence[Member], field_name: str, encode) -> tuple[list[bytes], np.ndarray]:
+    """Each member's `field_name` through ``encode``, as the distinct encodings and each
+    member's index among them. Members share their values as objects (one topics tuple for a
+    whole deployment), so values are told apart by identity and each object is encoded once."""
+    values = list(map(attrgetter(field_name), members))
+    objects, which = _distinct_objects(values)
+    encodings, encoding_of = _distinct_objects(list(map(encode, objects)))  # equal values: one cached encoding
+    return encodings, encoding_of[which]
+
+
+def _distinct_objects(values: list) -> tuple[list, np.ndarray]:
+    """The distinct objects among `values` (by identity), and each value's index among them."""
     identities = np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
     _, first, which = np.unique(identities, return_index=True, return_inverse=True)
     return [values[i] for i in first.tolist()], which.ravel().astype(np.int64)

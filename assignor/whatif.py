@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 import numpy as np
 
@@ -124,11 +125,31 @@ class _State:
 
     ids: list[str]
     owned: Claims
-    generation: dict[str, int]
+    generation: np.ndarray  # of each of `ids`
     group_generation: int
+    numbering: _Numbering
     encode_cache: protocol.EncodeCache
     decode_cache: DecodeCache
     layout_memo: dict
+
+
+class _Numbering(dict):
+    """A number per member id, given in order of first sight: member lists become arrays of
+    numbers, and moving values from one list's order to another's is a numpy gather."""
+
+    def __missing__(self, member_id: str) -> int:
+        number = self[member_id] = len(self)
+        return number
+
+    def of(self, ids: list[str]) -> np.ndarray:
+        return np.fromiter(map(self.__getitem__, ids), dtype=np.int64, count=len(ids))
+
+    def positions(self, ids: list[str], among: list[str]) -> np.ndarray:
+        """Each of `ids` as an index in `among` (-1: not there), then a last -1."""
+        numbers, among_numbers = self.of(ids), self.of(among)
+        where = np.full(len(self), -1, dtype=np.int64)
+        where[among_numbers] = np.arange(len(among))
+        return np.r_[where[numbers], -1]
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
@@ -157,9 +178,10 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     encode_cache, decode_cache, layout_memo = protocol.EncodeCache(), DecodeCache(), {}
     for name in strategies:
-        state = _State([m.id for m in group.members], initial, {m.id: m.generation for m in group.members},
-                       max([m.generation for m in group.members], default=0) + 1, encode_cache, decode_cache,
-                       layout_memo)
+        state = _State([m.id for m in group.members], initial,
+                       np.array([m.generation for m in group.members], dtype=np.int64),
+                       max([m.generation for m in group.members], default=0) + 1, _Numbering(), encode_cache,
+                       decode_cache, layout_memo)
         steps = [_rebalance(group, state, name, "current", include_plans, check)]
         definition = group
         for event in events:
@@ -207,13 +229,16 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     """One rebalance of the live group, as many rounds as the protocol needs, through the wire:
     each member's JoinGroup metadata is encoded and the leader decodes it, plans, and encodes
     SyncGroup assignments that each member decodes into what it owns now."""
-    present = [m.id for m in definition.members]
+    present = list(map(attrgetter("id"), definition.members))
     before = state.owned
     rounds = revoked = 0
     while True:
         rounds += 1
-        owned = _reindex(state.ids, state.owned, present)
-        generations = [state.generation.get(member_id, UNKNOWN_GENERATION) for member_id in present]
+        position = state.numbering.positions(state.ids, present)  # of each member now, in `present`
+        owned = _reindex(state.owned, position)
+        generations = np.full(len(present), UNKNOWN_GENERATION, dtype=np.int64)
+        kept = position[:-1] >= 0
+        generations[position[:-1][kept]] = state.generation[kept]
         # Every member's metadata laid end to end, as the leader's JoinGroup response holds it.
         metadata = protocol.encode_join_group_joined(definition.members, owned, generations, strategy,
                                                      state.encode_cache)
@@ -227,10 +252,10 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         # SyncGroup: one assignment per member, in layout order, each decoded by its member.
         sync = protocol.assignments_from_owners_joined(layout, owner, strategy, generation,
                                                        cache=state.encode_cache)
-        ids = [m.id for m in layout.members]
+        ids = list(map(attrgetter("id"), layout.members))
         assigned = protocol.read_assignments_joined(sync, state.decode_cache)
         owner_now = _owners_now(layout, assigned)
-        position = _positions(layout, state.ids)[state.owned.member]  # of each claim's member now
+        position = state.numbering.positions(state.ids, ids)[state.owned.member]  # of each claim's member now
         if rounds == 1:
             before_position = position
         if strategy == "cooperative-sticky":
@@ -238,7 +263,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         else:  # eager: every member still in the group revokes all it owned before rejoining
             revoked += int((position >= 0).sum())
         state.ids, state.owned = ids, assigned
-        state.generation = dict.fromkeys(ids, generation)
+        state.generation = np.full(len(ids), generation, dtype=np.int64)
         withheld = strategy == "cooperative-sticky" and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
@@ -254,10 +279,10 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     return step
 
 
-def _reindex(ids: list[str], claims: Claims, present: list[str]) -> Claims:
-    """`claims` with member indices into `present`; claims of members not there are dropped."""
-    where = {member_id: i for i, member_id in enumerate(present)}
-    new_index = np.array([where.get(member_id, -1) for member_id in ids] + [-1], dtype=np.int64)[claims.member]
+def _reindex(claims: Claims, position: np.ndarray) -> Claims:
+    """`claims` with each member index i replaced by ``position[i]``; claims of members with
+    position -1 (not there) are dropped."""
+    new_index = position[claims.member]
     kept = new_index >= 0
     return Claims(new_index[kept], claims.topic[kept], claims.partition[kept], claims.names)
 
@@ -289,12 +314,6 @@ def _owners_now(layout: Layout, claims: Claims) -> np.ndarray:
     known = flat >= 0
     owner[flat[known]] = claims.member[known]
     return owner
-
-
-def _positions(layout: Layout, ids: list[str]) -> np.ndarray:
-    """Each of `ids` as an index in ``layout.members`` (-1: left the group), then a -1."""
-    position = {m.id: i for i, m in enumerate(layout.members)}
-    return np.array([position.get(member_id, -1) for member_id in ids] + [-1], dtype=np.int64)
 
 
 def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.ndarray) -> int:
