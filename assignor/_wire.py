@@ -599,15 +599,20 @@ class TPColumns(NamedTuple):
 
     def only(self, keep_message: np.ndarray) -> TPColumns:
         """The entries of the messages where `keep_message` is True (ok and end unchanged)."""
-        keep = keep_message[self.entry_message] if len(self.entry_message) else np.zeros(0, dtype=bool)
+        keep = keep_message[self.entry_message]
+        if keep.all():
+            return self
         return self._replace(entry_message=self.entry_message[keep], entry_topic=self.entry_topic[keep],
                              entry_count=self.entry_count[keep],
                              partitions=self.partitions[np.repeat(keep, self.entry_count)])
 
 
-#: Lockstep reading stops when fewer messages than this still have entries: the rest are read
-#: one by one (one message with a million entries must not cost a million numpy rounds).
+#: Lockstep reading stops when fewer messages than this still have entries, unless none of
+#: them has more than `_LOCKSTEP_SHORT_TAIL` left: the rest are read one by one (one message
+#: with a million entries must not cost a million numpy rounds; a few with a handful each cost
+#: less in a few rounds than one reader each).
 _LOCKSTEP_MIN_LIVE = 16
+_LOCKSTEP_SHORT_TAIL = 32
 
 
 def at_offset(buffer: np.ndarray, dtype: str) -> np.ndarray:
@@ -695,17 +700,22 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     if not entries.any():  # empty arrays only (eager members' owned partitions, say)
         none = np.zeros(0, dtype=np.int64)
         return TPColumns(ok, position - base, none, none, none, none, [])
-    rows = []  # message, name start, name length, partitions start, partition count, entry index
+    rows = []  # message, name start, name length, partitions start, partition count
     uniform = _uniform_messages(buffer, position, limit, entries, ok)
     if uniform is not None:
         rows.append(uniform[0])
         position[uniform[1]] = uniform[2]
         entries[uniform[1]] = 0  # done: the lockstep rounds and tails skip them
     k = 0
+    short_tail = False
     while True:
         live = np.flatnonzero(ok & (entries > k))
-        if live.size < _LOCKSTEP_MIN_LIVE:
+        if not live.size:
             break
+        if live.size < _LOCKSTEP_MIN_LIVE and not short_tail:
+            short_tail = int(entries[live].max()) - k <= _LOCKSTEP_SHORT_TAIL
+            if not short_tail:
+                break
         at = position[live]
         fits = at + 2 <= limit[live]
         name_length = np.where(fits, ints_at(buffer, np.where(fits, at, 0), 2), -1)
@@ -715,23 +725,24 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
         fits &= (count >= 0) & (count_at + 4 + 4 * count <= limit[live])
         ok[live[~fits]] = False
         live, at, name_length, count = live[fits], at[fits], name_length[fits], count[fits]
-        rows.append((live, at + 2, name_length, at + 6 + name_length, count, np.full(len(live), k)))
+        rows.append((live, at + 2, name_length, at + 6 + name_length, count))
         position[live] = at + 6 + name_length + 4 * count
         k += 1
     names: list[str] = []
     entry_message = entry_topic = count = partitions = np.zeros(0, dtype=np.int64)
     if rows:
-        message, name_at, name_length, parts_at, count, step = (np.concatenate(c) for c in zip(*rows))
+        message, name_at, name_length, parts_at, count = (np.concatenate(c) for c in zip(*rows))
         keep = ok[message]
-        message, name_at, name_length, parts_at, count, step = (
-            a[keep] for a in (message, name_at, name_length, parts_at, count, step))
-        # Rows went step by step; each message's entries go together and in order: entry k of
-        # message m lands at (entries of earlier messages) + k. No sort needed.
-        read = np.bincount(message, minlength=count_of)
-        order = np.empty(len(message), dtype=np.int64)
-        order[(np.cumsum(read) - read)[message] + step] = np.arange(len(message))
-        message, name_at, name_length, parts_at, count = (
-            a[order] for a in (message, name_at, name_length, parts_at, count))
+        if not keep.all():  # a message that failed at a later entry
+            message, name_at, name_length, parts_at, count = (
+                a[keep] for a in (message, name_at, name_length, parts_at, count))
+        if len(rows) > 1:
+            # Rows hold each message's entries in order (uniform messages whole, the others
+            # one step per row): a stable sort by message puts each message's entries together.
+            # (One row, uniform messages or a single step, is in that order already.)
+            order = np.argsort(message, kind="stable")
+            message, name_at, name_length, parts_at, count = (
+                a[order] for a in (message, name_at, name_length, parts_at, count))
         found = _names_at(buffer, name_at, name_length, cache)
         if found is None:  # invalid UTF-8 somewhere: let each message be read on its own
             none = np.zeros(0, dtype=np.int64)
@@ -767,9 +778,9 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
         part_order = _expand_order(order, count)
         entry_message, entry_topic, count, partitions = (entry_message[order], entry_topic[order], count[order],
                                                          partitions[part_order])
-    bad = np.zeros(count_of, dtype=bool)
-    bad[np.repeat(entry_message, count)[partitions < 0]] = True
-    ok &= ~bad
+    negative = partitions < 0
+    if negative.any():
+        ok[np.repeat(entry_message, count)[negative]] = False
     return TPColumns(ok, position - base, entry_message, entry_topic, count, partitions, names).only(ok)
 
 
@@ -803,10 +814,11 @@ def _uniform_messages(buffer: np.ndarray, position: np.ndarray, limit: np.ndarra
     chosen = differs == 0
     if not chosen.any():
         return None
-    keep = np.repeat(chosen, n)
-    message = np.repeat(candidate, n)[keep]
-    entry_at, entry_length, entry_count, index = entry_at[keep], entry_length[keep], entry_count[keep], index[keep]
-    rows = (message, entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count, index)
+    message = np.repeat(candidate, n)
+    if not chosen.all():
+        keep = np.repeat(chosen, n)
+        message, entry_at, entry_length, entry_count = (a[keep] for a in (message, entry_at, entry_length, entry_count))
+    rows = (message, entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count)
     return rows, candidate[chosen], (at + n * stride)[chosen]
 
 
