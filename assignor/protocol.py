@@ -186,6 +186,9 @@ class EncodeCache:
         self.names: dict[str, tuple[bytes, bytes]] = {}  # topic -> (Java sort key, STRING bytes)
         self.racks: dict[str | None, bytes] = {}  # rack -> NULLABLE_STRING bytes
         self.by_object: dict[int, tuple[tuple, bytes]] = {}
+        # Each member's topic list and rack, found by the identity of its topics tuple and rack.
+        self.member_topic_lists = _Interned(self.topic_list)
+        self.member_racks = _Interned(self.rack)
 
     def name(self, topic: str, field_name: str = "topics") -> bytes:
         """A topic name's UTF-8 bytes (as in a STRING, without the length)."""
@@ -769,8 +772,8 @@ def encode_join_group_joined(members: Sequence[Member], owned: Claims, generatio
     member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
     encoded = [cache.name(name, "owned_partitions.topic") for name in owned.names]
     generation = _int32s(generations)
-    lists, list_of = _distinct_encoded(members, "topics", cache.topic_list)
-    racks, rack_of = _distinct_encoded(members, "rack", cache.rack)
+    lists, list_of = cache.member_topic_lists.encode_all(list(map(attrgetter("topics"), members)))
+    racks, rack_of = cache.member_racks.encode_all(list(map(attrgetter("rack"), members)))
     head = 2 + np.array([len(b) for b in lists], dtype=np.int64)[list_of]  # version, topics
     rack_size = np.array([len(b) for b in racks], dtype=np.int64)[rack_of]
     # The fields around the array (see the module docstring for the layout):
@@ -826,21 +829,54 @@ def _int32s(generations: Sequence[int]) -> np.ndarray:
     return generation.astype(np.int64, copy=False)
 
 
-def _distinct_encoded(members: Sequence[Member], field_name: str, encode) -> tuple[list[bytes], np.ndarray]:
-    """Each member's `field_name` through ``encode``, as the distinct encodings and each
-    member's index among them. Members share their values as objects (one topics tuple for a
-    whole deployment), so values are told apart by identity and each object is encoded once."""
-    values = list(map(attrgetter(field_name), members))
-    objects, which = _distinct_objects(values)
-    encodings, encoding_of = _distinct_objects(list(map(encode, objects)))  # equal values: one cached encoding
-    return encodings, encoding_of[which]
+class _Interned:
+    """Encodings of values (members' topics tuples, racks) found by the values' identity.
 
+    A member keeps its topics tuple and rack from one rebalance to the next, so once a group
+    has been seen, encoding every member's is one search of their ids in a sorted table, with
+    no per-member Python call. The table holds each value (so its id stays its own) and each
+    distinct encoding once (``encode`` returns one cached object for equal values).
+    """
 
-def _distinct_objects(values: list) -> tuple[list, np.ndarray]:
-    """The distinct objects among `values` (by identity), and each value's index among them."""
-    identities = np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
-    _, first, which = np.unique(identities, return_index=True, return_inverse=True)
-    return [values[i] for i in first.tolist()], which.ravel().astype(np.int64)
+    MAX_VALUES = 1 << 16  # past this many, the table starts again (ids are never stale)
+
+    def __init__(self, encode) -> None:
+        self.encode = encode
+        self.ids = np.zeros(0, dtype=np.uint64)  # sorted
+        self.slots = np.zeros(0, dtype=np.int64)  # encoding index of each id
+        self.values: list = []
+        self.encodings: list[bytes] = []
+        self.slot_of_encoding: dict[int, int] = {}
+
+    def encode_all(self, values: list) -> tuple[list[bytes], np.ndarray]:
+        """The encodings this table knows and each value's index among them."""
+        ids = np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
+        slot = self._find(ids)
+        missing = np.flatnonzero(slot < 0)
+        if len(missing):
+            if len(self.values) + len(missing) > self.MAX_VALUES:
+                self.__init__(self.encode)
+                missing = np.arange(len(values))
+            new_ids, first = np.unique(ids[missing], return_index=True)
+            new = [values[i] for i in missing[first].tolist()]
+            new_slots = []
+            for encoding in map(self.encode, new):
+                slot_of = self.slot_of_encoding.setdefault(id(encoding), len(self.encodings))
+                if slot_of == len(self.encodings):
+                    self.encodings.append(encoding)
+                new_slots.append(slot_of)
+            self.values.extend(new)
+            order = np.argsort(np.concatenate([self.ids, new_ids]))
+            self.ids = np.concatenate([self.ids, new_ids])[order]
+            self.slots = np.concatenate([self.slots, np.array(new_slots, dtype=np.int64)])[order]
+            slot = self._find(ids)
+        return self.encodings, slot
+
+    def _find(self, ids: np.ndarray) -> np.ndarray:
+        if not len(self.ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+        return np.where(self.ids[at] == ids, self.slots[at], -1)
 
 
 def _named(member_id: str, decode, *args):

@@ -490,6 +490,22 @@ def test_group_encoding_at_once_equals_one_member_at_a_time(specs, protocol_name
     assert protocol.encode_join_group(members, claims, generations, protocol_name) == expected
 
 
+def test_a_kept_encode_cache_finds_members_by_identity_within_its_bound(monkeypatch):
+    """Members' topics tuples and racks are found by identity in a kept cache: equal values
+    held as different objects, a member list that changes between rebalances, and a table
+    that starts again past its bound all encode as the one-subscription encoder does."""
+    monkeypatch.setattr(protocol._Interned, "MAX_VALUES", 6)
+    cache = protocol.EncodeCache()
+    everyone = [Member(f"m{i}", [f"t{i % 3}", "x"], rack=None if i % 4 == 0 else f"r{i % 2}") for i in range(12)]
+    for start in (0, 3, 0, 7):  # rebalances with part of the group, some members seen before
+        members = everyone[start : start + 5]
+        expected = [protocol.encode_subscription(protocol.Subscription(m.topics, None, [], 2, m.rack))
+                    for m in members]
+        assert protocol.encode_join_group(members, Claims.empty(), [2] * len(members), "range", cache) == expected
+    assert len(cache.member_topic_lists.values) <= 6
+    assert len(cache.member_topic_lists.encodings) <= 3  # equal lists share one encoding
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.sampled_from(["a", "bb", "dé", "orders", "t" * 40]), min_size=1, max_size=4,
                                    unique=True)), min_size=1, max_size=30),
