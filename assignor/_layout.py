@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -142,21 +142,25 @@ def build(group: Group, claims: Claims | None = None, memo: dict | None = None) 
     np.cumsum(counts, out=offsets[1:])
     order = java_order([m.id for m in group.members])
     members = [group.members[i] for i in order]
-    # Members of one group usually share a few subscriptions: index each distinct one once.
-    # (Keyed by the tuple object first: hashing a long tuple costs more than looking it up.)
-    by_object: dict[int, int] = {}
+    # Members of one group usually share a few subscriptions, often as one tuple object (a
+    # decoder hands out one per distinct list): index each distinct one once, finding the
+    # objects by identity in numpy first (hashing a long tuple costs more than that).
+    subscriptions = list(map(attrgetter("topics"), members))
+    identities = np.fromiter(map(id, subscriptions), dtype=np.uint64, count=len(subscriptions))
+    _, first, object_of = np.unique(identities, return_index=True, return_inverse=True)
+    appearance = np.argsort(first)  # number the objects by their first member, as a loop would
+    first, object_of = first[appearance], np.argsort(appearance)[object_of.ravel()]
     by_value: dict[tuple[str, ...], int] = {}
     distinct: list[np.ndarray] = []
-    subscription_of = np.empty(len(members), dtype=np.int64)
-    for i, member in enumerate(members):
-        d = by_object.get(id(member.topics))
+    subscription_of_object = np.empty(len(first), dtype=np.int64)
+    for j, i in enumerate(first.tolist()):
+        topics_of = subscriptions[i]
+        d = by_value.get(topics_of)
         if d is None:
-            d = by_value.get(member.topics)
-            if d is None:
-                d = by_value[member.topics] = len(distinct)
-                distinct.append(_topic_indices(member.topics, index, known))
-            by_object[id(member.topics)] = d
-        subscription_of[i] = d
+            d = by_value[topics_of] = len(distinct)
+            distinct.append(_topic_indices(topics_of, index, known))
+        subscription_of_object[j] = d
+    subscription_of = subscription_of_object[object_of]
     layout = Layout(topics, counts, offsets, members, np.empty(0, dtype=np.int64),
                     np.empty(0, dtype=object), distinct=distinct, subscription_of=subscription_of)
     if claims is None:
@@ -166,7 +170,7 @@ def build(group: Group, claims: Claims | None = None, memo: dict | None = None) 
         rank[order] = np.arange(len(order))
         topic_of_name = np.array([index.get(name, -1) for name in claims.names] + [-1], dtype=np.int64)
         parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
-                  np.full(len(claims.member), None, dtype=object))
+                  None)
     prev_owner, prev_object = _resolve_claims(layout, parsed)
     return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], memo={})
 
@@ -254,8 +258,12 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
 
 def _resolve_claims(layout: Layout, parsed: tuple):
     """Previous owner (and its claim object) per flat partition under the rules of
-    `assignor.claims`: valid claims only, each once per member, KIP-341 between members."""
+    `assignor.claims`: valid claims only, each once per member, KIP-341 between members.
+    Claims given as columns have no objects (None): every partition's object stays None."""
     member, topic, part, objects = parsed
+    carry_objects = objects is not None
+    if not carry_objects:  # a stand-in that is cheap to filter along with the claims
+        objects = np.zeros(len(member), dtype=bool)
     prev_owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
     prev_object = np.empty(layout.total, dtype=object)
     known = topic >= 0
@@ -272,7 +280,8 @@ def _resolve_claims(layout: Layout, parsed: tuple):
     claimants = np.bincount(flat, minlength=layout.total) if len(flat) else np.zeros(layout.total, np.int64)
     single = claimants[flat] == 1
     prev_owner[flat[single]] = member[single]
-    prev_object[flat[single]] = objects[single]
+    if carry_objects:
+        prev_object[flat[single]] = objects[single]
     if single.all():
         return prev_owner, prev_object
     # Partitions claimed more than once: drop a member's repeated claims, then the highest
@@ -288,7 +297,8 @@ def _resolve_claims(layout: Layout, parsed: tuple):
     tied = (after != first) & (flat[after] == flat[first]) & (generation[after] == generation[first])
     winners = first[~tied]
     prev_owner[flat[winners]] = member[winners]
-    prev_object[flat[winners]] = objects[winners]
+    if carry_objects:
+        prev_object[flat[winners]] = objects[winners]
     return prev_owner, prev_object
 
 
