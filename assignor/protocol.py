@@ -567,12 +567,16 @@ def _read_join_group(ids: list[str], joined: Joined, message, protocol_name: str
             sticky = read_tp_columns(heads.joined.take(chosen), heads.data_start[chosen], cache,
                                      ends=heads.data_end[chosen])
             known_from_user_data[chosen] = True
-            for j in np.flatnonzero(~sticky.ok).tolist():  # Java's fallback: nothing owned, generation unknown
+            for j in np.flatnonzero(~sticky.ok).tolist():
+                # Read alone: user data that does not parse gets Java's fallback (nothing owned,
+                # generation unknown); the rest (one whose neighbour held bad text) reads whole.
                 i = int(chosen[j])
                 data = message(i)[heads.data_start[i] : heads.data_end[i]]
-                generation = _read_sticky_user_data(data, False, cache).generation
-                known_from_user_data[i] = generation is not None
-                from_user_data[i] = UNKNOWN_GENERATION if generation is None else generation
+                user_data = _read_sticky_user_data(data, False, cache)
+                if user_data.partitions:
+                    parts.append(_entries_of(i, user_data.partitions))
+                known_from_user_data[i] = user_data.generation is not None
+                from_user_data[i] = UNKNOWN_GENERATION if user_data.generation is None else user_data.generation
             # V1 carries the generation after the array; V0 (fewer than 4 bytes left) does not.
             good = np.flatnonzero(sticky.ok)
             end = heads.base[chosen[good]] + sticky.end[good]
@@ -664,32 +668,44 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
     once, through one of them, and every other is compared with the list found, all at once.
     A member left over (a list of its own, or one too near the end of the buffer) is read alone.
     """
-    topics: list[tuple[str, ...]] = [()] * len(ok)
+    topics = np.empty(len(ok), dtype=object)
+    topics[:] = _one(())
     size = np.full(len(ok), -1, dtype=np.int64)
     start = joined.base + 6
     prefix = 64
     bulk = np.flatnonzero(ok & (start + prefix <= len(joined.buffer)))
     if len(bulk):
-        _, first, group = np.unique(at_offset(joined.buffer, f"V{prefix}")[start[bulk]], return_index=True,
-                                    return_inverse=True)
+        # Grouped by a hash of the prefix (a collision only sends members to the slow path).
+        words = np.ascontiguousarray(at_offset(joined.buffer, f"V{prefix}")[start[bulk]]).view(np.uint64).reshape(
+            -1, prefix // 8)
+        key = np.zeros(len(bulk), dtype=np.uint64)
+        for lane in range(prefix // 8):  # uint64 arithmetic wraps
+            key = (key ^ words[:, lane]) * np.uint64(0x100000001B3)
+        _, first, group = np.unique(key, return_index=True, return_inverse=True)
         group = group.ravel()
         for g, i in enumerate(bulk[first].tolist()):
             found = _topic_list(joined, i, int(entries[i]), message, cache)
             if found is None:
                 continue
             raw, names = found
-            members = bulk[group == g]
+            members = bulk[group == g] if len(first) > 1 else bulk
             length = len(raw)
             same = (entries[members] == entries[i]) & (start[members] + length <= joined.limit[members])
             same[same] = equal_at(joined.buffer, start[members[same]], raw)
             size[members[same]] = length
-            for j in members[same].tolist():
-                topics[j] = names
+            topics[members[same]] = _one(names)
     for i in np.flatnonzero(ok & (size < 0)).tolist():
         found = _topic_list(joined, i, int(entries[i]), message, cache)
         if found is not None:
-            topics[i], size[i] = found[1], len(found[0])
-    return topics, size
+            topics[i : i + 1], size[i] = _one(found[1]), len(found[0])
+    return topics.tolist(), size
+
+
+def _one(value: object) -> np.ndarray:
+    """`value` as the one element of an object array (numpy would spread a tuple over many)."""
+    one = np.empty(1, dtype=object)
+    one[0] = value
+    return one
 
 
 def _topic_list(joined: Joined, i: int, entries: int, message, cache: DecodeCache

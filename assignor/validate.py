@@ -46,9 +46,16 @@ def balance_score(loads: Iterable[int]) -> int:
     >>> balance_score([9, 10, 11])
     4
     """
-    ordered = sorted(loads)
-    count = len(ordered)
-    return sum((2 * k - count + 1) * load for k, load in enumerate(ordered))
+    # Loads take few distinct values: a value held by m members from sorted position k0 on is
+    # added sum(2k - C + 1 for k in k0..k0+m-1) = m * (2 * k0 + m - C) times.
+    times = Counter(loads)
+    count = sum(times.values())
+    score = position = 0
+    for load in sorted(times):
+        m = times[load]
+        score += load * m * (2 * position + m - count)
+        position += m
+    return score
 
 
 def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:

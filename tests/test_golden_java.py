@@ -5,7 +5,11 @@ good plans depends on HashMap iteration order, so we compare quality: valid, at 
 balanced (balance score <=), and when equally balanced, no more partitions moved.
 """
 
+import itertools
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assignor import assign, validate
 from tests import golden
@@ -45,3 +49,9 @@ def test_balance_score_matches_java_metrics():
             assert report["balance_score"] == call["metrics"]["balance_score"], call_id
             assert report["spread"] == call["metrics"]["max_minus_min"], call_id
             assert report["balanced"] == call["metrics"]["balanced_sticky_sense"], call_id
+
+
+@given(st.lists(st.integers(0, 60), max_size=40))
+def test_balance_score_is_the_sum_over_pairs(loads):
+    """The score counted by distinct loads is the definition: |a - b| summed over all pairs."""
+    assert validate.balance_score(loads) == sum(abs(a - b) for a, b in itertools.combinations(loads, 2))

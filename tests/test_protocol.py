@@ -490,6 +490,20 @@ def test_group_encoding_at_once_equals_one_member_at_a_time(specs, protocol_name
     assert protocol.encode_join_group(members, claims, generations, protocol_name) == expected
 
 
+def test_bad_text_in_one_members_user_data_costs_no_other_member_its_partitions():
+    """Names are decoded for all members at once; one that is not UTF-8 sends every member to
+    the one-member reader, which must still give the others what they own."""
+    good = protocol.encode_sticky_user_data([TopicPartition("a", 0), TopicPartition("b", 1)], 3)
+    bad = bytearray(protocol.encode_sticky_user_data([TopicPartition("zz", 0)], 3))
+    bad[bad.index(b"zz")] = 0xFF
+    metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription(["a", "b"], data), 0)
+                for i, data in enumerate([good, bytes(bad), good])}
+    members = protocol.members_from_metadata(metadata, "sticky")
+    assert members == [protocol.member_from_metadata(m, data, "sticky") for m, data in metadata.items()]
+    assert [len(m.owned) for m in members] == [2, 0, 2]
+    assert [m.generation for m in members] == [3, -1, 3]
+
+
 def test_a_kept_encode_cache_finds_members_by_identity_within_its_bound(monkeypatch):
     """Members' topics tuples and racks are found by identity in a kept cache: equal values
     held as different objects, a member list that changes between rebalances, and a table
