@@ -501,7 +501,10 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
     # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
     key = member * max(len(encoded), 1) + tid
     run = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
-    run_keys = np.sort(key[run])
+    # A pair in two runs needs regrouping; keys in order (the usual case) cannot have one.
+    run_keys = key[run] if len(key) and (key[1:] < key[:-1]).any() else np.zeros(0, dtype=np.int64)
+    if len(run_keys):
+        run_keys.sort()
     if len(run_keys) and (run_keys[1:] == run_keys[:-1]).any():
         by_key = np.argsort(key, kind="stable")
         starts = np.r_[True, key[by_key][1:] != key[by_key][:-1]]
