@@ -45,7 +45,7 @@ def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict |
     """The sticky plan as the layout and the owner (member index) of every flat partition;
     owned partitions from `claims` when given (see `_layout.build`)."""
     layout = _layout.build(group, claims, memo)
-    class_of_topic, eligible = _topic_classes(layout)
+    class_of_topic, eligible = _topic_classes(layout, memo)
     class_of_flat = class_of_topic[layout.topic_of_flat()]
     local = None
     if racks.applies(group):
@@ -76,8 +76,19 @@ def _split_by_racks(group, layout, class_of_flat, eligible):
     return split, eligible[base], on_rack[rack_set] & eligible[base]
 
 
-def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Class id per topic (-1: no partitions or no subscriber) and the (K, M) eligibility."""
+def _topic_classes(layout: _layout.Layout, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Class id per topic (-1: no partitions or no subscriber) and the (K, M) eligibility.
+
+    With the `memo` `_layout.build` kept, the classes are remembered: while the topic list
+    stays (build clears the memo when it changes), a subscription is the same index array
+    from one plan to the next, so the distinct subscriptions are known by identity (a group
+    planned again and again would otherwise redo a loop over every topic each time)."""
+    key = None
+    if memo is not None:
+        key = ("topic_classes", tuple(map(id, layout.distinct)), (layout.counts > 0).tobytes())
+        found = memo.get(key)
+        if found is not None:
+            return found[0], found[1][:, layout.subscription_of]
     topic, subscription = _layout.distinct_pairs(layout)
     bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
     class_of_topic = np.full(len(layout.topics), -1, dtype=np.int64)
@@ -93,6 +104,9 @@ def _topic_classes(layout: _layout.Layout) -> tuple[np.ndarray, np.ndarray]:
     by_subscription = np.zeros((len(rows), len(layout.distinct)), dtype=bool)
     for k, subscribers in enumerate(rows):
         by_subscription[k, subscribers] = True
+    if key is not None:
+        # The entry holds the arrays themselves, so no other array can take their ids.
+        memo[key] = (class_of_topic, by_subscription, tuple(layout.distinct))
     return class_of_topic, by_subscription[:, layout.subscription_of]
 
 
