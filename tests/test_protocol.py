@@ -200,6 +200,21 @@ def test_bad_values_to_encode():
     assert issubclass(ProtocolError, ValueError)
 
 
+@pytest.mark.parametrize("generations", [[1, 2**31], [1.0, 2], [None, 1], [2**70, 1],
+                                         np.array([2**31, 1]), np.array([2**64 - 1, 1], dtype=np.uint64)])
+def test_group_encoding_rejects_generations_that_are_not_int32(generations):
+    members = [Member("a", ["t"]), Member("b", ["t"])]
+    with pytest.raises(ProtocolError, match="32-bit integer"):
+        protocol.encode_join_group(members, Claims.empty(), generations, "sticky")
+
+
+def test_group_encoding_takes_generations_as_ints_or_an_integer_array():
+    members = [Member("a", ["t"]), Member("b", ["t"])]
+    expected = protocol.encode_join_group(members, Claims.empty(), [3, -1], "cooperative-sticky")
+    for generations in ([3, -1], np.array([3, -1], dtype=np.int32), np.array([3, -1])):
+        assert protocol.encode_join_group(members, Claims.empty(), generations, "cooperative-sticky") == expected
+
+
 DECODERS = [protocol.decode_subscription, protocol.decode_assignment,
             lambda b: protocol.decode_sticky_user_data(b, strict=True), protocol.decode_sticky_user_data,
             protocol.decode_cooperative_user_data,
