@@ -682,8 +682,8 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
 
     For a leader with many members, each with a small array, per-message overhead dominates;
     so all messages are scanned in lockstep: step k reads entry k of every message that has
-    one, with numpy across messages. When few messages are left with entries, each of those is
-    finished on its own by a `Reader` (strided runs). A message whose array is not well formed
+    one, with numpy across messages. When few messages are left with entries and some of them
+    many, each of those is finished on its own by a `Reader` (strided runs). A message whose array is not well formed
     gets ``ok`` False and no entries (the caller re-reads it one message at a time, which raises
     the precise error, or applies its fallback). Messages whose entries all have one shape are
     read before that, at once (`_uniform_messages`). With `ends`,
