@@ -634,7 +634,7 @@ def equal_at(buffer: np.ndarray, at: np.ndarray, raw: bytes) -> np.ndarray:
     size = len(raw)
     if not size:
         return np.ones(len(at), dtype=bool)
-    rows = np.ascontiguousarray(at_offset(buffer, f"V{size}")[at]).view(np.uint8).reshape(-1, size)
+    rows = rows_at(buffer, at, size)
     expected = np.frombuffer(raw, dtype=np.uint8)
     words = size // 8 * 8
     same = (rows[:, :words].view(np.uint64) == expected[:words].view(np.uint64)).all(axis=1)
@@ -861,11 +861,21 @@ def _name_keys(buffer: np.ndarray, at: np.ndarray, size: int) -> tuple[np.ndarra
     name (the padding of `Joined` keeps that in bounds)."""
     if size <= 8:
         return at_offset(buffer, ">u8")[at] >> np.uint64(64 - 8 * size), None
-    rows = np.ascontiguousarray(at_offset(buffer, f"V{size}")[at]).view(np.uint8).reshape(-1, size)
+    rows = rows_at(buffer, at, size)
+    return row_hashes(rows), rows
+
+
+def rows_at(buffer: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
+    """The `size` bytes at each offset of `buffer` (uint8), as the rows of a contiguous matrix."""
+    return np.ascontiguousarray(at_offset(buffer, f"V{size}")[at]).view(np.uint8).reshape(-1, size)
+
+
+def row_hashes(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit FNV-1a style hash of each row of an unsigned integer matrix, column by column."""
     key = np.zeros(len(rows), dtype=np.uint64)
-    for lane in range(size):  # uint64 arithmetic wraps
+    for lane in range(rows.shape[1]):  # uint64 arithmetic wraps
         key = (key ^ rows[:, lane]) * np.uint64(0x100000001B3)
-    return key, rows
+    return key
 
 
 class _SizedNames(NamedTuple):

@@ -41,12 +41,13 @@ from assignor._wire import (
     Reader,
     TPColumns,
     Writer,
-    at_offset,
     encode_topic_partition_arrays,
     equal_at,
     frame_tp_columns,
     ints_at,
     read_tp_columns,
+    row_hashes,
+    rows_at,
     tp_columns_of,
 )
 from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
@@ -676,11 +677,7 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
     bulk = np.flatnonzero(ok & (start + prefix <= len(joined.buffer)))
     if len(bulk):
         # Grouped by a hash of the prefix (a collision only sends members to the slow path).
-        words = np.ascontiguousarray(at_offset(joined.buffer, f"V{prefix}")[start[bulk]]).view(np.uint64).reshape(
-            -1, prefix // 8)
-        key = np.zeros(len(bulk), dtype=np.uint64)
-        for lane in range(prefix // 8):  # uint64 arithmetic wraps
-            key = (key ^ words[:, lane]) * np.uint64(0x100000001B3)
+        key = row_hashes(rows_at(joined.buffer, start[bulk], prefix).view(np.uint64))  # eight words a row
         _, first, group = np.unique(key, return_index=True, return_inverse=True)
         group = group.ravel()
         for g, i in enumerate(bulk[first].tolist()):
