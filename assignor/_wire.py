@@ -610,12 +610,14 @@ class TPColumns(NamedTuple):
                              partitions=self.partitions[np.repeat(keep, self.entry_count)])
 
 
-#: Lockstep reading stops when fewer messages than this still have entries, unless none of
-#: them has more than `_LOCKSTEP_SHORT_TAIL` left: the rest are read one by one (one message
-#: with a million entries must not cost a million numpy rounds; a few with a handful each cost
-#: less in a few rounds than one reader each).
-_LOCKSTEP_MIN_LIVE = 16
-_LOCKSTEP_SHORT_TAIL = 32
+#: Rounds stop when fewer messages than this still have entries, unless none of them has more
+#: than `_SHORT_TAIL` left: the rest are read one by one (one message with a million entries of
+#: changing shapes must not cost a million numpy rounds; a few with a handful each cost less in
+#: a few rounds than one reader each).
+_MIN_LIVE = 16
+_SHORT_TAIL = 32
+#: The most entries one round looks at (a bound on its arrays' memory).
+_MAX_LOOK = 1 << 24
 
 
 def at_offset(buffer: np.ndarray, dtype: str) -> np.ndarray:
@@ -681,14 +683,16 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
 
     For a leader with many members, each with a small array, per-message overhead dominates;
-    so all messages are scanned in lockstep: step k reads entry k of every message that has
-    one, with numpy across messages. When few messages are left with entries and some of them
-    many, each of those is finished on its own by a `Reader` (strided runs). A message whose array is not well formed
-    gets ``ok`` False and no entries (the caller re-reads it one message at a time, which raises
-    the precise error, or applies its fallback). Messages whose entries all have one shape are
-    read before that, at once (`_uniform_messages`). With `ends`,
-    the array of blob i must end by offset ``ends[i]`` (a field inside a larger message).
-    Offsets (`starts`, `ends`, and ``end`` in the result) count from each message's start.
+    so all messages are read together, in rounds (`_read_runs`): a round reads, in every
+    message that has entries left, the next entry and the run of entries after it that have
+    the same shape (name length and partition count), which lie a fixed stride apart. Arrays
+    usually hold few shapes (names of one length, one partition per topic), so a round or
+    two reads everything. When few messages are left and some of them with many entries, each
+    of those is finished on its own by a `Reader` (strided runs). A message whose array is not
+    well formed gets ``ok`` False and no entries (the caller re-reads it one message at a
+    time, which raises the precise error, or applies its fallback). With `ends`, the array of
+    blob i must end by offset ``ends[i]`` (a field inside a larger message). Offsets
+    (`starts`, `ends`, and ``end`` in the result) count from each message's start.
     """
     joined = blobs if isinstance(blobs, Joined) else Joined.of(blobs)
     count_of, buffer, base = len(joined.base), joined.buffer, joined.base
@@ -696,41 +700,25 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     position = base + np.asarray(starts, dtype=np.int64)
     ok = position + 4 <= limit
 
-    entries = np.where(ok, ints_at(buffer, np.where(ok, position, 0), 4), 0)
+    left = np.where(ok, ints_at(buffer, np.where(ok, position, 0), 4), 0)  # entries not read yet
     position = position + 4
-    ok &= (entries >= 0) & (entries * 6 <= limit - position)
-    entries = np.where(ok, entries, 0)
-    if not entries.any():  # empty arrays only (eager members' owned partitions, say)
+    ok &= (left >= 0) & (left * 6 <= limit - position)
+    left = np.where(ok, left, 0)
+    if not left.any():  # empty arrays only (eager members' owned partitions, say)
         none = np.zeros(0, dtype=np.int64)
         return TPColumns(ok, position - base, none, none, none, none, [])
     rows = []  # message, name start, name length, partitions start, partition count
-    uniform = _uniform_messages(buffer, position, limit, entries, ok)
-    if uniform is not None:
-        rows.append(uniform[0])
-        position[uniform[1]] = uniform[2]
-        entries[uniform[1]] = 0  # done: the lockstep rounds and tails skip them
-    k = 0
+    window = left.copy()  # the first round looks at every entry: a one-shape array takes one round
     short_tail = False
     while True:
-        live = np.flatnonzero(ok & (entries > k))
+        live = np.flatnonzero(ok & (left > 0))
         if not live.size:
             break
-        if live.size < _LOCKSTEP_MIN_LIVE and not short_tail:
-            short_tail = int(entries[live].max()) - k <= _LOCKSTEP_SHORT_TAIL
+        if live.size < _MIN_LIVE and not short_tail:
+            short_tail = int(left[live].max()) <= _SHORT_TAIL
             if not short_tail:
                 break
-        at = position[live]
-        fits = at + 2 <= limit[live]
-        name_length = np.where(fits, ints_at(buffer, np.where(fits, at, 0), 2), -1)
-        count_at = at + 2 + name_length
-        fits &= (name_length >= 0) & (count_at + 4 <= limit[live])
-        count = np.where(fits, ints_at(buffer, np.where(fits, count_at, 0), 4), -1)
-        fits &= (count >= 0) & (count_at + 4 + 4 * count <= limit[live])
-        ok[live[~fits]] = False
-        live, at, name_length, count = live[fits], at[fits], name_length[fits], count[fits]
-        rows.append((live, at + 2, name_length, at + 6 + name_length, count))
-        position[live] = at + 6 + name_length + 4 * count
-        k += 1
+        rows.append(_read_runs(buffer, live, position, limit, left, window, ok))
     names: list[str] = []
     entry_message = entry_topic = count = partitions = np.zeros(0, dtype=np.int64)
     if rows:
@@ -740,9 +728,8 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
             message, name_at, name_length, parts_at, count = (
                 a[keep] for a in (message, name_at, name_length, parts_at, count))
         if len(rows) > 1:
-            # Rows hold each message's entries in order (uniform messages whole, the others
-            # one step per row): a stable sort by message puts each message's entries together.
-            # (One row, uniform messages or a single step, is in that order already.)
+            # Each round's rows are in message order and each message's runs come in order of
+            # rounds, so a stable sort by message puts each message's entries together, in order.
             order = np.argsort(message, kind="stable")
             message, name_at, name_length, parts_at, count = (
                 a[order] for a in (message, name_at, name_length, parts_at, count))
@@ -756,14 +743,14 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
         partitions = ints_at(buffer, np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total), 4)
         entry_message = message
     # The few messages with entries left: each finished by its own reader.
-    tails = [(i, int(entries[i]) - k) for i in np.flatnonzero(ok & (entries > k)).tolist()]
+    tails = [(i, int(left[i])) for i in np.flatnonzero(ok & (left > 0)).tolist()]
     tail_rows = []
     ids = {name: i for i, name in enumerate(names)}
-    for i, left in tails:
+    for i, entries in tails:
         reader = Reader(joined.data[base[i] : limit[i]], cache)
         reader.offset = int(position[i] - base[i])
         try:
-            tail_names, tail_counts, tail_parts = reader.topic_partition_entries(left, "partitions")
+            tail_names, tail_counts, tail_parts = reader.topic_partition_entries(entries, "partitions")
         except ProtocolError:
             ok[i] = False
             continue
@@ -776,7 +763,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
         entry_message, entry_topic, count, partitions = (
             np.concatenate([first_part, *(r[j] for r in tail_rows)])
             for j, first_part in enumerate((entry_message, entry_topic, count, partitions)))
-        # A message's tail follows its lockstep entries: a stable sort by message keeps both in order.
+        # A message's tail follows the entries its rounds read: a stable sort by message keeps both in order.
         order = np.argsort(entry_message, kind="stable")
         part_order = _expand_order(order, count)
         entry_message, entry_topic, count, partitions = (entry_message[order], entry_topic[order], count[order],
@@ -787,42 +774,46 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     return TPColumns(ok, position - base, entry_message, entry_topic, count, partitions, names).only(ok)
 
 
-def _uniform_messages(buffer: np.ndarray, position: np.ndarray, limit: np.ndarray, entries: np.ndarray,
-                      ok: np.ndarray) -> tuple[tuple, np.ndarray, np.ndarray] | None:
-    """Messages whose entries all have the first entry's shape (name length and partition
-    count), read at once: such an array is a fixed stride apart, so every entry of every such
-    message is found with one gather (members' owned partitions usually look like this: names
-    of one length, one partition per topic). Returns the rows (as `read_tp_columns` keeps
-    them), those messages, and where their arrays end; None when there are none."""
-    candidate = np.flatnonzero(ok & (entries > 0) & (position + 6 <= limit))
-    if not len(candidate):
-        return None
-    at = position[candidate]
-    name_length = ints_at(buffer, at, 2)
-    fits = (name_length >= 0) & (at + 6 + name_length <= limit[candidate])
-    count = np.where(fits, ints_at(buffer, np.where(fits, at + 2 + np.maximum(name_length, 0), 0), 4), -1)
+def _read_runs(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit: np.ndarray, left: np.ndarray,
+               window: np.ndarray, ok: np.ndarray) -> tuple:
+    """One round of `read_tp_columns` over the messages `live`: each one's next entry, checked
+    to fit, and the entries after it of the same shape, found by looking at most ``window``
+    entries ahead at the shape's stride. Advances `position` and `left` past what it read,
+    sets `ok` False for a message whose entry does not fit, and sizes each message's next
+    window from this run (twice its length, at least 8), so that a message of changing shapes
+    costs each round about what it reads. Returns the entries read, as rows."""
+    at, end = position[live], limit[live]
+    fits = at + 6 <= end
+    name_length = np.where(fits, ints_at(buffer, np.where(fits, at, 0), 2), -1)
+    fits &= (name_length >= 0) & (at + 6 + name_length <= end)
+    count = np.where(fits, ints_at(buffer, np.where(fits, at + 2 + name_length, 0), 4), -1)
     stride = 6 + name_length + 4 * count
-    n = entries[candidate]
-    fits &= (count >= 0) & (at + n * stride <= limit[candidate])
-    candidate, at, name_length, count, stride, n = (a[fits] for a in (candidate, at, name_length, count, stride, n))
-    if not len(candidate) or int(n.sum()) > 50_000_000:
-        return None
-    index = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)  # entry index within its message
-    entry_at = np.repeat(at, n) + np.repeat(stride, n) * index
-    entry_length, entry_count = np.repeat(name_length, n), np.repeat(count, n)
-    same = (ints_at(buffer, entry_at, 2) == entry_length) & (
-        ints_at(buffer, entry_at + 2 + entry_length, 4) == entry_count)
-    # A message is uniform when none of its entries differs (index 0 is the shape itself).
-    differs = np.bincount(np.repeat(np.arange(len(candidate)), n)[~same], minlength=len(candidate))
-    chosen = differs == 0
-    if not chosen.any():
-        return None
-    message = np.repeat(candidate, n)
-    if not chosen.all():
-        keep = np.repeat(chosen, n)
-        message, entry_at, entry_length, entry_count = (a[keep] for a in (message, entry_at, entry_length, entry_count))
-    rows = (message, entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count)
-    return rows, candidate[chosen], (at + n * stride)[chosen]
+    fits &= (count >= 0) & (at + stride <= end)
+    if not fits.all():
+        ok[live[~fits]] = False
+        live, at, end, name_length, count, stride = (a[fits] for a in (live, at, end, name_length, count, stride))
+    # Entries 1.. of a run lie `stride` apart; look only at those that fit in the message.
+    look = np.minimum(np.minimum(left[live], window[live]), (end - at) // stride)  # stride >= 6
+    if int(look.sum()) > _MAX_LOOK:
+        look = np.minimum(look, max(_MAX_LOOK // len(live), 8))
+    which = np.repeat(np.arange(len(live)), look)
+    index = np.arange(len(which)) - (np.cumsum(look) - look)[which]  # entry index within its run
+    entry_at = at[which] + stride[which] * index
+    entry_length, entry_count = name_length[which], count[which]
+    differs = np.flatnonzero((ints_at(buffer, entry_at, 2) != entry_length)
+                             | (ints_at(buffer, entry_at + 2 + entry_length, 4) != entry_count))
+    run = look
+    if len(differs):
+        # A run ends at its message's first differing entry (entry 0 is the shape itself).
+        stopped, first = np.unique(which[differs], return_index=True)
+        run = look.copy()
+        run[stopped] = index[differs[first]]
+        keep = index < run[which]
+        which, entry_at, entry_length, entry_count = (a[keep] for a in (which, entry_at, entry_length, entry_count))
+    position[live] = at + run * stride
+    left[live] -= run
+    window[live] = np.maximum(2 * run, 8)
+    return live[which], entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count
 
 
 def _expand_order(order: np.ndarray, count: np.ndarray) -> np.ndarray:

@@ -610,3 +610,78 @@ def _wire_joined(blobs):
     from assignor._wire import Joined
 
     return Joined.of(blobs)
+
+
+def _entry_bytes(name: str, partitions: list[int]) -> bytes:
+    raw = name.encode()
+    return struct.pack(">h", len(raw)) + raw + struct.pack(">i", len(partitions)) + struct.pack(
+        f">{len(partitions)}i", *partitions)
+
+
+def _plain_array(data: bytes, at: int) -> tuple[list, int] | None:
+    """The ``[Topic STRING, Partitions [INT32]]`` array at `at`, read field by field, and where
+    it ends; None when it does not read (or holds a negative partition)."""
+    def take(fmt: str) -> int | None:
+        nonlocal at
+        size = struct.calcsize(fmt)
+        if at + size > len(data):
+            return None
+        at += size
+        return struct.unpack_from(fmt, data, at - size)[0]
+    entries = take(">i")
+    if entries is None or entries < 0:
+        return None
+    out = []
+    for _ in range(entries):
+        length = take(">h")
+        if length is None or length < 0 or at + length > len(data):
+            return None
+        name, at = data[at : at + length].decode(), at + length
+        count = take(">i")
+        if count is None or count < 0 or at + 4 * count > len(data):
+            return None
+        partitions = list(struct.unpack_from(f">{count}i", data, at))
+        at += 4 * count
+        if any(p < 0 for p in partitions):
+            return None
+        out.append((name, partitions))
+    return out, at
+
+
+RUN = st.tuples(st.sampled_from(["a", "bb", "orders", ""]), st.integers(0, 3), st.integers(1, 40))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(RUN, max_size=6), max_size=40), st.randoms(use_true_random=False),
+       st.sampled_from([None, 3, 50]))
+def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
+    """Arrays made of runs of entries of one shape (name length, partition count), of any
+    length, some cut short or with a negative partition: the round reader gives each message
+    what reading it field by field gives. A small look-ahead bound forces many rounds."""
+    from assignor import _wire
+
+    blobs = []
+    for runs in messages:
+        entries = [(name, [rng.randrange(-1 if rng.random() < 0.02 else 0, 9) for _ in range(count)])
+                   for name, count, repeat in runs for _ in range(repeat)]
+        data = b"\x07" + struct.pack(">i", len(entries)) + b"".join(_entry_bytes(*e) for e in entries)
+        if rng.random() < 0.1:
+            data = data[: rng.randrange(len(data) + 1)]
+        blobs.append(data)
+    saved = _wire._MAX_LOOK
+    try:
+        if max_look is not None:
+            _wire._MAX_LOOK = max_look
+        columns = _wire.read_tp_columns(blobs, [1] * len(blobs), _wire.DecodeCache())
+    finally:
+        _wire._MAX_LOOK = saved
+    bounds = np.searchsorted(columns.entry_message, np.arange(len(blobs) + 1)).tolist()
+    first = np.r_[0, np.cumsum(columns.entry_count)].tolist()
+    for i, data in enumerate(blobs):
+        expected = _plain_array(data, 1)
+        assert bool(columns.ok[i]) == (expected is not None)
+        if expected is None:
+            continue
+        got = [(columns.names[columns.entry_topic[e]], columns.partitions[first[e] : first[e + 1]].tolist())
+               for e in range(bounds[i], bounds[i + 1])]
+        assert got == expected[0] and int(columns.end[i]) == expected[1]
