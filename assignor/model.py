@@ -9,6 +9,7 @@ prove they survive them.
 from __future__ import annotations
 
 import numbers
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -94,6 +95,18 @@ class Member:
         set_generation(member, generation)
         set_rack(member, rack)
         return member
+
+    @classmethod
+    def decoded_many(cls, ids: Sequence[str], topics: Sequence[tuple[str, ...]], generations: Sequence[int],
+                     racks: Sequence[str | None]) -> list[Member]:
+        """`decoded` for many members at once, owning nothing: each slot is filled for all
+        members by one `map` (a third less than one `decoded` call per member)."""
+        members = list(map(object.__new__, repeat(cls, len(ids))))
+        set_id, set_topics, set_owned, set_generation, set_rack = _MEMBER_SLOTS
+        for setter, values in ((set_id, ids), (set_topics, topics), (set_owned, repeat((), len(ids))),
+                               (set_generation, generations), (set_rack, racks)):
+            deque(map(setter, members, values), maxlen=0)
+        return members
 
 
 # The slots' own setters: they skip the frozen class's __setattr__ (a third of `decoded`'s cost).

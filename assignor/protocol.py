@@ -595,7 +595,7 @@ def _read_join_group(ids: list[str], joined: Joined, message, protocol_name: str
         generation = np.where(heads.generation >= 0, heads.generation,
                               np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION),
                                        UNKNOWN_GENERATION)).tolist()
-        members = list(map(Member.decoded, ids, heads.topics, generation, heads.racks))
+        members = Member.decoded_many(ids, heads.topics, generation, heads.racks)
         for i in np.flatnonzero(~heads.ok).tolist():
             # Irregular bytes: the reference reader, which raises the precise error.
             member = _named(ids[i], _member, ids[i], message(i), protocol_name, cache)

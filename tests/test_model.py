@@ -52,3 +52,10 @@ def test_unknown_strategy():
     with pytest.raises(UnknownStrategyError, match="known: cooperative-sticky, range, roundrobin, sticky"):
         assign("cooperative-stickyish", Group(topics={}))
     assert issubclass(UnknownStrategyError, ValueError)
+
+
+def test_members_built_at_once_equal_checked_members():
+    ids, topics, generations, racks = ["a", "b", "c"], [("t0",), (), ("t0", "t1")], [3, -1, 0], [None, "r1", None]
+    assert Member.decoded_many(ids, topics, generations, racks) == [
+        Member(*fields) for fields in zip(ids, topics, [()] * 3, generations, racks)]
+    assert Member.decoded_many([], [], [], []) == []

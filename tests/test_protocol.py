@@ -618,7 +618,7 @@ def _entry_bytes(name: str, partitions: list[int]) -> bytes:
         f">{len(partitions)}i", *partitions)
 
 
-def _plain_array(data: bytes, at: int) -> tuple[list, int] | None:
+def _array_read_field_by_field(data: bytes, at: int) -> tuple[list, int] | None:
     """The ``[Topic STRING, Partitions [INT32]]`` array at `at`, read field by field, and where
     it ends; None when it does not read (or holds a negative partition)."""
     def take(fmt: str) -> int | None:
@@ -678,7 +678,7 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
     bounds = np.searchsorted(columns.entry_message, np.arange(len(blobs) + 1)).tolist()
     first = np.r_[0, np.cumsum(columns.entry_count)].tolist()
     for i, data in enumerate(blobs):
-        expected = _plain_array(data, 1)
+        expected = _array_read_field_by_field(data, 1)
         assert bool(columns.ok[i]) == (expected is not None)
         if expected is None:
             continue
