@@ -124,6 +124,7 @@ class _State:
     `ids`), at which generation, and the codec caches a long-lived leader and members keep."""
 
     ids: list[str]
+    numbers: np.ndarray  # of `ids`, by `numbering`
     owned: Claims
     generation: np.ndarray  # of each of `ids`
     group_generation: int
@@ -144,12 +145,12 @@ class _Numbering(dict):
     def of(self, ids: list[str]) -> np.ndarray:
         return np.fromiter(map(self.__getitem__, ids), dtype=np.int64, count=len(ids))
 
-    def positions(self, ids: list[str], among: list[str]) -> np.ndarray:
-        """Each of `ids` as an index in `among` (-1: not there), then a last -1."""
-        numbers, among_numbers = self.of(ids), self.of(among)
-        where = np.full(len(self), -1, dtype=np.int64)
-        where[among_numbers] = np.arange(len(among))
-        return np.r_[where[numbers], -1]
+    def positions(self, numbers: np.ndarray, among: np.ndarray) -> np.ndarray:
+        """Each member of `numbers` as an index in `among` (also numbers; -1: not there), then
+        a last -1."""
+        where = np.full(len(self) + 1, -1, dtype=np.int64)
+        where[among] = np.arange(len(among))
+        return where[np.append(numbers, len(self))]
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
@@ -178,9 +179,11 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     encode_cache, decode_cache, layout_memo = protocol.EncodeCache(), DecodeCache(), {}
     for name in strategies:
-        state = _State([m.id for m in group.members], initial,
+        numbering = _Numbering()
+        ids = [m.id for m in group.members]
+        state = _State(ids, numbering.of(ids), initial,
                        np.array([m.generation for m in group.members], dtype=np.int64),
-                       max([m.generation for m in group.members], default=0) + 1, _Numbering(), encode_cache,
+                       max([m.generation for m in group.members], default=0) + 1, numbering, encode_cache,
                        decode_cache, layout_memo)
         steps = [_rebalance(group, state, name, "current", include_plans, check)]
         definition = group
@@ -230,11 +233,12 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     each member's JoinGroup metadata is encoded and the leader decodes it, plans, and encodes
     SyncGroup assignments that each member decodes into what it owns now."""
     present = list(map(attrgetter("id"), definition.members))
+    present_numbers = state.numbering.of(present)
     before = state.owned
     rounds = revoked = 0
     while True:
         rounds += 1
-        position = state.numbering.positions(state.ids, present)  # of each member now, in `present`
+        position = state.numbering.positions(state.numbers, present_numbers)  # of each member now, in `present`
         owned = _reindex(state.owned, position)
         generations = np.full(len(present), UNKNOWN_GENERATION, dtype=np.int64)
         kept = position[:-1] >= 0
@@ -255,14 +259,15 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         ids = list(map(attrgetter("id"), layout.members))
         assigned = protocol.read_assignments_joined(sync, state.decode_cache)
         owner_now = _owners_now(layout, assigned)
-        position = state.numbering.positions(state.ids, ids)[state.owned.member]  # of each claim's member now
+        numbers = state.numbering.of(ids)
+        position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
         if rounds == 1:
             before_position = position
         if strategy == "cooperative-sticky":
             revoked += _given_up(layout, position, state.owned, owner_now)
         else:  # eager: every member still in the group revokes all it owned before rejoining
             revoked += int((position >= 0).sum())
-        state.ids, state.owned = ids, assigned
+        state.ids, state.numbers, state.owned = ids, numbers, assigned
         state.generation = np.full(len(ids), generation, dtype=np.int64)
         withheld = strategy == "cooperative-sticky" and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
