@@ -492,11 +492,31 @@ class Frames(NamedTuple):
         return self.joined().messages()
 
 
-def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes],
+class NameTable(NamedTuple):
+    """Topic names' UTF-8 bytes as `frame_tp_columns` lays them out: end to end in one buffer
+    (then 8 bytes of padding), with each name's start and length. An encoder that writes the
+    same names again keeps the table (`protocol.EncodeCache.name_table`)."""
+
+    encoded: Sequence[bytes]
+    buffer: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+
+    @classmethod
+    def of(cls, encoded: Sequence[bytes]) -> NameTable:
+        length = np.array([len(e) for e in encoded], dtype=np.int64)
+        buffer = np.frombuffer(b"".join(encoded) + bytes(8), dtype=np.uint8)
+        return cls(encoded, buffer, np.cumsum(length) - length, length)
+
+
+def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes] | NameTable,
                      messages: int, before: np.ndarray | int = 0, after=0) -> Frames:
     """`encode_tp_columns` into `Frames`, with ``before[i]`` and ``after[i]`` bytes left free
     around message i's array (uninitialised: the caller fills them). `after` may be a function
-    of the arrays' sizes in bytes (for fields that hold a copy of the array)."""
+    of the arrays' sizes in bytes (for fields that hold a copy of the array). The names may
+    come as a `NameTable`."""
+    table = encoded if isinstance(encoded, NameTable) else NameTable.of(encoded)
+    encoded = table.encoded
     # Group each member's pairs by topic in first-appearance order (usually they already are).
     # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
     key = member * max(len(encoded), 1) + tid
@@ -514,9 +534,7 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
         key, tid, member, parts = key[order], tid[order], member[order], parts[order]
         run = np.r_[True, key[1:] != key[:-1]]
 
-    name_length = np.array([len(e) for e in encoded], dtype=np.int64)
-    names = np.frombuffer(b"".join(encoded) + bytes(8), dtype=np.uint8)
-    name_start = np.cumsum(name_length) - name_length
+    names, name_start, name_length = table.buffer, table.start, table.length
     entry_start = np.flatnonzero(run)
     entry_count = np.diff(np.r_[entry_start, len(key)]).astype(np.int64)
     entry_topic, entry_member = tid[entry_start], member[entry_start]

@@ -43,6 +43,7 @@ from assignor._wire import (
     Writer,
     encode_topic_partition_arrays,
     equal_at,
+    NameTable,
     frame_tp_columns,
     ints_at,
     read_tp_columns,
@@ -182,11 +183,14 @@ class EncodeCache:
     """What the members of one group repeat when they encode: their topic lists (Java-sorted
     and encoded once per distinct list). May be kept across rebalances."""
 
+    MAX_NAME_TABLES = 64
+
     def __init__(self) -> None:
         self.topic_lists: dict[tuple, bytes] = {}
         self.names: dict[str, tuple[bytes, bytes]] = {}  # topic -> (Java sort key, STRING bytes)
         self.racks: dict[str | None, bytes] = {}  # rack -> NULLABLE_STRING bytes
         self.by_object: dict[int, tuple[tuple, bytes]] = {}
+        self.name_tables: dict[tuple, NameTable] = {}
         # Each member's topic list and rack, found by the identity of its topics tuple and rack.
         self.member_topic_lists = _Interned(self.topic_list)
         self.member_racks = _Interned(self.rack)
@@ -199,6 +203,17 @@ class EncodeCache:
             one.string(topic, field_name)
             found = self.names[topic] = (_java_topic_key(topic), one.bytes())
         return found[1][2:]
+
+    def name_table(self, topics: Sequence[str], field_name: str) -> NameTable:
+        """The `NameTable` of these topics, kept for the next call with the same names (a
+        leader encodes the same topics every rebalance)."""
+        key = (field_name, *topics)
+        table = self.name_tables.get(key)
+        if table is None:
+            if len(self.name_tables) >= self.MAX_NAME_TABLES:  # topics that keep changing
+                self.name_tables.clear()
+            table = self.name_tables[key] = NameTable.of([self.name(t, field_name) for t in topics])
+        return table
 
     def rack(self, rack: str | None) -> bytes:
         """NULLABLE_STRING of a rack id."""
@@ -783,7 +798,7 @@ def encode_join_group_joined(members: Sequence[Member], owned: Claims, generatio
     cache = EncodeCache() if cache is None else cache
     order = np.argsort(owned.member, kind="stable")
     member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
-    encoded = [cache.name(name, "owned_partitions.topic") for name in owned.names]
+    encoded = cache.name_table(owned.names, "owned_partitions.topic")
     generation = _int32s(generations)
     lists, list_of = cache.member_topic_lists.encode_all(list(map(attrgetter("topics"), members)))
     racks, rack_of = cache.member_racks.encode_all(list(map(attrgetter("rack"), members)))
@@ -930,13 +945,13 @@ def assignments_from_owners_joined(layout, owner: np.ndarray, protocol_name: str
     cache = EncodeCache() if cache is None else cache
     flats = np.flatnonzero(owner >= 0)
     flats = flats[np.argsort(owner[flats], kind="stable")]  # by member, then topic and partition
-    encoded = [cache.name(name, "partitions.topic") for name in layout.topics]
+    encoded = cache.name_table(layout.topics, "partitions.topic")
     return _assignments(owner[flats], layout.topic_of_flat()[flats], layout.partition_of_flat()[flats], encoded,
                         len(layout.members), protocol_name, generation, version)
 
 
-def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes], members: int,
-                 protocol_name: str, generation: int, version: int) -> Joined:
+def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes] | NameTable,
+                 members: int, protocol_name: str, generation: int, version: int) -> Joined:
     """Every member's assignment in one buffer, from the columns of their partitions (member
     non-decreasing): version, the array, then the user data: for "sticky", V1 sticky user data
     (the same array again, then the generation), else null."""

@@ -535,6 +535,19 @@ def test_a_kept_encode_cache_finds_members_by_identity_within_its_bound(monkeypa
     assert len(cache.member_topic_lists.encodings) <= 3  # equal lists share one encoding
 
 
+def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would(monkeypatch):
+    """Name tables kept between rebalances (and dropped past their bound) give the bytes a
+    fresh cache gives, as topics come and go."""
+    monkeypatch.setattr(protocol.EncodeCache, "MAX_NAME_TABLES", 2)
+    kept = protocol.EncodeCache()
+    for topics in ({"a": 2, "bb": 3}, {"a": 2, "bb": 3, "dé": 1}, {"bb": 3}, {"a": 2, "bb": 3}, {"zz": 4, "a": 1}):
+        group = Group(topics=topics, members=[Member("m1", list(topics)), Member("m2", ["bb", "a"])])
+        layout, owner = strategies.plan_owners("sticky", group)
+        assert protocol.assignments_from_owners(layout, owner, "sticky", 4, cache=kept) == \
+            protocol.assignments_from_owners(layout, owner, "sticky", 4, cache=protocol.EncodeCache())
+    assert len(kept.name_tables) <= 2
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.sampled_from(["a", "bb", "dé", "orders", "t" * 40]), min_size=1, max_size=4,
                                    unique=True)), min_size=1, max_size=30),
