@@ -141,16 +141,17 @@ def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray, owned: 
     keeping owned partitions first (`owned`: the valid claims per class and member)."""
     topic = layout.topic_of_flat()
     owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
-    members = x.shape[1] if x.ndim == 2 else 0
 
     # Keep up to x[k, i] of the partitions member i owned in class k. When it must give some up,
     # keep a topic-spread subset: its first partition of each topic, then its second, ...
     flats = np.flatnonzero(layout.prev_owner >= 0)
-    if flats.size and (x >= owned).all():  # everyone keeps everything (a member left, say)
-        owner[flats] = layout.prev_owner[flats]
-        kept_counts = owned
-    elif flats.size:
-        holder = layout.prev_owner[flats]
+    holder = layout.prev_owner[flats]
+    over = owned > x
+    if over.any():
+        # Only the members over their count in some class rank what they hold there.
+        giving = over[cls[flats], holder]
+        owner[flats[~giving]] = holder[~giving]
+        flats, holder = flats[giving], holder[giving]
         by_holder = np.lexsort((flats, holder))
         flats, holder = flats[by_holder], holder[by_holder]
         t = topic[flats]
@@ -163,9 +164,9 @@ def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray, owned: 
         position = np.arange(len(flats)) - np.maximum.accumulate(np.where(starts, np.arange(len(flats)), 0))
         kept = position < x[k, holder]
         owner[flats[kept]] = holder[kept]
-        kept_counts = np.bincount(k[kept] * members + holder[kept], minlength=x.size).reshape(x.shape)
-    else:
-        kept_counts = np.zeros_like(x)
+    else:  # everyone keeps everything (a member left, say)
+        owner[flats] = holder
+    kept_counts = np.minimum(owned, x)
 
     # Deal the rest class by class, round-robin over the members that still need partitions, in
     # topic then partition order: consecutive partitions of a topic go to different members.
