@@ -644,8 +644,15 @@ def at_offset(buffer: np.ndarray, dtype: str) -> np.ndarray:
     Stride 1: reading or writing many values at arbitrary byte offsets is then one plain
     gather or scatter, instead of one per byte lane. Writable when `buffer` is.
     """
-    size = np.dtype(dtype).itemsize
-    return np.ndarray((max(len(buffer) - size + 1, 0),), dtype=dtype, buffer=buffer, strides=(1,))
+    kind = _DTYPES.get(dtype)
+    if kind is None:  # parsed once: readers make thousands of views (bounded: "V{size}" varies)
+        if len(_DTYPES) >= 4096:
+            _DTYPES.clear()
+        kind = _DTYPES[dtype] = np.dtype(dtype)
+    return np.ndarray((max(len(buffer) - kind.itemsize + 1, 0),), dtype=kind, buffer=buffer, strides=(1,))
+
+
+_DTYPES: dict[str, np.dtype] = {}
 
 
 def equal_at(buffer: np.ndarray, at: np.ndarray, raw: bytes) -> np.ndarray:
