@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from assignor._arrays import run_starts
 from assignor.claims import is_valid_claim
 from assignor.model import Group, Member, TopicPartition
 
@@ -290,9 +291,9 @@ def _resolve_claims(layout: Layout, parsed: tuple):
     generation = np.array([m.generation for m in layout.members], dtype=np.int64)[member]
     order = np.lexsort((member, -generation, flat))
     flat, member, generation, objects = flat[order], member[order], generation[order], objects[order]
-    unique = np.r_[True, (flat[1:] != flat[:-1]) | (member[1:] != member[:-1])]
+    unique = run_starts(flat, member)
     flat, member, generation, objects = flat[unique], member[unique], generation[unique], objects[unique]
-    first = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
+    first = np.flatnonzero(run_starts(flat))
     after = np.minimum(first + 1, len(flat) - 1)
     tied = (after != first) & (flat[after] == flat[first]) & (generation[after] == generation[first])
     winners = first[~tied]
@@ -314,7 +315,7 @@ def claimants(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     exists = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))
     flat = layout.offsets[topic_safe[exists]] + part[exists]
     pairs = np.sort(flat * max(len(layout.members), 1) + member[exists])
-    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
+    pairs = pairs[run_starts(pairs)]
     flat, member = pairs // max(len(layout.members), 1), pairs % max(len(layout.members), 1)
     count = np.bincount(flat, minlength=layout.total)
     one = np.full(layout.total, NO_OWNER, dtype=np.int64)

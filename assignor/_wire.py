@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from assignor._arrays import appended, run_starts
 from assignor._layout import gc_paused
 from assignor.errors import AssignorError
 from assignor.model import TopicPartition
@@ -520,23 +521,23 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
     # Group each member's pairs by topic in first-appearance order (usually they already are).
     # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
     key = member * max(len(encoded), 1) + tid
-    run = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
+    run = run_starts(key)
     # A pair in two runs needs regrouping; keys in order (the usual case) cannot have one.
     run_keys = key[run] if len(key) and (key[1:] < key[:-1]).any() else np.zeros(0, dtype=np.int64)
     if len(run_keys):
         run_keys.sort()
     if len(run_keys) and (run_keys[1:] == run_keys[:-1]).any():
         by_key = np.argsort(key, kind="stable")
-        starts = np.r_[True, key[by_key][1:] != key[by_key][:-1]]
+        starts = run_starts(key[by_key])
         first = np.empty_like(by_key)
         first[by_key] = by_key[starts][np.cumsum(starts) - 1]  # first position of each pair's key
         order = np.argsort(first, kind="stable")
         key, tid, member, parts = key[order], tid[order], member[order], parts[order]
-        run = np.r_[True, key[1:] != key[:-1]]
+        run = run_starts(key)
 
     names, name_start, name_length = table.buffer, table.start, table.length
     entry_start = np.flatnonzero(run)
-    entry_count = np.diff(np.r_[entry_start, len(key)]).astype(np.int64)
+    entry_count = np.diff(appended(entry_start, len(key))).astype(np.int64)
     entry_topic, entry_member = tid[entry_start], member[entry_start]
     entry_name = name_length[entry_topic]
     entry_size = 2 + entry_name + 4 + 4 * entry_count

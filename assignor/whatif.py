@@ -24,6 +24,7 @@ from operator import attrgetter
 import numpy as np
 
 from assignor import _layout, protocol, validate
+from assignor._arrays import appended, run_starts
 from assignor._layout import Claims, Layout, gc_paused
 from assignor._wire import DecodeCache
 from assignor.errors import AssignorError
@@ -298,7 +299,7 @@ def _flats(layout: Layout, claims: Claims) -> np.ndarray:
     index = _topic_index(layout)
     topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
     known = topic >= 0
-    count = np.r_[layout.counts, 0][topic]  # -1 (unknown) reads the appended 0
+    count = appended(layout.counts, 0)[topic]  # -1 (unknown) reads the appended 0
     return np.where(known & (claims.partition >= 0) & (claims.partition < count),
                     layout.offsets[np.where(known, topic, 0)] + claims.partition, -1)
 
@@ -374,8 +375,8 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     subscribers = np.bincount(pair_topic, weights=per_subscription[pair_subscription], minlength=topics)
     # How many partitions of each topic each member holds: runs of the sorted (topic, member) cells.
     cell = np.sort(topic * max(members, 1) + member)
-    first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if len(cell) else np.zeros(0, dtype=np.int64)
-    held = np.diff(np.r_[first, len(cell)])
+    first = np.flatnonzero(run_starts(cell))
+    held = np.diff(appended(first, len(cell)))
     cell = cell[first]
     # Sorted by topic, so each topic's holders are one run.
     held_topic = cell // max(members, 1)
@@ -383,7 +384,7 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     most = np.zeros(topics, dtype=np.int64)
     fewest = np.zeros(topics, dtype=np.int64)
     if len(cell):
-        runs = np.flatnonzero(np.r_[True, held_topic[1:] != held_topic[:-1]])
+        runs = np.flatnonzero(run_starts(held_topic))
         most[held_topic[runs]] = np.maximum.reduceat(held, runs)
         fewest[held_topic[runs]] = np.minimum.reduceat(held, runs)
     spread_per_topic = most - np.where(holders == subscribers, fewest, 0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignor import _balance, _layout, racks
+from assignor._arrays import run_starts
 from assignor.model import Group, Plan
 
 __all__ = ["assign"]
@@ -155,12 +156,12 @@ def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray, owned: 
         by_holder = np.lexsort((flats, holder))
         flats, holder = flats[by_holder], holder[by_holder]
         t = topic[flats]
-        starts = np.r_[True, (holder[1:] != holder[:-1]) | (t[1:] != t[:-1])]
+        starts = run_starts(holder, t)
         rank = np.arange(len(flats)) - np.maximum.accumulate(np.where(starts, np.arange(len(flats)), 0))
         k = cls[flats]
         order = np.lexsort((t, rank, k, holder))
         flats, holder, k = flats[order], holder[order], k[order]
-        starts = np.r_[True, (holder[1:] != holder[:-1]) | (k[1:] != k[:-1])]
+        starts = run_starts(holder, k)
         position = np.arange(len(flats)) - np.maximum.accumulate(np.where(starts, np.arange(len(flats)), 0))
         kept = position < x[k, holder]
         owner[flats[kept]] = holder[kept]
