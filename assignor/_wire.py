@@ -502,12 +502,31 @@ class NameTable(NamedTuple):
     buffer: np.ndarray
     start: np.ndarray
     length: np.ndarray
+    heads: dict  # (name length, partition count) -> `entry_heads`
 
     @classmethod
     def of(cls, encoded: Sequence[bytes]) -> NameTable:
         length = np.array([len(e) for e in encoded], dtype=np.int64)
         buffer = np.frombuffer(b"".join(encoded) + bytes(8), dtype=np.uint8)
-        return cls(encoded, buffer, np.cumsum(length) - length, length)
+        return cls(encoded, buffer, np.cumsum(length) - length, length, {})
+
+    def entry_heads(self, length: int, partitions: int) -> tuple[np.ndarray, np.ndarray]:
+        """The first fields of an entry of this shape (name length, name, partition count),
+        as one element per topic whose name has `length` bytes, and each topic's row among
+        them (-1 for other lengths). Kept: an encoder writes the same shapes again."""
+        found = self.heads.get((length, partitions))
+        if found is None:
+            topics = np.flatnonzero(self.length == length)
+            fields = [("length", ">i2"), ("name", f"V{length}"), ("count", ">i4")]
+            head = np.empty(len(topics), dtype=[f for f in fields if f[0] != "name" or length])
+            head["length"] = length
+            if length:
+                head["name"] = at_offset(self.buffer, f"V{length}")[self.start[topics]]
+            head["count"] = partitions
+            row = np.full(len(self.length), -1, dtype=np.int64)
+            row[topics] = np.arange(len(topics))
+            found = self.heads[(length, partitions)] = (head.view(f"V{head.dtype.itemsize}"), row)
+        return found
 
 
 def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes] | NameTable,
@@ -556,10 +575,18 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
     out = np.empty(int(size.sum()) + 8, dtype=np.uint8)  # padding: views reach 8 bytes
     frames = Frames(out, start, array_at, array_at + array_size, start + size)
     frames.put_ints(array_at, entries_per_message, 4)
-    rest = _put_common_entries(out, entry_at, entry_name, entry_count, names, name_start[entry_topic],
-                               entry_start, parts)
-    entry_at, entry_name, entry_count = entry_at[rest], entry_name[rest], entry_count[rest]
-    name_at, entry_start = name_start[entry_topic[rest]], entry_start[rest]
+    rest = _put_common_entries(out, entry_at, entry_topic, entry_name, entry_count, table, entry_start, parts)
+    if rest is not None:
+        entry_at, entry_name, entry_count = entry_at[rest], entry_name[rest], entry_count[rest]
+        name_at, entry_start = name_start[entry_topic[rest]], entry_start[rest]
+        _put_entries(frames, entry_at, entry_name, entry_count, names, name_at, entry_start, parts)
+    return frames
+
+
+def _put_entries(frames: Frames, entry_at: np.ndarray, entry_name: np.ndarray, entry_count: np.ndarray,
+                 names: np.ndarray, name_at: np.ndarray, entry_start: np.ndarray, parts: np.ndarray) -> None:
+    """Write entries field by field: name length, name, partition count, partitions."""
+    out = frames.out
     frames.put_ints(entry_at, entry_name, 2)
     # Names: one scatter per name length (topics come in few lengths), a name as one element.
     for length in np.flatnonzero(np.bincount(entry_name)).tolist() if len(entry_name) else []:
@@ -572,37 +599,40 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
     slot = np.arange(total) - np.repeat(np.cumsum(entry_count) - entry_count, entry_count)
     frames.put_ints(np.repeat(count_at + 4, entry_count) + 4 * slot,
                     parts[np.repeat(entry_start, entry_count) + slot], 4)
-    return frames
 
 
-def _put_common_entries(out: np.ndarray, entry_at: np.ndarray, name_length: np.ndarray, count: np.ndarray,
-                        names: np.ndarray, name_at: np.ndarray, first: np.ndarray, parts: np.ndarray) -> np.ndarray:
+def _put_common_entries(out: np.ndarray, entry_at: np.ndarray, entry_topic: np.ndarray, name_length: np.ndarray,
+                        count: np.ndarray, table: NameTable, first: np.ndarray, parts: np.ndarray) -> np.ndarray | None:
     """Write the entries of the shapes (name length, partition count) that many entries share,
-    each entry as one record: its fields are filled column by column in a contiguous array and
-    the records scattered at once (a scatter costs the same for 4 bytes or 40). Returns a mask
-    of the entries left to write field by field."""
-    rest = np.ones(len(entry_at), dtype=bool)
+    each entry as one record: its first fields copied from the topic's `NameTable.entry_heads`,
+    its partitions filled as a column, and the records scattered at once (a scatter costs the
+    same for 4 bytes or 40). Returns a mask of the entries left to write field by field, None
+    when none is left."""
+    everything = np.ones(len(entry_at), dtype=bool)
     if len(entry_at) < 256:
-        return rest
+        return everything
     width = int(count.max()) + 1
     if (int(name_length.max()) + 1) * width > 1 << 22:
-        return rest
+        return everything
     shape = name_length * width + count
-    for common in np.flatnonzero(np.bincount(shape) >= 256).tolist():
+    counts = np.bincount(shape)
+    commons = np.flatnonzero(counts >= 256).tolist()
+    rest = None if len(commons) == 1 and counts[commons[0]] == len(shape) else everything
+    for common in commons:
         length, partitions = divmod(common, width)
-        chosen = np.flatnonzero(shape == common)
-        fields = [("length", ">i2"), ("name", f"V{length}"), ("count", ">i4"), ("partitions", ">i4", (partitions,))]
-        record = np.empty(len(chosen), dtype=[f for f in fields if (f[0] != "name" or length)
-                                               and (f[0] != "partitions" or partitions)])
-        record["length"] = length
-        if length:
-            record["name"] = at_offset(names, f"V{length}")[name_at[chosen]]
-        record["count"] = partitions
+        head, row = table.entry_heads(length, partitions)
+        if rest is None:  # every entry has this shape (the usual case): no selection
+            chosen = slice(None)
+        else:
+            chosen = np.flatnonzero(shape == common)
+            rest[chosen] = False
+        fields = [("head", head.dtype), ("partitions", ">i4", (partitions,))]
+        record = np.empty(int(counts[common]), dtype=fields if partitions else fields[:1])
+        record["head"] = head[row[entry_topic[chosen]]]
         if partitions:
             record["partitions"] = parts[first[chosen][:, None] + np.arange(partitions)]
         at_offset(out, f"V{record.dtype.itemsize}")[entry_at[chosen]] = record.view(f"V{record.dtype.itemsize}")
-        rest[chosen] = False
-    return rest
+    return None if rest is None or not rest.any() else rest
 
 
 class TPColumns(NamedTuple):

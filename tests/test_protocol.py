@@ -354,6 +354,15 @@ def test_many_arrays_at_once_equal_plain_encoding(shapes, seed):
     assert encode_topic_partition_arrays(groups, "partitions") == [_plain_array(g) for g in groups]
 
 
+@pytest.mark.parametrize("groups", [
+    [[TopicPartition(f"t{j:03d}", j) for j in range(300)]] * 2,  # every entry of one shape
+    [[TopicPartition("", i)] for i in range(300)],  # empty names, one shape
+    [[TopicPartition("", i), TopicPartition("ab", 1), TopicPartition("ab", 2)] for i in range(300)],  # two shapes
+])
+def test_arrays_of_few_shapes_equal_plain_encoding(groups):
+    assert encode_topic_partition_arrays(groups, "partitions") == [_plain_array(g) for g in groups]
+
+
 def test_invalid_utf8_inside_a_run_is_an_error():
     data = bytearray(protocol.encode_sticky_user_data(_entries([(f"t{i:02d}", 1) for i in range(20)])))
     entry = 2 + 3 + 4 + 4
