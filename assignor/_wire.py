@@ -651,6 +651,8 @@ class TPColumns(NamedTuple):
 
     def only(self, keep_message: np.ndarray) -> TPColumns:
         """The entries of the messages where `keep_message` is True (ok and end unchanged)."""
+        if keep_message.all():  # (checked per message first: there are fewer than entries)
+            return self
         keep = keep_message[self.entry_message]
         if keep.all():
             return self
@@ -764,6 +766,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
         none = np.zeros(0, dtype=np.int64)
         return TPColumns(ok, position - base, none, none, none, none, [])
     rows = []  # message, name start, name length, partitions start, partition count
+    failed = int(count_of - ok.sum())
     window = left.copy()  # the first round looks at every entry: a one-shape array takes one round
     short_tail = False
     while True:
@@ -778,9 +781,10 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     names: list[str] = []
     entry_message = entry_topic = count = partitions = np.zeros(0, dtype=np.int64)
     if rows:
-        message, name_at, name_length, parts_at, count = (np.concatenate(c) for c in zip(*rows))
-        keep = ok[message]
-        if not keep.all():  # a message that failed at a later entry
+        message, name_at, name_length, parts_at, count = rows[0] if len(rows) == 1 else (
+            np.concatenate(c) for c in zip(*rows))
+        if count_of - ok.sum() > failed:  # a message failed at a later entry: drop what it read
+            keep = ok[message]
             message, name_at, name_length, parts_at, count = (
                 a[keep] for a in (message, name_at, name_length, parts_at, count))
         if len(rows) > 1:
@@ -795,8 +799,11 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
             return TPColumns(np.zeros(count_of, dtype=bool), position - base, none, none, none, none, [])
         entry_topic, names = found
         total = int(count.sum())
-        first = np.cumsum(count) - count
-        partitions = ints_at(buffer, np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total), 4)
+        if total == len(count) and (count == 1).all():  # one partition per entry (the usual case)
+            partitions = ints_at(buffer, parts_at, 4)
+        else:
+            first = np.cumsum(count) - count
+            partitions = ints_at(buffer, np.repeat(parts_at - 4 * first, count) + 4 * np.arange(total), 4)
         entry_message = message
     # The few messages with entries left: each finished by its own reader.
     tails = [(i, int(left[i])) for i in np.flatnonzero(ok & (left > 0)).tolist()]
@@ -852,24 +859,26 @@ def _read_runs(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit
     look = np.minimum(np.minimum(left[live], window[live]), (end - at) // stride)  # stride >= 6
     if int(look.sum()) > _MAX_LOOK:
         look = np.minimum(look, max(_MAX_LOOK // len(live), 8))
-    which = np.repeat(np.arange(len(live)), look)
-    index = np.arange(len(which)) - (np.cumsum(look) - look)[which]  # entry index within its run
-    entry_at = at[which] + stride[which] * index
-    entry_length, entry_count = name_length[which], count[which]
+    first = np.cumsum(look) - look  # each run's first entry among all looked at
+    # Entry e of the run of message m (first[m] <= e) is at at[m] + stride[m] * (e - first[m]).
+    entry_at = np.repeat(at - stride * first, look) + np.repeat(stride, look) * np.arange(int(look.sum()))
+    entry_length, entry_count, message = np.repeat(name_length, look), np.repeat(count, look), np.repeat(live, look)
     differs = np.flatnonzero((ints_at(buffer, entry_at, 2) != entry_length)
                              | (ints_at(buffer, entry_at + 2 + entry_length, 4) != entry_count))
     run = look
     if len(differs):
         # A run ends at its message's first differing entry (entry 0 is the shape itself).
-        stopped, first = np.unique(which[differs], return_index=True)
+        which = np.repeat(np.arange(len(live)), look)
+        index = np.arange(len(which)) - first[which]  # entry index within its run
+        stopped, at_first = np.unique(which[differs], return_index=True)
         run = look.copy()
-        run[stopped] = index[differs[first]]
+        run[stopped] = index[differs[at_first]]
         keep = index < run[which]
-        which, entry_at, entry_length, entry_count = (a[keep] for a in (which, entry_at, entry_length, entry_count))
+        message, entry_at, entry_length, entry_count = (a[keep] for a in (message, entry_at, entry_length, entry_count))
     position[live] = at + run * stride
     left[live] -= run
     window[live] = np.maximum(2 * run, 8)
-    return live[which], entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count
+    return message, entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count
 
 
 def _expand_order(order: np.ndarray, count: np.ndarray) -> np.ndarray:

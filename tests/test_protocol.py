@@ -707,3 +707,15 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
         got = [(columns.names[columns.entry_topic[e]], columns.partitions[first[e] : first[e + 1]].tolist())
                for e in range(bounds[i], bounds[i + 1])]
         assert got == expected[0] and int(columns.end[i]) == expected[1]
+
+
+def test_round_reader_with_as_many_partitions_as_entries_but_not_one_each():
+    """Counts 0 and 2 add up to one per entry: the partitions must still be read per entry."""
+    from assignor import _wire
+
+    blobs = [b"\x07" + struct.pack(">i", 2) + _entry_bytes("a", []) + _entry_bytes("b", [5, 6]),
+             b"\x07" + struct.pack(">i", 1) + _entry_bytes("c", [9])]
+    columns = _wire.read_tp_columns(blobs, [1, 1], _wire.DecodeCache())
+    assert columns.ok.tolist() == [True, True]
+    assert [columns.names[t] for t in columns.entry_topic] == ["a", "b", "c"]
+    assert columns.entry_count.tolist() == [0, 2, 1] and columns.partitions.tolist() == [5, 6, 9]
