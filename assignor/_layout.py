@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from assignor._arrays import run_starts
+from assignor._arrays import run_starts, stable_order
 from assignor.claims import is_valid_claim
 from assignor.model import Group, Member, TopicPartition
 
@@ -110,7 +110,7 @@ class Layout:
         expensive step left.
         """
         flats = np.flatnonzero(owner >= 0)
-        by_member = flats[np.argsort(owner[flats], kind="stable")]
+        by_member = flats[stable_order(owner[flats])]
         bounds = np.searchsorted(owner[by_member], np.arange(len(self.members) + 1))
         objects = np.empty(len(by_member), dtype=object)
         reuse = (self.prev_owner[by_member] == owner[by_member]) & (self.prev_object[by_member] != None)  # noqa: E711

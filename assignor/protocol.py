@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from assignor._arrays import stable_order
 from assignor._layout import Claims, gc_paused, java_key, java_order, topic_partitions
 from assignor._wire import (
     DecodeCache,
@@ -759,7 +760,7 @@ def _claims_from_entries(parts: list[TPColumns]) -> Claims:
                                       p.entry_count) for p in parts])
     partitions = np.concatenate([p.partitions for p in parts])
     if len(member) and (member[1:] < member[:-1]).any():
-        order = np.argsort(member, kind="stable")
+        order = stable_order(member)
         member, topic, partitions = member[order], topic[order], partitions[order]
     return Claims(member, topic, partitions, names)
 
@@ -796,7 +797,7 @@ def encode_join_group_joined(members: Sequence[Member], owned: Claims, generatio
     scatter each, each distinct topic list and rack with one scatter for all members sending it.
     """
     cache = EncodeCache() if cache is None else cache
-    order = np.argsort(owned.member, kind="stable")
+    order = stable_order(owned.member)
     member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
     encoded = cache.name_table(owned.names, "owned_partitions.topic")
     generation = _int32s(generations)
@@ -944,7 +945,7 @@ def assignments_from_owners_joined(layout, owner: np.ndarray, protocol_name: str
     `read_assignments_joined` reads them)."""
     cache = EncodeCache() if cache is None else cache
     flats = np.flatnonzero(owner >= 0)
-    flats = flats[np.argsort(owner[flats], kind="stable")]  # by member, then topic and partition
+    flats = flats[stable_order(owner[flats])]  # by member, then topic and partition
     encoded = cache.name_table(layout.topics, "partitions.topic")
     return _assignments(owner[flats], layout.topic_of_flat()[flats], layout.partition_of_flat()[flats], encoded,
                         len(layout.members), protocol_name, generation, version)

@@ -373,20 +373,19 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     pair_topic, pair_subscription = _layout.distinct_pairs(layout)
     per_subscription = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
     subscribers = np.bincount(pair_topic, weights=per_subscription[pair_subscription], minlength=topics)
-    # How many partitions of each topic each member holds: runs of the sorted (topic, member) cells.
-    cell = np.sort(topic * max(members, 1) + member)
+    # How many partitions of each topic each member holds: runs of the sorted (member, topic)
+    # cells (members decode their partitions topic by topic, so they are usually in order).
+    cell = member * max(topics, 1) + topic
+    if (cell[1:] < cell[:-1]).any():
+        cell = np.sort(cell)
     first = np.flatnonzero(run_starts(cell))
     held = np.diff(appended(first, len(cell)))
-    cell = cell[first]
-    # Sorted by topic, so each topic's holders are one run.
-    held_topic = cell // max(members, 1)
+    held_topic = cell[first] % max(topics, 1)
     holders = np.bincount(held_topic, minlength=topics)
     most = np.zeros(topics, dtype=np.int64)
-    fewest = np.zeros(topics, dtype=np.int64)
-    if len(cell):
-        runs = np.flatnonzero(run_starts(held_topic))
-        most[held_topic[runs]] = np.maximum.reduceat(held, runs)
-        fewest[held_topic[runs]] = np.minimum.reduceat(held, runs)
+    np.maximum.at(most, held_topic, held)
+    fewest = np.full(topics, np.iinfo(np.int64).max)
+    np.minimum.at(fewest, held_topic, held)
     spread_per_topic = most - np.where(holders == subscribers, fewest, 0)
     topic_spread = int(spread_per_topic[holders > 0].max(initial=0))
     locality = None

@@ -1,6 +1,7 @@
 import numpy as np
+import pytest
 
-from assignor._arrays import appended, run_starts
+from assignor._arrays import appended, run_starts, stable_order
 
 
 def test_run_starts_marks_where_any_key_changes():
@@ -15,3 +16,14 @@ def test_run_starts_marks_where_any_key_changes():
 def test_appended_keeps_the_dtype():
     got = appended(np.array([3, 4], dtype=np.int64), 9)
     assert got.tolist() == [3, 4, 9] and got.dtype == np.int64
+
+
+@pytest.mark.parametrize("high", [1, 300, 70_000, 2**33])
+@pytest.mark.parametrize("size", [0, 5, 1000])
+def test_stable_order_is_numpys_stable_argsort(high, size):
+    rng = np.random.default_rng(high + size)
+    keys = rng.integers(0, high, size)
+    assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+    keys.sort()
+    assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+    assert stable_order(keys - 5).tolist() == np.argsort(keys - 5, kind="stable").tolist()

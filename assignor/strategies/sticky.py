@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignor import _balance, _layout, racks
-from assignor._arrays import run_starts
+from assignor._arrays import run_starts, stable_order
 from assignor.model import Group, Plan
 
 __all__ = ["assign"]
@@ -172,7 +172,7 @@ def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray, owned: 
     # Deal the rest class by class, round-robin over the members that still need partitions, in
     # topic then partition order: consecutive partitions of a topic go to different members.
     pool = np.flatnonzero((owner < 0) & (cls >= 0))
-    pool = pool[np.argsort(cls[pool], kind="stable")]
+    pool = pool[stable_order(cls[pool])]
     need = x - kept_counts
     k, member = np.nonzero(need)
     n = need[k, member]
