@@ -196,7 +196,7 @@ def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
         lengths = [len(s) for s in layout.distinct]
         topic = np.concatenate(layout.distinct) if layout.distinct else np.empty(0, dtype=np.int64)
         subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
-        order = np.argsort(topic, kind="stable")  # subscriptions already ascend within a topic
+        order = stable_order(topic)  # subscriptions already ascend within a topic
         found = layout.memo["distinct_pairs"] = (topic[order], subscription[order])
     return found
 
@@ -205,7 +205,7 @@ def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Every (topic, member) subscription pair of existing topics, sorted by topic then member."""
     topic, subscription = distinct_pairs(layout)
     # Members of each distinct subscription, in member order.
-    by_subscription = np.argsort(layout.subscription_of, kind="stable")
+    by_subscription = stable_order(layout.subscription_of)
     size = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
     start = np.cumsum(size) - size
     n = size[subscription]
