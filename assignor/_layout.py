@@ -8,6 +8,7 @@ id ``offsets[topic] + partition``. Previous ownership is resolved here with the 
 from __future__ import annotations
 
 import gc
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -173,7 +174,9 @@ def build(group: Group, claims: Claims | None = None, memo: dict | None = None) 
         parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
                   None)
     prev_owner, prev_object = _resolve_claims(layout, parsed)
-    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], memo={})
+    # The caller's memo rides along ("kept") for derived arrays that outlive this layout.
+    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3],
+                   memo={} if memo is None else {"kept": memo})
 
 
 def _topic_indices(topics: tuple[str, ...], index: dict[str, int], known: dict[int, tuple]) -> np.ndarray:
@@ -193,11 +196,22 @@ def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Every (topic, distinct subscription) pair, sorted by topic then subscription."""
     found = layout.memo.get("distinct_pairs")
     if found is None:
-        lengths = [len(s) for s in layout.distinct]
-        topic = np.concatenate(layout.distinct) if layout.distinct else np.empty(0, dtype=np.int64)
-        subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
-        order = stable_order(topic)  # subscriptions already ascend within a topic
-        found = layout.memo["distinct_pairs"] = (topic[order], subscription[order])
+        # The same distinct subscriptions (the same arrays, from `build`'s memo) give the same
+        # pairs: the last ones are kept in that memo, with the arrays so that ids stay theirs.
+        kept = layout.memo.get("kept", {})
+        last = kept.get("distinct_pairs")
+        if last is not None and len(last[0]) == len(layout.distinct) and all(map(
+                operator.is_, last[0], layout.distinct)):
+            found = last[1]
+        else:
+            lengths = [len(s) for s in layout.distinct]
+            topic = np.concatenate(layout.distinct) if layout.distinct else np.empty(0, dtype=np.int64)
+            subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
+            order = stable_order(topic)  # subscriptions already ascend within a topic
+            found = (topic[order], subscription[order])
+            if "topics" in kept:  # a memo `build` keeps
+                kept["distinct_pairs"] = (tuple(layout.distinct), found)
+        layout.memo["distinct_pairs"] = found
     return found
 
 

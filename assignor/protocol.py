@@ -695,14 +695,19 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
         # Grouped by a hash of the prefix (a collision only sends members to the slow path).
         key = row_hashes(rows_at(joined.buffer, start[bulk], prefix).view(np.uint64))  # eight words a row
         _, first, group = np.unique(key, return_index=True, return_inverse=True)
-        group = group.ravel()
+        by_group = bulk[stable_order(group.ravel())] if len(first) > 1 else bulk
+        bounds = np.cumsum(np.bincount(group.ravel(), minlength=len(first))).tolist()
         for g, i in enumerate(bulk[first].tolist()):
             found = _topic_list(joined, i, int(entries[i]), message, cache)
             if found is None:
                 continue
             raw, names = found
-            members = bulk[group == g] if len(first) > 1 else bulk
             length = len(raw)
+            if bounds[g] - (bounds[g - 1] if g else 0) == 1:  # member i alone: `_topic_list` compared its bytes
+                size[i] = length
+                topics[i : i + 1] = _one(names)
+                continue
+            members = by_group[bounds[g - 1] if g else 0 : bounds[g]]
             same = (entries[members] == entries[i]) & (start[members] + length <= joined.limit[members])
             same[same] = equal_at(joined.buffer, start[members[same]], raw)
             size[members[same]] = length

@@ -86,10 +86,10 @@ def _topic_classes(layout: _layout.Layout, memo: dict | None = None) -> tuple[np
     planned again and again would otherwise redo a loop over every topic each time)."""
     key = None
     if memo is not None:
-        key = ("topic_classes", tuple(map(id, layout.distinct)), (layout.counts > 0).tobytes())
-        found = memo.get(key)
-        if found is not None:
-            return found[0], found[1][:, layout.subscription_of]
+        key = (tuple(map(id, layout.distinct)), (layout.counts > 0).tobytes())
+        found = memo.get("topic_classes")  # the last classes only: a bound on what is kept
+        if found is not None and found[0] == key:
+            return found[1], found[2][:, layout.subscription_of]
     topic, subscription = _layout.distinct_pairs(layout)
     bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
     class_of_topic = np.full(len(layout.topics), -1, dtype=np.int64)
@@ -107,7 +107,7 @@ def _topic_classes(layout: _layout.Layout, memo: dict | None = None) -> tuple[np
         by_subscription[k, subscribers] = True
     if key is not None:
         # The entry holds the arrays themselves, so no other array can take their ids.
-        memo[key] = (class_of_topic, by_subscription, tuple(layout.distinct))
+        memo["topic_classes"] = (key, class_of_topic, by_subscription, tuple(layout.distinct))
     return class_of_topic, by_subscription[:, layout.subscription_of]
 
 
