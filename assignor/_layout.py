@@ -142,7 +142,7 @@ def build(group: Group, claims: Claims | None = None, memo: dict | None = None) 
     counts = np.array([group.topics[name] for name in topics], dtype=np.int64)
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    order = java_order([m.id for m in group.members])
+    order = _member_order([m.id for m in group.members], memo)
     members = [group.members[i] for i in order]
     # Members of one group usually share a few subscriptions, often as one tuple object (a
     # decoder hands out one per distinct list): index each distinct one once, finding the
@@ -229,6 +229,26 @@ def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     width = max(len(layout.members), 1)
     key = np.sort(pair_topic * width + member)
     return key // width, key % width
+
+
+def _member_order(ids: list[str], memo: dict | None) -> list[int]:
+    """`java_order` of member ids; with `memo`, by each id's rank among the ids seen before
+    (a group planned again and again keeps most of its members, so sorting numbers by rank
+    replaces sorting a thousand strings; a new id ranks everything again)."""
+    if memo is None or len(ids) < 64:
+        return java_order(ids)
+    ranks: dict[str, int] = memo.setdefault("member_ranks", {})
+    try:
+        rank = np.fromiter(map(ranks.__getitem__, ids), dtype=np.int64, count=len(ids))
+    except KeyError:
+        if len(ranks) < 4 * len(ids):
+            seen = [*ranks, *(i for i in ids if i not in ranks)]
+        else:  # a bound on the ids kept: start again from these
+            seen = list(ids)
+        ranks.clear()
+        ranks.update((seen[i], r) for r, i in enumerate(java_order(seen)))
+        rank = np.fromiter(map(ranks.__getitem__, ids), dtype=np.int64, count=len(ids))
+    return np.argsort(rank).tolist()
 
 
 def java_order(texts: Sequence[str]) -> list[int]:

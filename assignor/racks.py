@@ -24,8 +24,10 @@ def replica_racks(group: Group, tp: TopicPartition) -> frozenset[str]:
 
 def applies(group: Group) -> bool:
     """Whether rack locality can change any plan of this group (Java's rule)."""
+    if not group.partition_racks:  # (checked first: it spares a pass over the members)
+        return False
     member_racks = {m.rack for m in group.members if m.rack is not None}
-    if not member_racks or not group.partition_racks:
+    if not member_racks:
         return False
     relevant = [
         frozenset(racks) & member_racks

@@ -46,3 +46,15 @@ def test_bool_partition_mixed_with_real_claims_is_not_partition_zero():
         Member("m0", ["c"], owned=[TopicPartition("a", 0), ("c", False)], generation=0)])
     assert _layout.build(group).prev_owner.tolist() == [-1]
     assert claims.resolve(group) == {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet="ab\u00e9\U0001f600-", min_size=1, max_size=4), min_size=64, max_size=90,
+                         unique=True), min_size=1, max_size=8))
+def test_member_order_kept_between_plans_is_java_order(rosters):
+    """Member ids ranked once and kept (ids come and go, past the bound too) sort exactly as
+    Java sorts each roster afresh."""
+    memo: dict = {}
+    for ids in rosters:
+        assert _layout._member_order(ids, memo) == _layout.java_order(ids)
+    assert len(memo["member_ranks"]) <= 4 * 90 + 90
