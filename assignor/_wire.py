@@ -892,11 +892,12 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
               ) -> tuple[np.ndarray, list[str]] | None:
     """The topic names at these offsets: an index per entry into the distinct names (each
     decoded once); None on invalid UTF-8."""
-    topic = np.zeros(len(at), dtype=np.int64)
     names: list[str] = []
     sizes = np.flatnonzero(np.bincount(length)).tolist() if len(length) else []
+    # Names of one length (the usual case) need no selection and no merge.
+    topic = np.zeros(len(at), dtype=np.int64) if len(sizes) != 1 else None
     for size in sizes:
-        chosen = np.flatnonzero(length == size) if len(sizes) > 1 else slice(None)
+        chosen = slice(None) if topic is None else np.flatnonzero(length == size)
         found = cache.names_at(buffer, at[chosen], size)
         if found is None:
             return None
@@ -905,8 +906,10 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
         used = np.flatnonzero(np.bincount(index, minlength=len(known)))
         dense = np.zeros(len(known), dtype=np.int64)
         dense[used] = np.arange(len(names), len(names) + len(used))
-        topic[chosen] = dense[index]
         names.extend(known[i] for i in used.tolist())
+        if topic is None:
+            return dense[index], names
+        topic[chosen] = dense[index]
     return topic, names
 
 
