@@ -18,7 +18,7 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 
 import numpy as np
@@ -133,6 +133,7 @@ class _State:
     encode_cache: protocol.EncodeCache
     decode_cache: DecodeCache
     layout_memo: dict
+    flats: dict = field(default_factory=dict)  # `owned` as flat partitions, see `_owners_now`
 
 
 class _Numbering(dict):
@@ -235,7 +236,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     SyncGroup assignments that each member decodes into what it owns now."""
     present = list(map(attrgetter("id"), definition.members))
     present_numbers = state.numbering.of(present)
-    before = state.owned
+    before, before_flats = state.owned, dict(state.flats)
     rounds = revoked = 0
     while True:
         rounds += 1
@@ -259,13 +260,14 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
                                                        cache=state.encode_cache)
         ids = list(map(attrgetter("id"), layout.members))
         assigned = protocol.read_assignments_joined(sync, state.decode_cache)
-        owner_now = _owners_now(layout, assigned)
+        old_flats = dict(state.flats)
+        owner_now = _owners_now(layout, assigned, state.flats)
         numbers = state.numbering.of(ids)
         position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
         if rounds == 1:
             before_position = position
         if strategy == "cooperative-sticky":
-            revoked += _given_up(layout, position, state.owned, owner_now)
+            revoked += _given_up(layout, position, state.owned, owner_now, old_flats)
         else:  # eager: every member still in the group revokes all it owned before rejoining
             revoked += int((position >= 0).sum())
         state.ids, state.numbers, state.owned = ids, numbers, assigned
@@ -273,7 +275,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         withheld = strategy == "cooperative-sticky" and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
-    moved, reassigned = _changes(layout, before_position, before, owner_now)
+    moved, reassigned = _changes(layout, before_position, before, owner_now, before_flats)
     step = {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
             **_measure(group, layout, state.owned)}
     if include_plans:
@@ -293,15 +295,20 @@ def _reindex(claims: Claims, position: np.ndarray) -> Claims:
     return Claims(new_index[kept], claims.topic[kept], claims.partition[kept], claims.names)
 
 
-def _flats(layout: Layout, claims: Claims) -> np.ndarray:
+def _flats(layout: Layout, claims: Claims, known: dict | None = None) -> np.ndarray:
     """Each claim's flat partition in `layout`, -1 for one the layout does not have (its topic
-    deleted, or a partition past the topic's count)."""
+    deleted, or a partition past the topic's count). `known`: an earlier answer (`_owners_now`
+    keeps it), used when it is for these claims and the same topics."""
+    if known and known["claims"] is claims and known["topics"] == layout.topics and \
+            np.array_equal(known["counts"], layout.counts):
+        return known["flat"]
     index = _topic_index(layout)
     topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
     known = topic >= 0
     count = appended(layout.counts, 0)[topic]  # -1 (unknown) reads the appended 0
-    return np.where(known & (claims.partition >= 0) & (claims.partition < count),
+    flat = np.where(known & (claims.partition >= 0) & (claims.partition < count),
                     layout.offsets[np.where(known, topic, 0)] + claims.partition, -1)
+    return flat
 
 
 def _topic_index(layout: Layout) -> dict[str, int]:
@@ -312,29 +319,32 @@ def _topic_index(layout: Layout) -> dict[str, int]:
     return index
 
 
-def _owners_now(layout: Layout, claims: Claims) -> np.ndarray:
+def _owners_now(layout: Layout, claims: Claims, known: dict) -> np.ndarray:
     """Member (index in ``layout.members``) per flat partition from what members decoded, then
-    a last -1 (the owner `_flats`'s -1 finds)."""
+    a last -1 (the owner `_flats`'s -1 finds). Keeps the claims' flat partitions in `known`:
+    these claims are what the members own before the next rebalance."""
     owner = np.full(layout.total + 1, -1, dtype=np.int64)
     flat = _flats(layout, claims)
+    known.update(claims=claims, topics=layout.topics, counts=layout.counts, flat=flat)
     known = flat >= 0
     owner[flat[known]] = claims.member[known]
     return owner
 
 
-def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.ndarray) -> int:
+def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.ndarray, known: dict) -> int:
     """Partitions a member still in the group owned before this round and not after it
     (`member`: each old claim's member as an index in ``layout.members``, -1 when gone)."""
-    flat = _flats(layout, old)
+    flat = _flats(layout, old, known)
     kept = (flat >= 0) & (owner_now[flat] == member)
     return int(((member >= 0) & ~kept).sum())
 
 
-def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.ndarray) -> tuple[int, int]:
+def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.ndarray,
+             known: dict) -> tuple[int, int]:
     """(moved, reassigned): partitions owned before that someone else owns now, and of those
     the ones taken from a member still in the group (`member` as in `_given_up`). A partition
     owned by nobody now (its topic deleted, say) has not changed owner."""
-    flat = _flats(layout, before)
+    flat = _flats(layout, before, known)
     known = flat >= 0
     flat, member = flat[known], member[known]
     if len(flat) and np.bincount(flat).max() > 1:
