@@ -98,10 +98,21 @@ class Layout:
         return int(self.offsets[-1])
 
     def topic_of_flat(self) -> np.ndarray:
-        return np.repeat(np.arange(len(self.topics), dtype=np.int64), self.counts)
+        """Topic index of each flat partition (made once per layout; read-only)."""
+        found = self.memo.get("topic_of_flat")
+        if found is None:
+            found = self.memo["topic_of_flat"] = np.repeat(np.arange(len(self.topics), dtype=np.int64), self.counts)
+            found.flags.writeable = False
+        return found
 
     def partition_of_flat(self) -> np.ndarray:
-        return np.arange(self.total, dtype=np.int64) - np.repeat(self.offsets[:-1], self.counts)
+        """Partition number of each flat partition (made once per layout; read-only)."""
+        found = self.memo.get("partition_of_flat")
+        if found is None:
+            found = np.arange(self.total, dtype=np.int64) - np.repeat(self.offsets[:-1], self.counts)
+            found.flags.writeable = False
+            self.memo["partition_of_flat"] = found
+        return found
 
     def assignment(self, owner: np.ndarray) -> dict[str, list[TopicPartition]]:
         """Turn ``owner[flat] -> member index`` into the public assignment, sorted per member.
