@@ -668,7 +668,7 @@ class TPColumns(NamedTuple):
 _MIN_LIVE = 16
 _SHORT_TAIL = 32
 #: The most entries one round looks at (a bound on its arrays' memory).
-_MAX_LOOK = 1 << 24
+_MAX_LOOK = 1 << 22
 
 
 def at_offset(buffer: np.ndarray, dtype: str) -> np.ndarray:
