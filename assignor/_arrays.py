@@ -33,8 +33,10 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
     again.
     """
     n = len(keys)
-    if n < 256 or not (keys[1:] < keys[:-1]).any():
-        return np.argsort(keys, kind="stable") if n < 256 else np.arange(n)
+    if n < 256:
+        return np.argsort(keys, kind="stable")
+    if not (keys[1:] < keys[:-1]).any():
+        return np.arange(n)
     low, high = int(keys.min()), int(keys.max())
     if low < 0 or high >= 1 << 32:
         return np.argsort(keys, kind="stable")

@@ -695,8 +695,9 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
         # Grouped by a hash of the prefix (a collision only sends members to the slow path).
         key = row_hashes(rows_at(joined.buffer, start[bulk], prefix).view(np.uint64))  # eight words a row
         _, first, group = np.unique(key, return_index=True, return_inverse=True)
-        by_group = bulk[stable_order(group.ravel())] if len(first) > 1 else bulk
-        bounds = np.cumsum(np.bincount(group.ravel(), minlength=len(first))).tolist()
+        group = group.ravel()
+        by_group = bulk[stable_order(group)] if len(first) > 1 else bulk
+        bounds = np.cumsum(np.bincount(group, minlength=len(first))).tolist()
         for g, i in enumerate(bulk[first].tolist()):
             found = _topic_list(joined, i, int(entries[i]), message, cache)
             if found is None:

@@ -18,7 +18,8 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 from operator import attrgetter
 
 import numpy as np
@@ -133,7 +134,7 @@ class _State:
     encode_cache: protocol.EncodeCache
     decode_cache: DecodeCache
     layout_memo: dict
-    flats: dict = field(default_factory=dict)  # `owned` as flat partitions, see `_owners_now`
+    flats: _Flats | None = None  # `owned` as flat partitions, see `_owners_now`
 
 
 class _Numbering(dict):
@@ -152,7 +153,7 @@ class _Numbering(dict):
         a last -1."""
         where = np.full(len(self) + 1, -1, dtype=np.int64)
         where[among] = np.arange(len(among))
-        return where[np.append(numbers, len(self))]
+        return where[appended(numbers, len(self))]
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
@@ -236,7 +237,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     SyncGroup assignments that each member decodes into what it owns now."""
     present = list(map(attrgetter("id"), definition.members))
     present_numbers = state.numbering.of(present)
-    before, before_flats = state.owned, dict(state.flats)
+    before, before_flats = state.owned, state.flats
     rounds = revoked = 0
     while True:
         rounds += 1
@@ -260,8 +261,8 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
                                                        cache=state.encode_cache)
         ids = list(map(attrgetter("id"), layout.members))
         assigned = protocol.read_assignments_joined(sync, state.decode_cache)
-        old_flats = dict(state.flats)
-        owner_now = _owners_now(layout, assigned, state.flats)
+        old_flats = state.flats
+        owner_now, state.flats = _owners_now(layout, assigned)
         numbers = state.numbering.of(ids)
         position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
         if rounds == 1:
@@ -295,13 +296,22 @@ def _reindex(claims: Claims, position: np.ndarray) -> Claims:
     return Claims(new_index[kept], claims.topic[kept], claims.partition[kept], claims.names)
 
 
-def _flats(layout: Layout, claims: Claims, known: dict | None = None) -> np.ndarray:
+class _Flats(NamedTuple):
+    """`_flats` of `claims` under a layout with these topics and counts."""
+
+    claims: Claims
+    topics: list[str]
+    counts: np.ndarray
+    flat: np.ndarray
+
+
+def _flats(layout: Layout, claims: Claims, known: _Flats | None = None) -> np.ndarray:
     """Each claim's flat partition in `layout`, -1 for one the layout does not have (its topic
     deleted, or a partition past the topic's count). `known`: an earlier answer (`_owners_now`
-    keeps it), used when it is for these claims and the same topics."""
-    if known and known["claims"] is claims and known["topics"] == layout.topics and \
-            np.array_equal(known["counts"], layout.counts):
-        return known["flat"]
+    gives it), used when it is for these claims and the same topics."""
+    if known is not None and known.claims is claims and known.topics == layout.topics and \
+            np.array_equal(known.counts, layout.counts):
+        return known.flat
     index = _topic_index(layout)
     topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
     known = topic >= 0
@@ -319,19 +329,18 @@ def _topic_index(layout: Layout) -> dict[str, int]:
     return index
 
 
-def _owners_now(layout: Layout, claims: Claims, known: dict) -> np.ndarray:
+def _owners_now(layout: Layout, claims: Claims) -> tuple[np.ndarray, _Flats]:
     """Member (index in ``layout.members``) per flat partition from what members decoded, then
-    a last -1 (the owner `_flats`'s -1 finds). Keeps the claims' flat partitions in `known`:
-    these claims are what the members own before the next rebalance."""
+    a last -1 (the owner `_flats`'s -1 finds); and the claims' flat partitions, for the next
+    rebalance (these claims are what the members own before it)."""
     owner = np.full(layout.total + 1, -1, dtype=np.int64)
     flat = _flats(layout, claims)
-    known.update(claims=claims, topics=layout.topics, counts=layout.counts, flat=flat)
     known = flat >= 0
     owner[flat[known]] = claims.member[known]
-    return owner
+    return owner, _Flats(claims, layout.topics, layout.counts, flat)
 
 
-def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.ndarray, known: dict) -> int:
+def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.ndarray, known: _Flats | None) -> int:
     """Partitions a member still in the group owned before this round and not after it
     (`member`: each old claim's member as an index in ``layout.members``, -1 when gone)."""
     flat = _flats(layout, old, known)
@@ -340,7 +349,7 @@ def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.nda
 
 
 def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.ndarray,
-             known: dict) -> tuple[int, int]:
+             known: _Flats | None) -> tuple[int, int]:
     """(moved, reassigned): partitions owned before that someone else owns now, and of those
     the ones taken from a member still in the group (`member` as in `_given_up`). A partition
     owned by nobody now (its topic deleted, say) has not changed owner."""
