@@ -667,6 +667,12 @@ class TPColumns(NamedTuple):
 #: a few rounds than one reader each).
 _MIN_LIVE = 16
 _SHORT_TAIL = 32
+#: After two run rounds in a row that read fewer than this many entries per message on average,
+#: `read_tp_columns` takes `_STEPS` single-entry rounds, twice as many each further time, up to
+#: `_MAX_STEPS`.
+_SHORT_RUN = 2
+_STEPS = 8
+_MAX_STEPS = 64
 #: The most entries one round looks at (a bound on its arrays' memory).
 _MAX_LOOK = 1 << 22
 
@@ -745,7 +751,10 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     message that has entries left, the next entry and the run of entries after it that have
     the same shape (name length and partition count), which lie a fixed stride apart. Arrays
     usually hold few shapes (names of one length, one partition per topic), so a round or
-    two reads everything. When few messages are left and some of them with many entries, each
+    two reads everything. Where shapes change every few entries (partition counts that vary,
+    say), runs are short and a round costs far more than the one entry per message a step
+    (`_read_step`) reads, so after a round of short runs the reader takes steps for a while.
+    When few messages are left and some of them with many entries, each
     of those is finished on its own by a `Reader` (strided runs). A message whose array is not
     well formed gets ``ok`` False and no entries (the caller re-reads it one message at a
     time, which raises the precise error, or applies its fallback). With `ends`, the array of
@@ -769,6 +778,8 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     failed = int(count_of - ok.sum())
     window = left.copy()  # the first round looks at every entry: a one-shape array takes one round
     short_tail = False
+    steps, burst = 0, _STEPS  # single-entry rounds due before the next run round, and how many next time
+    short = 0  # run rounds in a row that read few entries
     while True:
         live = np.flatnonzero(ok & (left > 0))
         if not live.size:
@@ -777,7 +788,19 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
             short_tail = int(left[live].max()) <= _SHORT_TAIL
             if not short_tail:
                 break
+        if steps:
+            rows.append(_read_step(buffer, live, position, limit, left, ok))
+            steps -= 1
+            continue
         rows.append(_read_runs(buffer, live, position, limit, left, window, ok))
+        short = short + 1 if len(rows[-1][0]) < _SHORT_RUN * len(live) else 0
+        if short >= 2:
+            # Shapes change every few entries (one short round is often a single odd entry):
+            # a run round reads little more than a step does, at several times its cost. Step
+            # for a while (longer each time this repeats), no further than the messages go.
+            steps, burst = min(burst, int(left.max())), min(2 * burst, _MAX_STEPS)
+        elif not short:
+            burst = _STEPS
     names: list[str] = []
     entry_message = entry_topic = count = partitions = np.zeros(0, dtype=np.int64)
     if rows:
@@ -845,16 +868,7 @@ def _read_runs(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit
     sets `ok` False for a message whose entry does not fit, and sizes each message's next
     window from this run (twice its length, at least 8), so that a message of changing shapes
     costs each round about what it reads. Returns the entries read, as rows."""
-    at, end = position[live], limit[live]
-    fits = at + 6 <= end
-    name_length = np.where(fits, ints_at(buffer, np.where(fits, at, 0), 2), -1)
-    fits &= (name_length >= 0) & (at + 6 + name_length <= end)
-    count = np.where(fits, ints_at(buffer, np.where(fits, at + 2 + name_length, 0), 4), -1)
-    stride = 6 + name_length + 4 * count
-    fits &= (count >= 0) & (at + stride <= end)
-    if not fits.all():
-        ok[live[~fits]] = False
-        live, at, end, name_length, count, stride = (a[fits] for a in (live, at, end, name_length, count, stride))
+    live, at, end, name_length, count, stride = _next_entries(buffer, live, position, limit, ok)
     # Entries 1.. of a run lie `stride` apart; look only at those that fit in the message.
     look = np.minimum(np.minimum(left[live], window[live]), (end - at) // stride)  # stride >= 6
     if int(look.sum()) > _MAX_LOOK:
@@ -879,6 +893,32 @@ def _read_runs(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit
     left[live] -= run
     window[live] = np.maximum(2 * run, 8)
     return message, entry_at + 2, entry_length, entry_at + 6 + entry_length, entry_count
+
+
+def _read_step(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit: np.ndarray, left: np.ndarray,
+               ok: np.ndarray) -> tuple:
+    """One entry of each message in `live`, as `_read_runs` reads the first of its run."""
+    live, at, end, name_length, count, stride = _next_entries(buffer, live, position, limit, ok)
+    position[live] = at + stride
+    left[live] -= 1
+    return live, at + 2, name_length, at + 6 + name_length, count
+
+
+def _next_entries(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit: np.ndarray, ok: np.ndarray
+                  ) -> tuple:
+    """The shape of the entry at `position` of each message in `live`: (live, at, end, name
+    length, partition count, stride), without the messages where it does not fit (their `ok`
+    set False). Reads clamped into the buffer, checked after (it ends with 8 bytes of padding)."""
+    at, end = position[live], limit[live]
+    last = len(buffer) - 8
+    name_length = ints_at(buffer, np.minimum(at, last), 2)
+    count = ints_at(buffer, np.clip(at + 2 + name_length, 0, last), 4)
+    stride = 6 + name_length + 4 * count
+    fits = (np.minimum(name_length, count) >= 0) & (at + stride <= end)
+    if not fits.all():
+        ok[live[~fits]] = False
+        live, at, end, name_length, count, stride = (a[fits] for a in (live, at, end, name_length, count, stride))
+    return live, at, end, name_length, count, stride
 
 
 def _expand_order(order: np.ndarray, count: np.ndarray) -> np.ndarray:

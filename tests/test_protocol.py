@@ -694,9 +694,49 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
     try:
         if max_look is not None:
             _wire._MAX_LOOK = max_look
-        columns = _wire.read_tp_columns(blobs, [1] * len(blobs), _wire.DecodeCache())
+        _assert_round_reader_reads_as_field_by_field(blobs)
     finally:
         _wire._MAX_LOOK = saved
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(16, 40), st.integers(10, 60), st.integers(0, 2**32))
+def test_round_reader_where_shapes_change_at_every_entry(messages, longest, seed):
+    """Entries of random shapes, so that runs are short and the reader takes single-entry
+    steps between run rounds: still what reading each message field by field gives, with
+    messages cut short or holding a negative partition among them. (The draws come from a
+    seeded generator: thousands of hypothesis draws per example would be slow.)"""
+    rng = random.Random(seed)
+    blobs = []
+    for _ in range(messages):
+        entries = [(rng.choice(["a", "bb", "orders"]),
+                    [rng.randrange(-1 if rng.random() < 0.005 else 0, 9) for _ in range(rng.randrange(5))])
+                   for _ in range(rng.randrange(longest + 1))]
+        data = b"\x07" + struct.pack(">i", len(entries)) + b"".join(_entry_bytes(*e) for e in entries)
+        if rng.random() < 0.1:
+            data = data[: rng.randrange(len(data) + 1)]
+        blobs.append(data)
+    _assert_round_reader_reads_as_field_by_field(blobs)
+
+
+def test_round_reader_steps_through_changing_shapes(monkeypatch):
+    """Counts alternating 1, 2, 1, 2 in every message: run rounds read one entry each, so the
+    reader steps (and reads exactly what the field-by-field reader does)."""
+    from assignor import _wire
+
+    steps = []
+    step = _wire._read_step
+    monkeypatch.setattr(_wire, "_read_step", lambda *args: steps.append(len(args[1])) or step(*args))
+    blobs = [b"\x07" + struct.pack(">i", 50) + b"".join(_entry_bytes(f"t{e % 7}", [m, e][: 1 + e % 2])
+                                                         for e in range(50)) for m in range(20)]
+    _assert_round_reader_reads_as_field_by_field(blobs)
+    assert steps and set(steps) == {20}
+
+
+def _assert_round_reader_reads_as_field_by_field(blobs: list[bytes]) -> None:
+    from assignor import _wire
+
+    columns = _wire.read_tp_columns(blobs, [1] * len(blobs), _wire.DecodeCache())
     bounds = np.searchsorted(columns.entry_message, np.arange(len(blobs) + 1)).tolist()
     first = np.r_[0, np.cumsum(columns.entry_count)].tolist()
     for i, data in enumerate(blobs):
