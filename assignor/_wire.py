@@ -99,17 +99,55 @@ class DecodeCache:
             return _distinct_names(rows, self)  # two names with one hash: compare whole names
         return index, table.names
 
+    #: At most this many distinct topic-list keys are kept (see `MAX_NAMES_PER_LENGTH`).
+    MAX_TOPIC_LISTS = 1 << 14
+
     def known_topic_list(self, data: bytes, start: int, entries: int) -> tuple[bytes, tuple[str, ...]] | None:
         """A topic list read before whose bytes are the ones at `start` (past its count)."""
-        for raw, names in self.topic_lists.get((entries, data[start : start + 64]), ()):
+        for raw, names in self.topic_lists.get(_topic_list_key(data, start, entries), ()):
             if data.startswith(raw, start):
                 return raw, names
         return None
 
     def remember_topic_list(self, data: bytes, start: int, end: int, entries: int, names: tuple[str, ...]) -> None:
-        seen = self.topic_lists.setdefault((entries, data[start : start + 64]), [])
+        key = _topic_list_key(data, start, entries)
+        seen = self.topic_lists.get(key)
+        if seen is None:
+            if len(self.topic_lists) >= self.MAX_TOPIC_LISTS:
+                return
+            seen = self.topic_lists[key] = []
         if len(seen) < 8:  # subscriptions that share a long prefix: keep a few, not all
             seen.append((data[start:end], names))
+
+
+#: Topic lists are known by their count and their first bytes, up to this many.
+TOPIC_LIST_PREFIX = 64
+
+
+def topic_list_prefix(entries, first_name_length):
+    """A lower bound on how many of a topic list's first bytes belong to it, at most
+    `TOPIC_LIST_PREFIX`: a list of `entries` names whose first name has this length spans at
+    least ``2 + first_name_length + 2 * (entries - 1)`` bytes. Works on ints and on numpy
+    arrays alike (a leader groups its members' lists by this many bytes at once)."""
+    bound = 2 + np.maximum(first_name_length, 0) + 2 * (entries - 1)
+    return np.clip(bound, 0, TOPIC_LIST_PREFIX) * (entries > 0)
+
+
+def _topic_list_key(data: bytes, start: int, entries: int) -> tuple[int, bytes]:
+    """The list's count and its first `TOPIC_LIST_PREFIX` bytes, or all of it when shorter:
+    never a byte past it, or what follows the list (owned partitions, a generation) would
+    make a new key for the same list at every rebalance."""
+    end, at = min(start + TOPIC_LIST_PREFIX, len(data)), start
+    for _ in range(entries):
+        if at + 2 > end:
+            break
+        length = int.from_bytes(data[at : at + 2], "big", signed=True)
+        if length < 0:
+            break
+        at += 2 + length
+    else:
+        end = min(at, end)
+    return entries, data[start:end]
 
 
 class Reader:

@@ -43,6 +43,7 @@ from assignor._wire import (
     TPColumns,
     Writer,
     encode_topic_partition_arrays,
+    TOPIC_LIST_PREFIX,
     equal_at,
     NameTable,
     frame_tp_columns,
@@ -50,6 +51,7 @@ from assignor._wire import (
     read_tp_columns,
     row_hashes,
     rows_at,
+    topic_list_prefix,
     tp_columns_of,
 )
 from assignor.model import UNKNOWN_GENERATION, Member, Plan, TopicPartition
@@ -681,7 +683,8 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
     """Each member's topic list (past its count, which is `entries`): the names, and its size in
     bytes (-1 when it does not read).
 
-    Members send the same few lists. Those whose first 64 bytes agree are looked up in `cache`
+    Members send the same few lists. Those whose count and first bytes agree (up to 64, never
+    past the shortest list they could start: `topic_list_prefix`) are looked up in `cache`
     once, through one of them, and every other is compared with the list found, all at once.
     A member left over (a list of its own, or one too near the end of the buffer) is read alone.
     """
@@ -689,11 +692,16 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
     topics[:] = _one(())
     size = np.full(len(ok), -1, dtype=np.int64)
     start = joined.base + 6
-    prefix = 64
+    prefix = TOPIC_LIST_PREFIX
     bulk = np.flatnonzero(ok & (start + prefix <= len(joined.buffer)))
     if len(bulk):
-        # Grouped by a hash of the prefix (a collision only sends members to the slow path).
-        key = row_hashes(rows_at(joined.buffer, start[bulk], prefix).view(np.uint64))  # eight words a row
+        # Grouped by a hash of the count and the key's bytes (a collision only sends members
+        # to the slow path).
+        rows = rows_at(joined.buffer, start[bulk], prefix)
+        first_name = rows[:, 0].astype(np.int64) * 256 + rows[:, 1]
+        first_name = np.where(first_name >= 1 << 15, -1, first_name)  # an INT16 length
+        rows *= np.arange(prefix) < topic_list_prefix(entries[bulk], first_name)[:, None]
+        key = row_hashes(np.column_stack([rows.view(np.uint64), entries[bulk].astype(np.uint64)]))
         _, first, group = np.unique(key, return_index=True, return_inverse=True)
         group = group.ravel()
         by_group = bulk[stable_order(group)] if len(first) > 1 else bulk

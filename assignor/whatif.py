@@ -221,8 +221,9 @@ def _expand(definition: Group, event: Event):
         yield str(event), apply_event(definition, event)
         return
     for member in list(definition.members):
-        others = [m for m in definition.members if m.id != member.id]  # `member_leave`, known to apply
-        definition = Group.assembled(definition.topics, others, definition.partition_racks)
+        members = definition.members  # `member_leave`, known to apply (ids are distinct)
+        i = list(map(attrgetter("id"), members)).index(member.id)
+        definition = Group.assembled(definition.topics, members[:i] + members[i + 1 :], definition.partition_racks)
         yield f"restart {member.id}: leave", definition
         definition = Group.assembled(definition.topics, [*definition.members, Member(member.id, member.topics,
                                                                                       rack=member.rack)],

@@ -628,6 +628,37 @@ def test_decode_cache_stops_remembering_names_past_its_bound(monkeypatch):
         assert all(len(table.names) <= 3 for table in cache.sized.values())
 
 
+def test_a_kept_decode_cache_knows_short_topic_lists_by_the_list_alone():
+    """One-topic subscriptions are shorter than the 64 bytes a topic list is keyed by; the key
+    must stop at the list, or every rebalance's new generation and owned partitions (the bytes
+    after it) would add keys for the same lists without end. Members with different one-topic
+    lists still decode as themselves."""
+    from assignor._wire import DecodeCache
+
+    cache = DecodeCache()
+    for generation in range(1, 30):
+        metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription(
+            [f"topic-{i % 3}"], protocol.encode_sticky_user_data([TopicPartition(f"topic-{i % 3}", generation + i)],
+                                                                 generation), generation_id=generation))
+            for i in range(12)}
+        roster = protocol.read_join_group(metadata, "sticky", cache)
+        assert [m.topics for m in roster.members] == [(f"topic-{i % 3}",) for i in range(12)]
+        assert protocol.members_with_claims(roster) == protocol.members_from_metadata(metadata, "sticky")
+    assert len(cache.topic_lists) == 3
+
+
+def test_decode_cache_stops_remembering_topic_lists_past_its_bound(monkeypatch):
+    from assignor._wire import DecodeCache
+
+    monkeypatch.setattr(DecodeCache, "MAX_TOPIC_LISTS", 4)
+    cache = DecodeCache()
+    metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription([f"t{i}", "shared"])) for i in range(20)}
+    roster = protocol.read_join_group(metadata, "range", cache)
+    assert [m.topics for m in roster.members] == [tuple(protocol.decode_subscription(b).topics)
+                                                  for b in metadata.values()]
+    assert len(cache.topic_lists) == 4
+
+
 def _wire_joined(blobs):
     from assignor._wire import Joined
 
