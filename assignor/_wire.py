@@ -138,6 +138,9 @@ def _topic_list_key(data: bytes, start: int, entries: int) -> tuple[int, bytes]:
     never a byte past it, or what follows the list (owned partitions, a generation) would
     make a new key for the same list at every rebalance."""
     end, at = min(start + TOPIC_LIST_PREFIX, len(data)), start
+    first = int.from_bytes(data[start : start + 2], "big", signed=True) if end >= start + 2 else 0
+    if 2 + max(first, 0) + 2 * (entries - 1) >= TOPIC_LIST_PREFIX:  # `topic_list_prefix`: no walk needed
+        return entries, data[start:end]
     for _ in range(entries):
         if at + 2 > end:
             break
@@ -506,11 +509,22 @@ class Frames(NamedTuple):
         at_offset(self.out, f">i{width}")[at] = values
 
     def put_bytes(self, at: np.ndarray, which: np.ndarray, values: Sequence[bytes]) -> None:
-        """``values[which[j]]`` at offset ``at[j]``: one scatter per distinct value."""
-        for k in np.flatnonzero(np.bincount(which, minlength=len(values))).tolist():
-            if values[k]:
-                chosen = at[which == k]
-                at_offset(self.out, f"V{len(values[k])}")[chosen] = np.frombuffer(values[k], f"V{len(values[k])}")[0]
+        """``values[which[j]]`` at offset ``at[j]``: one scatter per distinct length of the values
+        used (members with a subscription each must not cost a pass over all of them each)."""
+        used = np.flatnonzero(np.bincount(which, minlength=len(values)))
+        sizes = np.array([len(values[k]) for k in used.tolist()], dtype=np.int64)
+        size_of = np.zeros(len(values), dtype=np.int64)
+        size_of[used] = sizes
+        row = np.zeros(len(values), dtype=np.int64)  # each used value's row among those of its length
+        by_size = size_of[which]
+        for length in np.unique(sizes).tolist():
+            if not length:
+                continue
+            kinds = used[sizes == length]
+            row[kinds] = np.arange(len(kinds))
+            table = np.frombuffer(b"".join(values[k] for k in kinds.tolist()), f"V{length}")
+            chosen = by_size == length if len(kinds) < len(used) else slice(None)
+            at_offset(self.out, f"V{length}")[at[chosen]] = table[row[which[chosen]]]
 
     def copy(self, source: np.ndarray, target: np.ndarray, size: np.ndarray) -> None:
         """Copy ``size[j]`` bytes from ``source[j]`` to ``target[j]`` (ranges must not overlap):
