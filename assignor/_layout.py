@@ -237,9 +237,29 @@ def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     pair_topic = np.repeat(topic, n)
     slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
     member = by_subscription[np.repeat(start[subscription], n) + slot]
+    if not len(topic) or (topic[1:] > topic[:-1]).all():
+        # Each topic in one distinct subscription (all members alike, say): already in order.
+        return pair_topic, member
     width = max(len(layout.members), 1)
     key = np.sort(pair_topic * width + member)
     return key // width, key % width
+
+
+def topic_subscribers(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each topic's subscribers in member order, as ``(first, count, member)``: topic t's are
+    ``member[first[t] : first[t] + count[t]]``. When every topic is in one distinct
+    subscription (all members alike, say), `member` is the members grouped by subscription,
+    shared by the topics of each, instead of one entry per (topic, member) pair: range over a
+    thousand topics and a thousand members then makes no million-pair arrays."""
+    topic, subscription = distinct_pairs(layout)
+    size = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
+    count = np.zeros(len(layout.topics), dtype=np.int64)
+    np.add.at(count, topic, size[subscription])
+    if not len(topic) or (topic[1:] > topic[:-1]).all():
+        first = np.zeros(len(layout.topics), dtype=np.int64)
+        first[topic] = (np.cumsum(size) - size)[subscription]
+        return first, count, stable_order(layout.subscription_of)
+    return np.cumsum(count) - count, count, subscription_pairs(layout)[1]
 
 
 def _member_order(ids: list[str], memo: dict | None) -> list[int]:

@@ -35,9 +35,7 @@ def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict |
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
     layout = _layout.build(group, _layout.Claims.empty(), memo)
-    topic, member = _layout.subscription_pairs(layout)  # sorted by topic, then member (Java order)
-    subscribers = np.bincount(topic, minlength=len(layout.topics))
-    first = np.cumsum(subscribers) - subscribers  # where each topic's subscribers start in `member`
+    first, subscribers, member = _layout.topic_subscribers(layout)  # each topic's in member (Java) order
     flat_topic = layout.topic_of_flat()
     n = subscribers[flat_topic]
     partition = layout.partition_of_flat()

@@ -39,21 +39,18 @@ def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict |
     layout = _layout.build(group, _layout.Claims.empty(), memo)
     owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
     members = len(layout.members)
-    topic, _ = _layout.subscription_pairs(layout)
-    dealt = np.flatnonzero(np.bincount(topic, minlength=len(layout.topics)) > 0)  # topics with subscribers
-    flats = np.concatenate([np.arange(layout.offsets[t], layout.offsets[t + 1]) for t in dealt] or
-                           [np.zeros(0, dtype=np.int64)])
+    start, count, member = _layout.topic_subscribers(layout)
+    dealt = np.flatnonzero(count > 0)  # topics with subscribers
     if len(layout.distinct) == 1:
+        flats = np.flatnonzero(count[layout.topic_of_flat()] > 0)
         owner[flats] = np.arange(len(flats)) % max(members, 1)  # nobody is ever skipped
         return layout, owner
     # Topic by topic: its partitions go in turn to its subscribers (in member order), starting
     # from the first subscriber at or after the member whose turn it is; the turn then passes
     # to the member after the last one dealt to.
-    topic, member = _layout.subscription_pairs(layout)
-    bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
     turn = 0
     for t in dealt.tolist():
-        subscribers = member[bounds[t] : bounds[t + 1]]
+        subscribers = member[start[t] : start[t] + count[t]]
         first = int(np.searchsorted(subscribers, turn)) % len(subscribers)
         dealt_to = subscribers[(first + np.arange(int(layout.counts[t]))) % len(subscribers)]
         owner[layout.offsets[t] : layout.offsets[t + 1]] = dealt_to
