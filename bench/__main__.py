@@ -356,15 +356,6 @@ def _whatif_rows(quick: bool, repeat: int) -> None:
         print(f"{label} | {size} | {len(row['moved'])} | {row['rebalances']} | {row['seconds']:.2f} | {every} | "
               f"{target or '-'} | {share} | {1000 * row['seconds'] / row['rebalances']:.1f} | {row['moved']}",
               flush=True)
-    for case, label, size, target in (
-            ("one-event", "member_leave, all 4 strategies", "100,000 / 1,000", 3.0),
-            ("restart:100", "rolling_restart, sticky", "10,000 / 100", None),
-            *([] if quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000", 30.0)])):
-        row = _in_child(_whatif_in_child, case)
-        share = "-" if target is None else f"{row['seconds'] / target:.2f}x"
-        print(f"{label} | {size} | {len(row['moved'])} | {row['rebalances']} | {row['seconds']:.2f} | "
-              f"{target or '-'} | {share} | {1000 * row['seconds'] / row['rebalances']:.1f} | {row['moved']}",
-              flush=True)
 
 
 if __name__ == "__main__":
