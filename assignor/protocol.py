@@ -700,8 +700,10 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
         rows = rows_at(joined.buffer, start[bulk], prefix)
         first_name = rows[:, 0].astype(np.int64) * 256 + rows[:, 1]
         first_name = np.where(first_name >= 1 << 15, -1, first_name)  # an INT16 length
-        rows *= np.arange(prefix) < topic_list_prefix(entries[bulk], first_name)[:, None]
-        key = row_hashes(np.column_stack([rows.view(np.uint64), entries[bulk].astype(np.uint64)]))
+        bound = topic_list_prefix(entries[bulk], first_name)
+        if bound.min() < prefix:
+            rows *= np.arange(prefix) < bound[:, None]
+        key = (row_hashes(rows.view(np.uint64)) ^ entries[bulk].astype(np.uint64)) * np.uint64(0x100000001B3)
         _, first, group = np.unique(key, return_index=True, return_inverse=True)
         group = group.ravel()
         by_group = bulk[stable_order(group)] if len(first) > 1 else bulk
