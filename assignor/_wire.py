@@ -52,6 +52,8 @@ class DecodeCache:
         self.names: dict[bytes, str] = {}
         # (count, first 64 bytes) -> the topic lists read with that start: (their bytes, names)
         self.topic_lists: dict[tuple[int, bytes], list[tuple[bytes, tuple[str, ...]]]] = {}
+        # a hash of (count, first bytes) -> a topic list read with them (a leader's bulk lookup)
+        self.topic_lists_by_hash: dict[int, tuple[bytes, tuple[str, ...]]] = {}
         self.sized: dict[int, _SizedNames] = {}  # names by byte length, see `names_at`
 
     def text(self, raw: bytes) -> str | None:
@@ -748,15 +750,22 @@ _DTYPES: dict[str, np.dtype] = {}
 
 def equal_at(buffer: np.ndarray, at: np.ndarray, raw: bytes) -> np.ndarray:
     """Whether `raw` is the bytes at each offset of `buffer` (uint8; each offset + len(raw)
-    within it). Compared eight bytes at a time: numpy compares void elements byte by byte."""
-    size = len(raw)
+    within it)."""
+    return equal_rows_at(buffer, at, np.frombuffer(raw, dtype=np.uint8)[None, :], np.zeros(len(at), dtype=np.int64))
+
+
+def equal_rows_at(buffer: np.ndarray, at: np.ndarray, table: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """Whether the bytes at each offset ``at[j]`` of `buffer` (uint8) are ``table[row[j]]`` (a
+    uint8 matrix, one value per row; each offset plus its width within the buffer). Compared
+    eight bytes at a time: numpy compares void elements byte by byte."""
+    size = table.shape[1]
     if not size:
         return np.ones(len(at), dtype=bool)
     rows = rows_at(buffer, at, size)
-    expected = np.frombuffer(raw, dtype=np.uint8)
+    expected = table[0] if len(table) == 1 else table[row]
     words = size // 8 * 8
-    same = (rows[:, :words].view(np.uint64) == expected[:words].view(np.uint64)).all(axis=1)
-    return same & (rows[:, words:] == expected[words:]).all(axis=1)
+    same = (rows[:, :words].view(np.uint64) == expected[..., :words].view(np.uint64)).all(axis=1)
+    return same & (rows[:, words:] == expected[..., words:]).all(axis=1)
 
 
 def ints_at(buffer: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:

@@ -45,6 +45,7 @@ from assignor._wire import (
     encode_topic_partition_arrays,
     TOPIC_LIST_PREFIX,
     equal_at,
+    equal_rows_at,
     NameTable,
     frame_tp_columns,
     ints_at,
@@ -683,10 +684,13 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
     """Each member's topic list (past its count, which is `entries`): the names, and its size in
     bytes (-1 when it does not read).
 
-    Members send the same few lists. Those whose count and first bytes agree (up to 64, never
-    past the shortest list they could start: `topic_list_prefix`) are looked up in `cache`
-    once, through one of them, and every other is compared with the list found, all at once.
-    A member left over (a list of its own, or one too near the end of the buffer) is read alone.
+    Members send the same few lists (or, with random subscriptions, a list each, the same as
+    at the last rebalance). Members are grouped by a hash of their list's count and first bytes
+    (up to 64, never past the shortest list they could start: `topic_list_prefix`); each
+    group's list is found by that hash in `cache`, or else read through one of its members,
+    and every member is compared with its group's list, all those of one byte length at once.
+    A member left over (a hash shared by two lists, or one too near the end of the buffer) is
+    read alone.
     """
     topics = np.empty(len(ok), dtype=object)
     topics[:] = _one(())
@@ -695,8 +699,6 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
     prefix = TOPIC_LIST_PREFIX
     bulk = np.flatnonzero(ok & (start + prefix <= len(joined.buffer)))
     if len(bulk):
-        # Grouped by a hash of the count and the key's bytes (a collision only sends members
-        # to the slow path).
         rows = rows_at(joined.buffer, start[bulk], prefix)
         first_name = rows[:, 0].astype(np.int64) * 256 + rows[:, 1]
         first_name = np.where(first_name >= 1 << 15, -1, first_name)  # an INT16 length
@@ -704,25 +706,31 @@ def _topic_lists(joined: Joined, ok: np.ndarray, entries: np.ndarray, message, c
         if bound.min() < prefix:
             rows *= np.arange(prefix) < bound[:, None]
         key = (row_hashes(rows.view(np.uint64)) ^ entries[bulk].astype(np.uint64)) * np.uint64(0x100000001B3)
-        _, first, group = np.unique(key, return_index=True, return_inverse=True)
+        keys, first, group = np.unique(key, return_index=True, return_inverse=True)
         group = group.ravel()
-        by_group = bulk[stable_order(group)] if len(first) > 1 else bulk
-        bounds = np.cumsum(np.bincount(group, minlength=len(first))).tolist()
-        for g, i in enumerate(bulk[first].tolist()):
-            found = _topic_list(joined, i, int(entries[i]), message, cache)
-            if found is None:
-                continue
-            raw, names = found
-            length = len(raw)
-            if bounds[g] - (bounds[g - 1] if g else 0) == 1:  # member i alone: `_topic_list` compared its bytes
-                size[i] = length
-                topics[i : i + 1] = _one(names)
-                continue
-            members = by_group[bounds[g - 1] if g else 0 : bounds[g]]
-            same = (entries[members] == entries[i]) & (start[members] + length <= joined.limit[members])
-            same[same] = equal_at(joined.buffer, start[members[same]], raw)
-            size[members[same]] = length
-            topics[members[same]] = _one(names)
+        known = cache.topic_lists_by_hash
+        found = list(map(known.get, keys.tolist()))
+        for g in [g for g, f in enumerate(found) if f is None]:
+            i = int(bulk[first[g]])
+            found[g] = _topic_list(joined, i, int(entries[i]), message, cache)
+            if found[g] is not None and len(known) < cache.MAX_TOPIC_LISTS:
+                known[int(keys[g])] = found[g]
+        length = np.array([-1 if f is None else len(f[0]) for f in found], dtype=np.int64)
+        count = np.array([-1 if f is None else len(f[1]) for f in found], dtype=np.int64)
+        names = np.fromiter((None if f is None else f[1] for f in found), dtype=object, count=len(found))
+        member_length = length[group]
+        for width in np.unique(length[length >= 0]).tolist():
+            lists = np.flatnonzero(length == width)  # the groups whose list has this many bytes
+            row = np.zeros(len(found), dtype=np.int64)
+            row[lists] = np.arange(len(lists))
+            table = np.frombuffer(b"".join(found[g][0] for g in lists.tolist()), dtype=np.uint8)
+            table = table.reshape(len(lists), width)
+            chosen = np.flatnonzero(member_length == width)
+            members = bulk[chosen]
+            same = (entries[members] == count[group[chosen]]) & (start[members] + width <= joined.limit[members])
+            same[same] = equal_rows_at(joined.buffer, start[members[same]], table, row[group[chosen[same]]])
+            size[members[same]] = width
+            topics[members[same]] = names[group[chosen[same]]]
     for i in np.flatnonzero(ok & (size < 0)).tolist():
         found = _topic_list(joined, i, int(entries[i]), message, cache)
         if found is not None:

@@ -647,6 +647,27 @@ def test_a_kept_decode_cache_knows_short_topic_lists_by_the_list_alone():
     assert len(cache.topic_lists) == 3
 
 
+@pytest.mark.parametrize("collide", [False, True])
+def test_a_subscription_each_decodes_as_member_by_member_again_and_again(monkeypatch, collide):
+    """Members with a topic list each (random subscriptions), decoded at three rebalances with
+    one kept cache: each time what decoding member by member gives. With every hash alike, the
+    lists meet under one key, and every member but one is read alone."""
+    if collide:
+        monkeypatch.setattr(protocol, "row_hashes", lambda rows: np.zeros(len(rows), dtype=np.uint64))
+    from assignor._wire import DecodeCache
+
+    rng = random.Random(7)
+    names = [f"topic-{i:02d}" for i in range(30)] + ["a", "bb"]
+    lists = [rng.sample(names, rng.randrange(0, 12)) for _ in range(40)]
+    cache = DecodeCache()
+    for generation in (1, 2, 3):
+        metadata = {f"m{i:02d}": protocol.encode_subscription(protocol.Subscription(
+            topics, protocol.encode_sticky_user_data([], generation), generation_id=generation))
+            for i, topics in enumerate(lists)}
+        roster = protocol.read_join_group(metadata, "sticky", cache)
+        assert protocol.members_with_claims(roster) == protocol.members_from_metadata(metadata, "sticky")
+
+
 def test_decode_cache_stops_remembering_topic_lists_past_its_bound(monkeypatch):
     from assignor._wire import DecodeCache
 
