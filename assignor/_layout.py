@@ -237,9 +237,6 @@ def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     pair_topic = np.repeat(topic, n)
     slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
     member = by_subscription[np.repeat(start[subscription], n) + slot]
-    if not len(topic) or (topic[1:] > topic[:-1]).all():
-        # Each topic in one distinct subscription (all members alike, say): already in order.
-        return pair_topic, member
     width = max(len(layout.members), 1)
     key = np.sort(pair_topic * width + member)
     return key // width, key % width

@@ -50,7 +50,7 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.names: dict[bytes, str] = {}
-        # (count, first 64 bytes) -> the topic lists read with that start: (their bytes, names)
+        # `_topic_list_key` (count, first bytes) -> the topic lists read with it: (their bytes, names)
         self.topic_lists: dict[tuple[int, bytes], list[tuple[bytes, tuple[str, ...]]]] = {}
         # a hash of (count, first bytes) -> a topic list read with them (a leader's bulk lookup)
         self.topic_lists_by_hash: dict[int, tuple[bytes, tuple[str, ...]]] = {}
@@ -748,12 +748,6 @@ def at_offset(buffer: np.ndarray, dtype: str) -> np.ndarray:
 _DTYPES: dict[str, np.dtype] = {}
 
 
-def equal_at(buffer: np.ndarray, at: np.ndarray, raw: bytes) -> np.ndarray:
-    """Whether `raw` is the bytes at each offset of `buffer` (uint8; each offset + len(raw)
-    within it)."""
-    return equal_rows_at(buffer, at, np.frombuffer(raw, dtype=np.uint8)[None, :], np.zeros(len(at), dtype=np.int64))
-
-
 def equal_rows_at(buffer: np.ndarray, at: np.ndarray, table: np.ndarray, row: np.ndarray) -> np.ndarray:
     """Whether the bytes at each offset ``at[j]`` of `buffer` (uint8) are ``table[row[j]]`` (a
     uint8 matrix, one value per row; each offset plus its width within the buffer). Compared
@@ -814,13 +808,13 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     usually hold few shapes (names of one length, one partition per topic), so a round or
     two reads everything. Where shapes change every few entries (partition counts that vary,
     say), runs are short and a round costs far more than the one entry per message a step
-    (`_read_step`) reads, so after a round of short runs the reader takes steps for a while.
-    When few messages are left and some of them with many entries, each
-    of those is finished on its own by a `Reader` (strided runs). A message whose array is not
-    well formed gets ``ok`` False and no entries (the caller re-reads it one message at a
-    time, which raises the precise error, or applies its fallback). With `ends`, the array of
-    blob i must end by offset ``ends[i]`` (a field inside a larger message). Offsets
-    (`starts`, `ends`, and ``end`` in the result) count from each message's start.
+    (`_read_step`) reads, so after two rounds of short runs in a row the reader takes steps for
+    a while. When few messages are left and some of them with many entries, each of those is
+    finished on its own by a `Reader` (strided runs). A message whose array is not well formed
+    gets ``ok`` False and no entries (the caller re-reads it one message at a time, which
+    raises the precise error, or applies its fallback). With `ends`, the array of blob i must
+    end by offset ``ends[i]`` (a field inside a larger message). Offsets (`starts`, `ends`,
+    and ``end`` in the result) count from each message's start.
     """
     joined = blobs if isinstance(blobs, Joined) else Joined.of(blobs)
     count_of, buffer, base = len(joined.base), joined.buffer, joined.base

@@ -44,7 +44,6 @@ from assignor._wire import (
     Writer,
     encode_topic_partition_arrays,
     TOPIC_LIST_PREFIX,
-    equal_at,
     equal_rows_at,
     NameTable,
     frame_tp_columns,
