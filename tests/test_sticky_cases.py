@@ -232,3 +232,15 @@ def test_hostile_claims_never_raise_nor_duplicate(claims):
 )
 def test_degenerate_groups(strategy, group):
     check(group, assign(strategy, group))
+
+
+@pytest.mark.parametrize("strategy", ["range", "roundrobin"])
+def test_range_and_roundrobin_with_topics_each_in_one_subscription(strategy):
+    """Two subscriptions with no topic in common: each topic's subscribers are one
+    subscription's members (found without a (topic, member) pair each), in member order."""
+    group = Group(topics={"t1": 3, "t2": 2}, members=[Member("d", ["t1"]), Member("c", ["t2"]), Member("b", ["t1"]),
+                                                      Member("a", ["t1"])])
+    plan = assign(strategy, group)
+    check(group, plan)
+    assert {m: [tuple(tp) for tp in tps] for m, tps in plan.assignment.items()} == {
+        "a": [("t1", 0)], "b": [("t1", 1)], "c": [("t2", 0), ("t2", 1)], "d": [("t1", 2)]}
