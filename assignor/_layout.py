@@ -226,20 +226,11 @@ def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     return found
 
 
-def subscription_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Every (topic, member) subscription pair of existing topics, sorted by topic then member."""
+def subscriber_counts(layout: Layout) -> np.ndarray:
+    """How many members subscribe to each topic."""
     topic, subscription = distinct_pairs(layout)
-    # Members of each distinct subscription, in member order.
-    by_subscription = stable_order(layout.subscription_of)
     size = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
-    start = np.cumsum(size) - size
-    n = size[subscription]
-    pair_topic = np.repeat(topic, n)
-    slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
-    member = by_subscription[np.repeat(start[subscription], n) + slot]
-    width = max(len(layout.members), 1)
-    key = np.sort(pair_topic * width + member)
-    return key // width, key % width
+    return np.bincount(topic, weights=size[subscription], minlength=len(layout.topics)).astype(np.int64)
 
 
 def topic_subscribers(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -249,14 +240,21 @@ def topic_subscribers(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarra
     shared by the topics of each, instead of one entry per (topic, member) pair: range over a
     thousand topics and a thousand members then makes no million-pair arrays."""
     topic, subscription = distinct_pairs(layout)
+    count = subscriber_counts(layout)
+    # Members of each distinct subscription, in member order.
+    by_subscription = stable_order(layout.subscription_of)
     size = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
-    count = np.zeros(len(layout.topics), dtype=np.int64)
-    np.add.at(count, topic, size[subscription])
+    start = np.cumsum(size) - size
     if not len(topic) or (topic[1:] > topic[:-1]).all():
         first = np.zeros(len(layout.topics), dtype=np.int64)
-        first[topic] = (np.cumsum(size) - size)[subscription]
-        return first, count, stable_order(layout.subscription_of)
-    return np.cumsum(count) - count, count, subscription_pairs(layout)[1]
+        first[topic] = start[subscription]
+        return first, count, by_subscription
+    # Topics shared by subscriptions: every (topic, member) pair, sorted by topic then member.
+    n = size[subscription]
+    slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    member = by_subscription[np.repeat(start[subscription], n) + slot]
+    width = max(len(layout.members), 1)
+    return np.cumsum(count) - count, count, np.sort(np.repeat(topic, n) * width + member) % width
 
 
 def _member_order(ids: list[str], memo: dict | None) -> list[int]:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from assignor._arrays import appended, run_starts
+from assignor._arrays import appended, run_starts, stable_order
 from assignor._layout import gc_paused
 from assignor.errors import AssignorError
 from assignor.model import TopicPartition
@@ -868,7 +868,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
         if len(rows) > 1:
             # Each round's rows are in message order and each message's runs come in order of
             # rounds, so a stable sort by message puts each message's entries together, in order.
-            order = np.argsort(message, kind="stable")
+            order = stable_order(message)
             message, name_at, name_length, parts_at, count = (
                 a[order] for a in (message, name_at, name_length, parts_at, count))
         found = _names_at(buffer, name_at, name_length, cache)
@@ -905,7 +905,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
             np.concatenate([first_part, *(r[j] for r in tail_rows)])
             for j, first_part in enumerate((entry_message, entry_topic, count, partitions)))
         # A message's tail follows the entries its rounds read: a stable sort by message keeps both in order.
-        order = np.argsort(entry_message, kind="stable")
+        order = stable_order(entry_message)
         part_order = _expand_order(order, count)
         entry_message, entry_topic, count, partitions = (entry_message[order], entry_topic[order], count[order],
                                                          partitions[part_order])

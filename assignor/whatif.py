@@ -390,9 +390,7 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     member = owned.member
     loads = np.bincount(member, minlength=max(members, 1))
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none).
-    pair_topic, pair_subscription = _layout.distinct_pairs(layout)
-    per_subscription = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
-    subscribers = np.bincount(pair_topic, weights=per_subscription[pair_subscription], minlength=topics)
+    subscribers = _layout.subscriber_counts(layout)
     # How many partitions of each topic each member holds: runs of the sorted (member, topic)
     # cells (members decode their partitions topic by topic, so they are usually in order).
     cell = member * max(topics, 1) + topic
