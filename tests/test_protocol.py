@@ -692,6 +692,11 @@ def _entry_bytes(name: str, partitions: list[int]) -> bytes:
         f">{len(partitions)}i", *partitions)
 
 
+def _array_message(entries: list[tuple[str, list[int]]]) -> bytes:
+    """A message of one byte, then the ``[Topic STRING, Partitions [INT32]]`` array of `entries`."""
+    return b"\x07" + struct.pack(">i", len(entries)) + b"".join(_entry_bytes(*e) for e in entries)
+
+
 def _array_read_field_by_field(data: bytes, at: int) -> tuple[list, int] | None:
     """The ``[Topic STRING, Partitions [INT32]]`` array at `at`, read field by field, and where
     it ends; None when it does not read (or holds a negative partition)."""
@@ -738,7 +743,7 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
     for runs in messages:
         entries = [(name, [rng.randrange(-1 if rng.random() < 0.02 else 0, 9) for _ in range(count)])
                    for name, count, repeat in runs for _ in range(repeat)]
-        data = b"\x07" + struct.pack(">i", len(entries)) + b"".join(_entry_bytes(*e) for e in entries)
+        data = _array_message(entries)
         if rng.random() < 0.1:
             data = data[: rng.randrange(len(data) + 1)]
         blobs.append(data)
@@ -764,7 +769,7 @@ def test_round_reader_where_shapes_change_at_every_entry(messages, longest, seed
         entries = [(rng.choice(["a", "bb", "orders"]),
                     [rng.randrange(-1 if rng.random() < 0.005 else 0, 9) for _ in range(rng.randrange(5))])
                    for _ in range(rng.randrange(longest + 1))]
-        data = b"\x07" + struct.pack(">i", len(entries)) + b"".join(_entry_bytes(*e) for e in entries)
+        data = _array_message(entries)
         if rng.random() < 0.1:
             data = data[: rng.randrange(len(data) + 1)]
         blobs.append(data)
@@ -779,8 +784,7 @@ def test_round_reader_steps_through_changing_shapes(monkeypatch):
     steps = []
     step = _wire._read_step
     monkeypatch.setattr(_wire, "_read_step", lambda *args: steps.append(len(args[1])) or step(*args))
-    blobs = [b"\x07" + struct.pack(">i", 50) + b"".join(_entry_bytes(f"t{e % 7}", [m, e][: 1 + e % 2])
-                                                         for e in range(50)) for m in range(20)]
+    blobs = [_array_message([(f"t{e % 7}", [m, e][: 1 + e % 2]) for e in range(50)]) for m in range(20)]
     _assert_round_reader_reads_as_field_by_field(blobs)
     assert steps and set(steps) == {20}
 
@@ -805,8 +809,7 @@ def test_round_reader_with_as_many_partitions_as_entries_but_not_one_each():
     """Counts 0 and 2 add up to one per entry: the partitions must still be read per entry."""
     from assignor import _wire
 
-    blobs = [b"\x07" + struct.pack(">i", 2) + _entry_bytes("a", []) + _entry_bytes("b", [5, 6]),
-             b"\x07" + struct.pack(">i", 1) + _entry_bytes("c", [9])]
+    blobs = [_array_message([("a", []), ("b", [5, 6])]), _array_message([("c", [9])])]
     columns = _wire.read_tp_columns(blobs, [1, 1], _wire.DecodeCache())
     assert columns.ok.tolist() == [True, True]
     assert [columns.names[t] for t in columns.entry_topic] == ["a", "b", "c"]
