@@ -11,17 +11,24 @@ JAVA := $(shell command -v java || echo /usr/bin/java)
 # The service's load benchmark drives it with Debian's wrk.
 WRK := /usr/bin/wrk
 
-.PHONY: serve test bench clean postgres-server
+.PHONY: serve test lint bench clean postgres-server
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Serving needs the [api] extra only; the tests need everything ([test] pulls in the rest).
+SERVE_STAMP := $(VENV)/.installed-serve
+
+$(SERVE_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[api]'
+	touch $(SERVE_STAMP)
+
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
-serve: $(STAMP)
+serve: $(SERVE_STAMP)
 	$(BIN)/uvicorn --factory api.app:create_app --host 127.0.0.1 --port 8000
 
 $(CHROMIUM):
@@ -38,6 +45,8 @@ postgres-server:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 
 test: $(STAMP) $(CHROMIUM) $(JAVA) postgres-server
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 $(WRK):

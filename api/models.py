@@ -42,7 +42,8 @@ class PlanRequest(_Strict):
     """A group in the JSON group form, plus the strategy and optionally the generation to
     stamp into sticky/cooperative user data (default: the highest member generation + 1)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"strategy": "sticky", **EXAMPLE_GROUP}]})
+    model_config = ConfigDict(extra="forbid", strict=True,
+                              json_schema_extra={"examples": [{"strategy": "sticky", **EXAMPLE_GROUP}]})
     strategy: Literal["sticky", "cooperative-sticky", "range", "roundrobin"] = "sticky"
     generation: int | None = Field(None, ge=0, le=INT32_MAX)
     topics: dict[str, int]

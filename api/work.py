@@ -2,9 +2,10 @@
 
 Each takes the request (the body as bytes for plans: parsing a large group is itself CPU work,
 so it happens here, off the event loop) and returns ``(status, json_bytes, stats)``, where stats
-are the few figures the service's metrics need, so the event loop never parses a large answer. Errors in the caller's input are
-4xx answers with the core's message, never exceptions: the core raises `AssignorError` (and its
-`ProtocolError`) for input it cannot use, and those messages name the field or the member.
+are the few figures the service's metrics need, so the event loop never parses a large answer.
+Errors in the caller's input are 4xx answers with the core's message, never exceptions: the core
+raises `AssignorError` (and its `ProtocolError`) for input it cannot use, and those messages name
+the field or the member.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, group_to_json, plan_to_json
 from assignor.leader import sync
 from assignor.model import Group
-from assignor.protocol import assignments_for, encode_cooperative_user_data, encode_sticky_user_data_many
+from assignor.protocol import assignments_for, encode_cooperative_user_data, encode_sticky_user_data
 from assignor.strategies import assign
 
 
@@ -101,8 +102,7 @@ def _next_user_data(strategy: str, assignment: dict, generation: int) -> dict[st
     """The user data each member sends at its next JoinGroup, as the Java client writes it."""
     members = list(assignment)
     if strategy == "sticky":
-        encoded = encode_sticky_user_data_many([assignment[m] for m in members], [generation] * len(members))
-        return dict(zip(members, encoded))
+        return {m: encode_sticky_user_data(assignment[m], generation) for m in members}
     if strategy == "cooperative-sticky":
         return dict.fromkeys(members, encode_cooperative_user_data(generation))
     return {}

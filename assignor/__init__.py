@@ -1,4 +1,6 @@
-"""Kafka consumer-group partition assignment: sticky (KIP-54), range and roundrobin.
+"""Kafka consumer-group partition assignment: sticky (KIP-54, KIP-341), cooperative-sticky
+(KIP-429), range and roundrobin, rack-aware (KIP-881); the consumer protocol on the wire
+(`assignor.protocol`) and the producer's partitioners (`assignor.partitioners`).
 
 Examples
 --------

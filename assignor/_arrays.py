@@ -1,9 +1,30 @@
-"""Small numpy helpers the hot paths share (each spares a few microseconds of ``np.r_`` a call,
-which a what-if replay pays thousands of times)."""
+"""Small helpers the hot paths share: numpy idioms (each spares a few microseconds of ``np.r_``
+a call, which a what-if replay pays thousands of times) and a pause of the cyclic collector."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic collector while allocating many acyclic objects.
+
+    Building a million `TopicPartition` tuples triggers hundreds of collections that scan every
+    live container: 0.9 s instead of 0.2 s. Tuples of str and int cannot form cycles, so the
+    collector has nothing to find there.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def run_starts(*keys: np.ndarray) -> np.ndarray:

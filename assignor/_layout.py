@@ -7,73 +7,20 @@ id ``offsets[topic] + partition``. Previous ownership is resolved here with the 
 
 from __future__ import annotations
 
-import gc
 import operator
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
-from typing import NamedTuple
 
 import numpy as np
 
 from assignor._arrays import run_starts, stable_order
 from assignor.claims import is_valid_claim
-from assignor.model import Group, Member, TopicPartition
+from assignor.model import Claims, Group, Member, TopicPartition, topic_partitions
+from assignor.ordering import java_order, java_sorted
 
 NO_OWNER = -1
-
-
-def java_key(text: str) -> bytes:
-    """Sort key that orders strings as Java's ``String.compareTo`` does (UTF-16 code units)."""
-    return text.encode("utf-16-be", "surrogatepass")
-
-
-def java_sorted(texts: Iterable[str]) -> list[str]:
-    texts = list(texts)
-    return [texts[i] for i in java_order(texts)]
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic collector while allocating many acyclic objects.
-
-    Building a million `TopicPartition` tuples triggers hundreds of collections that scan every
-    live container: 0.9 s instead of 0.2 s. Tuples of str and int cannot form cycles, so the
-    collector has nothing to find there.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def topic_partitions(topics: Sequence[str], partitions: Sequence[int]) -> list[TopicPartition]:
-    """Build TopicPartition objects in bulk (C-level construction, collector paused when many)."""
-    if len(partitions) < 10_000:
-        return list(map(tuple.__new__, repeat(TopicPartition), zip(topics, partitions)))
-    with gc_paused():
-        return list(map(tuple.__new__, repeat(TopicPartition), zip(topics, partitions)))
-
-
-class Claims(NamedTuple):
-    """Many members' owned partitions as columns (what a leader decodes from JoinGroup):
-    per claim the member's index, the topic as an index into `names`, and the partition."""
-
-    member: np.ndarray
-    topic: np.ndarray
-    partition: np.ndarray
-    names: list[str]
-
-    @classmethod
-    def empty(cls) -> Claims:
-        none = np.zeros(0, dtype=np.int64)
-        return cls(none, none, none, [])
 
 
 @dataclass(frozen=True)
@@ -85,7 +32,9 @@ class Layout:
     prev_owner: np.ndarray  # int64 per flat partition: member index or NO_OWNER
     prev_object: np.ndarray  # per flat partition: the winning claim as given, or None
     # Every claim as parsed: member index, topic index (-1: unknown topic), partition.
-    claims: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0, np.int64),) * 3
+    # (A factory, not one shared default: numpy arrays are mutable.)
+    claims: tuple[np.ndarray, np.ndarray, np.ndarray] = dataclass_field(
+        default_factory=lambda: (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)))
     # Members share few subscriptions: each distinct one once (sorted topic indices of existing
     # topics), and each member's among them.
     distinct: list[np.ndarray] = dataclass_field(default_factory=list)
@@ -113,6 +62,12 @@ class Layout:
             found.flags.writeable = False
             self.memo["partition_of_flat"] = found
         return found
+
+    def owned_claims(self, owner: np.ndarray) -> Claims:
+        """The plan `owner` (member index per flat partition, -1 for none) as `Claims`, in
+        flat partition order (topic, then partition)."""
+        flats = np.flatnonzero(owner >= 0)
+        return Claims(owner[flats], self.topic_of_flat()[flats], self.partition_of_flat()[flats], self.topics)
 
     def assignment(self, owner: np.ndarray) -> dict[str, list[TopicPartition]]:
         """Turn ``owner[flat] -> member index`` into the public assignment, sorted per member.
@@ -275,14 +230,6 @@ def _member_order(ids: list[str], memo: dict | None) -> list[int]:
         ranks.update((seen[i], r) for r, i in enumerate(java_order(seen)))
         rank = np.fromiter(map(ranks.__getitem__, ids), dtype=np.int64, count=len(ids))
     return np.argsort(rank).tolist()
-
-
-def java_order(texts: Sequence[str]) -> list[int]:
-    """Indices that put `texts` in Java's ``String.compareTo`` order. ASCII strings compare the
-    same in UTF-16 and in Python, so they skip the key (the common case: member ids)."""
-    if all(map(str.isascii, texts)):
-        return sorted(range(len(texts)), key=texts.__getitem__)
-    return sorted(range(len(texts)), key=lambda i: java_key(texts[i]))
 
 
 def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):

@@ -39,13 +39,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="strategies to compare (repeatable; default: all)")
     whatif.add_argument("--json", action="store_true", help="print the engine's output as JSON")
     whatif.add_argument("--plans", action="store_true", help="include each step's assignment (with --json)")
-    pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample")
-    try:
-        from pipeline.cli import parser as pipeline_parser  # not in the core: needs the [spark] extra
-    except ImportError:
-        pipeline.add_argument("job", nargs="*", help="install the [spark] extra for the pipeline jobs")
-    else:
-        pipeline_parser(pipeline.add_subparsers(dest="job", required=True))
+    pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample",
+                                   add_help=False)  # the job's own parser answers --help
+    pipeline.add_argument("job", nargs=argparse.REMAINDER, help="the job and its options (`pipeline.cli`)")
     simulate = commands.add_parser("simulate", help="simulate producer partitioners (KIP-480, KIP-794)")
     simulate.add_argument("--preset", default="kip794-series1",
                           help="kip794-series1, kip794-series2 or kip480 (default: kip794-series1)")
@@ -151,11 +147,11 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _pipeline(args: argparse.Namespace) -> int:
     try:
-        from pipeline.cli import main as run_job
+        from pipeline.cli import run as run_job  # not in the core: needs the [spark] extra
     except ImportError as error:
         raise AssignorError(f"the pipeline needs the [spark] extra ({error})") from None
     try:
-        return run_job(args)
+        return run_job(args.job)
     except ValueError as error:  # bad partition counts and the like, before any work
         raise AssignorError(str(error)) from None
 

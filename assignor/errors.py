@@ -5,7 +5,9 @@ Exception tree::
     ValueError
     └── AssignorError                 base class of every error the core raises on purpose
         ├── InvalidGroupError         a Group that cannot describe a real consumer group
-        └── UnknownStrategyError      `assign` was asked for a strategy it does not know
+        ├── UnknownStrategyError      `assign` was asked for a strategy it does not know
+        └── ProtocolError             bytes that are not the expected consumer-protocol message,
+                                      or a value that does not fit its wire field
 
 Hostile *claims* (owned partitions that do not exist, duplicates, stale generations) are not
 errors: a real group leader receives them from the wire and must still produce a plan, so the
@@ -13,7 +15,7 @@ strategies drop them. Errors are for inputs that no broker could have produced, 
 negative partition count or two members with the same id.
 """
 
-__all__ = ["AssignorError", "InvalidGroupError", "UnknownStrategyError"]
+__all__ = ["AssignorError", "InvalidGroupError", "ProtocolError", "UnknownStrategyError"]
 
 
 class AssignorError(ValueError):
@@ -26,3 +28,7 @@ class InvalidGroupError(AssignorError):
 
 class UnknownStrategyError(AssignorError):
     """The requested strategy name is not registered."""
+
+
+class ProtocolError(AssignorError):
+    """Bytes that are not a valid encoding of the expected message (field and offset named)."""

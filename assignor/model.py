@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import NamedTuple
 
+import numpy as np
+
+from assignor._arrays import gc_paused
 from assignor.errors import InvalidGroupError
 
-__all__ = ["UNKNOWN_GENERATION", "Group", "Member", "Plan", "TopicPartition"]
+__all__ = ["UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPartition", "topic_partitions"]
 
 #: Generation of a member whose previous generation is not known (Java's DEFAULT_GENERATION).
 UNKNOWN_GENERATION = -1
@@ -34,6 +37,36 @@ class TopicPartition(NamedTuple):
 
     topic: str
     partition: int
+
+
+def topic_partitions(topics: Sequence[str], partitions: Sequence[int]) -> list[TopicPartition]:
+    """Build TopicPartition objects in bulk (C-level construction, collector paused when many)."""
+    if len(partitions) < 10_000:
+        return list(map(tuple.__new__, repeat(TopicPartition), zip(topics, partitions)))
+    with gc_paused():
+        return list(map(tuple.__new__, repeat(TopicPartition), zip(topics, partitions)))
+
+
+class Claims(NamedTuple):
+    """Many members' partitions as columns (what a leader decodes from JoinGroup, or a member
+    from SyncGroup): per partition the member's index, the topic as an index into `names`, and
+    the partition. Members are numbered by the caller (their order in the message list).
+
+    Examples
+    --------
+    >>> Claims.empty().names
+    []
+    """
+
+    member: np.ndarray
+    topic: np.ndarray
+    partition: np.ndarray
+    names: list[str]
+
+    @classmethod
+    def empty(cls) -> Claims:
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none, none, [])
 
 
 def _is_int(value: object) -> bool:

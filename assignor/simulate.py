@@ -309,7 +309,8 @@ class _Simulation:
             self.acked_at[batch.sends] = now
             self.acked += len(batch.sends)
             self.buffer_used -= batch.bytes
-        if self.blocked_record is not None and self.buffer_used + self.record_size + BATCH_HEADER <= self.c.buffer_memory:
+        fits = self.buffer_used + self.record_size + BATCH_HEADER <= self.c.buffer_memory
+        if self.blocked_record is not None and fits:
             record, self.blocked_record = self.blocked_record, None
             self.schedule(now, _SEND, record)
         if any(self.queues):

@@ -19,18 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
 from operator import attrgetter
+from typing import NamedTuple
 
 import numpy as np
 
 from assignor import _layout, protocol, validate
-from assignor._arrays import appended, run_starts
-from assignor._layout import Claims, Layout, gc_paused
-from assignor._wire import DecodeCache
+from assignor._arrays import appended, gc_paused, run_starts
+from assignor._layout import Layout
 from assignor.errors import AssignorError
-from assignor.model import UNKNOWN_GENERATION, Group, Member, Plan
-from assignor.strategies import assign, plan_owners
+from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan
+from assignor.protocol import DecodeCache
+from assignor.strategies import check_strategy, plan_owners
 
 __all__ = ["ALL_STRATEGIES", "Event", "WhatIfError", "apply_event", "parse_event", "run"]
 
@@ -171,7 +171,7 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     """
     events = list(events)
     for name in strategies:
-        assign(name, Group(topics={}))  # unknown names fail before any work
+        check_strategy(name)  # unknown names fail before any work
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)
         return _run(group, events, strategies, include_plans, check)
 
@@ -248,9 +248,8 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         kept = position[:-1] >= 0
         generations[position[:-1][kept]] = state.generation[kept]
         # Every member's metadata laid end to end, as the leader's JoinGroup response holds it.
-        metadata = protocol.encode_join_group_joined(definition.members, owned, generations, strategy,
-                                                     state.encode_cache)
-        roster = protocol.read_join_group_joined(present, metadata, strategy, state.decode_cache)
+        metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, state.encode_cache)
+        roster = protocol.read_join_group(present, metadata, strategy, state.decode_cache)
         group = Group.assembled(definition.topics, roster.members, definition.partition_racks)
         layout, owner = plan_owners(strategy, group, roster.claims, state.layout_memo)
         if check:
@@ -258,10 +257,10 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         generation = state.group_generation
         state.group_generation += 1
         # SyncGroup: one assignment per member, in layout order, each decoded by its member.
-        sync = protocol.assignments_from_owners_joined(layout, owner, strategy, generation,
-                                                       cache=state.encode_cache)
+        sync = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), strategy, generation,
+                                           cache=state.encode_cache)
         ids = list(map(attrgetter("id"), layout.members))
-        assigned = protocol.read_assignments_joined(sync, state.decode_cache)
+        assigned = protocol.read_assignments(sync, state.decode_cache)
         old_flats = state.flats
         owner_now, state.flats = _owners_now(layout, assigned)
         numbers = state.numbering.of(ids)
@@ -374,10 +373,11 @@ def _withheld(layout: Layout, assigned: int) -> bool:
 
 def _check(group: Group, roster: protocol.Roster, layout, owner: np.ndarray, strategy: str) -> None:
     """The oracle on this round: the group as decoded, with owned partitions, and the plan."""
-    owned = protocol.members_with_claims(roster)
+    owned = roster.owning()
     full = Group(topics=group.topics, members=owned, partition_racks=group.partition_racks)
     report = validate.report(full, Plan(strategy, layout.assignment(owner)))
-    assert report["valid"], report["errors"]
+    if not report["valid"]:  # raised, not asserted: `python -O` must not skip the check
+        raise AssertionError(report["errors"])
 
 
 def _measure(group: Group, layout: Layout, owned: Claims) -> dict:

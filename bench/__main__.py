@@ -70,7 +70,7 @@ def _with_racks(group):
 
 def _inputs(case: Case):
     from assignor import Group, assign
-    from tests.generators import java_large, next_step
+    from assignor.workloads import java_large, next_step
 
     full = java_large(case.kind, case.topics, case.partitions, case.members)
     if case.racks:
@@ -82,7 +82,7 @@ def _inputs(case: Case):
         base = Group(topics=full.topics, members=[m for i, m in enumerate(full.members) if i % 10 != 9],
                      partition_racks=full.partition_racks)
         plan = assign("sticky", base)
-        from tests.generators import carry
+        from assignor.workloads import carry
 
         carried = {m.id: m for m in carry(base, plan, 1).members}
         return Group(topics=full.topics, members=[carried.get(m.id, m) for m in full.members])
@@ -235,17 +235,20 @@ def _pipeline_rows(quick: bool) -> None:
     row = _in_child(_pipeline_in_child, "key_skew", 10_000_000)
     print("key-skew (3 partition counts) | records | Spark local[2] s (records/s) | single process s (records/s) | "
           "Spark / single | same tables", flush=True)
-    print(f"10M records from Parquet | {row['records']:,} | {row['spark_s']:.1f} ({row['records'] / row['spark_s']:,.0f}) | "
+    print(f"10M records from Parquet | {row['records']:,} | {row['spark_s']:.1f} "
+          f"({row['records'] / row['spark_s']:,.0f}) | "
           f"{row['local_s']:.1f} ({row['records'] / row['local_s']:,.0f}) | {row['spark_s'] / row['local_s']:.2f}x | "
           f"{row['same']} (Spark start and warm-up {row['spark_startup_s']:.0f} s, not counted)", flush=True)
     if not quick:
         big = _in_child(_pipeline_in_child, "key_skew_on_the_fly", 100_000_000)
         print(f"100M records generated in Spark | {big['records']:,} | {big['spark_s']:.0f} "
-              f"({big['records'] / big['spark_s']:,.0f}) | - | - | driver peak RSS: Python {big['driver_python_mb']:.0f} MB"
+              f"({big['records'] / big['spark_s']:,.0f}) | - | - | "
+              f"driver peak RSS: Python {big['driver_python_mb']:.0f} MB"
               f" + JVM {big['driver_jvm_mb']:.0f} MB", flush=True)
         memory = _in_child(_pipeline_in_child, "local_in_memory", 100_000_000)
         print(f"100M records, single process | {memory['records']:,} | - | {memory['local_s']:.0f} "
-              f"({memory['records'] / memory['local_s']:,.0f}) | - | peak RSS {memory['rss_mb']:,.0f} MB (data in memory)",
+              f"({memory['records'] / memory['local_s']:,.0f}) | - | "
+              f"peak RSS {memory['rss_mb']:,.0f} MB (data in memory)",
               flush=True)
     print()
     fleet = _in_child(_pipeline_in_child, "fleet", 10_000)

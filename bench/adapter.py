@@ -30,8 +30,8 @@ def run(kind: str = "random50", step: str = "leave10", limit: float = 120.0) -> 
 
     from assignor import assign
     from assignor.integrations.aiokafka import StickyAssignor
+    from assignor.workloads import java_large, next_step
     from bench.peer import _Cluster
-    from tests.generators import java_large, next_step
 
     full = java_large(kind, 100, 100, 100)
     group = full if step == "fresh" else next_step(full, assign("sticky", full), step)

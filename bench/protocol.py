@@ -19,7 +19,7 @@ def _best(function, repeat: int) -> tuple[float, object]:
 
 def run(repeat: int = 3) -> dict:
     from assignor import assign, protocol
-    from tests.generators import java_large
+    from assignor.workloads import java_large
 
     group = java_large("uniform", 500, 2000, 2000)
     plan = assign("sticky", group)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 def _group(kind: str, topics: int, partitions: int, members: int) -> dict:
     from assignor.json_format import group_to_json
-    from tests.generators import java_large
+    from assignor.workloads import java_large
 
     return {"strategy": "sticky", **group_to_json(java_large(kind, topics, partitions, members))}
 
@@ -50,9 +50,8 @@ class _Sampler(threading.Thread):
 
 
 def _serve(tmp: Path) -> tuple[subprocess.Popen, str]:
-    from tests.broker import free_port
 
-    port = free_port()
+    port = _free_port()
     env = {**os.environ, "ASSIGNOR_REGISTRY": str(tmp / "registry.sqlite3"), "ASSIGNOR_MAX_PENDING": "64"}
     env.pop("ASSIGNOR_API_TOKEN", None)
     process = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app",
@@ -121,3 +120,12 @@ def run(seconds: int = 30, connections: int = 32) -> dict:
         process.terminate()
         process.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _free_port() -> int:
+    """A loopback port nobody listens on now."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -9,7 +9,7 @@ import time
 def run(case: str) -> dict:
     from assignor import Group, whatif
     from assignor.whatif import Event
-    from tests.generators import java_large
+    from assignor.workloads import java_large
 
     if case == "one-event":
         group = java_large("random50", 1000, 100, 1000)

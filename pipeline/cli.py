@@ -55,6 +55,13 @@ def parser(commands=None) -> argparse.ArgumentParser:
     return top
 
 
+def run(argv: list[str]) -> int:
+    """Parse a job's command line and run it (``assignor pipeline ...`` calls this)."""
+    top = argparse.ArgumentParser(prog="assignor pipeline", description=__doc__.splitlines()[0])
+    parser(top.add_subparsers(dest="job", required=True))
+    return main(top.parse_args(argv))
+
+
 def main(args: argparse.Namespace) -> int:
     if args.job == "make-sample":
         from pipeline import sample
@@ -216,4 +223,4 @@ def plot_skew(partitions: pd.DataFrame, out: Path) -> list[Path]:
 
 
 if __name__ == "__main__":  # spark-submit pipeline/cli.py key-skew ...
-    sys.exit(main(parser().parse_args()))
+    sys.exit(run(sys.argv[1:]))

@@ -125,7 +125,8 @@ def finalize(counts: Sequence[int], per_partition: pd.DataFrame, hot: pd.DataFra
     move_rows = []
     for row in moves.sort_values("topic").itertuples(index=False):
         for a, b in pairs(counts):
-            keys_moved, bytes_moved = int(getattr(row, f"keys_moved_{a}_{b}")), int(getattr(row, f"bytes_moved_{a}_{b}"))
+            keys_moved = int(getattr(row, f"keys_moved_{a}_{b}"))
+            bytes_moved = int(getattr(row, f"bytes_moved_{a}_{b}"))
             move_rows.append({"topic": row.topic, "from_n": a, "to_n": b, "keys": int(row.keys),
                               "keys_moved": keys_moved, "key_fraction": keys_moved / row.keys if row.keys else 0.0,
                               "bytes": int(row.bytes), "bytes_moved": bytes_moved,

@@ -12,7 +12,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -65,11 +64,12 @@ class Postgres:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"postgres exited with {self.process.returncode}: {self.log_path.read_text()[-2000:]}")
+                log = self.log_path.read_text()[-2000:]
+                raise RuntimeError(f"postgres exited with {self.process.returncode}: {log}")
             try:
                 psycopg.connect(self.admin_url, connect_timeout=2).close()
                 return
-            except (psycopg.OperationalError, socket.error):
+            except (OSError, psycopg.OperationalError):
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"postgres did not accept connections on port {self.port} within {timeout} s")

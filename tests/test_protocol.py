@@ -14,9 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, protocol, strategies
-from assignor._layout import Claims
-from assignor._wire import encode_topic_partition_arrays
-from assignor.protocol import ProtocolError
+from assignor.model import Claims
+from assignor.protocol import Messages, ProtocolError
+from assignor.wire import arrays, columnar
+from assignor.wire import cache as wire_cache
+from assignor.wire.cache import DecodeCache
 from tests import golden
 
 USERDATA = golden.GOLDEN / "userdata"
@@ -68,7 +70,7 @@ def test_sticky_user_data_decode_only_golden(case):
 
 
 def test_strict_sticky_user_data_raises_on_garbage():
-    with pytest.raises(ProtocolError, match="partitions"):
+    with pytest.raises(ProtocolError, match="previous_assignment"):
         protocol.decode_sticky_user_data(b"\xff", strict=True)
 
 
@@ -173,7 +175,7 @@ def test_newer_versions_and_trailing_bytes_are_read_with_known_fields():
     ("data", "message"),
     [
         (b"", "version: needs 2 bytes at offset 0"),
-        (b"\xff\xff", "unsupported subscription version -1"),
+        (b"\xff\xff", "unsupported version -1 of ConsumerProtocolSubscription"),
         (b"\x00\x00\x7f\xff\xff\xff", "topics: 2147483647 elements need at least"),
         (b"\x00\x00\x00\x00\x00\x01\x00\x02\xff\xfe\xff\xff\xff\xff", "topics: invalid UTF-8 at offset 8"),
         (b"\x00\x00\x00\x00\x00\x01\xff\xfe", "topics: negative string length -2 at offset 6"),
@@ -210,9 +212,10 @@ def test_group_encoding_rejects_generations_that_are_not_int32(generations):
 
 def test_group_encoding_takes_generations_as_ints_or_an_integer_array():
     members = [Member("a", ["t"]), Member("b", ["t"])]
-    expected = protocol.encode_join_group(members, Claims.empty(), [3, -1], "cooperative-sticky")
+    expected = protocol.encode_join_group(members, Claims.empty(), [3, -1], "cooperative-sticky").messages()
     for generations in ([3, -1], np.array([3, -1], dtype=np.int32), np.array([3, -1])):
-        assert protocol.encode_join_group(members, Claims.empty(), generations, "cooperative-sticky") == expected
+        got = protocol.encode_join_group(members, Claims.empty(), generations, "cooperative-sticky")
+        assert got.messages() == expected
 
 
 DECODERS = [protocol.decode_subscription, protocol.decode_assignment,
@@ -290,7 +293,8 @@ def test_subscription_round_trip(topics, user_data, owned, generation, rack, ver
 @settings(max_examples=300, deadline=None)
 @given(PARTITIONS, st.none() | st.binary(max_size=20), st.integers(0, 3))
 def test_assignment_round_trip(partitions, user_data, version):
-    decoded = protocol.decode_assignment(protocol.encode_assignment(protocol.Assignment(partitions, user_data), version))
+    encoded = protocol.encode_assignment(protocol.Assignment(partitions, user_data), version)
+    decoded = protocol.decode_assignment(encoded)
     assert sorted(decoded.partitions) == sorted(partitions) and decoded.user_data == user_data
 
 
@@ -328,6 +332,24 @@ def test_long_messages_round_trip(layout):
         == partitions
 
 
+def _encoded_at_once(groups, name="partitions"):
+    """Arrays of many messages written by the columnar framer."""
+    return arrays.frame_tp_columns(*arrays.tp_columns_of(groups, name), len(groups)).messages()
+
+
+def _assigned_at_once(blobs, cache=None):
+    """Each assignment's partitions as the columnar reader reads them."""
+    claims = protocol.read_assignments(Messages.of(blobs), cache)
+    out = [[] for _ in blobs]
+    for m, t, p in zip(claims.member.tolist(), claims.topic.tolist(), claims.partition.tolist()):
+        out[m].append(TopicPartition(claims.names[t], p))
+    return out
+
+
+def _assigned_one_by_one(blobs):
+    return [list(protocol.decode_assignment(b).partitions) for b in blobs]
+
+
 def _plain_array(partitions) -> bytes:
     """``[Topic STRING, Partitions [INT32]]`` written the plain way, entry by entry."""
     entries: dict[str, list[int]] = {}
@@ -351,7 +373,7 @@ def test_many_arrays_at_once_equal_plain_encoding(shapes, seed):
     groups = [[TopicPartition(f"{name}{j}", rng.randrange(2**31)) for j, (name, count) in enumerate(layout)
                for _ in range(count)] for layout in shapes]
     groups += [[TopicPartition(f"t{j:03d}", j) for j in range(300)]] * 2  # 600 entries of one shape
-    assert encode_topic_partition_arrays(groups, "partitions") == [_plain_array(g) for g in groups]
+    assert _encoded_at_once(groups) == [_plain_array(g) for g in groups]
 
 
 @pytest.mark.parametrize("groups", [
@@ -360,14 +382,14 @@ def test_many_arrays_at_once_equal_plain_encoding(shapes, seed):
     [[TopicPartition("", i), TopicPartition("ab", 1), TopicPartition("ab", 2)] for i in range(300)],  # two shapes
 ])
 def test_arrays_of_few_shapes_equal_plain_encoding(groups):
-    assert encode_topic_partition_arrays(groups, "partitions") == [_plain_array(g) for g in groups]
+    assert _encoded_at_once(groups) == [_plain_array(g) for g in groups]
 
 
 def test_invalid_utf8_inside_a_run_is_an_error():
     data = bytearray(protocol.encode_sticky_user_data(_entries([(f"t{i:02d}", 1) for i in range(20)])))
     entry = 2 + 3 + 4 + 4
     data[4 + 10 * entry + 2] = 0xFF  # first byte of the 11th topic name
-    with pytest.raises(ProtocolError, match=r"partitions.topic: invalid UTF-8 at offset 136"):
+    with pytest.raises(ProtocolError, match=r"previous_assignment.topic: invalid UTF-8 at offset 136"):
         protocol.decode_sticky_user_data(bytes(data), strict=True)
 
 
@@ -428,10 +450,10 @@ def test_batch_decoding_equals_one_by_one(blobs):
         protocol.member_from_metadata(m, data, "sticky") for m, data in metadata.items()]
     assignments = [protocol.encode_assignment(protocol.Assignment(protocol.decode_sticky_user_data(b).partitions, b))
                    for b in blobs]
-    assert protocol.decode_assignments(assignments) == [protocol.decode_assignment(a) for a in assignments]
+    assert _assigned_at_once(assignments) == _assigned_one_by_one(assignments)
     garbage = [*assignments, b"\x00\x01\x00\x00\x00\x05"]
     with pytest.raises(ProtocolError):
-        protocol.decode_assignments(garbage)
+        _assigned_at_once(garbage)
 
 
 @pytest.mark.parametrize("protocol_name", ["sticky", "cooperative-sticky", "range"])
@@ -511,7 +533,7 @@ def test_group_encoding_at_once_equals_one_member_at_a_time(specs, protocol_name
         else:
             subscription = protocol.Subscription(topics, None, [], generation, rack)
         expected.append(protocol.encode_subscription(subscription))
-    assert protocol.encode_join_group(members, claims, generations, protocol_name) == expected
+    assert protocol.encode_join_group(members, claims, generations, protocol_name).messages() == expected
 
 
 def test_bad_text_in_one_members_user_data_costs_no_other_member_its_partitions():
@@ -532,14 +554,15 @@ def test_a_kept_encode_cache_finds_members_by_identity_within_its_bound(monkeypa
     """Members' topics tuples and racks are found by identity in a kept cache: equal values
     held as different objects, a member list that changes between rebalances, and a table
     that starts again past its bound all encode as the one-subscription encoder does."""
-    monkeypatch.setattr(protocol._Interned, "MAX_VALUES", 6)
+    monkeypatch.setattr(wire_cache._Interned, "MAX_VALUES", 6)
     cache = protocol.EncodeCache()
     everyone = [Member(f"m{i}", [f"t{i % 3}", "x"], rack=None if i % 4 == 0 else f"r{i % 2}") for i in range(12)]
     for start in (0, 3, 0, 7):  # rebalances with part of the group, some members seen before
         members = everyone[start : start + 5]
         expected = [protocol.encode_subscription(protocol.Subscription(m.topics, None, [], 2, m.rack))
                     for m in members]
-        assert protocol.encode_join_group(members, Claims.empty(), [2] * len(members), "range", cache) == expected
+        assert protocol.encode_join_group(members, Claims.empty(), [2] * len(members), "range", cache).messages() \
+            == expected
     assert len(cache.member_topic_lists.values) <= 6
     assert len(cache.member_topic_lists.encodings) <= 3  # equal lists share one encoding
 
@@ -552,8 +575,9 @@ def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would(monke
     for topics in ({"a": 2, "bb": 3}, {"a": 2, "bb": 3, "dé": 1}, {"bb": 3}, {"a": 2, "bb": 3}, {"zz": 4, "a": 1}):
         group = Group(topics=topics, members=[Member("m1", list(topics)), Member("m2", ["bb", "a"])])
         layout, owner = strategies.plan_owners("sticky", group)
-        assert protocol.assignments_from_owners(layout, owner, "sticky", 4, cache=kept) == \
-            protocol.assignments_from_owners(layout, owner, "sticky", 4, cache=protocol.EncodeCache())
+        claims, members = layout.owned_claims(owner), len(layout.members)
+        assert protocol.encode_assignments(claims, members, "sticky", 4, cache=kept).messages() == \
+            protocol.encode_assignments(claims, members, "sticky", 4, cache=protocol.EncodeCache()).messages()
     assert len(kept.name_tables) <= 2
 
 
@@ -565,7 +589,8 @@ def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, pro
     group = Group(topics={"a": 3, "bb": 7, "dé": 2, "orders": 12, "t" * 40: 5},
                   members=[Member(f"m{i}", topics) for i, (topics,) in enumerate(subscriptions)])
     layout, owner = strategies.plan_owners(protocol_name, group)
-    got = protocol.assignments_from_owners(layout, owner, protocol_name, generation)
+    messages = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), protocol_name, generation)
+    got = dict(zip([m.id for m in layout.members], messages.messages()))
     plan = layout.assignment(owner)
     assert got == protocol.assignments_for(Plan(protocol_name, plan), protocol_name, generation)
     for member_id, partitions in plan.items():
@@ -576,17 +601,19 @@ def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, pro
 @settings(max_examples=100, deadline=None)
 @given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=40), st.randoms(use_true_random=False), st.floats(0, 0.2))
 def test_assignments_at_once_equal_one_at_a_time(partition_lists, rng, garble):
-    blobs = [protocol.encode_assignment(protocol.Assignment(ps, rng.choice([None, b"", b"xyz"]))) for ps in partition_lists]
+    blobs = [protocol.encode_assignment(protocol.Assignment(ps, rng.choice([None, b"", b"xyz"])))
+             for ps in partition_lists]
     blobs = [_garbled(b, rng) if rng.random() < garble else b for b in blobs]
     try:
         expected = [protocol.decode_assignment(b) for b in blobs]
     except ProtocolError as e:
         with pytest.raises(ProtocolError, match=re.escape(str(e))):
-            protocol.decode_assignments(blobs)
+            _assigned_at_once(blobs)
     else:
-        assert protocol.decode_assignments(blobs) == expected
-        claims = protocol.read_assignments(blobs)
-        assert [(claims.member[j], claims.names[claims.topic[j]], claims.partition[j]) for j in range(len(claims.member))] \
+        assert _assigned_at_once(blobs) == [list(a.partitions) for a in expected]
+        claims = protocol.read_assignments(Messages.of(blobs))
+        assert [(claims.member[j], claims.names[claims.topic[j]], claims.partition[j])
+                for j in range(len(claims.member))] \
             == [(i, tp.topic, tp.partition) for i, a in enumerate(expected) for tp in a.partitions]
 
 
@@ -595,35 +622,31 @@ def test_one_long_message_among_many_short_ones():
     short = [[TopicPartition(f"t{i % 7}", i)] for i in range(40)]
     long = [TopicPartition(f"topic-{i % 300}", i) for i in range(5000)]
     blobs = [protocol.encode_assignment(protocol.Assignment(ps)) for ps in [*short, long, *short]]
-    assert protocol.decode_assignments(blobs) == [protocol.decode_assignment(b) for b in blobs]
+    assert _assigned_at_once(blobs) == _assigned_one_by_one(blobs)
 
 
 def test_long_topic_names_that_hash_alike_are_told_apart(monkeypatch):
     """Names longer than 8 bytes are found by a 64-bit hash; two names with one hash must
     still decode as themselves."""
-    from assignor import _wire
-
-    real = _wire._name_keys
+    real = wire_cache._name_keys
 
     def colliding(buffer, at, size):
         keys, rows = real(buffer, at, size)
         return (np.zeros_like(keys), rows) if rows is not None else (keys, rows)
 
-    monkeypatch.setattr(_wire, "_name_keys", colliding)
+    monkeypatch.setattr(wire_cache, "_name_keys", colliding)
     blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(f"long-topic-{i % 5}", i)]))
              for i in range(40)]
-    assert protocol.decode_assignments(blobs) == [protocol.decode_assignment(b) for b in blobs]
+    assert _assigned_at_once(blobs) == _assigned_one_by_one(blobs)
 
 
 def test_decode_cache_stops_remembering_names_past_its_bound(monkeypatch):
-    from assignor._wire import DecodeCache
-
     monkeypatch.setattr(DecodeCache, "MAX_NAMES_PER_LENGTH", 3)
     cache = DecodeCache()
     for round_ in range(3):
         blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(f"t{round_}{i}", i)]))
                  for i in range(10)]
-        claims = protocol.read_assignments_joined(_wire_joined(blobs), cache)
+        claims = protocol.read_assignments(Messages.of(blobs), cache)
         assert [claims.names[t] for t in claims.topic] == [f"t{round_}{i}" for i in range(10)]
         assert all(len(table.names) <= 3 for table in cache.sized.values())
 
@@ -633,17 +656,15 @@ def test_a_kept_decode_cache_knows_short_topic_lists_by_the_list_alone():
     must stop at the list, or every rebalance's new generation and owned partitions (the bytes
     after it) would add keys for the same lists without end. Members with different one-topic
     lists still decode as themselves."""
-    from assignor._wire import DecodeCache
-
     cache = DecodeCache()
     for generation in range(1, 30):
         metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription(
             [f"topic-{i % 3}"], protocol.encode_sticky_user_data([TopicPartition(f"topic-{i % 3}", generation + i)],
                                                                  generation), generation_id=generation))
             for i in range(12)}
-        roster = protocol.read_join_group(metadata, "sticky", cache)
+        roster = protocol.read_join_group(list(metadata), Messages.of(list(metadata.values())), "sticky", cache)
         assert [m.topics for m in roster.members] == [(f"topic-{i % 3}",) for i in range(12)]
-        assert protocol.members_with_claims(roster) == protocol.members_from_metadata(metadata, "sticky")
+        assert roster.owning() == protocol.members_from_metadata(metadata, "sticky")
     assert len(cache.topic_lists) == 3
 
 
@@ -653,9 +674,7 @@ def test_a_subscription_each_decodes_as_member_by_member_again_and_again(monkeyp
     one kept cache: each time what decoding member by member gives. With every hash alike, the
     lists meet under one key, and every member but one is read alone."""
     if collide:
-        monkeypatch.setattr(protocol, "row_hashes", lambda rows: np.zeros(len(rows), dtype=np.uint64))
-    from assignor._wire import DecodeCache
-
+        monkeypatch.setattr(columnar, "row_hashes", lambda rows: np.zeros(len(rows), dtype=np.uint64))
     rng = random.Random(7)
     names = [f"topic-{i:02d}" for i in range(30)] + ["a", "bb"]
     lists = [rng.sample(names, rng.randrange(0, 12)) for _ in range(40)]
@@ -664,26 +683,22 @@ def test_a_subscription_each_decodes_as_member_by_member_again_and_again(monkeyp
         metadata = {f"m{i:02d}": protocol.encode_subscription(protocol.Subscription(
             topics, protocol.encode_sticky_user_data([], generation), generation_id=generation))
             for i, topics in enumerate(lists)}
-        roster = protocol.read_join_group(metadata, "sticky", cache)
-        assert protocol.members_with_claims(roster) == protocol.members_from_metadata(metadata, "sticky")
+        roster = protocol.read_join_group(list(metadata), Messages.of(list(metadata.values())), "sticky", cache)
+        assert roster.owning() == protocol.members_from_metadata(metadata, "sticky")
 
 
 def test_decode_cache_stops_remembering_topic_lists_past_its_bound(monkeypatch):
-    from assignor._wire import DecodeCache
-
     monkeypatch.setattr(DecodeCache, "MAX_TOPIC_LISTS", 4)
     cache = DecodeCache()
     metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription([f"t{i}", "shared"])) for i in range(20)}
-    roster = protocol.read_join_group(metadata, "range", cache)
+    roster = protocol.read_join_group(list(metadata), Messages.of(list(metadata.values())), "range", cache)
     assert [m.topics for m in roster.members] == [tuple(protocol.decode_subscription(b).topics)
                                                   for b in metadata.values()]
     assert len(cache.topic_lists) == 4
 
 
 def _wire_joined(blobs):
-    from assignor._wire import Joined
-
-    return Joined.of(blobs)
+    return Messages.of(blobs)
 
 
 def _entry_bytes(name: str, partitions: list[int]) -> bytes:
@@ -737,7 +752,6 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
     """Arrays made of runs of entries of one shape (name length, partition count), of any
     length, some cut short or with a negative partition: the round reader gives each message
     what reading it field by field gives. A small look-ahead bound forces many rounds."""
-    from assignor import _wire
 
     blobs = []
     for runs in messages:
@@ -747,13 +761,13 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
         if rng.random() < 0.1:
             data = data[: rng.randrange(len(data) + 1)]
         blobs.append(data)
-    saved = _wire._MAX_LOOK
+    saved = arrays._MAX_LOOK
     try:
         if max_look is not None:
-            _wire._MAX_LOOK = max_look
+            arrays._MAX_LOOK = max_look
         _assert_round_reader_reads_as_field_by_field(blobs)
     finally:
-        _wire._MAX_LOOK = saved
+        arrays._MAX_LOOK = saved
 
 
 @settings(max_examples=100, deadline=None)
@@ -779,20 +793,18 @@ def test_round_reader_where_shapes_change_at_every_entry(messages, longest, seed
 def test_round_reader_steps_through_changing_shapes(monkeypatch):
     """Counts alternating 1, 2, 1, 2 in every message: run rounds read one entry each, so the
     reader steps (and reads exactly what the field-by-field reader does)."""
-    from assignor import _wire
 
     steps = []
-    step = _wire._read_step
-    monkeypatch.setattr(_wire, "_read_step", lambda *args: steps.append(len(args[1])) or step(*args))
+    step = arrays._read_step
+    monkeypatch.setattr(arrays, "_read_step", lambda *args: steps.append(len(args[1])) or step(*args))
     blobs = [_array_message([(f"t{e % 7}", [m, e][: 1 + e % 2]) for e in range(50)]) for m in range(20)]
     _assert_round_reader_reads_as_field_by_field(blobs)
     assert steps and set(steps) == {20}
 
 
 def _assert_round_reader_reads_as_field_by_field(blobs: list[bytes]) -> None:
-    from assignor import _wire
 
-    columns = _wire.read_tp_columns(blobs, [1] * len(blobs), _wire.DecodeCache())
+    columns = arrays.read_tp_columns(blobs, [1] * len(blobs), DecodeCache())
     bounds = np.searchsorted(columns.entry_message, np.arange(len(blobs) + 1)).tolist()
     first = np.r_[0, np.cumsum(columns.entry_count)].tolist()
     for i, data in enumerate(blobs):
@@ -807,10 +819,9 @@ def _assert_round_reader_reads_as_field_by_field(blobs: list[bytes]) -> None:
 
 def test_round_reader_with_as_many_partitions_as_entries_but_not_one_each():
     """Counts 0 and 2 add up to one per entry: the partitions must still be read per entry."""
-    from assignor import _wire
 
     blobs = [_array_message([("a", []), ("b", [5, 6])]), _array_message([("c", [9])])]
-    columns = _wire.read_tp_columns(blobs, [1, 1], _wire.DecodeCache())
+    columns = arrays.read_tp_columns(blobs, [1, 1], DecodeCache())
     assert columns.ok.tolist() == [True, True]
     assert [columns.names[t] for t in columns.entry_topic] == ["a", "b", "c"]
     assert columns.entry_count.tolist() == [0, 2, 1] and columns.partitions.tolist() == [5, 6, 9]

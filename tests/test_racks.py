@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, InvalidGroupError, Member, TopicPartition, assign, racks
 from assignor.json_format import group_from_json
 from tests.conftest import check
-
-import pytest
 
 
 def test_fresh_plan_is_fully_local_when_balance_allows():

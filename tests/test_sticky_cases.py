@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from assignor import Group, Member, TopicPartition, assign
+from assignor.workloads import carry
 from tests.conftest import check
-from tests.generators import carry
 
 
 def tps(*names: str) -> list[TopicPartition]:

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition, assign
+from assignor.workloads import carry
 from tests.conftest import check
-from tests.generators import carry
 
 TOPICS = ["a", "b", "c", "d"]
 

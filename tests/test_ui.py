@@ -16,7 +16,8 @@ from assignor.protocol import Subscription, encode_subscription
 from tests.service import Service
 
 CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("ASSIGNOR_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "var" / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("ASSIGNOR_TEST_ARTIFACTS",
+                                Path(__file__).resolve().parent.parent / "var" / "test-artifacts"))
 # Headless, and nothing that reaches beyond this machine.
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]

@@ -8,13 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, assign, whatif
 from assignor.whatif import Event, WhatIfError, parse_event
-from tests.generators import carry
+from assignor.workloads import carry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -202,3 +203,41 @@ def test_engine_equals_the_plain_engine(texts, members, strategy, rng):
     engine = steps(whatif.run(group, events, [strategy], include_plans=True), strategy)
     plain = reference_run(group, events, strategy)
     assert [{k: step[k] for k in plain[0]} for step in engine] == plain
+
+
+def test_topic_spread_and_rack_locality_figures():
+    """Both figures were reported but checked by no test. Two members on racks r0 and r1, one
+    topic of 4 partitions each replicated on one rack: sticky gives each member two partitions
+    of its own rack (topic spread 0, full locality); range ignores racks and, given partitions 0-1
+    to m0 and 2-3 to m1 against replicas on r1, r1, r0, r0, reads nothing locally."""
+    group = Group(topics={"t": 4}, members=[Member("m0", ["t"], rack="r0"), Member("m1", ["t"], rack="r1")],
+                  partition_racks={"t": [["r1"], ["r1"], ["r0"], ["r0"]]})
+    result = whatif.run(group, [], ["sticky", "range"], check=True)["strategies"]
+    sticky, range_ = result["sticky"]["steps"][0], result["range"]["steps"][0]
+    assert sticky["topic_spread"] == 0 and sticky["rack_locality"] == 1.0
+    assert range_["topic_spread"] == 0 and range_["rack_locality"] == 0.0
+    uneven = Group(topics={"t": 3}, members=[Member("m0", ["t"]), Member("m1", ["t"])])
+    step = whatif.run(uneven, [], ["range"])["strategies"]["range"]["steps"][0]
+    assert step["topic_spread"] == 1 and step["rack_locality"] is None
+
+
+def test_unknown_strategies_are_named_without_planning():
+    """Strategy names were checked by running a plan on an empty group; now a lookup does it."""
+    from assignor.errors import UnknownStrategyError
+    from assignor.strategies import check_strategy
+
+    assert check_strategy("sticky") == "sticky"
+    for bad in ("nope", None, 3):
+        with pytest.raises(UnknownStrategyError):
+            check_strategy(bad)
+
+
+def test_layouts_do_not_share_their_default_claims():
+    """`Layout.claims` defaulted to one tuple of arrays shared by every layout built without
+    claims; a change through one would have shown in all."""
+    from assignor._layout import Layout
+
+    empty = np.zeros(0, np.int64)
+    first = Layout([], empty, np.zeros(1, np.int64), [], empty, np.zeros(0, object))
+    second = Layout([], empty, np.zeros(1, np.int64), [], empty, np.zeros(0, object))
+    assert all(a is not b for a, b in zip(first.claims, second.claims))

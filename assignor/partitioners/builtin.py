@@ -80,7 +80,8 @@ class BuiltInPartitioner:
             return partition_for_key(key, num_partitions)
         sticky = self._sticky.get(topic)
         if sticky is None or sticky.partition >= num_partitions:
-            sticky = self._sticky[topic] = _Sticky(self._next(topic, num_partitions, choices), num_partitions, available)
+            first = self._next(topic, num_partitions, choices)
+            sticky = self._sticky[topic] = _Sticky(first, num_partitions, available)
         else:
             sticky.num_partitions, sticky.available = num_partitions, available
         return sticky.partition

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from assignor.partitioners.interface import Cluster, Partitioner, Record
 from assignor.partitioners.murmur import PartitionerError, murmur2
-from assignor.partitioners.plugin import Cluster, Partitioner, Record, register
 
-__all__ = ["PriorityPartitioner", "RegionPartitioner", "parse_mapping"]
+__all__ = ["EXAMPLES", "PriorityPartitioner", "RegionPartitioner", "parse_mapping"]
 
 
 def parse_mapping(text: Any, setting: str) -> dict[str, list[int]]:
@@ -60,7 +60,6 @@ def _check_fits(mapping: dict[str, list[int]], count: int, setting: str, topic: 
                                f"({count} partitions)")
 
 
-@register("region")
 class RegionPartitioner(Partitioner):
     """Records carry a ``region``; each region owns a range of partitions
     (``region.partition.mapping``). A record of an unknown or missing region may go to any
@@ -84,7 +83,6 @@ class RegionPartitioner(Partitioner):
         return partitions[turn % len(partitions)]
 
 
-@register("priority")
 class PriorityPartitioner(Partitioner):
     """Records carry a ``priority``; each priority owns a band of partitions
     (``priority.partition.mapping``, default ``HIGH:0-1,NORMAL:2-7,LOW:8-9``), so consumers of
@@ -106,3 +104,7 @@ class PriorityPartitioner(Partitioner):
         if band is None:
             return _slot(record.key, count)
         return band[_slot(record.key, len(band))]
+
+
+#: The examples by the name the registry (`assignor.partitioners.plugin`) gives them.
+EXAMPLES: dict[str, type[Partitioner]] = {"region": RegionPartitioner, "priority": PriorityPartitioner}

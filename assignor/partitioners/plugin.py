@@ -18,61 +18,17 @@ the partitioner when it is not. The built-in partitioners are registered too (`n
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from assignor.partitioners import examples
 from assignor.partitioners.builtin import BuiltInPartitioner
+from assignor.partitioners.interface import Cluster, Partitioner, Record
 from assignor.partitioners.keyless import DefaultPartitioner, RoundRobinPartitioner, StickyPartitioner
 from assignor.partitioners.librdkafka import LIBRDKAFKA_PARTITIONERS, LibrdkafkaPartitioner
 from assignor.partitioners.murmur import PartitionerError
 
 __all__ = ["Cluster", "Partitioner", "Record", "choose", "create", "names", "register"]
-
-
-@dataclass(frozen=True)
-class Record:
-    topic: str
-    key: bytes | None = None
-    value: Any = None
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """What a partitioner may know of the cluster: partition counts and, per topic, the
-    partitions whose leader is available (all of them when a topic is not listed)."""
-
-    partitions: Mapping[str, int]
-    available: Mapping[str, Sequence[int]] = field(default_factory=dict)
-
-    def partition_count(self, topic: str) -> int:
-        count = self.partitions.get(topic)
-        if count is None:
-            raise PartitionerError(f"topic {topic!r} has no metadata")
-        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
-            raise PartitionerError(f"topic {topic!r}: a topic needs at least one partition, got {count!r}")
-        return count
-
-    def available_partitions(self, topic: str) -> Sequence[int] | None:
-        return self.available.get(topic)
-
-
-class Partitioner(ABC):
-    """Base class of plug-in partitioners (state per instance)."""
-
-    def configure(self, config: Mapping[str, Any]) -> None:
-        """Read settings; raise PartitionerError naming a bad one."""
-
-    @abstractmethod
-    def partition(self, record: Record, cluster: Cluster) -> int:
-        """The partition for `record`."""
-
-    def on_new_batch(self, topic: str, cluster: Cluster, prev_partition: int) -> None:
-        """Called before the producer opens a new batch for `topic` (KIP-480)."""
-
-    def close(self) -> None:
-        """Release resources."""
 
 
 _REGISTRY: dict[str, Callable[[], Partitioner]] = {}
@@ -206,5 +162,6 @@ def _librdkafka(name: str) -> type[Partitioner]:
 for _name in LIBRDKAFKA_PARTITIONERS:
     register(f"librdkafka:{_name}")(_librdkafka(_name))
 
-# The example partitioners ("region", "priority") register themselves on import.
-from assignor.partitioners import examples as _examples  # noqa: F401
+# The example partitioners ("region", "priority"), as a user's plug-ins would be registered.
+for _name, _example in examples.EXAMPLES.items():
+    register(_name)(_example)

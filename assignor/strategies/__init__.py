@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assignor._layout import Claims, Layout
+from assignor._layout import Layout
 from assignor.errors import UnknownStrategyError
-from assignor.model import Group, Plan
+from assignor.model import Claims, Group, Plan
 from assignor.strategies import cooperative as _cooperative
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
@@ -42,12 +42,21 @@ def assign(strategy: str, group: Group) -> Plan:
     UnknownStrategyError
         When no strategy has this name.
     """
-    try:
-        function = STRATEGIES[strategy]
-    except (KeyError, TypeError):
+    return STRATEGIES[check_strategy(strategy)](group)
+
+
+def check_strategy(strategy: object) -> str:
+    """`strategy` when it names a strategy, without planning anything.
+
+    Raises
+    ------
+    UnknownStrategyError
+        When no strategy has this name.
+    """
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
         known = ", ".join(sorted(STRATEGIES))
-        raise UnknownStrategyError(f"unknown strategy {strategy!r}; known: {known}") from None
-    return function(group)
+        raise UnknownStrategyError(f"unknown strategy {strategy!r}; known: {known}")
+    return strategy
 
 
 def plan_owners(strategy: str, group: Group, claims: Claims | None = None, memo: dict | None = None
@@ -55,9 +64,4 @@ def plan_owners(strategy: str, group: Group, claims: Claims | None = None, memo:
     """`assign` as the layout and each flat partition's owner (member index in layout order,
     ``NO_OWNER`` when unassigned); owned partitions from `claims` when given. `memo`: see
     `assignor._layout.build` (a caller planning the same topics again and again keeps one)."""
-    try:
-        function = _OWNERS[strategy]
-    except (KeyError, TypeError):
-        assign(strategy, Group(topics={}))  # raises UnknownStrategyError
-        raise
-    return function(group, claims, memo)
+    return _OWNERS[check_strategy(strategy)](group, claims, memo)

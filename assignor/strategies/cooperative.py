@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignor import _layout
-from assignor.model import Group, Plan
+from assignor.model import Claims, Group, Plan
 from assignor.strategies import sticky
 
 __all__ = ["assign"]
@@ -43,7 +43,7 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict | None = None
+def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = None
                 ) -> tuple[_layout.Layout, np.ndarray]:
     """This round's plan as the layout and the owner (member index, or none: withheld) of every
     flat partition; owned partitions from `claims` when given (see `_layout.build`)."""

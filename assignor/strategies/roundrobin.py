@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignor import _layout
-from assignor.model import Group, Plan
+from assignor.model import Claims, Group, Plan
 
 __all__ = ["assign"]
 
@@ -32,11 +32,11 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict | None = None
+def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = None
                 ) -> tuple[_layout.Layout, np.ndarray]:
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
-    layout = _layout.build(group, _layout.Claims.empty(), memo)
+    layout = _layout.build(group, Claims.empty(), memo)
     owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
     members = len(layout.members)
     start, count, member = _layout.topic_subscribers(layout)

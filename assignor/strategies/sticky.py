@@ -17,7 +17,7 @@ import numpy as np
 
 from assignor import _balance, _layout, racks
 from assignor._arrays import run_starts, stable_order
-from assignor.model import Group, Plan
+from assignor.model import Claims, Group, Plan
 
 __all__ = ["assign"]
 
@@ -41,7 +41,7 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: _layout.Claims | None = None, memo: dict | None = None
+def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = None
                 ) -> tuple[_layout.Layout, np.ndarray]:
     """The sticky plan as the layout and the owner (member index) of every flat partition;
     owned partitions from `claims` when given (see `_layout.build`)."""
@@ -179,6 +179,7 @@ def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray, owned: 
     k_rep, member_rep = np.repeat(k, n), np.repeat(member, n)
     round_ = np.arange(len(k_rep)) - np.repeat(np.cumsum(n) - n, n)
     deal = np.lexsort((member_rep, round_, k_rep))
-    assert len(deal) == len(pool), "class counts must cover exactly the unkept partitions"
+    if len(deal) != len(pool):  # an invariant of the class counts (a check `python -O` keeps)
+        raise RuntimeError(f"sticky: class counts cover {len(deal)} partitions, {len(pool)} are unkept")
     owner[pool] = member_rep[deal]
     return owner

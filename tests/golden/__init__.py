@@ -1,4 +1,5 @@
-"""Loaders for the golden data written by the Java client (``../shared/golden``)."""
+"""Loaders for the golden data written by the Java client, vendored beside this module (see
+README.md here for its provenance)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from assignor import Group, Member, Plan, TopicPartition
 
-GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "golden"
+GOLDEN = Path(__file__).resolve().parent
 SCENARIOS = GOLDEN / "scenarios"
 
 

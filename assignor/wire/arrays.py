@@ -1,8 +1,10 @@
-"""Kafka's classic (non-flexible) primitive types: a bounds-checked reader and a writer.
+"""``[Topic STRING, Partitions [INT32]]`` arrays of many messages at once, in columns.
 
-Every read names the field it is for, so errors say what was being read and where. Lengths and
-counts are checked against the bytes that remain *before* anything is allocated, so a hostile
-count of 2**31 - 1 fails at once instead of exhausting memory.
+A group of 2,000 members owning a million partitions sends a million (topic, partition) pairs:
+reading or writing them one Python object at a time costs seconds. Here they are columns
+(message, topic id, partition) read and written with numpy: `read_tp_columns` reads the arrays
+of many messages in rounds, `frame_tp_columns` lays many out in one buffer. Both are held equal
+to the plain codec (`assignor.wire.codec`) by property tests (tests/wire).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import NamedTuple
 import numpy as np
 
 from assignor._arrays import appended, run_starts, stable_order
-from assignor._layout import gc_paused
-from assignor.errors import AssignorError
+from assignor.errors import ProtocolError
 from assignor.model import TopicPartition
+from assignor.wire.buffers import Messages, NameTable, at_offset, ints_at
+from assignor.wire.cache import DecodeCache
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -40,132 +43,19 @@ def _int32s(count: int) -> struct.Struct:
     return _INT32S[count] if count < 64 else struct.Struct(f">{count}i")
 
 
-class ProtocolError(AssignorError):
-    """Bytes that are not a valid encoding of the expected message (field and offset named)."""
 
+class RunReader:
+    """Reads the long arrays of one message in runs: a topic list (`strings`) or the entries of
+    a ``[Topic STRING, Partitions [INT32]]`` array (`topic_partition_entries`), each equal to
+    what the plain codec reads. A leader decoding a whole group gives every member's reader
+    the same `DecodeCache`, since members share most topic names and often whole
+    subscriptions."""
 
-class DecodeCache:
-    """What members of one group repeat: topic names, and whole subscription topic lists. A
-    leader may keep one across rebalances: the same bytes always decode the same way."""
-
-    def __init__(self) -> None:
-        self.names: dict[bytes, str] = {}
-        # `_topic_list_key` (count, first bytes) -> the topic lists read with it: (their bytes, names)
-        self.topic_lists: dict[tuple[int, bytes], list[tuple[bytes, tuple[str, ...]]]] = {}
-        # a hash of (count, first bytes) -> a topic list read with them (a leader's bulk lookup)
-        self.topic_lists_by_hash: dict[int, tuple[bytes, tuple[str, ...]]] = {}
-        self.sized: dict[int, _SizedNames] = {}  # names by byte length, see `names_at`
-
-    def text(self, raw: bytes) -> str | None:
-        """`raw` decoded as UTF-8, once per distinct value; None when it is not UTF-8."""
-        text = self.names.get(raw)
-        if text is None:
-            try:
-                text = self.names[raw] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        return text
-
-    #: At most this many names of one length are kept (a hostile stream of fresh names must
-    #: not grow the cache without end; past it, names are still read, just not remembered).
-    MAX_NAMES_PER_LENGTH = 1 << 16
-
-    def names_at(self, buffer: np.ndarray, at: np.ndarray, size: int) -> tuple[np.ndarray, list[str]] | None:
-        """The names of `size` bytes at offsets `at` of `buffer`, as an index per offset into a
-        list of names (which may hold names not used here); None on invalid UTF-8.
-
-        Names are found by a uint64 key in a sorted table (a leader sees the same few topic
-        names at every rebalance, so after the first most lookups are one binary search)."""
-        if size == 0:
-            return np.zeros(len(at), dtype=np.int64), [""]
-        keys, rows = _name_keys(buffer, at, size)
-        table = self.sized.get(size) or _SizedNames(np.zeros(0, dtype=np.uint64), [], np.zeros((0, size), np.uint8))
-        index = _look_up(table, keys)
-        missing = index < 0
-        if missing.any():
-            new_keys, first = np.unique(keys[missing], return_index=True)
-            starts = at[missing][first].tolist()
-            raw = [buffer[a : a + size].tobytes() for a in starts]
-            texts = [self.text(r) for r in raw]
-            if None in texts:
-                return None
-            order = np.argsort(np.concatenate([table.keys, new_keys]), kind="stable")
-            names = table.names + texts
-            rows_new = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(-1, size)
-            table = _SizedNames(np.concatenate([table.keys, new_keys])[order], [names[i] for i in order.tolist()],
-                                np.concatenate([table.rows, rows_new])[order])
-            if len(table.names) <= self.MAX_NAMES_PER_LENGTH:
-                self.sized[size] = table
-            index = _look_up(table, keys)
-        if rows is not None and not (rows == table.rows[index]).all():
-            return _distinct_names(rows, self)  # two names with one hash: compare whole names
-        return index, table.names
-
-    #: At most this many distinct topic-list keys are kept (see `MAX_NAMES_PER_LENGTH`).
-    MAX_TOPIC_LISTS = 1 << 14
-
-    def known_topic_list(self, data: bytes, start: int, entries: int) -> tuple[bytes, tuple[str, ...]] | None:
-        """A topic list read before whose bytes are the ones at `start` (past its count)."""
-        for raw, names in self.topic_lists.get(_topic_list_key(data, start, entries), ()):
-            if data.startswith(raw, start):
-                return raw, names
-        return None
-
-    def remember_topic_list(self, data: bytes, start: int, end: int, entries: int, names: tuple[str, ...]) -> None:
-        key = _topic_list_key(data, start, entries)
-        seen = self.topic_lists.get(key)
-        if seen is None:
-            if len(self.topic_lists) >= self.MAX_TOPIC_LISTS:
-                return
-            seen = self.topic_lists[key] = []
-        if len(seen) < 8:  # subscriptions that share a long prefix: keep a few, not all
-            seen.append((data[start:end], names))
-
-
-#: Topic lists are known by their count and their first bytes, up to this many.
-TOPIC_LIST_PREFIX = 64
-
-
-def topic_list_prefix(entries, first_name_length):
-    """A lower bound on how many of a topic list's first bytes belong to it, at most
-    `TOPIC_LIST_PREFIX`: a list of `entries` names whose first name has this length spans at
-    least ``2 + first_name_length + 2 * (entries - 1)`` bytes. Works on ints and on numpy
-    arrays alike (a leader groups its members' lists by this many bytes at once)."""
-    bound = 2 + np.maximum(first_name_length, 0) + 2 * (entries - 1)
-    return np.clip(bound, 0, TOPIC_LIST_PREFIX) * (entries > 0)
-
-
-def _topic_list_key(data: bytes, start: int, entries: int) -> tuple[int, bytes]:
-    """The list's count and its first `TOPIC_LIST_PREFIX` bytes, or all of it when shorter:
-    never a byte past it, or what follows the list (owned partitions, a generation) would
-    make a new key for the same list at every rebalance."""
-    end, at = min(start + TOPIC_LIST_PREFIX, len(data)), start
-    first = int.from_bytes(data[start : start + 2], "big", signed=True) if end >= start + 2 else 0
-    if 2 + max(first, 0) + 2 * (entries - 1) >= TOPIC_LIST_PREFIX:  # `topic_list_prefix`: no walk needed
-        return entries, data[start:end]
-    for _ in range(entries):
-        if at + 2 > end:
-            break
-        length = int.from_bytes(data[at : at + 2], "big", signed=True)
-        if length < 0:
-            break
-        at += 2 + length
-    else:
-        end = min(at, end)
-    return entries, data[start:end]
-
-
-class Reader:
-    """Reads one message. A leader decoding a whole group gives every member's reader the same
-    `DecodeCache`, since members share most topic names and often whole subscriptions."""
-
-    def __init__(self, data: bytes | bytearray | memoryview, cache: DecodeCache | None = None):
-        if not isinstance(data, bytes | bytearray | memoryview):
-            raise ProtocolError(f"expected bytes, got {type(data).__name__}")
-        self.data = bytes(data)
-        self.offset = 0
-        self.cache = DecodeCache() if cache is None else cache
-        self.names = self.cache.names
+    def __init__(self, data: bytes, cache: DecodeCache, offset: int = 0):
+        self.data = data
+        self.offset = offset
+        self.cache = cache
+        self.names = cache.names
 
     @property
     def remaining(self) -> int:
@@ -178,37 +68,8 @@ class Reader:
         self.offset += size
         return start
 
-    def int16(self, field: str) -> int:
-        return _INT16.unpack_from(self.data, self._need(2, field))[0]
-
     def int32(self, field: str) -> int:
         return _INT32.unpack_from(self.data, self._need(4, field))[0]
-
-    def nullable_string(self, field: str) -> str | None:
-        at = self.offset
-        length = self.int16(field)
-        if length == -1:
-            return None
-        if length < 0:
-            raise ProtocolError(f"{field}: invalid string length {length} at offset {at}")
-        return self._utf8(length, field)
-
-    def _utf8(self, length: int, field: str) -> str:
-        start = self._need(length, field)
-        try:
-            return self.data[start : start + length].decode("utf-8")
-        except UnicodeDecodeError:
-            raise ProtocolError(f"{field}: invalid UTF-8 at offset {start}") from None
-
-    def nullable_bytes(self, field: str) -> bytes | None:
-        at = self.offset
-        length = self.int32(field)
-        if length == -1:
-            return None
-        if length < 0:
-            raise ProtocolError(f"{field}: invalid bytes length {length} at offset {at}")
-        start = self._need(length, field)
-        return self.data[start : start + length]
 
     def count(self, field: str, min_element_size: int) -> int:
         """An array's element count, checked against what the elements need at the least."""
@@ -281,16 +142,6 @@ class Reader:
                     names[i] = self._name(raws[i], at + i * stride + 2, field)
         out.extend(names)
         return run
-
-    def topic_partitions(self, field: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """[Topic STRING, Partitions [INT32]]: topic per entry, partitions per entry, all partitions.
-
-        A group of 2,000 members owning a million partitions sends a million such entries, so
-        entries are read in runs (`_stride_run`): consecutive entries of the same shape sit at
-        a fixed stride and are checked and read through strided numpy views at once; the rest
-        are read one by one (`_entry`). Repeated topic names are decoded once.
-        """
-        return self.topic_partition_entries(self.count(field, 2 + 4), field)
 
     def topic_partition_entries(self, entries: int, field: str) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The `entries` entries of such an array, from here (its count already read)."""
@@ -386,74 +237,9 @@ class Reader:
     def _short(self, field: str, size: int, at: int) -> ProtocolError:
         return ProtocolError(f"{field}: needs {size} bytes at offset {at}, {len(self.data) - at} left")
 
-class Writer:
-    def __init__(self):
-        self.parts: list[bytes] = []
-
-    def int16(self, value: int, field: str) -> None:
-        self.parts.append(_pack(_INT16, value, field))
-
-    def int32(self, value: int, field: str) -> None:
-        self.parts.append(_pack(_INT32, value, field))
-
-    def string(self, value: str, field: str) -> None:
-        if not isinstance(value, str):
-            raise ProtocolError(f"{field}: expected a string, got {type(value).__name__}")
-        try:
-            encoded = value.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate, which JSON input can carry
-            raise ProtocolError(f"{field}: {value!r} is not encodable as UTF-8") from None
-        if len(encoded) > 0x7FFF:
-            raise ProtocolError(f"{field}: {len(encoded)} bytes, more than a STRING holds (32767)")
-        self.int16(len(encoded), field)
-        self.parts.append(encoded)
-
-    def nullable_string(self, value: str | None, field: str) -> None:
-        if value is None:
-            self.int16(-1, field)
-        else:
-            self.string(value, field)
-
-    def nullable_bytes(self, value: bytes | None, field: str) -> None:
-        if value is None:
-            self.int32(-1, field)
-            return
-        if not isinstance(value, bytes | bytearray | memoryview):
-            raise ProtocolError(f"{field}: expected bytes, got {type(value).__name__}")
-        self.int32(len(value), field)
-        self.parts.append(bytes(value))
-
-    def raw(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def bytes(self) -> bytes:
-        return b"".join(self.parts)
-
-
-def _pack(form: struct.Struct, value: int, field: str) -> bytes:
-    try:
-        return form.pack(value)
-    except struct.error:
-        raise ProtocolError(f"{field}: {value!r} does not fit the field") from None
-
-
-def encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> list[bytes]:
-    """Encode each group of (topic, partition) pairs as ``[Topic STRING, Partitions [INT32]]``.
-
-    Topics are written in the order they first appear in their group, partitions in the given
-    order. All groups are laid out in one numpy buffer (a leader encodes 2,000 assignments with
-    a million partitions at once), then cut into one bytes object per group.
-    """
-    with gc_paused():  # the lists below hold a million references; nothing cyclic is made
-        return _encode_topic_partition_arrays(groups, field)
-
-
-def _encode_topic_partition_arrays(groups: Sequence[Sequence], field: str) -> list[bytes]:
-    return encode_tp_columns(*tp_columns_of(groups, field), len(groups))
-
 
 def tp_columns_of(groups: Sequence[Sequence], field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
-    """Groups of (topic, partition) pairs as the columns `encode_tp_columns` takes (group,
+    """Groups of (topic, partition) pairs as the columns `frame_tp_columns` takes (group,
     topic id, partition, each topic's UTF-8 bytes), every value checked."""
     lengths = [len(g) for g in groups]
     pairs = list(chain.from_iterable(groups))
@@ -486,12 +272,6 @@ def tp_columns_of(groups: Sequence[Sequence], field: str) -> tuple[np.ndarray, n
     member = np.repeat(np.arange(len(groups), dtype=np.int64), lengths)
     return member, tid, parts.astype(np.int64), encoded
 
-
-def encode_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes],
-                      messages: int) -> list[bytes]:
-    """`encode_topic_partition_arrays` on columns: message (non-decreasing), topic id into
-    `encoded` (each name's UTF-8 bytes, at most 32767 long) and partition (in [0, 2**31)) per pair."""
-    return frame_tp_columns(member, tid, parts, encoded, messages).messages()
 
 
 class Frames(NamedTuple):
@@ -537,55 +317,22 @@ class Frames(NamedTuple):
                 view = at_offset(self.out, f"V{length}")
                 view[target[chosen]] = view[source[chosen]]
 
-    def joined(self, per: int = 1) -> Joined:
-        """The messages as a `Joined`; with `per`, each message spans that many frames."""
+    def joined(self, per: int = 1) -> Messages:
+        """The messages as a `Messages`; with `per`, each message spans that many frames."""
         base, limit = self.start[::per], self.end[per - 1 :: per]
-        # The buffer itself, not a copy (`out` ends with the padding `Joined` wants).
-        return Joined(memoryview(self.out), self.out, base, limit, np.ones(len(base), dtype=bool))
+        # The buffer itself, not a copy (`out` ends with the padding `Messages` wants).
+        return Messages(memoryview(self.out), self.out, base, limit)
 
     def messages(self) -> list[bytes]:
         return self.joined().messages()
 
 
-class NameTable(NamedTuple):
-    """Topic names' UTF-8 bytes as `frame_tp_columns` lays them out: end to end in one buffer
-    (then 8 bytes of padding), with each name's start and length. An encoder that writes the
-    same names again keeps the table (`protocol.EncodeCache.name_table`)."""
-
-    encoded: Sequence[bytes]
-    buffer: np.ndarray
-    start: np.ndarray
-    length: np.ndarray
-    heads: dict  # (name length, partition count) -> `entry_heads`
-
-    @classmethod
-    def of(cls, encoded: Sequence[bytes]) -> NameTable:
-        length = np.array([len(e) for e in encoded], dtype=np.int64)
-        buffer = np.frombuffer(b"".join(encoded) + bytes(8), dtype=np.uint8)
-        return cls(encoded, buffer, np.cumsum(length) - length, length, {})
-
-    def entry_heads(self, length: int, partitions: int) -> tuple[np.ndarray, np.ndarray]:
-        """The first fields of an entry of this shape (name length, name, partition count),
-        as one element per topic whose name has `length` bytes, and each topic's row among
-        them (-1 for other lengths). Kept: an encoder writes the same shapes again."""
-        found = self.heads.get((length, partitions))
-        if found is None:
-            topics = np.flatnonzero(self.length == length)
-            fields = [("length", ">i2"), ("name", f"V{length}"), ("count", ">i4")]
-            head = np.empty(len(topics), dtype=[f for f in fields if f[0] != "name" or length])
-            head["length"] = length
-            if length:
-                head["name"] = at_offset(self.buffer, f"V{length}")[self.start[topics]]
-            head["count"] = partitions
-            row = np.full(len(self.length), -1, dtype=np.int64)
-            row[topics] = np.arange(len(topics))
-            found = self.heads[(length, partitions)] = (head.view(f"V{head.dtype.itemsize}"), row)
-        return found
-
 
 def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes] | NameTable,
                      messages: int, before: np.ndarray | int = 0, after=0) -> Frames:
-    """`encode_tp_columns` into `Frames`, with ``before[i]`` and ``after[i]`` bytes left free
+    """Lay out ``[Topic STRING, Partitions [INT32]]`` arrays from columns into `Frames`: message
+    (non-decreasing), topic id into `encoded` (each name's UTF-8 bytes, at most 32767 long) and
+    partition (in [0, 2**31)) per pair; ``before[i]`` and ``after[i]`` bytes are left free
     around message i's array (uninitialised: the caller fills them). `after` may be a function
     of the arrays' sizes in bytes (for fields that hold a copy of the array). The names may
     come as a `NameTable`."""
@@ -731,73 +478,8 @@ _MAX_STEPS = 64
 _MAX_LOOK = 1 << 22
 
 
-def at_offset(buffer: np.ndarray, dtype: str) -> np.ndarray:
-    """A view of `buffer` (uint8) whose element j is the `dtype` value starting at byte j.
 
-    Stride 1: reading or writing many values at arbitrary byte offsets is then one plain
-    gather or scatter, instead of one per byte lane. Writable when `buffer` is.
-    """
-    kind = _DTYPES.get(dtype)
-    if kind is None:  # parsed once: readers make thousands of views (bounded: "V{size}" varies)
-        if len(_DTYPES) >= 4096:
-            _DTYPES.clear()
-        kind = _DTYPES[dtype] = np.dtype(dtype)
-    return np.ndarray((max(len(buffer) - kind.itemsize + 1, 0),), dtype=kind, buffer=buffer, strides=(1,))
-
-
-_DTYPES: dict[str, np.dtype] = {}
-
-
-def equal_rows_at(buffer: np.ndarray, at: np.ndarray, table: np.ndarray, row: np.ndarray) -> np.ndarray:
-    """Whether the bytes at each offset ``at[j]`` of `buffer` (uint8) are ``table[row[j]]`` (a
-    uint8 matrix, one value per row; each offset plus its width within the buffer). Compared
-    eight bytes at a time: numpy compares void elements byte by byte."""
-    size = table.shape[1]
-    if not size:
-        return np.ones(len(at), dtype=bool)
-    rows = rows_at(buffer, at, size)
-    expected = table[0] if len(table) == 1 else table[row]
-    words = size // 8 * 8
-    same = (rows[:, :words].view(np.uint64) == expected[..., :words].view(np.uint64)).all(axis=1)
-    return same & (rows[:, words:] == expected[..., words:]).all(axis=1)
-
-
-def ints_at(buffer: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
-    """Big-endian signed integers of `width` (2 or 4) bytes at each offset of `buffer` (uint8)."""
-    return at_offset(buffer, f">i{width}")[np.asarray(at, dtype=np.int64)].astype(np.int64)
-
-
-class Joined(NamedTuple):
-    """Many messages laid end to end in one buffer, read together with numpy: message i is
-    ``data[base[i] : limit[i]]``. Reading some of the messages is `take`, without a copy."""
-
-    data: bytes | memoryview  # the messages, then 8 bytes of padding (masked-out reads stay in bounds)
-    buffer: np.ndarray  # the same bytes as uint8
-    base: np.ndarray
-    limit: np.ndarray
-    regular: np.ndarray  # bool: the message was bytes (anything else is laid out as empty)
-
-    @classmethod
-    def of(cls, blobs: Sequence) -> Joined:
-        regular = [type(b) is bytes for b in blobs]
-        blobs = [b if r else b"" for b, r in zip(blobs, regular)]
-        lengths = np.array([len(b) for b in blobs], dtype=np.int64)
-        base = np.cumsum(lengths) - lengths
-        data = b"".join(blobs) + bytes(8)
-        return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths, np.array(regular, dtype=bool))
-
-    def message(self, i: int) -> bytes:
-        return bytes(self.data[self.base[i] : self.limit[i]])
-
-    def messages(self) -> list[bytes]:
-        data = self.data
-        return [bytes(data[a:b]) for a, b in zip(self.base.tolist(), self.limit.tolist())]
-
-    def take(self, chosen: np.ndarray) -> Joined:
-        return self._replace(base=self.base[chosen], limit=self.limit[chosen], regular=self.regular[chosen])
-
-
-def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.ndarray, cache: DecodeCache,
+def read_tp_columns(blobs: Sequence[bytes] | Messages, starts: Sequence[int] | np.ndarray, cache: DecodeCache,
                     ends: Sequence[int] | np.ndarray | None = None) -> TPColumns:
     """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
 
@@ -810,13 +492,13 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     say), runs are short and a round costs far more than the one entry per message a step
     (`_read_step`) reads, so after two rounds of short runs in a row the reader takes steps for
     a while. When few messages are left and some of them with many entries, each of those is
-    finished on its own by a `Reader` (strided runs). A message whose array is not well formed
+    finished on its own by a `RunReader` (strided runs). A message whose array is not well formed
     gets ``ok`` False and no entries (the caller re-reads it one message at a time, which
     raises the precise error, or applies its fallback). With `ends`, the array of blob i must
     end by offset ``ends[i]`` (a field inside a larger message). Offsets (`starts`, `ends`,
     and ``end`` in the result) count from each message's start.
     """
-    joined = blobs if isinstance(blobs, Joined) else Joined.of(blobs)
+    joined = blobs if isinstance(blobs, Messages) else Messages.of(blobs)
     count_of, buffer, base = len(joined.base), joined.buffer, joined.base
     limit = joined.limit if ends is None else np.minimum(base + np.asarray(ends, dtype=np.int64), joined.limit)
     position = base + np.asarray(starts, dtype=np.int64)
@@ -888,8 +570,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Joined, starts: Sequence[int] | np.
     tail_rows = []
     ids = {name: i for i, name in enumerate(names)}
     for i, entries in tails:
-        reader = Reader(joined.data[base[i] : limit[i]], cache)
-        reader.offset = int(position[i] - base[i])
+        reader = RunReader(bytes(joined.data[base[i] : limit[i]]), cache, int(position[i] - base[i]))
         try:
             tail_names, tail_counts, tail_parts = reader.topic_partition_entries(entries, "partitions")
         except ProtocolError:
@@ -1006,50 +687,3 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
             return dense[index], names
         topic[chosen] = dense[index]
     return topic, names
-
-
-def _name_keys(buffer: np.ndarray, at: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """A uint64 key per name of `size` bytes at `at`: the bytes themselves when they fit
-    (exact), else a 64-bit FNV-1a style hash of them, returned with the names' bytes as rows of
-    a uint8 matrix so that the caller can catch a collision. Reads up to 8 bytes past a short
-    name (the padding of `Joined` keeps that in bounds)."""
-    if size <= 8:
-        return at_offset(buffer, ">u8")[at] >> np.uint64(64 - 8 * size), None
-    rows = rows_at(buffer, at, size)
-    return row_hashes(rows), rows
-
-
-def rows_at(buffer: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
-    """The `size` bytes at each offset of `buffer` (uint8), as the rows of a contiguous matrix."""
-    return np.ascontiguousarray(at_offset(buffer, f"V{size}")[at]).view(np.uint8).reshape(-1, size)
-
-
-def row_hashes(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit FNV-1a style hash of each row of an unsigned integer matrix, column by column."""
-    key = np.zeros(len(rows), dtype=np.uint64)
-    for lane in range(rows.shape[1]):  # uint64 arithmetic wraps
-        key = (key ^ rows[:, lane]) * np.uint64(0x100000001B3)
-    return key
-
-
-class _SizedNames(NamedTuple):
-    """The names of one byte length a `DecodeCache` knows, sorted by key."""
-
-    keys: np.ndarray
-    names: list[str]
-    rows: np.ndarray  # (n, size) uint8: each name's bytes, to check a hashed key
-
-
-def _look_up(table: _SizedNames, keys: np.ndarray) -> np.ndarray:
-    """The row of `table` with each key, -1 where it has none."""
-    if not len(table.keys):
-        return np.full(len(keys), -1, dtype=np.int64)
-    at = np.minimum(np.searchsorted(table.keys, keys), len(table.keys) - 1)
-    return np.where(table.keys[at] == keys, at, -1)
-
-
-def _distinct_names(rows: np.ndarray, cache: DecodeCache) -> tuple[np.ndarray, list[str]] | None:
-    """`DecodeCache.names_at` by comparing whole names (the slow, exact way)."""
-    _, first, inverse = np.unique(rows.view(f"V{rows.shape[1]}").ravel(), return_index=True, return_inverse=True)
-    names = [cache.text(rows[row].tobytes()) for row in first.tolist()]
-    return None if None in names else (inverse.ravel(), names)

@@ -1,8 +1,9 @@
-"""Group generators shared by the tests and the benchmark (bench/ imports this module).
+"""Groups at the Java client's benchmark scales, and the next rebalance of a group.
 
-`java_large` builds the Java client's large inputs exactly as recorded with the golden data
-(``shared/golden/README.md``): names zero-padded to the width of the count, splitmix64 for the
-random subscriptions.
+`java_large` builds the Java client's large test inputs exactly as recorded with the vendored
+golden data (``tests/golden/README.md``): names zero-padded to the width of the count,
+splitmix64 for the random subscriptions. The tests and the benchmark (``bench/``) share these
+generators, so a benchmark row and a test describe the same group.
 """
 
 from __future__ import annotations

@@ -1,0 +1,498 @@
+"""Many messages at once, in columns: what a group leader reads from JoinGroup and writes to
+SyncGroup, for every member together.
+
+The columnar API (the object API, one message at a time, is `assignor.wire.messages`):
+
+- `read_join_group`: every member's metadata (`Messages`) -> `Roster` (members and their owned
+  partitions as `Claims`); `Roster.owning` gives the members with their owned partitions.
+- `encode_join_group`: members, owned `Claims` and generations -> `Messages` (what each member
+  sends for its protocol; the what-if engine replays groups through it).
+- `encode_assignments`: assigned `Claims` -> every member's SyncGroup assignment (`Messages`).
+- `read_assignments`: assignments (`Messages`) -> `Claims`.
+
+`members_from_metadata` and `assignments_for` are the same two steps over plain objects (a
+mapping of member id to bytes, a `Plan`). Every path here is held equal to the plain codec by
+property tests; bytes that are irregular anywhere in a message are read again by the plain
+codec, which names the field and offset of what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from operator import attrgetter
+from typing import NamedTuple
+
+import numpy as np
+
+from assignor._arrays import gc_paused, stable_order
+from assignor.errors import ProtocolError
+from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
+from assignor.ordering import java_key
+from assignor.wire.arrays import RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
+from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
+from assignor.wire.cache import TOPIC_LIST_PREFIX, DecodeCache, EncodeCache, topic_list_prefix
+from assignor.wire.messages import (
+    HIGHEST_VERSION,
+    decode_assignment,
+    decode_sticky_user_data,
+    encode_cooperative_user_data,
+    member_from_metadata,
+)
+
+__all__ = [
+    "Messages",
+    "Roster",
+    "assignments_for",
+    "encode_assignments",
+    "encode_join_group",
+    "members_from_metadata",
+    "read_assignments",
+    "read_join_group",
+]
+
+
+def _version(version: int) -> int:
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= HIGHEST_VERSION:
+        raise ProtocolError(f"version: must be 0..{HIGHEST_VERSION}, got {version!r}")
+    return version
+
+
+def read_assignments(messages: Messages, cache: DecodeCache | None = None) -> Claims:
+    """What each member is assigned (`Claims`, member index in message order), from SyncGroup
+    assignment bytes, without a tuple per partition.
+
+    Raises
+    ------
+    ProtocolError
+        For the first assignment that does not decode, as `decode_assignment` would.
+    """
+    return _read_assignments(messages, cache)
+
+
+def _read_assignments(joined: Messages, cache: DecodeCache | None) -> Claims:
+    """`read_assignments`: the regular messages at once, the others by the reference reader."""
+    cache = DecodeCache() if cache is None else cache
+    count = len(joined.base)
+    with gc_paused():
+        ok = joined.limit - joined.base >= 2
+        version = np.where(ok, ints_at(joined.buffer, np.where(ok, joined.base, 0), 2), -1)
+        ok &= version >= 0
+        columns = read_tp_columns(joined, np.full(count, 2), cache)
+        ok &= columns.ok
+        # User data: NULLABLE_BYTES after the array.
+        at = joined.base + columns.end
+        ok &= at + 4 <= joined.limit
+        length = np.where(ok, ints_at(joined.buffer, np.where(ok, at, 0), 4), -2)
+        ok &= (length >= -1) & (at + 4 + np.maximum(length, 0) <= joined.limit)
+        parts = [columns.only(ok)]
+        for i in np.flatnonzero(~ok).tolist():  # irregular: the reference reader raises the precise error
+            parts.append(_entries_of(i, decode_assignment(joined.message(i)).partitions))
+        return _claims_from_entries(parts)
+
+
+
+def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> list[Member]:
+    """`member_from_metadata` for a whole JoinGroup response (member id -> metadata bytes).
+
+    Raises
+    ------
+    ProtocolError
+        Naming the member whose metadata does not decode.
+    """
+    ids = list(metadata)
+    for member_id, blob in metadata.items():
+        if not isinstance(blob, bytes | bytearray | memoryview):
+            raise ProtocolError(f"member {member_id!r}: expected bytes, got {type(blob).__name__}")
+    return read_join_group(ids, Messages.of([bytes(b) for b in metadata.values()]), protocol_name).owning()
+
+
+class Roster(NamedTuple):
+    """A JoinGroup response as the leader decodes it, in columns: the members (owning nothing
+    here) and every member's owned partitions as `Claims` (member index in roster order)."""
+
+    members: list[Member]
+    claims: Claims
+
+    def owning(self) -> list[Member]:
+        """The members, each with its owned partitions as TopicPartition tuples."""
+        with gc_paused():  # a large group's owned partitions are a million small tuples
+            owned = _claims_per_member(self.claims, len(self.members))
+            return [Member.decoded(m.id, m.topics, m.generation, m.rack, mine) for m, mine in zip(self.members, owned)]
+
+
+def read_join_group(ids: Sequence[str], messages: Messages, protocol_name: str,
+                    cache: DecodeCache | None = None) -> Roster:
+    """`members_from_metadata` as columns, without a tuple per owned partition: member
+    ``ids[i]`` sent ``messages.message(i)``.
+
+    The fixed fields of every member's subscription are read at once with numpy, topic lists
+    through `DecodeCache` (members repeat them), owned-partition arrays and sticky user data of
+    all members together (`read_tp_columns`). A member whose bytes are irregular anywhere is
+    read again by `member_from_metadata` (the plain codec), which names the field and offset of
+    what is wrong (or, for unreadable sticky user data, applies Java's fallback).
+
+    Raises
+    ------
+    ProtocolError
+        Naming the member whose metadata does not decode.
+    """
+    return _read_join_group(list(ids), messages, protocol_name, cache)
+
+
+def _read_join_group(ids: list[str], joined: Messages, protocol_name: str, cache: DecodeCache | None) -> Roster:
+    cache = DecodeCache() if cache is None else cache
+    with gc_paused():
+        heads = _Heads(joined, cache)
+        parts: list[TPColumns] = []
+        from_user_data = np.full(len(ids), UNKNOWN_GENERATION, dtype=np.int64)
+        known_from_user_data = np.zeros(len(ids), dtype=bool)
+        if protocol_name == "sticky":
+            chosen = np.flatnonzero(heads.ok & (heads.data_length > 0))
+            sticky = read_tp_columns(heads.joined.take(chosen), heads.data_start[chosen], cache,
+                                     ends=heads.data_end[chosen])
+            known_from_user_data[chosen] = True
+            for j in np.flatnonzero(~sticky.ok).tolist():
+                # Read alone: user data that does not parse gets Java's fallback (nothing owned,
+                # generation unknown); the rest (one whose neighbour held bad text) reads whole.
+                i = int(chosen[j])
+                data = joined.message(i)[heads.data_start[i] : heads.data_end[i]]
+                user_data = decode_sticky_user_data(data)
+                if user_data.partitions:
+                    parts.append(_entries_of(i, user_data.partitions))
+                known_from_user_data[i] = user_data.generation is not None
+                from_user_data[i] = UNKNOWN_GENERATION if user_data.generation is None else user_data.generation
+            # V1 carries the generation after the array; V0 (fewer than 4 bytes left) does not.
+            good = np.flatnonzero(sticky.ok)
+            end = heads.base[chosen[good]] + sticky.end[good]
+            v1 = heads.base[chosen[good]] + heads.data_end[chosen[good]] - end >= 4
+            from_user_data[chosen[good[v1]]] = ints_at(heads.buffer, end[v1], 4)
+            known_from_user_data[chosen[good[~v1]]] = False
+            parts.append(sticky._replace(entry_message=chosen[sticky.entry_message]))
+        else:
+            parts.append(heads.owned._replace(entry_message=heads.v1[heads.owned.entry_message]))
+            if protocol_name == "cooperative-sticky":  # INT32 generation; shorter reads as unknown
+                known_from_user_data = heads.ok & (heads.data_length >= 0)
+                four = np.flatnonzero(heads.ok & (heads.data_length >= 4))
+                from_user_data[four] = ints_at(heads.buffer, heads.base[four] + heads.data_start[four], 4)
+        # The generation rule of `member_from_metadata`: the subscription's when known, else the user data's.
+        generation = np.where(heads.generation >= 0, heads.generation,
+                              np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION),
+                                       UNKNOWN_GENERATION)).tolist()
+        members = Member.decoded_many(ids, heads.topics, generation, heads.racks)
+        for i in np.flatnonzero(~heads.ok).tolist():
+            # Irregular bytes: the reference reader, which raises the precise error.
+            member = _named(ids[i], member_from_metadata, ids[i], joined.message(i), protocol_name)
+            parts.append(_entries_of(i, member.owned))
+            members[i] = Member.decoded(ids[i], member.topics, member.generation, member.rack)
+        return Roster(members, _claims_from_entries(parts))
+
+
+class _Heads:
+    """Every member's subscription fields at once: version, topics, where the user data lies,
+    owned partitions (v1+, as columns), generation (v2+, -1 when absent) and rack (v3+).
+    ``ok`` is False for a member whose bytes are irregular anywhere."""
+
+    def __init__(self, joined: Messages, cache: DecodeCache) -> None:
+        n = len(joined.base)
+        self.joined = joined
+        self.base, limit, self.buffer = joined.base, joined.limit, joined.buffer
+        buffer = self.buffer
+        ok = limit - self.base >= 6
+        at = np.where(ok, self.base, 0)
+        version = np.where(ok, ints_at(buffer, at, 2), -1)
+        entries = np.where(ok, ints_at(buffer, at + 2, 4), -1)
+        ok &= (version >= 0) & (entries >= 0)
+        self.topics, list_size = _topic_lists(joined, ok, entries, cache)
+        ok &= list_size >= 0
+        at = 6 + np.maximum(list_size, 0)
+        ok &= self.base + at + 4 <= limit
+        self.data_length = np.where(ok, ints_at(buffer, np.where(ok, self.base + at, 0), 4), -2)
+        self.data_start = at + 4
+        self.data_end = self.data_start + np.maximum(self.data_length, 0)
+        ok &= (self.data_length >= -1) & (self.base + self.data_end <= limit)
+        # Owned partitions (v1+), read for all such members at once.
+        self.v1 = np.flatnonzero(ok & (version >= 1))
+        owned = read_tp_columns(joined.take(self.v1), self.data_end[self.v1], cache)
+        ok[self.v1[~owned.ok]] = False
+        position = self.base + self.data_end
+        position[self.v1] = self.base[self.v1] + owned.end
+        # Generation (v2+): negative reads as unknown, as Java's Optional.empty().
+        v2 = ok & (version >= 2)
+        ok &= ~v2 | (position + 4 <= limit)
+        v2 &= ok
+        self.generation = np.full(n, UNKNOWN_GENERATION, dtype=np.int64)
+        self.generation[v2] = np.maximum(ints_at(buffer, position[v2], 4), UNKNOWN_GENERATION)
+        position = position + 4 * v2
+        # Rack (v3+): NULLABLE_STRING.
+        v3 = ok & (version >= 3)
+        ok &= ~v3 | (position + 2 <= limit)
+        v3 &= ok
+        rack_length = np.full(n, -1, dtype=np.int64)
+        rack_length[v3] = ints_at(buffer, position[v3], 2)
+        ok &= ~v3 | ((rack_length >= -1) & (position + 2 + np.maximum(rack_length, 0) <= limit))
+        self.racks: list[str | None] = [None] * n
+        raw_buffer = buffer.data
+        for i in np.flatnonzero(ok & (rack_length >= 0)).tolist():
+            start = int(position[i]) + 2
+            rack = cache.text(bytes(raw_buffer[start : start + int(rack_length[i])]))
+            if rack is None:
+                ok[i] = False
+                continue
+            self.racks[i] = rack
+        self.ok = ok
+        self.owned = owned.only(ok[self.v1])  # members irregular anywhere are read again, whole
+
+
+def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: DecodeCache
+                 ) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """Each member's topic list (past its count, which is `entries`): the names, and its size in
+    bytes (-1 when it does not read).
+
+    Members send the same few lists (or, with random subscriptions, a list each, the same as
+    at the last rebalance). Members are grouped by a hash of their list's count and first bytes
+    (up to 64, never past the shortest list they could start: `topic_list_prefix`); each
+    group's list is found by that hash in `cache`, or else read through one of its members,
+    and every member is compared with its group's list, all those of one byte length at once.
+    A member left over (a hash shared by two lists, or one too near the end of the buffer) is
+    read alone.
+    """
+    topics = np.empty(len(ok), dtype=object)
+    topics[:] = _one(())
+    size = np.full(len(ok), -1, dtype=np.int64)
+    start = joined.base + 6
+    prefix = TOPIC_LIST_PREFIX
+    bulk = np.flatnonzero(ok & (start + prefix <= len(joined.buffer)))
+    if len(bulk):
+        rows = rows_at(joined.buffer, start[bulk], prefix)
+        first_name = rows[:, 0].astype(np.int64) * 256 + rows[:, 1]
+        first_name = np.where(first_name >= 1 << 15, -1, first_name)  # an INT16 length
+        bound = topic_list_prefix(entries[bulk], first_name)
+        if bound.min() < prefix:
+            rows *= np.arange(prefix) < bound[:, None]
+        key = (row_hashes(rows.view(np.uint64)) ^ entries[bulk].astype(np.uint64)) * np.uint64(0x100000001B3)
+        keys, first, group = np.unique(key, return_index=True, return_inverse=True)
+        group = group.ravel()
+        known = cache.topic_lists_by_hash
+        found = list(map(known.get, keys.tolist()))
+        for g in [g for g, f in enumerate(found) if f is None]:
+            i = int(bulk[first[g]])
+            found[g] = _topic_list(joined, i, int(entries[i]), cache)
+            if found[g] is not None and len(known) < cache.MAX_TOPIC_LISTS:
+                known[int(keys[g])] = found[g]
+        length = np.array([-1 if f is None else len(f[0]) for f in found], dtype=np.int64)
+        count = np.array([-1 if f is None else len(f[1]) for f in found], dtype=np.int64)
+        names = np.fromiter((None if f is None else f[1] for f in found), dtype=object, count=len(found))
+        member_length = length[group]
+        for width in np.unique(length[length >= 0]).tolist():
+            lists = np.flatnonzero(length == width)  # the groups whose list has this many bytes
+            row = np.zeros(len(found), dtype=np.int64)
+            row[lists] = np.arange(len(lists))
+            table = np.frombuffer(b"".join(found[g][0] for g in lists.tolist()), dtype=np.uint8)
+            table = table.reshape(len(lists), width)
+            chosen = np.flatnonzero(member_length == width)
+            members = bulk[chosen]
+            same = (entries[members] == count[group[chosen]]) & (start[members] + width <= joined.limit[members])
+            same[same] = equal_rows_at(joined.buffer, start[members[same]], table, row[group[chosen[same]]])
+            size[members[same]] = width
+            topics[members[same]] = names[group[chosen[same]]]
+    for i in np.flatnonzero(ok & (size < 0)).tolist():
+        found = _topic_list(joined, i, int(entries[i]), cache)
+        if found is not None:
+            topics[i : i + 1], size[i] = _one(found[1]), len(found[0])
+    return topics.tolist(), size
+
+
+def _one(value: object) -> np.ndarray:
+    """`value` as the one element of an object array (numpy would spread a tuple over many)."""
+    one = np.empty(1, dtype=object)
+    one[0] = value
+    return one
+
+
+def _topic_list(joined: Messages, i: int, entries: int, cache: DecodeCache
+                ) -> tuple[bytes, tuple[str, ...]] | None:
+    """Member i's topic list through `cache`, read (and remembered) first when it is new."""
+    blob = joined.message(i)
+    found = cache.known_topic_list(blob, 6, entries)
+    if found is not None:
+        return found
+    reader = RunReader(blob, cache, 2)
+    try:
+        reader.strings("topics")
+    except ProtocolError:
+        return None
+    return cache.known_topic_list(blob, 6, entries)
+
+
+def _entries_of(message: int, partitions: Sequence[TopicPartition]) -> TPColumns:
+    """One message's decoded partitions as columns (one entry per partition)."""
+    names = list(dict.fromkeys(tp[0] for tp in partitions))
+    ids = {name: i for i, name in enumerate(names)}
+    return TPColumns(np.ones(1, dtype=bool), np.zeros(1, dtype=np.int64),
+                     np.full(len(partitions), message, dtype=np.int64),
+                     np.array([ids[tp[0]] for tp in partitions], dtype=np.int64),
+                     np.ones(len(partitions), dtype=np.int64),
+                     np.array([tp[1] for tp in partitions], dtype=np.int64), names)
+
+
+def _claims_from_entries(parts: list[TPColumns]) -> Claims:
+    """One `Claims` from column pieces (entry_message holding member indices), ordered by
+    member, each member's claims in the order read."""
+    if not parts:
+        return Claims.empty()
+    names = list(dict.fromkeys(n for p in parts for n in p.names))
+    ids = {n: i for i, n in enumerate(names)}
+    member = np.concatenate([np.repeat(p.entry_message, p.entry_count) for p in parts])
+    topic = np.concatenate([np.repeat(np.array([ids[n] for n in p.names] + [0], dtype=np.int64)[p.entry_topic],
+                                      p.entry_count) for p in parts])
+    partitions = np.concatenate([p.partitions for p in parts])
+    if len(member) and (member[1:] < member[:-1]).any():
+        order = stable_order(member)
+        member, topic, partitions = member[order], topic[order], partitions[order]
+    return Claims(member, topic, partitions, names)
+
+
+def _claims_per_member(claims: Claims, members: int) -> list[tuple[TopicPartition, ...]]:
+    """Each member's claims as TopicPartition tuples (claims ordered by member)."""
+    names = np.array(claims.names, dtype=object)[claims.topic].tolist() if len(claims.topic) else []
+    tps = topic_partitions(names, claims.partition.tolist())
+    bounds = np.searchsorted(claims.member, np.arange(members + 1)).tolist()
+    return [tuple(tps[bounds[i] : bounds[i + 1]]) for i in range(members)]
+
+
+def encode_join_group(members: Sequence[Member], owned: Claims, generations: Sequence[int],
+                      protocol_name: str, cache: EncodeCache | None = None) -> Messages:
+    """Each member's JoinGroup metadata (Subscription v3) as its client sends it for this
+    protocol, from its topics, rack, generation and owned partitions (`owned`, member index in
+    `members` order), laid end to end as `read_join_group` reads them:
+
+    - ``"sticky"`` (eager: everything is revoked before joining): the owned partitions travel
+      in V1 sticky user data with the generation; a member that never had an assignment
+      (generation unknown, nothing owned) sends none.
+    - ``"cooperative-sticky"``: owned partitions in the subscription (Java's order), the
+      generation in the user data too.
+    - Others: no user data, nothing owned.
+
+    Every member's subscription is written into one numpy buffer: the fixed fields with one
+    scatter each, each distinct topic list and rack with one scatter for all members sending it.
+    """
+    cache = EncodeCache() if cache is None else cache
+    order = stable_order(owned.member)
+    member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
+    encoded = cache.name_table(owned.names, "owned_partitions.topic")
+    generation = _int32s(generations)
+    lists, list_of = cache.member_topic_lists.encode_all(list(map(attrgetter("topics"), members)))
+    racks, rack_of = cache.member_racks.encode_all(list(map(attrgetter("rack"), members)))
+    head = 2 + np.array([len(b) for b in lists], dtype=np.int64)[list_of]  # version, topics
+    rack_size = np.array([len(b) for b in racks], dtype=np.int64)[rack_of]
+    # The fields around the array (see the module docstring for the layout):
+    #   sticky:             user data = [len, ARRAY, generation], owned [] | generation | rack
+    #                       (or null user data, ARRAY = owned [], for a member with nothing to say)
+    #   cooperative-sticky: user data = [4, generation] | ARRAY = owned | generation | rack
+    #   others:             null user data | ARRAY = owned [] | generation | rack
+    if protocol_name == "sticky":
+        has_data = (generation >= 0) | (np.bincount(member, minlength=len(members)) > 0)
+        frames = frame_tp_columns(member, topic, partition, encoded, len(members), head + 4,
+                                  4 + 8 * has_data + rack_size)
+        frames.put_ints(frames.array_at - 4, np.where(has_data, frames.array_end - frames.array_at + 4, -1), 4)
+        with_data = frames.array_end[has_data]
+        frames.put_ints(with_data, generation[has_data], 4)
+        frames.put_ints(with_data + 4, 0, 4)
+        generation_at = frames.array_end + 8 * has_data
+    elif protocol_name == "cooperative-sticky":
+        java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
+        by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
+        frames = frame_tp_columns(member[by_java], topic[by_java], partition[by_java], encoded, len(members),
+                                  head + 8, 4 + rack_size)
+        frames.put_ints(frames.array_at - 8, 4, 4)
+        frames.put_ints(frames.array_at - 4, generation, 4)
+        generation_at = frames.array_end
+    else:
+        none = np.zeros(0, dtype=np.int64)
+        frames = frame_tp_columns(none, none, none, [], len(members), head + 4, 4 + rack_size)
+        frames.put_ints(frames.array_at - 4, -1, 4)
+        generation_at = frames.array_end
+    frames.put_ints(frames.start, HIGHEST_VERSION, 2)
+    frames.put_bytes(frames.start + 2, list_of, lists)
+    frames.put_ints(generation_at, generation, 4)
+    frames.put_bytes(generation_at + 4, rack_of, racks)
+    return frames.joined()
+
+
+
+def _int32s(generations: Sequence[int]) -> np.ndarray:
+    """`generations` as an array, each checked to be an INT32 (the check runs over the types
+    present, not per value: a leader sends thousands)."""
+    error = ProtocolError("generation: every generation must be a 32-bit integer")
+    if isinstance(generations, np.ndarray) and generations.dtype.kind in "iu":
+        generation = generations  # checked in its own dtype, then cast
+    else:
+        generations = list(generations)
+        if not all(issubclass(kind, int) for kind in set(map(type, generations))):
+            raise error
+        try:
+            generation = np.fromiter(generations, dtype=np.int64, count=len(generations))
+        except OverflowError:
+            raise error from None
+    if len(generation) and not (-(2**31) <= generation.min() and generation.max() < 2**31):
+        raise error
+    return generation.astype(np.int64, copy=False)
+
+
+
+def _named(member_id: str, decode, *args):
+    """Call ``decode(*args)``, naming the member in any ProtocolError."""
+    try:
+        return decode(*args)
+    except ProtocolError as error:
+        raise ProtocolError(f"member {member_id!r}: {error}") from None
+
+
+def assignments_for(plan: Plan, protocol_name: str, generation: int,
+                    version: int = HIGHEST_VERSION) -> dict[str, bytes]:
+    """SyncGroup assignment bytes per member.
+
+    For ``"sticky"`` each assignment carries V1 sticky user data (the member's partitions and
+    `generation`): Java and aiokafka members ignore it, and a member that reads it learns the
+    generation it must report at the next rebalance (KIP-341) without asking its client.
+    """
+    members = list(plan.assignment)
+    with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
+        columns = tp_columns_of([plan.assignment[m] for m in members], "partitions")
+    joined = _assignments(*columns, len(members), protocol_name, generation, version)
+    return dict(zip(members, joined.messages()))
+
+
+def encode_assignments(assigned: Claims, members: int, protocol_name: str, generation: int,
+                       version: int = HIGHEST_VERSION, cache: EncodeCache | None = None) -> Messages:
+    """`assignments_for` a plan given as columns (`assigned`, member index < `members`; each
+    member's partitions in the order given), without a tuple per partition: the assignments
+    laid end to end in member order, as `read_assignments` reads them."""
+    cache = EncodeCache() if cache is None else cache
+    order = stable_order(assigned.member)
+    encoded = cache.name_table(assigned.names, "partitions.topic")
+    return _assignments(assigned.member[order], assigned.topic[order], assigned.partition[order], encoded,
+                        members, protocol_name, generation, version)
+
+
+def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes] | NameTable,
+                 members: int, protocol_name: str, generation: int, version: int) -> Messages:
+    """Every member's assignment in one buffer, from the columns of their partitions (member
+    non-decreasing): version, the array, then the user data: for "sticky", V1 sticky user data
+    (the same array again, then the generation), else null."""
+    version = _version(version)
+    if protocol_name != "sticky":
+        frames = frame_tp_columns(member, topic, partition, encoded, members, 2, 4)
+        frames.put_ints(frames.start, version, 2)
+        frames.put_ints(frames.array_end, -1, 4)
+        return frames.joined()
+    encode_cooperative_user_data(generation)  # checks it fits an INT32
+    # Each array is written once, then copied byte for byte behind its user data's length.
+    frames = frame_tp_columns(member, topic, partition, encoded, members, 2, lambda size: 4 + size + 4)
+    array_size = frames.array_end - frames.array_at
+    frames.put_ints(frames.start, version, 2)
+    frames.put_ints(frames.array_end, array_size + 4, 4)
+    copy_at = frames.array_end + 4
+    frames.copy(frames.array_at, copy_at, array_size)
+    frames.put_ints(copy_at + array_size, generation, 4)
+    return frames.joined()
