@@ -120,7 +120,7 @@ class PartitionsRequest(_Strict):
 
 
 class SimulationConfig(_Strict):
-    """One run; fields as `assignor.simulate.Config` (defaults: the KIP-794 setup)."""
+    """One run; fields as `assignor.producer.simulate.Config` (defaults: the KIP-794 setup)."""
 
     label: str = "run"
     records: int = Field(122_880, ge=1, le=500_000)

@@ -194,7 +194,7 @@ def simulation(request: dict, limits: dict[str, int]) -> Answer:
 
 
 def _simulation(request: dict, limits: dict[str, int]) -> tuple[dict, dict]:
-    from assignor import simulate
+    from assignor.producer import simulate
 
     if (request.get("preset") is None) == (request.get("runs") is None):
         raise Rejected(422, "give exactly one of preset or runs")

@@ -114,7 +114,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    from assignor import simulate
+    from assignor.producer import simulate
 
     configs = simulate.preset(args.preset, args.records, args.seed)
     results = []
@@ -138,7 +138,7 @@ def _simulate(args: argparse.Namespace) -> int:
                           f"{r.batches:,}", f"{r.mean_batch_bytes:,.0f}")
         Console(width=None if sys.stdout.isatty() else 160).print(table)  # a pipe gets whole rows
     if args.plot:
-        from assignor.simulate_plot import plot
+        from assignor.producer.simulate_plot import plot
 
         for path in plot(results, args.plot, args.preset):
             print(f"wrote {path}", file=sys.stderr)

@@ -16,13 +16,49 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from assignor.errors import ProtocolError
 from assignor.model import Group, Plan
-from assignor.protocol import assignments_for, members_from_metadata
-from assignor.strategies import assign
+from assignor.solver.dense import PlanMemo
+from assignor.strategies import check_strategy, plan_owners
+from assignor.wire.buffers import Messages
+from assignor.wire.cache import DecodeCache, EncodeCache
+from assignor.wire.columnar import encode_assignments, read_join_group
 
-__all__ = ["SyncResult", "sync"]
+__all__ = ["LeaderCache", "SyncResult", "sync"]
+
+
+@dataclass
+class LeaderCache:
+    """What a group leader keeps from one rebalance to the next, to spare repeating work: the
+    names and topic lists its members send (`decode`), the bytes it writes (`encode`) and what
+    planning the same group again can reuse (`plans`). A kept cache never changes an answer.
+
+    Its owner creates it and passes it in: a what-if run, an aiokafka assignor instance, a
+    service process. One bound and one rule: once a rebalance is done (`settle`), a cache
+    holding more than `max_entries` entries in all starts again, empty.
+
+    Examples
+    --------
+    >>> cache = LeaderCache(max_entries=10)
+    >>> cache.entries()
+    0
+    """
+
+    max_entries: int = 1 << 18
+    decode: DecodeCache = field(default_factory=DecodeCache)
+    encode: EncodeCache = field(default_factory=EncodeCache)
+    plans: PlanMemo = field(default_factory=PlanMemo)
+
+    def entries(self) -> int:
+        """How many entries the three parts hold together."""
+        return self.decode.entries() + self.encode.entries() + self.plans.entries()
+
+    def settle(self) -> None:
+        """Apply the bound: the owner calls this once a rebalance is done."""
+        if self.entries() > self.max_entries:
+            self.decode, self.encode, self.plans = DecodeCache(), EncodeCache(), PlanMemo()
 
 
 @dataclass(frozen=True)
@@ -33,12 +69,14 @@ class SyncResult:
 
 
 def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
-         partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None) -> SyncResult:
+         partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
+         cache: LeaderCache | None = None) -> SyncResult:
     """Plan one rebalance for `protocol` ("sticky", "cooperative-sticky", "range", "roundrobin").
 
     `topics` are the partition counts the leader knows; subscribed topics missing from it get
     no partitions (Java skips topics without metadata). `generation` is the one the broker
-    handed out with this JoinGroup response; sticky assignments carry it (KIP-341).
+    handed out with this JoinGroup response; sticky assignments carry it (KIP-341). `cache`: the
+    caller's `LeaderCache`, kept across rebalances (a fresh one when omitted).
 
     Raises
     ------
@@ -47,7 +85,18 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     AssignorError
         Unknown protocol or an invalid group (bad partition counts or racks).
     """
-    members = members_from_metadata(metadata, protocol)
-    group = Group(topics=topics, members=members, partition_racks=partition_racks)
-    plan = assign(protocol, group)
-    return SyncResult(group, plan, assignments_for(plan, protocol, generation))
+    check_strategy(protocol)
+    cache = LeaderCache() if cache is None else cache
+    ids = list(metadata)
+    for member_id, blob in metadata.items():
+        if not isinstance(blob, bytes | bytearray | memoryview):
+            raise ProtocolError(f"member {member_id!r}: expected bytes, got {type(blob).__name__}")
+    # Every member's metadata at once (the columnar path), planned on the claims as columns.
+    roster = read_join_group(ids, Messages.of([bytes(b) for b in metadata.values()]), protocol, cache.decode)
+    group = Group(topics=topics, members=roster.owning(), partition_racks=partition_racks)
+    layout, owner = plan_owners(protocol, group, roster.claims, cache.plans)
+    messages = encode_assignments(layout.owned_claims(owner), len(layout.members), protocol, generation,
+                                  cache=cache.encode)
+    cache.settle()
+    plan = Plan(protocol, layout.assignment(owner))
+    return SyncResult(group, plan, dict(zip([m.id for m in layout.members], messages.messages())))

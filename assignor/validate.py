@@ -1,7 +1,7 @@
 """The invariant oracle: every strategy and every test goes through `report`.
 
 It is written independently of the strategies (plain Python over the public types, claims
-resolved by `assignor.claims`) so that it can catch them out.
+resolved by `assignor.solver.claims`) so that it can catch them out.
 
 Definitions
 -----------
@@ -17,7 +17,7 @@ balanced (KIP-54)
 balance_score (KIP-54)
     Sum over all member pairs of ``|n_i - n_j|``; computed in O(C log C) from sorted loads.
 moved / kept
-    Partitions whose valid previous owner (`assignor.claims.resolve`) lost / kept them.
+    Partitions whose valid previous owner (`assignor.solver.claims.resolve`) lost / kept them.
 rack_local / rack_locality (KIP-881)
     Assigned partitions with a replica on their member's rack, as a count and as a fraction of
     the assigned partitions that have rack information (None without any).
@@ -29,8 +29,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from assignor import claims, racks
 from assignor.model import Group, Plan, TopicPartition
+from assignor.solver import claims, racks
 
 __all__ = ["Optimum", "balance_score", "optimum", "report"]
 

@@ -24,12 +24,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from assignor import _layout, protocol, validate
+from assignor import protocol, validate
 from assignor._arrays import appended, gc_paused, run_starts
-from assignor._layout import Layout
 from assignor.errors import AssignorError
+from assignor.leader import LeaderCache
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan
-from assignor.protocol import DecodeCache
+from assignor.solver import dense
+from assignor.solver.dense import Layout
 from assignor.strategies import check_strategy, plan_owners
 
 __all__ = ["ALL_STRATEGIES", "Event", "WhatIfError", "apply_event", "parse_event", "run"]
@@ -131,9 +132,7 @@ class _State:
     generation: np.ndarray  # of each of `ids`
     group_generation: int
     numbering: _Numbering
-    encode_cache: protocol.EncodeCache
-    decode_cache: DecodeCache
-    layout_memo: dict
+    cache: LeaderCache
     flats: _Flats | None = None  # `owned` as flat partitions, see `_owners_now`
 
 
@@ -180,14 +179,13 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     result = {}
     initial = _claims_of(group.members)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
-    encode_cache, decode_cache, layout_memo = protocol.EncodeCache(), DecodeCache(), {}
+    cache = LeaderCache()
     for name in strategies:
         numbering = _Numbering()
         ids = [m.id for m in group.members]
         state = _State(ids, numbering.of(ids), initial,
                        np.array([m.generation for m in group.members], dtype=np.int64),
-                       max([m.generation for m in group.members], default=0) + 1, numbering, encode_cache,
-                       decode_cache, layout_memo)
+                       max([m.generation for m in group.members], default=0) + 1, numbering, cache)
         steps = [_rebalance(group, state, name, "current", include_plans, check)]
         definition = group
         for event in events:
@@ -248,19 +246,21 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         kept = position[:-1] >= 0
         generations[position[:-1][kept]] = state.generation[kept]
         # Every member's metadata laid end to end, as the leader's JoinGroup response holds it.
-        metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, state.encode_cache)
-        roster = protocol.read_join_group(present, metadata, strategy, state.decode_cache)
+        cache = state.cache
+        metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, cache.encode)
+        roster = protocol.read_join_group(present, metadata, strategy, cache.decode)
         group = Group.assembled(definition.topics, roster.members, definition.partition_racks)
-        layout, owner = plan_owners(strategy, group, roster.claims, state.layout_memo)
+        layout, owner = plan_owners(strategy, group, roster.claims, cache.plans)
         if check:
             _check(group, roster, layout, owner, strategy)
         generation = state.group_generation
         state.group_generation += 1
         # SyncGroup: one assignment per member, in layout order, each decoded by its member.
         sync = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), strategy, generation,
-                                           cache=state.encode_cache)
+                                           cache=cache.encode)
         ids = list(map(attrgetter("id"), layout.members))
-        assigned = protocol.read_assignments(sync, state.decode_cache)
+        assigned = protocol.read_assignments(sync, cache.decode)
+        cache.settle()
         old_flats = state.flats
         owner_now, state.flats = _owners_now(layout, assigned)
         numbers = state.numbering.of(ids)
@@ -312,21 +312,13 @@ def _flats(layout: Layout, claims: Claims, known: _Flats | None = None) -> np.nd
     if known is not None and known.claims is claims and known.topics == layout.topics and \
             np.array_equal(known.counts, layout.counts):
         return known.flat
-    index = _topic_index(layout)
+    index = layout.topic_index()
     topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
     known = topic >= 0
     count = appended(layout.counts, 0)[topic]  # -1 (unknown) reads the appended 0
     flat = np.where(known & (claims.partition >= 0) & (claims.partition < count),
                     layout.offsets[np.where(known, topic, 0)] + claims.partition, -1)
     return flat
-
-
-def _topic_index(layout: Layout) -> dict[str, int]:
-    """Each topic name's index in ``layout.topics`` (made once per layout)."""
-    index = layout.memo.get("topic_index")
-    if index is None:
-        index = layout.memo["topic_index"] = {t: i for i, t in enumerate(layout.topics)}
-    return index
 
 
 def _owners_now(layout: Layout, claims: Claims) -> tuple[np.ndarray, _Flats]:
@@ -367,7 +359,7 @@ def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.n
 
 def _withheld(layout: Layout, assigned: int) -> bool:
     """Whether some partition of a subscribed topic went to nobody this round."""
-    subscribed = np.unique(_layout.distinct_pairs(layout)[0])
+    subscribed = np.unique(dense.distinct_pairs(layout)[0])
     return assigned < int(layout.counts[subscribed].sum())
 
 
@@ -385,12 +377,12 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
     as the members decoded it from SyncGroup (member index in the order of ``layout.members``,
     the order the leader sent assignments in), `layout` from the last round's plan."""
     members, topics = len(layout.members), len(layout.topics)
-    index = _topic_index(layout)
+    index = layout.topic_index()
     topic = np.array([index[n] for n in owned.names] + [0], dtype=np.int64)[owned.topic]
     member = owned.member
     loads = np.bincount(member, minlength=max(members, 1))
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none).
-    subscribers = _layout.subscriber_counts(layout)
+    subscribers = dense.subscriber_counts(layout)
     # How many partitions of each topic each member holds: runs of the sorted (member, topic)
     # cells (members decode their partitions topic by topic, so they are usually in order).
     cell = member * max(topics, 1) + topic

@@ -1,9 +1,11 @@
-"""The strategies' vectorised claim resolution equals the reference rules (assignor.claims)."""
+"""The strategies' vectorised claim resolution equals the reference rules (assignor.solver.claims)."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignor import Group, Member, TopicPartition, _layout, claims
+from assignor import Group, Member, TopicPartition
+from assignor.ordering import java_order
+from assignor.solver import claims, dense
 
 TOPICS = ["a", "b", "c"]
 CLAIM = st.one_of(
@@ -30,7 +32,7 @@ def groups(draw):
 @settings(max_examples=500, deadline=None)
 @given(groups())
 def test_vectorised_resolution_equals_reference(group):
-    layout = _layout.build(group)
+    layout = dense.build(group)
     topic, partition = layout.topic_of_flat(), layout.partition_of_flat()
     fast = {
         TopicPartition(layout.topics[topic[f]], int(partition[f])): layout.members[owner].id
@@ -44,7 +46,7 @@ def test_bool_partition_mixed_with_real_claims_is_not_partition_zero():
     read False as 0, so a hostile bool claimed partition c-0. The reference rule rejects bools."""
     group = Group(topics={"c": 1}, members=[
         Member("m0", ["c"], owned=[TopicPartition("a", 0), ("c", False)], generation=0)])
-    assert _layout.build(group).prev_owner.tolist() == [-1]
+    assert dense.build(group).prev_owner.tolist() == [-1]
     assert claims.resolve(group) == {}
 
 
@@ -52,9 +54,8 @@ def test_bool_partition_mixed_with_real_claims_is_not_partition_zero():
 @given(st.lists(st.lists(st.text(alphabet="ab\u00e9\U0001f600-", min_size=1, max_size=4), min_size=64, max_size=90,
                          unique=True), min_size=1, max_size=8))
 def test_member_order_kept_between_plans_is_java_order(rosters):
-    """Member ids ranked once and kept (ids come and go, past the bound too) sort exactly as
-    Java sorts each roster afresh."""
-    memo: dict = {}
+    """Member ids ranked once and kept (ids come and go) sort exactly as Java sorts each
+    roster afresh."""
+    memo = dense.PlanMemo()
     for ids in rosters:
-        assert _layout._member_order(ids, memo) == _layout.java_order(ids)
-    assert len(memo["member_ranks"]) <= 4 * 90 + 90
+        assert dense._member_order(ids, memo) == java_order(ids)

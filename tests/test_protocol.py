@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, protocol, strategies
+from assignor.leader import LeaderCache
 from assignor.model import Claims
 from assignor.protocol import Messages, ProtocolError
 from assignor.wire import arrays, columnar
@@ -550,11 +551,10 @@ def test_bad_text_in_one_members_user_data_costs_no_other_member_its_partitions(
     assert [m.generation for m in members] == [3, -1, 3]
 
 
-def test_a_kept_encode_cache_finds_members_by_identity_within_its_bound(monkeypatch):
+def test_a_kept_encode_cache_finds_members_by_identity():
     """Members' topics tuples and racks are found by identity in a kept cache: equal values
-    held as different objects, a member list that changes between rebalances, and a table
-    that starts again past its bound all encode as the one-subscription encoder does."""
-    monkeypatch.setattr(wire_cache._Interned, "MAX_VALUES", 6)
+    held as different objects, and a member list that changes between rebalances, all encode
+    as the one-subscription encoder does."""
     cache = protocol.EncodeCache()
     everyone = [Member(f"m{i}", [f"t{i % 3}", "x"], rack=None if i % 4 == 0 else f"r{i % 2}") for i in range(12)]
     for start in (0, 3, 0, 7):  # rebalances with part of the group, some members seen before
@@ -563,14 +563,12 @@ def test_a_kept_encode_cache_finds_members_by_identity_within_its_bound(monkeypa
                     for m in members]
         assert protocol.encode_join_group(members, Claims.empty(), [2] * len(members), "range", cache).messages() \
             == expected
-    assert len(cache.member_topic_lists.values) <= 6
     assert len(cache.member_topic_lists.encodings) <= 3  # equal lists share one encoding
 
 
-def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would(monkeypatch):
-    """Name tables kept between rebalances (and dropped past their bound) give the bytes a
-    fresh cache gives, as topics come and go."""
-    monkeypatch.setattr(protocol.EncodeCache, "MAX_NAME_TABLES", 2)
+def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would():
+    """Name tables kept between rebalances give the bytes a fresh cache gives, as topics come
+    and go."""
     kept = protocol.EncodeCache()
     for topics in ({"a": 2, "bb": 3}, {"a": 2, "bb": 3, "dé": 1}, {"bb": 3}, {"a": 2, "bb": 3}, {"zz": 4, "a": 1}):
         group = Group(topics=topics, members=[Member("m1", list(topics)), Member("m2", ["bb", "a"])])
@@ -578,7 +576,6 @@ def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would(monke
         claims, members = layout.owned_claims(owner), len(layout.members)
         assert protocol.encode_assignments(claims, members, "sticky", 4, cache=kept).messages() == \
             protocol.encode_assignments(claims, members, "sticky", 4, cache=protocol.EncodeCache()).messages()
-    assert len(kept.name_tables) <= 2
 
 
 @settings(max_examples=100, deadline=None)
@@ -640,15 +637,36 @@ def test_long_topic_names_that_hash_alike_are_told_apart(monkeypatch):
     assert _assigned_at_once(blobs) == _assigned_one_by_one(blobs)
 
 
-def test_decode_cache_stops_remembering_names_past_its_bound(monkeypatch):
-    monkeypatch.setattr(DecodeCache, "MAX_NAMES_PER_LENGTH", 3)
-    cache = DecodeCache()
-    for round_ in range(3):
+def test_a_leader_cache_starts_again_past_its_one_bound():
+    """Every part of a leader's cache counts toward one bound: fresh topic names at every
+    rebalance (a hostile or churning group) grow it until `settle` finds it past the bound and
+    empties it; what it decodes meanwhile is what a fresh cache decodes."""
+    cache = LeaderCache(max_entries=25)
+    kept = []
+    for round_ in range(6):
         blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(f"t{round_}{i}", i)]))
                  for i in range(10)]
-        claims = protocol.read_assignments(Messages.of(blobs), cache)
+        claims = protocol.read_assignments(Messages.of(blobs), cache.decode)
         assert [claims.names[t] for t in claims.topic] == [f"t{round_}{i}" for i in range(10)]
-        assert all(len(table.names) <= 3 for table in cache.sized.values())
+        cache.settle()
+        kept.append(cache.entries())
+    assert kept == [20, 0, 20, 0, 20, 0]  # ten names, each in two tables; past 25 it starts again
+
+
+def test_a_kept_leader_cache_plans_and_encodes_as_a_fresh_one():
+    """`leader.sync` with one kept cache, as topics, members and names change from one
+    rebalance to the next, and through restarts of the cache: the bytes a fresh cache gives."""
+    from assignor import leader
+
+    kept = LeaderCache(max_entries=40)
+    rng = random.Random(11)
+    for generation in range(1, 12):
+        topics = {f"t{j}": rng.randrange(1, 6) for j in rng.sample(range(8), rng.randrange(1, 6))}
+        metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription(
+            rng.sample(sorted(topics), rng.randrange(1, len(topics) + 1)))) for i in rng.sample(range(30), 6)}
+        for name in ("sticky", "range", "cooperative-sticky"):
+            assert leader.sync(name, generation, topics, metadata, cache=kept).assignments == \
+                leader.sync(name, generation, topics, metadata).assignments
 
 
 def test_a_kept_decode_cache_knows_short_topic_lists_by_the_list_alone():
@@ -685,16 +703,6 @@ def test_a_subscription_each_decodes_as_member_by_member_again_and_again(monkeyp
             for i, topics in enumerate(lists)}
         roster = protocol.read_join_group(list(metadata), Messages.of(list(metadata.values())), "sticky", cache)
         assert roster.owning() == protocol.members_from_metadata(metadata, "sticky")
-
-
-def test_decode_cache_stops_remembering_topic_lists_past_its_bound(monkeypatch):
-    monkeypatch.setattr(DecodeCache, "MAX_TOPIC_LISTS", 4)
-    cache = DecodeCache()
-    metadata = {f"m{i}": protocol.encode_subscription(protocol.Subscription([f"t{i}", "shared"])) for i in range(20)}
-    roster = protocol.read_join_group(list(metadata), Messages.of(list(metadata.values())), "range", cache)
-    assert [m.topics for m in roster.members] == [tuple(protocol.decode_subscription(b).topics)
-                                                  for b in metadata.values()]
-    assert len(cache.topic_lists) == 4
 
 
 def _wire_joined(blobs):

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assignor import Group, InvalidGroupError, Member, TopicPartition, assign, racks
+from assignor import Group, InvalidGroupError, Member, TopicPartition, assign
 from assignor.json_format import group_from_json
+from assignor.solver import racks
 from tests.conftest import check
 
 

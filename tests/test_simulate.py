@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from assignor import simulate
 from assignor.cli import main
-from assignor.simulate import Config, SimulationError
+from assignor.producer import simulate
+from assignor.producer.simulate import Config, SimulationError
 
 
 def runs(name: str, records: int | None = 40_000) -> dict[str, simulate.Result]:

@@ -235,7 +235,7 @@ def test_unknown_strategies_are_named_without_planning():
 def test_layouts_do_not_share_their_default_claims():
     """`Layout.claims` defaulted to one tuple of arrays shared by every layout built without
     claims; a change through one would have shown in all."""
-    from assignor._layout import Layout
+    from assignor.solver.dense import Layout
 
     empty = np.zeros(0, np.int64)
     first = Layout([], empty, np.zeros(1, np.int64), [], empty, np.zeros(0, object))

@@ -41,9 +41,9 @@ from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
 from assignor import leader
 from assignor.model import UNKNOWN_GENERATION, TopicPartition
-from assignor.partitioners.builtin import BuiltInPartitioner
-from assignor.partitioners.keyless import StickyPartitioner
-from assignor.partitioners.murmur import PartitionerError, partition_for_key
+from assignor.producer.builtin import BuiltInPartitioner
+from assignor.producer.keyless import StickyPartitioner
+from assignor.producer.murmur import PartitionerError, partition_for_key
 from assignor.protocol import (
     ProtocolError,
     Subscription,
@@ -106,6 +106,8 @@ class StickyAssignor(AbstractPartitionAssignor):
         self.owned: list[TopicPartition] | None = None  # None until the first assignment
         self.remote_plans = 0
         self.fallbacks = 0
+        # Kept across the rebalances this instance leads (the same members, topics and names).
+        self.cache = leader.LeaderCache()
 
     def __repr__(self) -> str:
         return f"StickyAssignor(generation={self.generation}, owned={len(self.owned or ())})"
@@ -141,7 +143,7 @@ class StickyAssignor(AbstractPartitionAssignor):
             remote = self._remote_plan(group_id, generation, topics, raw)
             if remote is not None:
                 return remote
-        return leader.sync(self.name, generation, topics, raw).assignments
+        return leader.sync(self.name, generation, topics, raw, cache=self.cache).assignments
 
     def on_assignment(self, assignment) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""

@@ -1,11 +1,11 @@
 """Producer partitioners: Java-exact keyed partitioning (murmur2), round-robin, KIP-480 sticky,
 KIP-794's built-in partitioner, librdkafka's partitioners, and a plug-in interface
-(`assignor.partitioners.plugin`, examples in `assignor.partitioners.examples`)."""
+(`assignor.producer.plugin`, examples in `assignor.producer.examples`)."""
 
-from assignor.partitioners.builtin import BuiltInPartitioner
-from assignor.partitioners.keyless import DefaultPartitioner, RoundRobinPartitioner, StickyPartitioner
-from assignor.partitioners.librdkafka import LibrdkafkaPartitioner, fnv1a, partition_function
-from assignor.partitioners.murmur import (
+from assignor.producer.builtin import BuiltInPartitioner
+from assignor.producer.keyless import DefaultPartitioner, RoundRobinPartitioner, StickyPartitioner
+from assignor.producer.librdkafka import LibrdkafkaPartitioner, fnv1a, partition_function
+from assignor.producer.murmur import (
     PartitionerError,
     murmur2,
     murmur2_many,

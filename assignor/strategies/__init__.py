@@ -6,9 +6,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assignor._layout import Layout
 from assignor.errors import UnknownStrategyError
 from assignor.model import Claims, Group, Plan
+from assignor.solver import dense
+from assignor.solver.dense import Layout
 from assignor.strategies import cooperative as _cooperative
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
@@ -59,9 +60,9 @@ def check_strategy(strategy: object) -> str:
     return strategy
 
 
-def plan_owners(strategy: str, group: Group, claims: Claims | None = None, memo: dict | None = None
+def plan_owners(strategy: str, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
                 ) -> tuple[Layout, np.ndarray]:
     """`assign` as the layout and each flat partition's owner (member index in layout order,
     ``NO_OWNER`` when unassigned); owned partitions from `claims` when given. `memo`: see
-    `assignor._layout.build` (a caller planning the same topics again and again keeps one)."""
+    `assignor.solver.dense.build` (a caller planning the same topics again and again keeps one)."""
     return _OWNERS[check_strategy(strategy)](group, claims, memo)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor import _layout
 from assignor.model import Claims, Group, Plan
+from assignor.solver import dense
 from assignor.strategies import sticky
 
 __all__ = ["assign"]
@@ -43,12 +43,12 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = None
-                ) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
+                ) -> tuple[dense.Layout, np.ndarray]:
     """This round's plan as the layout and the owner (member index, or none: withheld) of every
-    flat partition; owned partitions from `claims` when given (see `_layout.build`)."""
+    flat partition; owned partitions from `claims` when given (see `dense.build`)."""
     layout, owner = sticky.plan_owners(group, claims, memo)
-    count, claimant = _layout.claimants(layout)
+    count, claimant = dense.claimants(layout)
     handed_over = (count == 0) | ((count == 1) & (claimant == owner))
-    owner[(owner >= 0) & ~handed_over] = _layout.NO_OWNER
+    owner[(owner >= 0) & ~handed_over] = dense.NO_OWNER
     return layout, owner

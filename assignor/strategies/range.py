@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor import _layout
 from assignor.model import Claims, Group, Plan
+from assignor.solver import dense
 
 __all__ = ["assign"]
 
@@ -30,12 +30,12 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = None
-                ) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
+                ) -> tuple[dense.Layout, np.ndarray]:
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
-    layout = _layout.build(group, Claims.empty(), memo)
-    first, subscribers, member = _layout.topic_subscribers(layout)  # each topic's in member (Java) order
+    layout = dense.build(group, Claims.empty(), memo)
+    first, subscribers, member = dense.topic_subscribers(layout)  # each topic's in member (Java) order
     flat_topic = layout.topic_of_flat()
     n = subscribers[flat_topic]
     partition = layout.partition_of_flat()
@@ -44,7 +44,7 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = 
     in_long = partition < extra * (per_member + 1)
     rank = np.where(in_long, partition // (per_member + 1),
                     extra + (partition - extra * (per_member + 1)) // np.maximum(per_member, 1))
-    owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
+    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
     has = n > 0
     owner[has] = member[first[flat_topic[has]] + rank[has]]
     return layout, owner

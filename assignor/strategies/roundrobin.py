@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor import _layout
 from assignor.model import Claims, Group, Plan
+from assignor.solver import dense
 
 __all__ = ["assign"]
 
@@ -32,14 +32,14 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = None
-                ) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
+                ) -> tuple[dense.Layout, np.ndarray]:
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
-    layout = _layout.build(group, Claims.empty(), memo)
-    owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
+    layout = dense.build(group, Claims.empty(), memo)
+    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
     members = len(layout.members)
-    start, count, member = _layout.topic_subscribers(layout)
+    start, count, member = dense.topic_subscribers(layout)
     dealt = np.flatnonzero(count > 0)  # topics with subscribers
     if len(layout.distinct) == 1:
         flats = np.flatnonzero(count[layout.topic_of_flat()] > 0)

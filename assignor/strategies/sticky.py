@@ -2,11 +2,11 @@
 
 Steps, each a private helper:
 
-1. `_layout.build`: dense numbering; drop invalid claims and resolve conflicting ones (KIP-341).
+1. `dense.build`: dense numbering; drop invalid claims and resolve conflicting ones (KIP-341).
 2. `_topic_classes`: group topics by subscriber set; partitions of one class are interchangeable.
    With racks (KIP-881), `_split_by_racks` splits classes by the replica racks of partitions.
 3. Counts per class and member: `_uniform_counts` when one class covers everybody (closed form),
-   otherwise `assignor._balance.solve` (global optimum, then fewest moves).
+   otherwise `assignor.balance.solve` (global optimum, then fewest moves).
 4. `_materialize`: turn counts into partitions, keeping owned partitions first and dealing the
    rest round-robin so each topic spreads over the members (KAFKA-16277).
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor import _balance, _layout, racks
 from assignor._arrays import run_starts, stable_order
 from assignor.model import Claims, Group, Plan
+from assignor.solver import balance, dense, racks
 
 __all__ = ["assign"]
 
@@ -41,11 +41,11 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, layout.assignment(owner))
 
 
-def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = None
-                ) -> tuple[_layout.Layout, np.ndarray]:
+def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
+                ) -> tuple[dense.Layout, np.ndarray]:
     """The sticky plan as the layout and the owner (member index) of every flat partition;
-    owned partitions from `claims` when given (see `_layout.build`)."""
-    layout = _layout.build(group, claims, memo)
+    owned partitions from `claims` when given (see `dense.build`)."""
+    layout = dense.build(group, claims, memo)
     class_of_topic, eligible = _topic_classes(layout, memo)
     class_of_flat = class_of_topic[layout.topic_of_flat()]
     local = None
@@ -57,14 +57,14 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dict | None = 
     if len(eligible) == 1 and local is None:
         x = _uniform_counts(eligible[0], int(sizes[0]), owned[0])[None, :]
     else:
-        x = _balance.solve(eligible, sizes, owned, local)
+        x = balance.solve(eligible, sizes, owned, local)
     return layout, _materialize(layout, class_of_flat, x, owned)
 
 
 def _split_by_racks(group, layout, class_of_flat, eligible):
     """KIP-881: split each class by replica racks, so that partitions of a class are alike for
     locality too; ``local[k, i]``: member i's rack holds a replica of class k's partitions."""
-    signature, sets = _layout.rack_signatures(group, layout)
+    signature, sets = dense.rack_signatures(group, layout)
     used = class_of_flat >= 0
     pairs = class_of_flat[used] * len(sets) + signature[used]
     classes, inverse = np.unique(pairs, return_inverse=True)
@@ -77,20 +77,20 @@ def _split_by_racks(group, layout, class_of_flat, eligible):
     return split, eligible[base], on_rack[rack_set] & eligible[base]
 
 
-def _topic_classes(layout: _layout.Layout, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _topic_classes(layout: dense.Layout, memo: dense.PlanMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Class id per topic (-1: no partitions or no subscriber) and the (K, M) eligibility.
 
-    With the `memo` `_layout.build` kept, the classes are remembered: while the topic list
+    With the `memo` `dense.build` kept, the classes are remembered: while the topic list
     stays (build clears the memo when it changes), a subscription is the same index array
     from one plan to the next, so the distinct subscriptions are known by identity (a group
     planned again and again would otherwise redo a loop over every topic each time)."""
     key = None
     if memo is not None:
         key = (tuple(map(id, layout.distinct)), (layout.counts > 0).tobytes())
-        found = memo.get("topic_classes")  # the last classes only: a bound on what is kept
+        found = memo.topic_classes  # the last classes only: a bound on what is kept
         if found is not None and found[0] == key:
             return found[1], found[2][:, layout.subscription_of]
-    topic, subscription = _layout.distinct_pairs(layout)
+    topic, subscription = dense.distinct_pairs(layout)
     bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
     class_of_topic = np.full(len(layout.topics), -1, dtype=np.int64)
     signatures: dict[bytes, int] = {}
@@ -107,7 +107,7 @@ def _topic_classes(layout: _layout.Layout, memo: dict | None = None) -> tuple[np
         by_subscription[k, subscribers] = True
     if key is not None:
         # The entry holds the arrays themselves, so no other array can take their ids.
-        memo["topic_classes"] = (key, class_of_topic, by_subscription, tuple(layout.distinct))
+        memo.topic_classes = (key, class_of_topic, by_subscription, tuple(layout.distinct))
     return class_of_topic, by_subscription[:, layout.subscription_of]
 
 
@@ -137,11 +137,11 @@ def _uniform_counts(eligible: np.ndarray, size: int, owned: np.ndarray) -> np.nd
     return x
 
 
-def _materialize(layout: _layout.Layout, cls: np.ndarray, x: np.ndarray, owned: np.ndarray) -> np.ndarray:
+def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np.ndarray) -> np.ndarray:
     """Owner per flat partition realising the counts `x` (class `cls` per flat partition),
     keeping owned partitions first (`owned`: the valid claims per class and member)."""
     topic = layout.topic_of_flat()
-    owner = np.full(layout.total, _layout.NO_OWNER, dtype=np.int64)
+    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
 
     # Keep up to x[k, i] of the partitions member i owned in class k. When it must give some up,
     # keep a topic-spread subset: its first partition of each topic, then its second, ...

@@ -40,9 +40,10 @@ class DecodeCache:
                 return None
         return text
 
-    #: At most this many names of one length are kept (a hostile stream of fresh names must
-    #: not grow the cache without end; past it, names are still read, just not remembered).
-    MAX_NAMES_PER_LENGTH = 1 << 16
+    def entries(self) -> int:
+        """How many entries it holds (what its owner's bound counts: `LeaderCache`)."""
+        return (len(self.names) + len(self.topic_lists) + len(self.topic_lists_by_hash)
+                + sum(len(table.names) for table in self.sized.values()))
 
     def names_at(self, buffer: np.ndarray, at: np.ndarray, size: int) -> tuple[np.ndarray, list[str]] | None:
         """The names of `size` bytes at offsets `at` of `buffer`, as an index per offset into a
@@ -68,15 +69,11 @@ class DecodeCache:
             rows_new = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(-1, size)
             table = _SizedNames(np.concatenate([table.keys, new_keys])[order], [names[i] for i in order.tolist()],
                                 np.concatenate([table.rows, rows_new])[order])
-            if len(table.names) <= self.MAX_NAMES_PER_LENGTH:
-                self.sized[size] = table
+            self.sized[size] = table
             index = _look_up(table, keys)
         if rows is not None and not (rows == table.rows[index]).all():
             return _distinct_names(rows, self)  # two names with one hash: compare whole names
         return index, table.names
-
-    #: At most this many distinct topic-list keys are kept (see `MAX_NAMES_PER_LENGTH`).
-    MAX_TOPIC_LISTS = 1 << 14
 
     def known_topic_list(self, data: bytes, start: int, entries: int) -> tuple[bytes, tuple[str, ...]] | None:
         """A topic list read before whose bytes are the ones at `start` (past its count)."""
@@ -89,8 +86,6 @@ class DecodeCache:
         key = _topic_list_key(data, start, entries)
         seen = self.topic_lists.get(key)
         if seen is None:
-            if len(self.topic_lists) >= self.MAX_TOPIC_LISTS:
-                return
             seen = self.topic_lists[key] = []
         if len(seen) < 8:  # subscriptions that share a long prefix: keep a few, not all
             seen.append((data[start:end], names))
@@ -166,9 +161,7 @@ def _distinct_names(rows: np.ndarray, cache: DecodeCache) -> tuple[np.ndarray, l
 
 class EncodeCache:
     """What the members of one group repeat when they encode: their topic lists (Java-sorted
-    and encoded once per distinct list). May be kept across rebalances."""
-
-    MAX_NAME_TABLES = 64
+    and encoded once per distinct list). May be kept across rebalances (`LeaderCache`)."""
 
     def __init__(self) -> None:
         self.topic_lists: dict[tuple, bytes] = {}
@@ -179,6 +172,11 @@ class EncodeCache:
         # Each member's topic list and rack, found by the identity of its topics tuple and rack.
         self.member_topic_lists = _Interned(self.topic_list)
         self.member_racks = _Interned(self.rack)
+
+    def entries(self) -> int:
+        """How many entries it holds (what its owner's bound counts: `LeaderCache`)."""
+        return (len(self.topic_lists) + len(self.names) + len(self.racks) + len(self.by_object)
+                + len(self.name_tables) + len(self.member_topic_lists.values) + len(self.member_racks.values))
 
     def name(self, topic: str, field_name: str = "topics") -> bytes:
         """A topic name's UTF-8 bytes (as in a STRING, without the length)."""
@@ -193,8 +191,6 @@ class EncodeCache:
         key = (field_name, *topics)
         table = self.name_tables.get(key)
         if table is None:
-            if len(self.name_tables) >= self.MAX_NAME_TABLES:  # topics that keep changing
-                self.name_tables.clear()
             table = self.name_tables[key] = NameTable.of([self.name(t, field_name) for t in topics])
         return table
 
@@ -236,8 +232,6 @@ class _Interned:
     distinct encoding once (``encode`` returns one cached object for equal values).
     """
 
-    MAX_VALUES = 1 << 16  # past this many, the table starts again (ids are never stale)
-
     def __init__(self, encode) -> None:
         self.encode = encode
         self.ids = np.zeros(0, dtype=np.uint64)  # sorted
@@ -252,9 +246,6 @@ class _Interned:
         slot = self._find(ids)
         missing = np.flatnonzero(slot < 0)
         if len(missing):
-            if len(self.values) + len(missing) > self.MAX_VALUES:
-                self.__init__(self.encode)
-                missing = np.arange(len(values))
             new_ids, first = np.unique(ids[missing], return_index=True)
             new = [values[i] for i in missing[first].tolist()]
             new_slots = []

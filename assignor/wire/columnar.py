@@ -277,7 +277,7 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
         for g in [g for g, f in enumerate(found) if f is None]:
             i = int(bulk[first[g]])
             found[g] = _topic_list(joined, i, int(entries[i]), cache)
-            if found[g] is not None and len(known) < cache.MAX_TOPIC_LISTS:
+            if found[g] is not None:
                 known[int(keys[g])] = found[g]
         length = np.array([-1 if f is None else len(f[0]) for f in found], dtype=np.int64)
         count = np.array([-1 if f is None else len(f[1]) for f in found], dtype=np.int64)

@@ -40,8 +40,8 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from assignor.errors import AssignorError
-from assignor.partitioners.builtin import SWITCH_RULES, BuiltInPartitioner
-from assignor.partitioners.keyless import RoundRobinPartitioner, StickyPartitioner
+from assignor.producer.builtin import SWITCH_RULES, BuiltInPartitioner
+from assignor.producer.keyless import RoundRobinPartitioner, StickyPartitioner
 
 __all__ = ["PRESETS", "Config", "Result", "SimulationError", "preset", "run"]
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from assignor.partitioners import examples
-from assignor.partitioners.builtin import BuiltInPartitioner
-from assignor.partitioners.interface import Cluster, Partitioner, Record
-from assignor.partitioners.keyless import DefaultPartitioner, RoundRobinPartitioner, StickyPartitioner
-from assignor.partitioners.librdkafka import LIBRDKAFKA_PARTITIONERS, LibrdkafkaPartitioner
-from assignor.partitioners.murmur import PartitionerError
+from assignor.producer import examples
+from assignor.producer.builtin import BuiltInPartitioner
+from assignor.producer.interface import Cluster, Partitioner, Record
+from assignor.producer.keyless import DefaultPartitioner, RoundRobinPartitioner, StickyPartitioner
+from assignor.producer.librdkafka import LIBRDKAFKA_PARTITIONERS, LibrdkafkaPartitioner
+from assignor.producer.murmur import PartitionerError
 
 __all__ = ["Cluster", "Partitioner", "Record", "choose", "create", "names", "register"]
 

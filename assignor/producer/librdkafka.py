@@ -27,8 +27,8 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 
-from assignor.partitioners.keyless import _choices
-from assignor.partitioners.murmur import PartitionerError, murmur2
+from assignor.producer.keyless import _choices
+from assignor.producer.murmur import PartitionerError, murmur2
 
 __all__ = ["LIBRDKAFKA_PARTITIONERS", "LibrdkafkaPartitioner", "fnv1a", "partition_function"]
 

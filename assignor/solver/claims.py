@@ -12,7 +12,7 @@ v1+ owned partitions). Claims can be stale or hostile, so before a strategy keep
    Generation ``-1`` (unknown) ranks below every known generation.
 
 This module is the plain-Python statement of those rules. The oracle uses it directly; the
-strategies use a vectorised equivalent (`assignor._layout`) that the tests check against it.
+strategies use a vectorised equivalent (`assignor.solver.dense`) that the tests check against it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Topics and members are renumbered in Java's order (`java_sorted`); every partition gets a *flat*
 id ``offsets[topic] + partition``. Previous ownership is resolved here with the rules of
-`assignor.claims`, vectorised: the tests hold the two to the same answers.
+`assignor.solver.claims`, vectorised: the tests hold the two to the same answers.
 """
 
 from __future__ import annotations
@@ -16,11 +16,41 @@ from operator import attrgetter, itemgetter
 import numpy as np
 
 from assignor._arrays import run_starts, stable_order
-from assignor.claims import is_valid_claim
 from assignor.model import Claims, Group, Member, TopicPartition, topic_partitions
 from assignor.ordering import java_order, java_sorted
+from assignor.solver.claims import is_valid_claim
 
 NO_OWNER = -1
+
+
+@dataclass
+class PlanMemo:
+    """What planning the same group again and again can reuse: the solver's part of a leader's
+    cache (`assignor.leader.LeaderCache`), created and passed by its owner.
+
+    Everything here is valid while the topic list stays the same; `build` starts the memo again
+    when it changes. Entries are found by identity where a leader hands the same objects back
+    (a decoder gives one topics tuple per distinct subscription): each such entry holds the
+    object itself, so no other object can take its id while the entry lives.
+    """
+
+    topics: list[str] = dataclass_field(default_factory=list)
+    # id(topics tuple) -> (the tuple, its sorted topic indices); see `_topic_indices`
+    subscriptions: dict[int, tuple[tuple[str, ...], np.ndarray]] = dataclass_field(default_factory=dict)
+    member_ranks: dict[str, int] = dataclass_field(default_factory=dict)  # see `_member_order`
+    # The last plan's distinct subscriptions and their (topic, subscription) pairs
+    distinct_pairs: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, np.ndarray]] | None = None
+    # The last plan's topic classes (`assignor.strategies.sticky`): key, class per topic, eligibility, arrays
+    topic_classes: tuple | None = None
+
+    def entries(self) -> int:
+        """How many entries it holds (what a `LeaderCache` bounds)."""
+        return len(self.subscriptions) + len(self.member_ranks)
+
+    def restart(self, topics: list[str]) -> None:
+        """Forget everything; valid from now on for `topics`."""
+        self.topics, self.subscriptions, self.member_ranks = topics, {}, {}
+        self.distinct_pairs = self.topic_classes = None
 
 
 @dataclass(frozen=True)
@@ -39,8 +69,10 @@ class Layout:
     # topics), and each member's among them.
     distinct: list[np.ndarray] = dataclass_field(default_factory=list)
     subscription_of: np.ndarray = dataclass_field(default_factory=lambda: np.empty(0, np.int64))
-    # Derived arrays several steps of a plan need, computed once (see `distinct_pairs`).
-    memo: dict = dataclass_field(default_factory=dict, compare=False, repr=False)
+    # Derived arrays several steps of a plan need, computed once per layout (`topic_of_flat`, ...).
+    derived: dict = dataclass_field(default_factory=dict, compare=False, repr=False)
+    # The caller's memo, for what outlives this layout (see `distinct_pairs`).
+    kept: PlanMemo | None = dataclass_field(default=None, compare=False, repr=False)
 
     @property
     def total(self) -> int:
@@ -48,19 +80,26 @@ class Layout:
 
     def topic_of_flat(self) -> np.ndarray:
         """Topic index of each flat partition (made once per layout; read-only)."""
-        found = self.memo.get("topic_of_flat")
+        found = self.derived.get("topic_of_flat")
         if found is None:
-            found = self.memo["topic_of_flat"] = np.repeat(np.arange(len(self.topics), dtype=np.int64), self.counts)
+            found = self.derived["topic_of_flat"] = np.repeat(np.arange(len(self.topics), dtype=np.int64), self.counts)
             found.flags.writeable = False
         return found
 
     def partition_of_flat(self) -> np.ndarray:
         """Partition number of each flat partition (made once per layout; read-only)."""
-        found = self.memo.get("partition_of_flat")
+        found = self.derived.get("partition_of_flat")
         if found is None:
             found = np.arange(self.total, dtype=np.int64) - np.repeat(self.offsets[:-1], self.counts)
             found.flags.writeable = False
-            self.memo["partition_of_flat"] = found
+            self.derived["partition_of_flat"] = found
+        return found
+
+    def topic_index(self) -> dict[str, int]:
+        """Each topic name's index in `topics` (made once per layout)."""
+        found = self.derived.get("topic_index")
+        if found is None:
+            found = self.derived["topic_index"] = {t: i for i, t in enumerate(self.topics)}
         return found
 
     def owned_claims(self, owner: np.ndarray) -> Claims:
@@ -90,20 +129,19 @@ class Layout:
         return {m.id: tps[bounds[i] : bounds[i + 1]] for i, m in enumerate(self.members)}
 
 
-def build(group: Group, claims: Claims | None = None, memo: dict | None = None) -> Layout:
+def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = None) -> Layout:
     """Number `group` densely and resolve previous ownership: from the members' ``owned``, or
     from `claims` (member indices in ``group.members`` order) when the caller has them as
     columns already, in which case the members' ``owned`` are not read.
 
-    `memo` (a dict the caller keeps, empty at first) remembers each subscription's topic
-    indices for as long as the topics stay the same: indexing a thousand subscriptions of
-    hundreds of topics is most of the work when the same group is planned again and again.
+    `memo` (a `PlanMemo` the caller keeps) remembers each subscription's topic indices for as
+    long as the topics stay the same: indexing a thousand subscriptions of hundreds of topics is
+    most of the work when the same group is planned again and again.
     """
     topics = java_sorted(group.topics)
-    if memo is not None and memo.get("topics") != topics:
-        memo.clear()
-        memo["topics"], memo["subscriptions"] = topics, {}
-    known: dict[int, tuple] = memo["subscriptions"] if memo is not None else {}
+    if memo is not None and memo.topics != topics:
+        memo.restart(topics)
+    known: dict[int, tuple[tuple[str, ...], np.ndarray]] = memo.subscriptions if memo is not None else {}
     index = {name: i for i, name in enumerate(topics)}
     counts = np.array([group.topics[name] for name in topics], dtype=np.int64)
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
@@ -140,12 +178,12 @@ def build(group: Group, claims: Claims | None = None, memo: dict | None = None) 
         parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
                   None)
     prev_owner, prev_object = _resolve_claims(layout, parsed)
-    # The caller's memo rides along ("kept") for derived arrays that outlive this layout.
-    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3],
-                   memo={} if memo is None else {"kept": memo})
+    # The caller's memo rides along for derived arrays that outlive this layout.
+    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], kept=memo)
 
 
-def _topic_indices(topics: tuple[str, ...], index: dict[str, int], known: dict[int, tuple]) -> np.ndarray:
+def _topic_indices(topics: tuple[str, ...], index: dict[str, int],
+                   known: dict[int, tuple[tuple[str, ...], np.ndarray]]) -> np.ndarray:
     """Sorted indices of the known topics in `topics` (`known`: earlier answers by tuple)."""
     seen = known.get(id(topics))
     if seen is not None and seen[0] is topics:  # the entry keeps the tuple, so the id is its own
@@ -160,12 +198,12 @@ def _topic_indices(topics: tuple[str, ...], index: dict[str, int], known: dict[i
 
 def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Every (topic, distinct subscription) pair, sorted by topic then subscription."""
-    found = layout.memo.get("distinct_pairs")
+    found = layout.derived.get("distinct_pairs")
     if found is None:
         # The same distinct subscriptions (the same arrays, from `build`'s memo) give the same
         # pairs: the last ones are kept in that memo, with the arrays so that ids stay theirs.
-        kept = layout.memo.get("kept", {})
-        last = kept.get("distinct_pairs")
+        kept = layout.kept
+        last = kept.distinct_pairs if kept is not None else None
         if last is not None and len(last[0]) == len(layout.distinct) and all(map(
                 operator.is_, last[0], layout.distinct)):
             found = last[1]
@@ -175,9 +213,9 @@ def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
             subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
             order = stable_order(topic)  # subscriptions already ascend within a topic
             found = (topic[order], subscription[order])
-            if "topics" in kept:  # a memo `build` keeps
-                kept["distinct_pairs"] = (tuple(layout.distinct), found)
-        layout.memo["distinct_pairs"] = found
+            if kept is not None:
+                kept.distinct_pairs = (tuple(layout.distinct), found)
+        layout.derived["distinct_pairs"] = found
     return found
 
 
@@ -212,20 +250,18 @@ def topic_subscribers(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return np.cumsum(count) - count, count, np.sort(np.repeat(topic, n) * width + member) % width
 
 
-def _member_order(ids: list[str], memo: dict | None) -> list[int]:
+def _member_order(ids: list[str], memo: PlanMemo | None) -> list[int]:
     """`java_order` of member ids; with `memo`, by each id's rank among the ids seen before
     (a group planned again and again keeps most of its members, so sorting numbers by rank
-    replaces sorting a thousand strings; a new id ranks everything again)."""
+    replaces sorting a thousand strings; a new id ranks everything again). The ids seen stay
+    until the owner's cache starts again (`LeaderCache`'s bound)."""
     if memo is None or len(ids) < 64:
         return java_order(ids)
-    ranks: dict[str, int] = memo.setdefault("member_ranks", {})
+    ranks = memo.member_ranks
     try:
         rank = np.fromiter(map(ranks.__getitem__, ids), dtype=np.int64, count=len(ids))
     except KeyError:
-        if len(ranks) < 4 * len(ids):
-            seen = [*ranks, *(i for i in ids if i not in ranks)]
-        else:  # a bound on the ids kept: start again from these
-            seen = list(ids)
+        seen = [*ranks, *(i for i in ids if i not in ranks)]
         ranks.clear()
         ranks.update((seen[i], r) for r, i in enumerate(java_order(seen)))
         rank = np.fromiter(map(ranks.__getitem__, ids), dtype=np.int64, count=len(ids))
@@ -266,7 +302,7 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
 
 def _resolve_claims(layout: Layout, parsed: tuple):
     """Previous owner (and its claim object) per flat partition under the rules of
-    `assignor.claims`: valid claims only, each once per member, KIP-341 between members.
+    `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members.
     Claims given as columns have no objects (None): every partition's object stays None."""
     member, topic, part, objects = parsed
     carry_objects = objects is not None
