@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,7 +34,8 @@ class PlanMember(_Strict):
     id: str
     topics: list[str] = []
     owned: list[tuple[str, int]] = []
-    generation: int = Field(-1, ge=-1, le=INT32_MAX)
+    # Any INT32, as on the wire: a negative generation means "unknown" (KIP-341).
+    generation: int = Field(-1, ge=-(2**31), le=INT32_MAX)
     rack: str | None = None
 
 
@@ -46,7 +47,7 @@ class PlanRequest(_Strict):
                               json_schema_extra={"examples": [{"strategy": "sticky", **EXAMPLE_GROUP}]})
     strategy: Literal["sticky", "cooperative-sticky", "range", "roundrobin"] = "sticky"
     generation: int | None = Field(None, ge=0, le=INT32_MAX)
-    topics: dict[str, int]
+    topics: dict[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]
     members: list[PlanMember] = []
     partition_racks: dict[str, list[list[str]]] | None = None
 

@@ -1,13 +1,16 @@
-"""JSON views of the consumer-protocol messages for ``/v1/protocol/decode`` and ``/encode``."""
+"""JSON views of the consumer-protocol messages for ``/v1/protocol/decode`` and ``/encode``.
+
+A value of the wrong JSON shape is the API's error (`Rejected`, 422); bytes or values the wire
+cannot hold are the core's (`ProtocolError`, which the route answers with 422 too)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from api import work
+from api.errors import Rejected
 from assignor import protocol
 from assignor.model import TopicPartition
-from assignor.protocol import ProtocolError
 
 
 def _pairs(partitions) -> list[list]:
@@ -16,12 +19,12 @@ def _pairs(partitions) -> list[list]:
 
 def _partitions(value: Any, where: str) -> list[TopicPartition]:
     if not isinstance(value, list):
-        raise ProtocolError(f"{where}: expected a list of [topic, partition] pairs")
+        raise Rejected(422, f"{where}: expected a list of [topic, partition] pairs")
     out = []
     for i, pair in enumerate(value):
         if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
                 and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
-            raise ProtocolError(f"{where}[{i}]: expected [topic, partition], got {pair!r}")
+            raise Rejected(422, f"{where}[{i}]: expected [topic, partition], got {pair!r}")
         out.append(TopicPartition(pair[0], pair[1]))
     return out
 
@@ -41,7 +44,7 @@ def decode(kind: str, data: bytes) -> dict:
                 "generation": u.generation}
     # The leader reads short user data as generation -1 (as Java does); asked to decode, we say why.
     if len(data) < 4:
-        raise ProtocolError(f"cooperative user data: expected 4 bytes (INT32 generation), got {len(data)}")
+        raise Rejected(422, f"cooperative user data: expected 4 bytes (INT32 generation), got {len(data)}")
     return {"generation": protocol.decode_cooperative_user_data(data)}
 
 
@@ -66,12 +69,12 @@ def encode(kind: str, version: int, value: dict) -> bytes:
         _no_unknown(set(value) - {"generation"})
         return protocol.encode_cooperative_user_data(value.get("generation"))
     except (TypeError, AttributeError) as error:  # a field of the wrong JSON type
-        raise ProtocolError(f"value: {error}") from None
+        raise Rejected(422, f"value: {error}") from None
 
 
 def _no_unknown(unknown: set) -> None:
     if unknown:
-        raise ProtocolError(f"value: unknown field(s) {sorted(unknown)}")
+        raise Rejected(422, f"value: unknown field(s) {sorted(unknown)}")
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -81,7 +84,4 @@ def _b64(data: bytes | None) -> str | None:
 def _unb64(text: Any) -> bytes | None:
     if text is None:
         return None
-    try:
-        return work.unb64(text, "user_data_b64")
-    except work.Rejected as error:
-        raise ProtocolError(error.detail) from None
+    return work.unb64(text, "user_data_b64")

@@ -16,6 +16,7 @@ import json
 import time
 from typing import Any
 
+from api.errors import Rejected
 from api.registry import Registry, open_registry
 from assignor import validate
 from assignor.errors import AssignorError
@@ -24,15 +25,6 @@ from assignor.leader import sync
 from assignor.model import Group
 from assignor.protocol import assignments_for, encode_cooperative_user_data, encode_sticky_user_data
 from assignor.strategies import assign
-
-
-class Rejected(Exception):
-    """An answer other than 200: status and reason."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status, self.detail = status, detail
-
 
 Answer = tuple[int, bytes, dict]
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from assignor import Group, Member, TopicPartition, assign, validate
 from tests import golden
 from tests.conftest import check
-from tests.test_sticky_properties import EVENTS, apply, groups
+from tests.consumer.test_sticky_properties import EVENTS, apply, groups
 
 
 def tp(name):

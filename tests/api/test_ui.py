@@ -17,7 +17,7 @@ from tests.service import Service
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("ASSIGNOR_TEST_ARTIFACTS",
-                                Path(__file__).resolve().parent.parent / "var" / "test-artifacts"))
+                                Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
 # Headless, and nothing that reaches beyond this machine.
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]

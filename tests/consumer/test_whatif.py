@@ -17,7 +17,7 @@ from assignor import Group, Member, assign, whatif
 from assignor.whatif import Event, WhatIfError, parse_event
 from assignor.workloads import carry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def steps(result, strategy):

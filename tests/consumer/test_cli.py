@@ -8,7 +8,7 @@ import pytest
 
 from assignor import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args, stdin=None):

@@ -8,7 +8,7 @@ import pytest
 from api.app import create_app
 from api.registry import PostgresRegistry, RegistryError, SQLiteRegistry, open_registry
 from api.settings import Settings
-from tests.test_api import join_metadata
+from tests.api.test_api import join_metadata
 
 STATE = {"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]}
 PLAN = {"strategy": "range", "assignment": {"a": [["t", 0], ["t", 1]]}}

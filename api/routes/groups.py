@@ -1,0 +1,51 @@
+"""Groups planned through the service: the leader's remote-assignor call and the registry."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, HTTPException, Response
+from fastapi.concurrency import run_in_threadpool
+
+from api import work
+from api.models import SyncRequest
+from api.service import NOT_FOUND, GroupLocksDep, MetricsDep, PlannerDep, RegistryDep, SettingsDep, reply
+
+router = APIRouter(tags=["groups"])
+
+
+@router.post("/groups/{group_id}/sync")
+async def group_sync(group_id: str, body: SyncRequest, planner: PlannerDep, metrics: MetricsDep,
+                     settings: SettingsDep, locks: GroupLocksDep) -> Response:
+    """The remote-assignor call of a group leader: raw JoinGroup metadata in, SyncGroup
+    assignment bytes out. The generation is recorded in the registry."""
+    lock = locks.setdefault(group_id, asyncio.Lock())
+    async with lock:  # one sync at a time per group: plan and record are one step
+        status, payload, stats = await planner.run(work.group_sync, group_id, body.model_dump(), settings.limits(),
+                                                   settings.registry)
+    metrics.observe(stats)
+    return reply(status, payload)
+
+
+@router.get("/groups")
+async def groups(registry: RegistryDep) -> dict:
+    """Registered groups: latest generation and how many were recorded."""
+    return {"groups": await run_in_threadpool(registry.groups)}
+
+
+@router.get("/groups/{group_id}", responses=NOT_FOUND)
+async def group(group_id: str, registry: RegistryDep) -> dict:
+    """The latest recorded state (members as they joined) and plan of a group."""
+    latest = await run_in_threadpool(registry.latest, group_id)
+    if latest is None:
+        raise HTTPException(404, f"no group {group_id!r} in the registry")
+    return latest
+
+
+@router.get("/groups/{group_id}/history", responses=NOT_FOUND)
+async def history(group_id: str, registry: RegistryDep) -> dict:
+    """One row per recorded generation: members, partitions moved, balance score."""
+    rows = await run_in_threadpool(registry.history, group_id)
+    if not rows:
+        raise HTTPException(404, f"no group {group_id!r} in the registry")
+    return {"group_id": group_id, "generations": rows}

@@ -1,0 +1,44 @@
+"""Liveness, readiness, metrics and the web page: answered from the event loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from api.models import Problem
+from api.service import MetricsDep, RegistryDep, reply
+
+PAGE = Path(__file__).resolve().parent.parent / "page.html"
+
+router = APIRouter()
+
+
+@router.get("/healthz", tags=["health"])
+async def healthz() -> dict:
+    """Liveness: answers from the event loop, whatever the planners are doing."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["health"], responses={503: {"model": Problem, "description": "registry unreachable"}})
+async def readyz(registry: RegistryDep) -> Response:
+    """Readiness: the registry answers."""
+    if await run_in_threadpool(registry.ping):
+        return reply(200, b'{"status": "ready"}')
+    return reply(503, b'{"detail": "registry unreachable"}')
+
+
+@router.get("/metrics", tags=["health"], response_class=Response,
+            responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}},
+                             "description": "Prometheus text format"}})
+async def prometheus(metrics: MetricsDep) -> Response:
+    """Prometheus metrics (no token needed: they hold counts and timings, no group data)."""
+    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+async def page() -> HTMLResponse:
+    return HTMLResponse(PAGE.read_text(encoding="utf-8"))

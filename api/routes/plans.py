@@ -1,0 +1,31 @@
+"""``POST /v1/plans``: plan one rebalance of a group given in the JSON group form."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from api import work
+from api.models import PlanRequest
+from api.service import MetricsDep, PlannerDep, SettingsDep, reply
+
+router = APIRouter(tags=["planning"])
+
+# The body is read as bytes and parsed in a planning worker, not by FastAPI: parsing a group of a
+# million partitions is CPU work that must stay off the event loop. So `PlanRequest` documents
+# the body in OpenAPI, while the worker's `json_format.group_from_json` checks it, with the same
+# rules (tests/api/test_api_schema.py holds the two to the same verdicts).
+_BODY = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": PlanRequest.model_json_schema(ref_template="#/components/schemas/{model}"),
+    "example": PlanRequest.model_config["json_schema_extra"]["examples"][0]}}}}
+
+
+@router.post("/plans", openapi_extra=_BODY)
+async def plans(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep) -> Response:
+    """Plan one rebalance of a group given in the JSON group form.
+
+    Returns the assignment, per member the SyncGroup ``assignment_b64`` and the
+    ``user_data_b64`` it will send next, and the oracle's report (``metrics``).
+    """
+    status, payload, stats = await planner.run(work.plan, await request.body(), settings.limits())
+    metrics.observe(stats)
+    return reply(status, payload)

@@ -1,0 +1,164 @@
+"""What the routes share, held by the app (`create_app`) and reached through dependencies: the
+planning pool (`Planner`), the metrics (`Metrics`), the body limit (`BodyLimit`), the bearer
+token check, and per-group locks. `Annotated` aliases (`PlannerDep`, ...) give each route the
+piece it needs."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, Response
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from api import work
+from api.models import Problem
+from api.registry import Registry
+from api.settings import Settings
+
+#: The error answers every /v1 call can give (all with a Problem body).
+ERRORS: dict[int | str, dict] = {
+    401: {"model": Problem, "description": "missing or wrong bearer token (when one is configured)"},
+    413: {"model": Problem, "description": "over a configured limit, named in `detail`"},
+    422: {"model": Problem, "description": "malformed input; `detail` names the field"},
+    503: {"model": Problem, "description": "planning queue full; retry after `Retry-After` seconds"}}
+NOT_FOUND: dict[int | str, dict] = {404: {"model": Problem, "description": "no such group in the registry"}}
+
+
+class Planner:
+    """A pool of planning workers with a bounded number of requests in it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.capacity = max(settings.workers, 1) + max(settings.max_pending, 0)
+        self.workers = settings.workers
+        self._executor: Executor | None = None
+        self.in_flight = 0
+
+    def _pool(self) -> Executor:
+        if self._executor is None:
+            if self.workers > 0:
+                # forkserver: workers start from a clean process, not a fork of a threaded server.
+                context = multiprocessing.get_context("forkserver")
+                self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+            else:
+                self._executor = ThreadPoolExecutor(1)
+        return self._executor
+
+    async def run(self, function: Callable, *args) -> work.Answer:
+        if self.in_flight >= self.capacity:
+            raise HTTPException(503, f"planning queue full ({self.capacity} requests); retry shortly",
+                                headers={"Retry-After": "1"})
+        self.in_flight += 1
+        try:
+            return await asyncio.wrap_future(self._pool().submit(function, *args))
+        finally:
+            self.in_flight -= 1
+
+    def close(self, wait: bool = True) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=wait, cancel_futures=True)
+            self._executor = None
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("assignor_http_requests", "HTTP requests", ["method", "route", "status"],
+                                registry=self.registry)
+        self.latency = Histogram("assignor_http_request_seconds", "HTTP request latency", ["route"],
+                                 registry=self.registry)
+        self.plan_partitions = Histogram("assignor_plan_partitions", "Partitions per planned group",
+                                         buckets=(10, 100, 1_000, 10_000, 100_000, 1_000_000, float("inf")),
+                                         registry=self.registry)
+        self.plan_seconds = Histogram("assignor_plan_seconds", "Time spent planning", ["strategy"],
+                                      registry=self.registry)
+
+    def observe(self, stats: dict) -> None:
+        if "partitions" in stats:
+            self.plan_partitions.observe(stats["partitions"])
+            self.plan_seconds.labels(stats["strategy"]).observe(stats["seconds"])
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a body over the limit, by Content-Length or as it streams in."""
+
+    def __init__(self, app, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            return await self._reject(send)
+        seen = 0
+
+        async def counting_receive():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counting_receive, send)
+        except _TooLarge:
+            await self._reject(send)
+
+    async def _reject(self, send) -> None:
+        body = json.dumps({"detail": f"max_body_bytes: the request body is over the limit of {self.limit} bytes"})
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body.encode()})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def reply(status: int, payload: bytes) -> Response:
+    """A JSON answer whose body is already bytes (made in a worker)."""
+    return Response(payload, status_code=status, media_type="application/json")
+
+
+def _settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def _registry(request: Request) -> Registry:
+    return request.app.state.registry
+
+
+def _planner(request: Request) -> Planner:
+    return request.app.state.planner
+
+
+def _metrics(request: Request) -> Metrics:
+    return request.app.state.metrics
+
+
+def _group_locks(request: Request) -> dict[str, asyncio.Lock]:
+    return request.app.state.group_locks
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+RegistryDep = Annotated[Registry, Depends(_registry)]
+PlannerDep = Annotated[Planner, Depends(_planner)]
+MetricsDep = Annotated[Metrics, Depends(_metrics)]
+GroupLocksDep = Annotated[dict[str, asyncio.Lock], Depends(_group_locks)]
+
+
+async def authorised(request: Request, settings: SettingsDep) -> None:
+    """The bearer token, when one is configured (compared in constant time)."""
+    if settings.token is None:
+        return
+    given = request.headers.get("authorization", "").encode()
+    if not hmac.compare_digest(given, f"Bearer {settings.token}".encode()):
+        raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
