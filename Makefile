@@ -54,7 +54,7 @@ $(WRK):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
 
 bench: $(STAMP) $(WRK) $(JAVA)
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench --write-readme
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -4,7 +4,11 @@ Each case runs in its own process (so peak memory is the case's own): it builds 
 the tests' generators (tests/generators.py), times our `assign("sticky", ...)` (best of
 --repeat), checks the plan with the oracle, and when asked runs aiokafka's assignor on the same
 input in the same process, with a time limit. The Java column is the Java client's time on this
-machine as recorded with the golden data (shared/golden/README.md), for reference.
+machine, recorded with the golden data (`bench/java_times.json`, with its provenance).
+
+Every table goes to standard output and, as Markdown, into the README between the markers
+``<!-- bench:SECTION -->`` and ``<!-- /bench:SECTION -->`` (with ``--write-readme``, which
+`make bench` passes), so the README's figures are regenerated, not pasted.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ import resource
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+from bench import report
 
 
-# (name, kind, topics, partitions per topic, members, step, Java reference, run aiokafka)
+# (name, kind, topics, partitions per topic, members, step, run aiokafka)
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -27,34 +34,48 @@ class Case:
     partitions: int
     members: int
     step: str  # fresh | leave10 | kafka2 | join10
-    java: str
     peer: bool = False
     quick: bool = True
     racks: bool = False  # members on 3 racks, each partition replicated on 2 of them
 
 
 CASES = [
-    Case("uniform", "uniform", 500, 2000, 2000, "fresh", "0.13 s", quick=False),
-    Case("uniform", "uniform", 500, 2000, 2000, "leave10", "3.95 s", quick=False),
-    Case("uniform", "uniform", 500, 2000, 2000, "join10", "", quick=False),
-    Case("nonequal_kafka", "nonequal_kafka", 500, 2000, 2000, "fresh", "7.0 s", quick=False),
-    Case("nonequal_kafka", "nonequal_kafka", 500, 2000, 2000, "kafka2", "10.4 s", quick=False),
-    Case("uniform", "uniform", 100, 100, 100, "fresh", "", peer=True),
-    Case("random50", "random50", 100, 100, 100, "fresh", "12.6 s (99-101)", peer=True),
-    Case("random50", "random50", 100, 100, 100, "leave10", "5.4 s", peer=True),
-    Case("random50", "random50", 200, 100, 200, "fresh", "41.8 s (99-101)"),
-    Case("random50", "random50", 1000, 100, 1000, "fresh", "> 480 s", peer=True),
-    Case("random50", "random50", 1000, 100, 1000, "join10", ""),
-    Case("random50", "random50", 500, 2000, 2000, "fresh", "> 480 s", quick=False),
-    Case("random50", "random50", 500, 2000, 2000, "leave10", "", quick=False),
-    Case("random50", "random50", 500, 2000, 2000, "join10", "", quick=False),
-    Case("random50+racks", "random50", 1000, 100, 1000, "fresh", "", racks=True),
-    Case("uniform+racks", "uniform", 500, 2000, 2000, "fresh", "", racks=True, quick=False),
-    Case("random50+racks", "random50", 500, 2000, 2000, "fresh", "", racks=True, quick=False),
-    Case("random50+racks", "random50", 500, 2000, 2000, "leave10", "", racks=True, quick=False),
+    Case("uniform", "uniform", 500, 2000, 2000, "fresh", quick=False),
+    Case("uniform", "uniform", 500, 2000, 2000, "leave10", quick=False),
+    Case("uniform", "uniform", 500, 2000, 2000, "join10", quick=False),
+    Case("nonequal_kafka", "nonequal_kafka", 500, 2000, 2000, "fresh", quick=False),
+    Case("nonequal_kafka", "nonequal_kafka", 500, 2000, 2000, "kafka2", quick=False),
+    Case("uniform", "uniform", 100, 100, 100, "fresh", peer=True),
+    Case("random50", "random50", 100, 100, 100, "fresh", peer=True),
+    Case("random50", "random50", 100, 100, 100, "leave10", peer=True),
+    Case("random50", "random50", 200, 100, 200, "fresh"),
+    Case("random50", "random50", 1000, 100, 1000, "fresh", peer=True),
+    Case("random50", "random50", 1000, 100, 1000, "join10"),
+    Case("random50", "random50", 500, 2000, 2000, "fresh", quick=False),
+    Case("random50", "random50", 500, 2000, 2000, "leave10", quick=False),
+    Case("random50", "random50", 500, 2000, 2000, "join10", quick=False),
+    Case("random50+racks", "random50", 1000, 100, 1000, "fresh", racks=True),
+    Case("uniform+racks", "uniform", 500, 2000, 2000, "fresh", racks=True, quick=False),
+    Case("random50+racks", "random50", 500, 2000, 2000, "fresh", racks=True, quick=False),
+    Case("random50+racks", "random50", 500, 2000, 2000, "leave10", racks=True, quick=False),
 ]
 
 RACKS = ("r0", "r1", "r2")
+JAVA_TIMES = Path(__file__).with_name("java_times.json")
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def java_reference(case: Case) -> str:
+    """The Java client's recorded time for this case (`java_times.json`), or "-"."""
+    recorded = json.loads(JAVA_TIMES.read_text())
+    for row in recorded["times"]:
+        if (row["kind"], row["partitions"], row["members"], row["step"]) == (
+                case.kind, case.topics * case.partitions, case.members, case.step) and not case.racks:
+            if row["seconds"] is None:
+                return f"> {recorded['limit_seconds']} s"
+            loads = f" ({row['loads']})" if "loads" in row else ""
+            return f"{row['seconds']} s{loads}"
+    return "-"
 
 
 def _with_racks(group):
@@ -273,33 +294,32 @@ def main(argv=None) -> int:
     parser.add_argument("--peer-limit", type=float, default=120.0,
                         help="seconds allowed to aiokafka per case (0: do not run it)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="write each section's tables into README.md between its markers")
     parser.add_argument("--only", action="append", choices=SECTIONS,
                         help="run only these sections (repeatable; default: all)")
     args = parser.parse_args(argv)
     only = set(args.only or SECTIONS)
-    rows = []
-    if "assign" in only:
-        rows = _assign_rows(args)
-    if "wire" in only:
-        print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True)
-        print()
-    if "keys" in only:
-        _keys_row()
-        print()
-    if "whatif" in only:
-        _whatif_rows(args.quick, args.repeat)
-        print()
-    if "adapter" in only:
-        _adapter_rows(args.peer_limit)
-        print()
-    if "simulate" in only:
-        _simulate_rows()
-        print()
-    if "pipeline" in only:
-        _pipeline_rows(args.quick)
-        print()
-    if "service" in only:
-        _service_rows()
+    rows: list[dict] = []
+    runs = {
+        "assign": lambda: rows.extend(_assign_rows(args)),
+        "wire": lambda: print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True),
+        "keys": _keys_row,
+        "whatif": lambda: _whatif_rows(args.quick, args.repeat),
+        "adapter": lambda: _adapter_rows(args.peer_limit),
+        "simulate": _simulate_rows,
+        "pipeline": lambda: _pipeline_rows(args.quick),
+        "service": _service_rows,
+    }
+    tables = {}
+    for section in SECTIONS:
+        if section in only:
+            with report.recorded() as lines:
+                runs[section]()
+            print()
+            tables[section] = lines
+    if args.write_readme:
+        report.write_readme(README, tables)
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
     return 0 if all("INVALID" not in r["loads"] for r in rows) else 1
@@ -325,7 +345,7 @@ def _assign_rows(args) -> list[dict]:
                  _seconds(row["ours"]), f"{row['rss_mb']:.0f}", row["loads"] + ("" if row["valid"] else " INVALID"),
                  str(row["balance"]), str(row["moved"]),
                  "-" if row["locality"] is None else f"{row['locality']:.0%}", peer_text, peer_loads, ratio,
-                 case.java or "-")
+                 java_reference(case))
         rows.append(dict(zip(header, cells)))
         print(" | ".join(cells), flush=True)
     print()

@@ -1,0 +1,29 @@
+"""The benchmark writes its tables into the README between markers (not pasted by hand)."""
+
+from __future__ import annotations
+
+from bench import report
+from bench.__main__ import CASES, java_reference
+
+
+def test_printed_tables_become_markdown_between_their_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- bench:wire -->\nold\n<!-- /bench:wire -->\n"
+                      "<!-- bench:keys -->\nkept\n<!-- /bench:keys -->\n")
+    with report.recorded() as lines:
+        print("a | b")
+        print("1 | 2")
+        print()
+        print("c | d")
+    report.write_readme(readme, {"wire": lines})
+    assert readme.read_text() == ("intro\n<!-- bench:wire -->\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+                                  "| c | d |\n|---|---|\n<!-- /bench:wire -->\n"
+                                  "<!-- bench:keys -->\nkept\n<!-- /bench:keys -->\n")
+
+
+def test_java_reference_times_come_from_the_data_file():
+    by_key = {(c.kind, c.topics * c.partitions, c.members, c.step, c.racks): java_reference(c) for c in CASES}
+    assert by_key[("uniform", 1_000_000, 2000, "fresh", False)] == "0.13 s"
+    assert by_key[("random50", 10_000, 100, "fresh", False)] == "12.6 s (99-101)"
+    assert by_key[("random50", 100_000, 1000, "fresh", False)] == "> 480 s"
+    assert by_key[("random50", 100_000, 1000, "fresh", True)] == "-"  # racks: never run in Java
