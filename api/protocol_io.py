@@ -10,6 +10,8 @@ from typing import Any
 from api import work
 from api.errors import Rejected
 from assignor import protocol
+from assignor.errors import InvalidGroupError
+from assignor.json_format import partitions_from_json
 from assignor.model import TopicPartition
 
 
@@ -18,15 +20,10 @@ def _pairs(partitions) -> list[list]:
 
 
 def _partitions(value: Any, where: str) -> list[TopicPartition]:
-    if not isinstance(value, list):
-        raise Rejected(422, f"{where}: expected a list of [topic, partition] pairs")
-    out = []
-    for i, pair in enumerate(value):
-        if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
-                and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
-            raise Rejected(422, f"{where}[{i}]: expected [topic, partition], got {pair!r}")
-        out.append(TopicPartition(pair[0], pair[1]))
-    return out
+    try:
+        return partitions_from_json(value, where)
+    except InvalidGroupError as error:  # a JSON shape: the API's error
+        raise Rejected(422, str(error)) from None
 
 
 def decode(kind: str, data: bytes) -> dict:

@@ -53,15 +53,7 @@ def _member(index: int, data: Any) -> Member:
     topics = data.get("topics", [])
     if not isinstance(topics, list):
         raise InvalidGroupError(f"{where}.topics: expected a list of topic names")
-    owned = data.get("owned") or []
-    if not isinstance(owned, list):
-        raise InvalidGroupError(f"{where}.owned: expected a list of [topic, partition] pairs")
-    claims = []
-    for j, pair in enumerate(owned):
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
-                and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
-            raise InvalidGroupError(f"{where}.owned[{j}]: expected [topic, partition], got {pair!r}")
-        claims.append(TopicPartition(pair[0], pair[1]))
+    claims = partitions_from_json(data.get("owned") or [], f"{where}.owned")
     generation = data.get("generation")
     try:
         return Member(
@@ -73,6 +65,27 @@ def _member(index: int, data: Any) -> Member:
         )
     except InvalidGroupError as error:
         raise InvalidGroupError(f"{where}: {error}") from None
+
+
+def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
+    """``[[topic, partition], ...]`` as TopicPartitions; any other shape is an error naming
+    `where` and the entry (a hostile but well-formed claim, such as a negative partition, is
+    the strategies' to drop, not an error here).
+
+    Raises
+    ------
+    InvalidGroupError
+        When `value` is not a list of [string, integer] pairs.
+    """
+    if not isinstance(value, list):
+        raise InvalidGroupError(f"{where}: expected a list of [topic, partition] pairs")
+    partitions = []
+    for j, pair in enumerate(value):
+        if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
+                and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
+            raise InvalidGroupError(f"{where}[{j}]: expected [topic, partition], got {pair!r}")
+        partitions.append(TopicPartition(pair[0], pair[1]))
+    return partitions
 
 
 def group_to_json(group: Group) -> dict:

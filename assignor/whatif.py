@@ -342,8 +342,9 @@ def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.nda
 
 def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.ndarray,
              known: _Flats | None) -> tuple[int, int]:
-    """(moved, reassigned): partitions owned before that someone else owns now, and of those
-    the ones taken from a member still in the group (`member` as in `_given_up`). A partition
+    """(moved, reassigned), in that order: `moved` counts the partitions taken from a member
+    still in the group (`member` as in `_given_up`), `reassigned` every partition owned before
+    that someone else owns now, departed owners included (so moved <= reassigned). A partition
     owned by nobody now (its topic deleted, say) has not changed owner."""
     flat = _flats(layout, before, known)
     known = flat >= 0

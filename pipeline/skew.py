@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from assignor.partitioners import murmur2_many
+from assignor.producer.murmur import partitions_of_hashes
 
 HOT_KEYS = 10
 NULL_KEY = "null key: keyless records are not placed by key"
@@ -66,8 +67,8 @@ def binary_hashes(keys: pa.Array) -> np.ndarray:
 
 def with_partitions(batch: pa.RecordBatch, counts: Sequence[int]) -> pa.RecordBatch:
     """Add ``p_N`` (int32) for each N to a batch with a binary ``key`` column."""
-    positive = binary_hashes(batch.column("key")).view(np.uint32) & np.uint32(0x7FFFFFFF)
-    columns = list(batch.columns) + [pa.array((positive % np.uint32(n)).astype(np.int32)) for n in counts]
+    hashes = binary_hashes(batch.column("key"))
+    columns = list(batch.columns) + [pa.array(partitions_of_hashes(hashes, n)) for n in counts]
     return pa.RecordBatch.from_arrays(columns, names=list(batch.schema.names) + [f"p_{n}" for n in counts])
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from assignor.producer.interface import Cluster, Partitioner, Record
-from assignor.producer.murmur import PartitionerError, murmur2
+from assignor.producer.murmur import PartitionerError, partition_for_key
 
 __all__ = ["EXAMPLES", "PriorityPartitioner", "RegionPartitioner", "parse_mapping"]
 
@@ -50,7 +50,7 @@ def _field(value: Any, name: str) -> Any:
 
 
 def _slot(key: bytes | None, size: int) -> int:
-    return 0 if key is None else (murmur2(key) & 0x7FFFFFFF) % size
+    return 0 if key is None else partition_for_key(key, size)
 
 
 def _check_fits(mapping: dict[str, list[int]], count: int, setting: str, topic: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from assignor.producer.murmur import PartitionerError, partition_for_key
+from assignor.producer.murmur import PartitionerError, partition_for_key, to_positive
 
 __all__ = ["DefaultPartitioner", "RoundRobinPartitioner", "StickyPartitioner"]
 
@@ -47,7 +47,7 @@ class RoundRobinPartitioner:
         choices = _choices(topic, num_partitions, available)
         value = self._counters.get(topic, 0)
         self._counters[topic] = (value + 1) & 0xFFFFFFFF  # Java's AtomicInteger wraps; toPositive below
-        value &= 0x7FFFFFFF
+        value = to_positive(value)
         return choices[value % len(choices)] if choices else value % num_partitions
 
 

@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Callable, Sequence
 
 from assignor.producer.keyless import _choices
-from assignor.producer.murmur import PartitionerError, murmur2
+from assignor.producer.murmur import PartitionerError, partition_for_key
 
 __all__ = ["LIBRDKAFKA_PARTITIONERS", "LibrdkafkaPartitioner", "fnv1a", "partition_function"]
 
@@ -80,7 +80,7 @@ def partition_function(name: str, key: bytes | None, num_partitions: int, availa
     if name.startswith("consistent"):
         return zlib.crc32(data) % num_partitions
     if name.startswith("murmur2"):
-        return (murmur2(data) & 0x7FFFFFFF) % num_partitions
+        return partition_for_key(data, num_partitions)
     return fnv1a(data) % num_partitions
 
 

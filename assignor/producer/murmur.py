@@ -61,6 +61,19 @@ def _blocks(count: int) -> struct.Struct:
     return _BLOCK_STRUCTS[count] if count < 64 else struct.Struct(f"<{count}I")
 
 
+def to_positive(value: int) -> int:
+    """Java's ``Utils.toPositive``: the low 31 bits (not ``abs``, whose answer for the most
+    negative int is negative)."""
+    return value & 0x7FFFFFFF
+
+
+def partitions_of_hashes(hashes: np.ndarray, num_partitions: int) -> np.ndarray:
+    """Java's keyed formula, ``toPositive(murmur2(key)) % numPartitions``, over an array of
+    murmur2 hashes (int32 array); the one vectorised copy of `partition_for_key`'s last step."""
+    positive = hashes.view(np.uint32) & np.uint32(0x7FFFFFFF)
+    return (positive % np.uint32(num_partitions)).astype(np.int32)
+
+
 def partition_for_key(key: bytes, num_partitions: int) -> int:
     """The partition the Java producer picks for `key` among `num_partitions` (all partitions).
 
@@ -72,7 +85,7 @@ def partition_for_key(key: bytes, num_partitions: int) -> int:
     _check_partitions(num_partitions)
     if key is None:
         raise PartitionerError("a null key has no hash partition (keyless records use the sticky partitioner)")
-    return (murmur2(key) & 0x7FFFFFFF) % num_partitions
+    return to_positive(murmur2(key)) % num_partitions
 
 
 def murmur2_many(keys: Sequence[bytes] | np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
@@ -133,8 +146,7 @@ def partitions_for_keys(keys: Sequence[bytes] | np.ndarray, num_partitions: int,
                         offsets: np.ndarray | None = None) -> np.ndarray:
     """`partition_for_key` for many keys at once (int32 array)."""
     _check_partitions(num_partitions)
-    hashes = murmur2_many(keys, offsets).view(np.uint32) & np.uint32(0x7FFFFFFF)
-    return (hashes % np.uint32(num_partitions)).astype(np.int32)
+    return partitions_of_hashes(murmur2_many(keys, offsets), num_partitions)
 
 
 def _check_partitions(num_partitions: int) -> None:
