@@ -40,7 +40,7 @@ def run_starts(*keys: np.ndarray) -> np.ndarray:
     return starts
 
 
-def appended(values: np.ndarray, last) -> np.ndarray:
+def appended(values: np.ndarray, last: int | float) -> np.ndarray:
     """`values` with `last` after them, in their dtype."""
     return np.concatenate((values, np.array([last], dtype=values.dtype)))
 

@@ -116,7 +116,7 @@ class Member:
         object.__setattr__(self, "owned", owned)
 
     @classmethod
-    def decoded(cls, id: str, topics: tuple[str, ...], generation: int, rack: str | None,
+    def decoded(cls, id: str, topics: Sequence[str], generation: int, rack: str | None,
                 owned: tuple[TopicPartition, ...] = ()) -> Member:
         """A member from values a decoder has already checked (no checks here: a leader builds
         thousands per rebalance, and the checks cost four times the build)."""
@@ -195,8 +195,8 @@ class Group:
             object.__setattr__(self, "partition_racks", _checked_racks(self.partition_racks))
 
     @classmethod
-    def assembled(cls, topics: dict[str, int], members: Sequence[Member],
-                  partition_racks: Mapping[str, tuple[tuple[str, ...], ...]] | None) -> Group:
+    def assembled(cls, topics: Mapping[str, int], members: Sequence[Member],
+                  partition_racks: Mapping[str, Sequence[Sequence[str]]] | None) -> Group:
         """A group from parts that are checked already (another group's topics and racks, members
         with distinct ids): no checks, as `Member.decoded`."""
         group = object.__new__(cls)

@@ -223,7 +223,7 @@ def optimum(group: Group) -> Optimum:
             graph.add_edge(("m", member_id), ("u", member_id, k), capacity=1, weight=weight * (2 * k - 1))
             graph.add_edge(("u", member_id, k), "sink", capacity=1, weight=0)
     flow = nx.min_cost_flow(graph) if partitions else {}
-    loads = Counter()
+    loads: Counter[str] = Counter()
     moves = local = 0
     rack_of = {m.id: m.rack for m in group.members}
     for tp in partitions:

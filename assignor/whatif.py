@@ -221,7 +221,8 @@ def _expand(definition: Group, event: Event):
     for member in list(definition.members):
         members = definition.members  # `member_leave`, known to apply (ids are distinct)
         i = list(map(attrgetter("id"), members)).index(member.id)
-        definition = Group.assembled(definition.topics, members[:i] + members[i + 1 :], definition.partition_racks)
+        definition = Group.assembled(definition.topics, [*members[:i], *members[i + 1 :]],
+                                     definition.partition_racks)
         yield f"restart {member.id}: leave", definition
         definition = Group.assembled(definition.topics, [*definition.members, Member(member.id, member.topics,
                                                                                       rack=member.rack)],
@@ -314,10 +315,10 @@ def _flats(layout: Layout, claims: Claims, known: _Flats | None = None) -> np.nd
         return known.flat
     index = layout.topic_index()
     topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
-    known = topic >= 0
+    in_layout = topic >= 0
     count = appended(layout.counts, 0)[topic]  # -1 (unknown) reads the appended 0
-    flat = np.where(known & (claims.partition >= 0) & (claims.partition < count),
-                    layout.offsets[np.where(known, topic, 0)] + claims.partition, -1)
+    flat = np.where(in_layout & (claims.partition >= 0) & (claims.partition < count),
+                    layout.offsets[np.where(in_layout, topic, 0)] + claims.partition, -1)
     return flat
 
 
@@ -347,8 +348,8 @@ def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.n
     that someone else owns now, departed owners included (so moved <= reassigned). A partition
     owned by nobody now (its topic deleted, say) has not changed owner."""
     flat = _flats(layout, before, known)
-    known = flat >= 0
-    flat, member = flat[known], member[known]
+    in_layout = flat >= 0
+    flat, member = flat[in_layout], member[in_layout]
     if len(flat) and np.bincount(flat).max() > 1:
         # A partition claimed twice before (only in a hostile starting group): the last claim counts.
         last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from assignor import Group, Member, Plan, TopicPartition
+from assignor import Group, Member, Plan
 
 SEED = 20241025
 _MASK = 2**64 - 1
@@ -80,7 +80,3 @@ def carry(group: Group, plan: Plan, generation: int) -> Group:
                  for m in group.members],
         partition_racks=group.partition_racks,
     )
-
-
-def tp_list(pairs) -> list[TopicPartition]:
-    return [TopicPartition(t, p) for t, p in pairs]

@@ -22,7 +22,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from assignor.producer.keyless import _choices
+from assignor.producer.keyless import _choices, _count
 from assignor.producer.murmur import PartitionerError, partition_for_key
 
 __all__ = ["BuiltInPartitioner"]
@@ -75,6 +75,7 @@ class BuiltInPartitioner:
     def partition(self, topic: str, key: bytes | None, num_partitions: int | None,
                   available: Sequence[int] | None = None) -> int:
         """The partition for the next record of `topic` (keyed: murmur2 over all partitions)."""
+        num_partitions = _count(topic, num_partitions)
         choices = _choices(topic, num_partitions, available)
         if key is not None and not self.ignore_keys:
             return partition_for_key(key, num_partitions)

@@ -15,11 +15,18 @@ from assignor.producer.murmur import PartitionerError, partition_for_key, to_pos
 __all__ = ["DefaultPartitioner", "RoundRobinPartitioner", "StickyPartitioner"]
 
 
-def _choices(topic: str, num_partitions: int | None, available: Sequence[int] | None) -> list[int]:
+def _count(topic: str, num_partitions: int | None) -> int:
+    """`num_partitions`, checked: a topic with metadata and at least one partition."""
     if num_partitions is None:
         raise PartitionerError(f"topic {topic!r} has no metadata")
     if not isinstance(num_partitions, int) or isinstance(num_partitions, bool) or num_partitions <= 0:
         raise PartitionerError(f"topic {topic!r}: a topic needs at least one partition, got {num_partitions!r}")
+    return num_partitions
+
+
+def _choices(topic: str, num_partitions: int | None, available: Sequence[int] | None) -> list[int]:
+    """The partitions a keyless record may go to: the available ones, or all."""
+    num_partitions = _count(topic, num_partitions)
     if available is None:
         return list(range(num_partitions))
     usable = sorted({p for p in available if 0 <= p < num_partitions})
@@ -44,6 +51,7 @@ class RoundRobinPartitioner:
         self._counters: dict[str, int] = {}
 
     def partition(self, topic: str, num_partitions: int | None, available: Sequence[int] | None = None) -> int:
+        num_partitions = _count(topic, num_partitions)
         choices = _choices(topic, num_partitions, available)
         value = self._counters.get(topic, 0)
         self._counters[topic] = (value + 1) & 0xFFFFFFFF  # Java's AtomicInteger wraps; toPositive below
@@ -112,8 +120,7 @@ class DefaultPartitioner:
                   available: Sequence[int] | None = None) -> int:
         if key is None:
             return self.sticky.partition(topic, num_partitions, available)
-        _choices(topic, num_partitions, available)
-        return partition_for_key(key, num_partitions)
+        return partition_for_key(key, _count(topic, num_partitions))
 
     def on_new_batch(self, topic: str, num_partitions: int | None, prev_partition: int,
                      available: Sequence[int] | None = None) -> int:

@@ -27,7 +27,7 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 
-from assignor.producer.keyless import _choices
+from assignor.producer.keyless import _choices, _count
 from assignor.producer.murmur import PartitionerError, partition_for_key
 
 __all__ = ["LIBRDKAFKA_PARTITIONERS", "LibrdkafkaPartitioner", "fnv1a", "partition_function"]
@@ -108,16 +108,16 @@ class LibrdkafkaPartitioner:
 
     def partition(self, topic: str, key: bytes | None, num_partitions: int | None,
                   available: Sequence[int] | None = None) -> int:
-        _choices(topic, num_partitions, available)
+        num_partitions = _count(topic, num_partitions)
         sticky = self.name != "random" and (key is None or (not key and self.name == "consistent_random"))
         if not sticky:
             return partition_function(self.name, key, num_partitions, available, self._rng)
         now = self._clock() * 1000.0
         current = self._sticky.get(topic)
         expired = current is None or now - current[1] >= self.sticky_linger_ms or current[0] >= num_partitions
-        if not expired and available is not None and current[0] not in set(available):
+        if current is not None and not expired and available is not None and current[0] not in set(available):
             expired = True  # librdkafka renews the sticky partition when it becomes unavailable
-        if expired:
+        if current is None or expired:
             current = (_random_partition(num_partitions, available, self._rng), now)
             self._sticky[topic] = current
         return current[0]

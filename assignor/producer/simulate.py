@@ -137,7 +137,8 @@ class _Batch:
     __slots__ = ("bytes", "created", "partition", "sends")
 
     def __init__(self, partition: int, created: float) -> None:
-        self.partition, self.created, self.bytes, self.sends = partition, created, BATCH_HEADER, []
+        self.partition, self.created, self.bytes = partition, created, BATCH_HEADER
+        self.sends: list[int] = []  # the records it holds, by number
 
 
 def _varint_size(value: int) -> int:
@@ -283,7 +284,8 @@ class _Simulation:
                 continue
             if self.in_flight[broker] >= c.max_in_flight:
                 continue  # a response will wake the sender
-            request, size = [], 0
+            request: list[_Batch] = []
+            size = 0
             for batch in heads:
                 if request and size + batch.bytes > c.max_request_size:
                     break

@@ -34,7 +34,7 @@ def is_valid_claim(group: Group, subscribed: set[str], claim: object) -> bool:
     if not isinstance(partition, numbers.Integral) or isinstance(partition, bool):
         return False
     count = group.topics.get(topic)
-    return count is not None and 0 <= partition < count
+    return count is not None and 0 <= int(partition) < count
 
 
 def resolve(group: Group) -> dict[TopicPartition, str]:

@@ -8,6 +8,7 @@ id ``offsets[topic] + partition``. Previous ownership is resolved here with the 
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from itertools import chain, repeat
@@ -375,9 +376,9 @@ def rack_signatures(group: Group, layout: Layout) -> tuple[np.ndarray, list[froz
     member_racks = frozenset(m.rack for m in layout.members if m.rack is not None)
     sets: list[frozenset[str]] = [frozenset()]
     ids: dict[frozenset[str], int] = {frozenset(): 0}
-    by_tuple: dict[tuple[str, ...], int] = {}
+    by_tuple: dict[Sequence[str], int] = {}
 
-    def lookup(racks: tuple[str, ...]) -> int:
+    def lookup(racks: Sequence[str]) -> int:
         found = by_tuple.get(racks)
         if found is None:
             relevant = frozenset(racks) & member_racks

@@ -105,7 +105,7 @@ def _topic_classes(layout: dense.Layout, memo: dense.PlanMemo | None = None) -> 
     by_subscription = np.zeros((len(rows), len(layout.distinct)), dtype=bool)
     for k, subscribers in enumerate(rows):
         by_subscription[k, subscribers] = True
-    if key is not None:
+    if memo is not None and key is not None:
         # The entry holds the arrays themselves, so no other array can take their ids.
         memo.topic_classes = (key, class_of_topic, by_subscription, tuple(layout.distinct))
     return class_of_topic, by_subscription[:, layout.subscription_of]

@@ -14,7 +14,7 @@ import struct
 from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -321,7 +321,7 @@ class Frames(NamedTuple):
         """The messages as a `Messages`; with `per`, each message spans that many frames."""
         base, limit = self.start[::per], self.end[per - 1 :: per]
         # The buffer itself, not a copy (`out` ends with the padding `Messages` wants).
-        return Messages(memoryview(self.out), self.out, base, limit)
+        return Messages(self.out.data, self.out, base, limit)
 
     def messages(self) -> list[bytes]:
         return self.joined().messages()
@@ -422,6 +422,7 @@ def _put_common_entries(out: np.ndarray, entry_at: np.ndarray, entry_topic: np.n
     for common in commons:
         length, partitions = divmod(common, width)
         head, row = table.entry_heads(length, partitions)
+        chosen: slice | np.ndarray
         if rest is None:  # every entry has this shape (the usual case): no selection
             chosen = slice(None)
         else:
@@ -671,7 +672,7 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
     names: list[str] = []
     sizes = np.flatnonzero(np.bincount(length)).tolist() if len(length) else []
     # Names of one length (the usual case) need no selection and no merge.
-    topic = np.zeros(len(at), dtype=np.int64) if len(sizes) != 1 else None
+    topic: np.ndarray | None = np.zeros(len(at), dtype=np.int64) if len(sizes) != 1 else None
     for size in sizes:
         chosen = slice(None) if topic is None else np.flatnonzero(length == size)
         found = cache.names_at(buffer, at[chosen], size)
@@ -686,4 +687,4 @@ def _names_at(buffer: np.ndarray, at: np.ndarray, length: np.ndarray, cache: Dec
         if topic is None:
             return dense[index], names
         topic[chosen] = dense[index]
-    return topic, names
+    return cast(np.ndarray, topic), names  # set above: one size returned inside the loop

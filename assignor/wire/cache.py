@@ -6,7 +6,7 @@ encode the same way, so a kept cache never changes an answer, only its cost."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -157,7 +157,9 @@ def _distinct_names(rows: np.ndarray, cache: DecodeCache) -> tuple[np.ndarray, l
     """`DecodeCache.names_at` by comparing whole names (the slow, exact way)."""
     _, first, inverse = np.unique(rows.view(f"V{rows.shape[1]}").ravel(), return_index=True, return_inverse=True)
     names = [cache.text(rows[row].tobytes()) for row in first.tolist()]
-    return None if None in names else (inverse.ravel(), names)
+    if None in names:
+        return None
+    return inverse.ravel(), cast(list[str], names)
 
 class EncodeCache:
     """What the members of one group repeat when they encode: their topic lists (Java-sorted

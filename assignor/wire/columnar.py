@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -273,12 +273,13 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
         keys, first, group = np.unique(key, return_index=True, return_inverse=True)
         group = group.ravel()
         known = cache.topic_lists_by_hash
-        found = list(map(known.get, keys.tolist()))
+        found: list[tuple[bytes, tuple[str, ...]] | None] = list(map(known.get, keys.tolist()))
         for g in [g for g, f in enumerate(found) if f is None]:
             i = int(bulk[first[g]])
             found[g] = _topic_list(joined, i, int(entries[i]), cache)
-            if found[g] is not None:
-                known[int(keys[g])] = found[g]
+            new = found[g]
+            if new is not None:
+                known[int(keys[g])] = new
         length = np.array([-1 if f is None else len(f[0]) for f in found], dtype=np.int64)
         count = np.array([-1 if f is None else len(f[1]) for f in found], dtype=np.int64)
         names = np.fromiter((None if f is None else f[1] for f in found), dtype=object, count=len(found))
@@ -287,7 +288,8 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
             lists = np.flatnonzero(length == width)  # the groups whose list has this many bytes
             row = np.zeros(len(found), dtype=np.int64)
             row[lists] = np.arange(len(lists))
-            table = np.frombuffer(b"".join(found[g][0] for g in lists.tolist()), dtype=np.uint8)
+            # (Every list of a known width was found: its entry is not None.)
+            table = np.frombuffer(b"".join(cast(tuple, found[g])[0] for g in lists.tolist()), dtype=np.uint8)
             table = table.reshape(len(lists), width)
             chosen = np.flatnonzero(member_length == width)
             members = bulk[chosen]
@@ -296,9 +298,9 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
             size[members[same]] = width
             topics[members[same]] = names[group[chosen[same]]]
     for i in np.flatnonzero(ok & (size < 0)).tolist():
-        found = _topic_list(joined, i, int(entries[i]), cache)
-        if found is not None:
-            topics[i : i + 1], size[i] = _one(found[1]), len(found[0])
+        alone = _topic_list(joined, i, int(entries[i]), cache)
+        if alone is not None:
+            topics[i : i + 1], size[i] = _one(alone[1]), len(alone[0])
     return topics.tolist(), size
 
 
@@ -360,7 +362,7 @@ def _claims_per_member(claims: Claims, members: int) -> list[tuple[TopicPartitio
     return [tuple(tps[bounds[i] : bounds[i + 1]]) for i in range(members)]
 
 
-def encode_join_group(members: Sequence[Member], owned: Claims, generations: Sequence[int],
+def encode_join_group(members: Sequence[Member], owned: Claims, generations: Sequence[int] | np.ndarray,
                       protocol_name: str, cache: EncodeCache | None = None) -> Messages:
     """Each member's JoinGroup metadata (Subscription v3) as its client sends it for this
     protocol, from its topics, rack, generation and owned partitions (`owned`, member index in
@@ -420,7 +422,7 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
 
 
 
-def _int32s(generations: Sequence[int]) -> np.ndarray:
+def _int32s(generations: Sequence[int] | np.ndarray) -> np.ndarray:
     """`generations` as an array, each checked to be an INT32 (the check runs over the types
     present, not per value: a leader sends thousands)."""
     error = ProtocolError("generation: every generation must be a 32-bit integer")
