@@ -23,7 +23,7 @@ owned partitions, generation and rack of v1+ subscriptions (KIP-881 needs the ra
 When the caller is not the one expected (another aiokafka version), we fall back: the
 generation written into the sticky assignment's user data by a leader of ours, else the highest
 generation the members report plus one, and metadata re-encoded from aiokafka's decoded view.
-`tests/test_aiokafka_unit.py` pins the caller names against the installed aiokafka.
+`tests/integration/test_aiokafka_unit.py` pins the caller names against the installed aiokafka.
 """
 
 from __future__ import annotations

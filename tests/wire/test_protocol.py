@@ -17,7 +17,7 @@ from assignor import Group, Member, Plan, TopicPartition, protocol, strategies
 from assignor.leader import LeaderCache
 from assignor.model import Claims
 from assignor.protocol import Messages, ProtocolError
-from assignor.wire import arrays, columnar
+from assignor.wire import arrays, codec, columnar, schema
 from assignor.wire import cache as wire_cache
 from assignor.wire.cache import DecodeCache
 from tests import golden
@@ -352,15 +352,12 @@ def _assigned_one_by_one(blobs):
 
 
 def _plain_array(partitions) -> bytes:
-    """``[Topic STRING, Partitions [INT32]]`` written the plain way, entry by entry."""
+    """``[Topic STRING, Partitions [INT32]]`` written by the reference codec (sticky user
+    data V0 is that array alone), topics in first-appearance order."""
     entries: dict[str, list[int]] = {}
     for tp in partitions:
         entries.setdefault(tp.topic, []).append(tp.partition)
-    out = struct.pack(">i", len(entries))
-    for topic, numbers in entries.items():
-        name = topic.encode()
-        out += struct.pack(">h", len(name)) + name + struct.pack(f">i{len(numbers)}i", len(numbers), *numbers)
-    return out
+    return codec.encode(schema.STICKY_USER_DATA_V0, {"previous_assignment": list(entries.items())})
 
 
 @settings(max_examples=40, deadline=None)
@@ -721,33 +718,18 @@ def _array_message(entries: list[tuple[str, list[int]]]) -> bytes:
 
 
 def _array_read_field_by_field(data: bytes, at: int) -> tuple[list, int] | None:
-    """The ``[Topic STRING, Partitions [INT32]]`` array at `at`, read field by field, and where
-    it ends; None when it does not read (or holds a negative partition)."""
-    def take(fmt: str) -> int | None:
-        nonlocal at
-        size = struct.calcsize(fmt)
-        if at + size > len(data):
-            return None
-        at += size
-        return struct.unpack_from(fmt, data, at - size)[0]
-    entries = take(">i")
-    if entries is None or entries < 0:
+    """The ``[Topic STRING, Partitions [INT32]]`` array at `at`, read by the reference codec
+    (sticky user data V0 is that array alone), and where it ends; None when it does not read
+    (or holds a negative partition)."""
+    try:
+        _, values = codec.decode(schema.STICKY_USER_DATA_V0, data[at:])
+    except ProtocolError:
         return None
-    out = []
-    for _ in range(entries):
-        length = take(">h")
-        if length is None or length < 0 or at + length > len(data):
-            return None
-        name, at = data[at : at + length].decode(), at + length
-        count = take(">i")
-        if count is None or count < 0 or at + 4 * count > len(data):
-            return None
-        partitions = list(struct.unpack_from(f">{count}i", data, at))
-        at += 4 * count
-        if any(p < 0 for p in partitions):
-            return None
-        out.append((name, partitions))
-    return out, at
+    entries = values["previous_assignment"]
+    if any(p < 0 for _, partitions in entries for p in partitions):
+        return None
+    # The codec writes what it reads byte for byte, so the array's size is its encoding's.
+    return [(t, list(ps)) for t, ps in entries], at + len(codec.encode(schema.STICKY_USER_DATA_V0, values))
 
 
 RUN = st.tuples(st.sampled_from(["a", "bb", "orders", ""]), st.integers(0, 3), st.integers(1, 40))
