@@ -141,7 +141,7 @@ def run(case: Case, repeat: int, peer_limit: float) -> dict:
     queue = context.Queue()
     process = context.Process(target=_run_case, args=(case, repeat, peer_limit, queue))
     process.start()
-    row = queue.get()  # ours always finishes
+    row = _answer(queue, process)  # ours always finishes
     if case.peer and peer_limit > 0:
         try:
             row.update(queue.get(timeout=peer_limit))
@@ -169,9 +169,20 @@ def _in_child(target, *args):
     queue = context.Queue()
     process = context.Process(target=target, args=(*args, queue))
     process.start()
-    row = queue.get()
+    row = _answer(queue, process)
     process.join()
     return row
+
+
+def _answer(queue, process):
+    """The child's row; a child that dies without one (its traceback is on stderr) stops the
+    benchmark instead of leaving it waiting for ever."""
+    while True:
+        try:
+            return queue.get(timeout=1.0)
+        except Exception:  # noqa: BLE001 - queue.Empty
+            if not process.is_alive() and queue.empty():
+                raise RuntimeError(f"the benchmark's child process ended with code {process.exitcode}") from None
 
 
 def _protocol_in_child(repeat: int, queue) -> None:

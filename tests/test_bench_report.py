@@ -27,3 +27,18 @@ def test_java_reference_times_come_from_the_data_file():
     assert by_key[("random50", 10_000, 100, "fresh", False)] == "12.6 s (99-101)"
     assert by_key[("random50", 100_000, 1000, "fresh", False)] == "> 480 s"
     assert by_key[("random50", 100_000, 1000, "fresh", True)] == "-"  # racks: never run in Java
+
+
+def _dies(queue) -> None:
+    raise SystemExit(3)
+
+
+def test_a_child_that_dies_without_a_row_stops_the_benchmark():
+    """A section whose child failed (wrk missing, say) used to leave the benchmark waiting for
+    ever on its queue."""
+    import pytest
+
+    from bench.__main__ import _in_child
+
+    with pytest.raises(RuntimeError, match="ended with code 3"):
+        _in_child(_dies)
