@@ -23,7 +23,7 @@ from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, group_to_json, plan_to_json
 from assignor.leader import sync
 from assignor.model import Group
-from assignor.protocol import assignments_for, encode_cooperative_user_data, encode_sticky_user_data
+from assignor.protocol import assignments_for, user_data_for
 from assignor.strategies import assign
 
 Answer = tuple[int, bytes, dict]
@@ -81,23 +81,13 @@ def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
     result = assign(strategy, group)
     seconds = time.perf_counter() - started
     encoded = assignments_for(result, strategy, generation)
-    user_data = _next_user_data(strategy, result.assignment, generation)
+    user_data = user_data_for(result, strategy, generation)
     report = validate.report(group, result)
     out = {**plan_to_json(result), "strategy": strategy, "generation": generation,
            "members": {m: {"assignment_b64": b64(encoded[m]), "user_data_b64": b64(user_data.get(m))}
                        for m in result.assignment},
            "metrics": report, "plan_seconds": seconds}
     return out, {"strategy": strategy, "partitions": report["partitions"], "seconds": seconds}
-
-
-def _next_user_data(strategy: str, assignment: dict, generation: int) -> dict[str, bytes]:
-    """The user data each member sends at its next JoinGroup, as the Java client writes it."""
-    members = list(assignment)
-    if strategy == "sticky":
-        return {m: encode_sticky_user_data(assignment[m], generation) for m in members}
-    if strategy == "cooperative-sticky":
-        return dict.fromkeys(members, encode_cooperative_user_data(generation))
-    return {}
 
 
 def b64(data: bytes | None) -> str | None:

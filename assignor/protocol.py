@@ -7,7 +7,7 @@ This module gathers the public names of `assignor.wire` in one place:
   `member_from_metadata`;
 - the columnar API, a whole group at once (`assignor.wire.columnar`): `Messages`, `Roster`,
   `read_join_group`, `encode_join_group`, `encode_assignments`, `read_assignments`, and over
-  plain objects `members_from_metadata` and `assignments_for`;
+  plain objects `members_from_metadata`, `assignments_for` and `user_data_for`;
 - the caches a leader keeps across rebalances (`DecodeCache`, `EncodeCache`) and
   `ProtocolError`.
 
@@ -32,6 +32,7 @@ from assignor.wire.columnar import (
     members_from_metadata,
     read_assignments,
     read_join_group,
+    user_data_for,
 )
 from assignor.wire.messages import (
     HIGHEST_VERSION,
@@ -74,4 +75,5 @@ __all__ = [
     "members_from_metadata",
     "read_assignments",
     "read_join_group",
+    "user_data_for",
 ]

@@ -10,8 +10,8 @@ The columnar API (the object API, one message at a time, is `assignor.wire.messa
 - `encode_assignments`: assigned `Claims` -> every member's SyncGroup assignment (`Messages`).
 - `read_assignments`: assignments (`Messages`) -> `Claims`.
 
-`members_from_metadata` and `assignments_for` are the same two steps over plain objects (a
-mapping of member id to bytes, a `Plan`). Every path here is held equal to the plain codec by
+`members_from_metadata`, `assignments_for` and `user_data_for` are the same steps over plain
+objects (a mapping of member id to bytes, a `Plan`). Every path here is held equal to the plain codec by
 property tests; bytes that are irregular anywhere in a message are read again by the plain
 codec, which names the field and offset of what is wrong.
 """
@@ -48,6 +48,7 @@ __all__ = [
     "members_from_metadata",
     "read_assignments",
     "read_join_group",
+    "user_data_for",
 ]
 
 
@@ -463,6 +464,25 @@ def assignments_for(plan: Plan, protocol_name: str, generation: int,
         columns = tp_columns_of([plan.assignment[m] for m in members], "partitions")
     joined = _assignments(*columns, len(members), protocol_name, generation, version)
     return dict(zip(members, joined.messages()))
+
+
+def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, bytes]:
+    """The user data each member sends at its next JoinGroup after `plan`, as the Java client
+    writes it: for ``"sticky"`` V1 sticky user data (the member's partitions, topics in first
+    appearance order, and `generation`), all members' at once; for ``"cooperative-sticky"``
+    the generation; none for other protocols. Each is `encode_sticky_user_data` /
+    `encode_cooperative_user_data` of that member (a property test holds them equal)."""
+    members = list(plan.assignment)
+    if protocol_name == "cooperative-sticky":
+        return dict.fromkeys(members, encode_cooperative_user_data(generation))
+    if protocol_name != "sticky":
+        return {}
+    encode_cooperative_user_data(generation)  # checks it fits an INT32
+    with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
+        columns = tp_columns_of([plan.assignment[m] for m in members], "previous_assignment")
+    frames = frame_tp_columns(*columns, len(members), 0, 4)
+    frames.put_ints(frames.array_end, generation, 4)
+    return dict(zip(members, frames.messages()))
 
 
 def encode_assignments(assigned: Claims, members: int, protocol_name: str, generation: int,

@@ -815,3 +815,19 @@ def test_round_reader_with_as_many_partitions_as_entries_but_not_one_each():
     assert columns.ok.tolist() == [True, True]
     assert [columns.names[t] for t in columns.entry_topic] == ["a", "b", "c"]
     assert columns.entry_count.tolist() == [0, 2, 1] and columns.partitions.tolist() == [5, 6, 9]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
+       st.integers(-1, 2**31 - 1))
+def test_user_data_at_once_equals_one_member_at_a_time(partition_lists, protocol_name, generation):
+    """The next JoinGroup's user data of every member, written at once (columnar), is what the
+    one-message encoders write for each member."""
+    plan = Plan(protocol_name, {f"m{i}": ps for i, ps in enumerate(partition_lists)})
+    got = protocol.user_data_for(plan, protocol_name, generation)
+    if protocol_name == "sticky":
+        assert got == {m: protocol.encode_sticky_user_data(ps, generation) for m, ps in plan.assignment.items()}
+    elif protocol_name == "cooperative-sticky":
+        assert got == dict.fromkeys(plan.assignment, protocol.encode_cooperative_user_data(generation))
+    else:
+        assert got == {}
