@@ -21,7 +21,7 @@ from api.registry import Registry, open_registry
 from assignor import validate
 from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, group_to_json, plan_to_json
-from assignor.leader import sync
+from assignor.leader import LeaderCache, sync
 from assignor.model import Group
 from assignor.protocol import assignments_for, user_data_for
 from assignor.strategies import assign
@@ -127,7 +127,7 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
         raise Rejected(413, f"max_partitions: {sum(topics.values())} partitions, the limit is "
                             f"{limits['max_partitions']}")
     started = time.perf_counter()
-    result = sync(request["protocol"], request["generation"], topics, metadata, racks or None)
+    result = sync(request["protocol"], request["generation"], topics, metadata, racks or None, cache=_LEADER_CACHE)
     seconds = time.perf_counter() - started
     report = validate.report(result.group, result.plan)
     _registry(registry_path).record(group_id, request["generation"], request["protocol"],
@@ -138,6 +138,11 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
 
 
 _registries: dict[str, Registry] = {}
+
+#: The leader cache of this worker process, its owner: kept across the syncs the process plans,
+#: of any group (a process pool's worker has no other place for state that outlives a call).
+#: Entries are keyed by content, so groups share it safely; its one bound keeps it small.
+_LEADER_CACHE = LeaderCache()
 
 
 def _registry(path: str) -> Registry:
