@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from assignor.errors import ProtocolError
 from assignor.model import Group, Plan
 from assignor.solver.dense import PlanMemo
 from assignor.strategies import check_strategy, plan_owners
@@ -87,12 +86,8 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     """
     check_strategy(protocol)
     cache = LeaderCache() if cache is None else cache
-    ids = list(metadata)
-    for member_id, blob in metadata.items():
-        if not isinstance(blob, bytes | bytearray | memoryview):
-            raise ProtocolError(f"member {member_id!r}: expected bytes, got {type(blob).__name__}")
     # Every member's metadata at once (the columnar path), planned on the claims as columns.
-    roster = read_join_group(ids, Messages.of([bytes(b) for b in metadata.values()]), protocol, cache.decode)
+    roster = read_join_group(list(metadata), Messages.of_members(metadata), protocol, cache.decode)
     group = Group(topics=topics, members=roster.owning(), partition_racks=partition_racks)
     layout, owner = plan_owners(protocol, group, roster.claims, cache.plans)
     messages = encode_assignments(layout.owned_claims(owner), len(layout.members), protocol, generation,

@@ -3,7 +3,7 @@ arbitrary byte offsets (the columnar paths' primitives)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -123,6 +123,21 @@ class Messages(NamedTuple):
         base = np.cumsum(lengths) - lengths
         data = b"".join(blobs) + bytes(8)
         return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths)
+
+    @classmethod
+    def of_members(cls, metadata: Mapping[str, bytes]) -> Messages:
+        """Each member's bytes (a JoinGroup response: member id -> metadata), laid end to end
+        in the mapping's order.
+
+        Raises
+        ------
+        ProtocolError
+            Naming the member whose metadata is not bytes.
+        """
+        for member_id, blob in metadata.items():
+            if not isinstance(blob, bytes | bytearray | memoryview):
+                raise ProtocolError(f"member {member_id!r}: expected bytes, got {type(blob).__name__}")
+        return cls.of([bytes(b) for b in metadata.values()])
 
     def message(self, i: int) -> bytes:
         return bytes(self.data[self.base[i] : self.limit[i]])

@@ -100,11 +100,7 @@ def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> 
     ProtocolError
         Naming the member whose metadata does not decode.
     """
-    ids = list(metadata)
-    for member_id, blob in metadata.items():
-        if not isinstance(blob, bytes | bytearray | memoryview):
-            raise ProtocolError(f"member {member_id!r}: expected bytes, got {type(blob).__name__}")
-    return read_join_group(ids, Messages.of([bytes(b) for b in metadata.values()]), protocol_name).owning()
+    return read_join_group(list(metadata), Messages.of_members(metadata), protocol_name).owning()
 
 
 class Roster(NamedTuple):
