@@ -6,7 +6,7 @@ Steps, each a private helper:
 2. `_topic_classes`: group topics by subscriber set; partitions of one class are interchangeable.
    With racks (KIP-881), `_split_by_racks` splits classes by the replica racks of partitions.
 3. Counts per class and member: `_uniform_counts` when one class covers everybody (closed form),
-   otherwise `assignor.balance.solve` (global optimum, then fewest moves).
+   otherwise `assignor.solver.balance.solve` (global optimum, then fewest moves).
 4. `_materialize`: turn counts into partitions, keeping owned partitions first and dealing the
    rest round-robin so each topic spreads over the members (KAFKA-16277).
 """

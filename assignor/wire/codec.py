@@ -41,7 +41,7 @@ from assignor.wire.schema import (
     Message,
 )
 
-__all__ = ["decode", "encode", "encode_value"]
+__all__ = ["check_version", "decode", "encode", "encode_value"]
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -87,13 +87,24 @@ def encode(message: Message, values: Mapping[str, object], version: int | None =
     """
     parts: list[bytes] = []
     if message.versioned:
-        if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= message.highest_version:
-            raise ProtocolError(f"version: must be 0..{message.highest_version}, got {version!r}")
-        parts.append(_pack(_INT16, version, "version"))
+        parts.append(_pack(_INT16, check_version(message, version), "version"))
     for field in message.fields:
         if version is None or field.since <= version:
             _write(parts, field.type, values.get(field.name, field.default), field.name)
     return b"".join(parts)
+
+
+def check_version(message: Message, version: object) -> int:
+    """`version` when `message` can be written at it (0 to its highest version).
+
+    Raises
+    ------
+    ProtocolError
+        Naming the versions there are.
+    """
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= message.highest_version:
+        raise ProtocolError(f"version: must be 0..{message.highest_version}, got {version!r}")
+    return version
 
 
 def encode_value(kind: str | Array, value: object, name: str) -> bytes:

@@ -31,6 +31,7 @@ from assignor.ordering import java_key
 from assignor.wire.arrays import RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
 from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
 from assignor.wire.cache import TOPIC_LIST_PREFIX, DecodeCache, EncodeCache, topic_list_prefix
+from assignor.wire.codec import check_version
 from assignor.wire.messages import (
     HIGHEST_VERSION,
     decode_assignment,
@@ -38,6 +39,7 @@ from assignor.wire.messages import (
     encode_cooperative_user_data,
     member_from_metadata,
 )
+from assignor.wire.schema import ASSIGNMENT
 
 __all__ = [
     "Messages",
@@ -50,12 +52,6 @@ __all__ = [
     "read_join_group",
     "user_data_for",
 ]
-
-
-def _version(version: int) -> int:
-    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= HIGHEST_VERSION:
-        raise ProtocolError(f"version: must be 0..{HIGHEST_VERSION}, got {version!r}")
-    return version
 
 
 def read_assignments(messages: Messages, cache: DecodeCache | None = None) -> Claims:
@@ -438,7 +434,6 @@ def _int32s(generations: Sequence[int] | np.ndarray) -> np.ndarray:
     return generation.astype(np.int64, copy=False)
 
 
-
 def _named(member_id: str, decode, *args):
     """Call ``decode(*args)``, naming the member in any ProtocolError."""
     try:
@@ -498,7 +493,7 @@ def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, e
     """Every member's assignment in one buffer, from the columns of their partitions (member
     non-decreasing): version, the array, then the user data: for "sticky", V1 sticky user data
     (the same array again, then the generation), else null."""
-    version = _version(version)
+    version = check_version(ASSIGNMENT, version)
     if protocol_name != "sticky":
         frames = frame_tp_columns(member, topic, partition, encoded, members, 2, 4)
         frames.put_ints(frames.start, version, 2)

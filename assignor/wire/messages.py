@@ -206,22 +206,22 @@ def decode_sticky_user_data(data: bytes | None, *, strict: bool = False) -> Stic
     if data is None or len(data) == 0:
         return StickyUserData([], None)
     try:
-        _, values = codec.decode(STICKY_USER_DATA_V1, data)
-        generation = values["generation"]
-    except ProtocolError:
-        try:
-            _, values = codec.decode(STICKY_USER_DATA_V0, data)
-            generation = None
-        except ProtocolError:
-            if strict:
-                raise
-            return StickyUserData([], UNKNOWN_GENERATION)
-    try:
-        partitions = _flattened(values["previous_assignment"], "previous_assignment")  # type: ignore[arg-type]
+        return _read_sticky_user_data(data)
     except ProtocolError:
         if strict:
             raise
         return StickyUserData([], UNKNOWN_GENERATION)
+
+
+def _read_sticky_user_data(data: bytes) -> StickyUserData:
+    """V1, else V0 on the same bytes; `ProtocolError` when neither reads."""
+    try:
+        _, values = codec.decode(STICKY_USER_DATA_V1, data)
+        generation = values["generation"]
+    except ProtocolError:
+        _, values = codec.decode(STICKY_USER_DATA_V0, data)
+        generation = None
+    partitions = _flattened(values["previous_assignment"], "previous_assignment")  # type: ignore[arg-type]
     return StickyUserData(partitions, generation)  # type: ignore[arg-type]
 
 
