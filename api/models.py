@@ -19,6 +19,11 @@ EXAMPLE_GROUP = {
 }
 
 
+
+#: Every strategy name the core knows (`assignor.STRATEGIES`).
+StrategyName = Literal["sticky", "cooperative-sticky", "java-sticky", "java-cooperative-sticky", "range",
+                       "roundrobin"]
+
 class _Strict(BaseModel):
     # Strict: `false` is not 0 and `0` is not false; what the schema says is what is accepted.
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -45,7 +50,7 @@ class PlanRequest(_Strict):
 
     model_config = ConfigDict(extra="forbid", strict=True,
                               json_schema_extra={"examples": [{"strategy": "sticky", **EXAMPLE_GROUP}]})
-    strategy: Literal["sticky", "cooperative-sticky", "range", "roundrobin"] = "sticky"
+    strategy: StrategyName = "sticky"
     generation: int | None = Field(None, ge=0, le=INT32_MAX)
     topics: dict[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]
     members: list[PlanMember] = []
@@ -71,6 +76,9 @@ class SyncRequest(_Strict):
         "members": [{"member_id": "c1", "metadata_b64": "AAMAAAABAAZvcmRlcnP/////AAAAAAAAAAT//w=="}],
     }]})
     protocol: Literal["sticky", "cooperative-sticky", "range", "roundrobin"]
+    #: The strategy that plans, by default the protocol's own; "java-sticky" and
+    #: "java-cooperative-sticky" plan "sticky" / "cooperative-sticky" as a Java leader would.
+    strategy: StrategyName | None = None
     generation: int = Field(ge=-1, le=INT32_MAX)
     topics: dict[str, TopicSpec]
     members: list[SyncMember]
@@ -85,7 +93,7 @@ class WhatIfRequest(_Strict):
     group: dict | None = None
     group_id: str | None = None
     events: list[str] = []
-    strategies: list[Literal["sticky", "cooperative-sticky", "range", "roundrobin"]] | None = None
+    strategies: list[StrategyName] | None = None
     include_plans: bool = False
 
 

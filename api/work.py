@@ -127,14 +127,15 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
         raise Rejected(413, f"max_partitions: {sum(topics.values())} partitions, the limit is "
                             f"{limits['max_partitions']}")
     started = time.perf_counter()
-    result = sync(request["protocol"], request["generation"], topics, metadata, racks or None, cache=_LEADER_CACHE)
+    result = sync(request["protocol"], request["generation"], topics, metadata, racks or None, cache=_LEADER_CACHE,
+                  strategy=request.get("strategy"))
     seconds = time.perf_counter() - started
     report = validate.report(result.group, result.plan)
     _registry(registry_path).record(group_id, request["generation"], request["protocol"],
                                     group_to_json(result.group), plan_to_json(result.plan), report)
     out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
            "assignments": {m: b64(data) for m, data in result.assignments.items()}, "metrics": report}
-    return out, {"strategy": request["protocol"], "partitions": report["partitions"], "seconds": seconds}
+    return out, {"strategy": result.plan.strategy, "partitions": report["partitions"], "seconds": seconds}
 
 
 _registries: dict[str, Registry] = {}

@@ -1,5 +1,6 @@
 """Kafka consumer-group partition assignment: sticky (KIP-54, KIP-341), cooperative-sticky
-(KIP-429), range and roundrobin, rack-aware (KIP-881); the consumer protocol on the wire
+(KIP-429), range and roundrobin, rack-aware (KIP-881), and KIP-54 exactly as the Java client
+runs it (java-sticky, java-cooperative-sticky); the consumer protocol on the wire
 (`assignor.protocol`) and the producer's partitioners (`assignor.partitioners`).
 
 Examples
@@ -11,7 +12,7 @@ Examples
 {'c0': [('t0', 0), ('t1', 0)], 'c1': [('t0', 1), ('t1', 1)]}
 """
 
-from assignor.errors import AssignorError, InvalidGroupError, UnknownStrategyError
+from assignor.errors import AssignorError, InvalidGroupError, JavaAssignorFailure, UnknownStrategyError
 from assignor.model import Group, Member, Plan, TopicPartition
 from assignor.strategies import STRATEGIES, assign
 
@@ -19,6 +20,7 @@ __all__ = [
     "AssignorError",
     "Group",
     "InvalidGroupError",
+    "JavaAssignorFailure",
     "Member",
     "Plan",
     "STRATEGIES",

@@ -97,8 +97,12 @@ def _whatif_tables(output: dict) -> None:
         for column in columns:
             table.add_column(column.replace("_", " "), justify="right")
         for step in result["steps"]:
-            table.add_row(step["event"], *(_cell(step[c]) for c in columns))
+            event = step["event"] + (" [Java fails]" if "failed" in step else "")
+            table.add_row(event, *(_cell(step[c]) for c in columns))
         console.print(table)
+        for step in result["steps"]:
+            if "failed" in step:
+                console.print(f"  {step['event']}: {step['failed']}", markup=False)
     summary = Table(title="summary (steps after the current state)", title_justify="left")
     keys = ("steps", "rounds", "revoked", "moved", "reassigned", "final_balance_score", "max_spread", "rack_locality")
     summary.add_column("strategy")
@@ -107,6 +111,16 @@ def _whatif_tables(output: dict) -> None:
     for name, result in output["strategies"].items():
         summary.add_row(name, *(_cell(result["summary"][k]) for k in keys))
     console.print(summary)
+    if output.get("comparisons"):
+        compared = Table(title="switching from Java's assignor to ours (positive: ours does better)",
+                         title_justify="left")
+        figures = list(next(iter(output["comparisons"].values())))
+        compared.add_column("pair")
+        for key in figures:
+            compared.add_column(key.replace("_", " "), justify="right")
+        for pair, values in output["comparisons"].items():
+            compared.add_row(pair, *(_cell(values[k]) for k in figures))
+        console.print(compared)
 
 
 def _simulate(args: argparse.Namespace) -> int:

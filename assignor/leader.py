@@ -2,7 +2,8 @@
 
 The embedded aiokafka assignor and the service's ``/v1/groups/{id}/sync`` both run this: decode
 every member's JoinGroup metadata for the group's protocol, plan with the strategy of the same
-name, and encode each member's SyncGroup assignment.
+name (or a Java-faithful strategy of that protocol), and encode each member's SyncGroup
+assignment.
 
 Examples
 --------
@@ -18,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from assignor.errors import AssignorError
 from assignor.model import Group, Plan
 from assignor.solver.dense import PlanMemo
-from assignor.strategies import check_strategy, plan_owners
+from assignor.strategies import JAVA_STRATEGIES, check_strategy, plan_owners, protocol_of
+from assignor.strategies.java_sticky import JavaStickyAssignor
 from assignor.wire.buffers import Messages
 from assignor.wire.cache import DecodeCache, EncodeCache
-from assignor.wire.columnar import encode_assignments, read_join_group
+from assignor.wire.columnar import assignments_for, encode_assignments, read_join_group
 
 __all__ = ["LeaderCache", "SyncResult", "sync"]
 
@@ -49,6 +52,9 @@ class LeaderCache:
     decode: DecodeCache = field(default_factory=DecodeCache)
     encode: EncodeCache = field(default_factory=EncodeCache)
     plans: PlanMemo = field(default_factory=PlanMemo)
+    #: The Java leaders of the Java-faithful strategies: their memory (the highest generation
+    #: seen) lasts as long as the cache, as a Java leader's assignor instance does.
+    java: dict[str, JavaStickyAssignor] = field(default_factory=dict)
 
     def entries(self) -> int:
         """How many entries the three parts hold together."""
@@ -69,8 +75,12 @@ class SyncResult:
 
 def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
          partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
-         cache: LeaderCache | None = None) -> SyncResult:
+         cache: LeaderCache | None = None, strategy: str | None = None) -> SyncResult:
     """Plan one rebalance for `protocol` ("sticky", "cooperative-sticky", "range", "roundrobin").
+
+    `strategy`: the strategy that plans, by default the protocol's own; ``java-sticky`` /
+    ``java-cooperative-sticky`` plan the ``sticky`` / ``cooperative-sticky`` protocols as a Java
+    leader would, and the SyncGroup bytes are a Java leader's (Java's order, no user data).
 
     `topics` are the partition counts the leader knows; subscribed topics missing from it get
     no partitions (Java skips topics without metadata). `generation` is the one the broker
@@ -82,10 +92,19 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     ProtocolError
         A member's metadata does not decode (the message names the member).
     AssignorError
-        Unknown protocol or an invalid group (bad partition counts or racks).
+        Unknown protocol or an invalid group (bad partition counts or racks), a strategy of
+        another protocol, or (`JavaAssignorFailure`) a group on which Java's assignor fails.
     """
     check_strategy(protocol)
+    if protocol in JAVA_STRATEGIES:
+        raise AssignorError(f"{protocol!r} is a strategy, not a protocol: its protocol is "
+                            f"{JAVA_STRATEGIES[protocol]!r}")
+    strategy = protocol if strategy is None else strategy
+    if protocol_of(strategy) != protocol:
+        raise AssignorError(f"strategy {strategy!r} plans the {protocol_of(strategy)!r} protocol, not {protocol!r}")
     cache = LeaderCache() if cache is None else cache
+    if strategy in JAVA_STRATEGIES:
+        return _sync_as_java(protocol, strategy, generation, topics, metadata, partition_racks, cache)
     # Every member's metadata at once (the columnar path), planned on the claims as columns.
     roster = read_join_group(list(metadata), Messages.of_members(metadata), protocol, cache.decode)
     group = Group(topics=topics, members=roster.owning(), partition_racks=partition_racks)
@@ -95,3 +114,17 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     cache.settle()
     plan = Plan(protocol, layout.assignment(owner))
     return SyncResult(group, plan, dict(zip([m.id for m in layout.members], messages.messages())))
+
+
+def _sync_as_java(protocol: str, strategy: str, generation: int, topics: Mapping[str, int],
+                  metadata: Mapping[str, bytes], partition_racks: Mapping[str, Sequence[Sequence[str]]] | None,
+                  cache: LeaderCache) -> SyncResult:
+    """`sync` with a Java-faithful strategy: the plan in Java's order, written as Java writes it."""
+    roster = read_join_group(list(metadata), Messages.of_members(metadata), protocol, cache.decode)
+    group = Group(topics=topics, members=roster.owning(), partition_racks=partition_racks)
+    leader = cache.java.get(strategy)
+    if leader is None:
+        leader = cache.java[strategy] = JavaStickyAssignor(cooperative=protocol == "cooperative-sticky")
+    plan = leader.assign(group)
+    cache.settle()
+    return SyncResult(group, plan, assignments_for(plan, protocol, generation, as_java=True))

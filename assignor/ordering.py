@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["java_key", "java_order", "java_sorted"]
+__all__ = ["hashmap_order", "java_key", "java_order", "java_sorted", "partition_hash", "spread", "string_hash",
+           "table_size"]
 
 
 def java_key(text: str) -> bytes:
@@ -34,3 +35,98 @@ def java_sorted(texts: Iterable[str]) -> list[str]:
     """`texts` in Java's ``String.compareTo`` order."""
     texts = list(texts)
     return [texts[i] for i in java_order(texts)]
+
+
+# Java's hash-based collections iterate in an order set by `hashCode`, which Java-exact plans
+# depend on (KIP-54's assignor walks HashMaps of member ids and HashSets of partitions).
+
+_HASH_CACHE: dict[str, int] = {}
+
+
+def string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units) as an unsigned 32-bit value.
+
+    Examples
+    --------
+    >>> string_hash("consumer-1") == 0xF617_641A
+    True
+    """
+    found = _HASH_CACHE.get(text)
+    if found is not None:
+        return found
+    units = text.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    if len(_HASH_CACHE) < 1_000_000:  # a bound: ids churn in a long-lived service
+        _HASH_CACHE[text] = h
+    return h
+
+
+def partition_hash(topic: str, partition: int) -> int:
+    """Java's ``TopicPartition.hashCode`` as an unsigned 32-bit value."""
+    return (31 * (31 + partition) + string_hash(topic)) & 0xFFFFFFFF
+
+
+def spread(h: int) -> int:
+    """``HashMap.hash``: the high half folded into the low half before masking by the table size."""
+    return h ^ (h >> 16)
+
+
+def table_size(entries: int) -> int:
+    """The table size a ``new HashMap<>()`` has after `entries` puts of distinct keys (16,
+    doubled whenever the size passes three quarters of it)."""
+    size = 16
+    while entries > size * 3 // 4:
+        size *= 2
+    return size
+
+
+def hashmap_order(keys: Sequence[str], *, computed: bool = False) -> list[str]:
+    """The order a ``new HashMap<String, V>()`` iterates `keys` (distinct) added in this order:
+    by bucket, then within a bucket in insertion order for ``put``, or newest first for
+    ``computeIfAbsent`` (`computed`), which links a new key at the head of its bucket. A resize
+    splits a bucket keeping its order, so that holds whatever the table went through.
+
+    ``put`` grows the table after the entry that passes three quarters of it; ``computeIfAbsent``
+    before the entry that follows. A bucket of nine keys in a table under 64 makes Java grow the
+    table early (treeifyBin), and the size here accounts for that; a bucket of nine in a table of
+    64 or more becomes a tree whose order this does not model (with Java's string hashes that
+    takes many keys colliding in their low bits, far outside member ids such as ``consumer-N``).
+
+    Examples
+    --------
+    >>> hashmap_order(["consumer-0", "consumer-1", "consumer-2"])
+    ['consumer-2', 'consumer-1', 'consumer-0']
+    >>> hashmap_order(["big-topic", "other"]), hashmap_order(["big-topic", "other"], computed=True)
+    (['big-topic', 'other'], ['other', 'big-topic'])
+    """
+    hashes = [spread(string_hash(k)) for k in keys]
+    mask = _grown_size(hashes, computed) - 1
+    newest_first = -1 if computed else 1
+    position = [(h & mask, newest_first * i) for i, h in enumerate(hashes)]
+    return [keys[i] for i in sorted(range(len(keys)), key=position.__getitem__)]
+
+
+def _grown_size(hashes: Sequence[int], computed: bool) -> int:
+    """The table size after adding these (spread) hashes in order (see `hashmap_order`)."""
+    size = 16
+    counts: dict[int, int] = {}
+
+    def regrow(entries: int) -> None:
+        nonlocal size, counts
+        size *= 2
+        counts = {}
+        for g in hashes[:entries]:
+            counts[g & (size - 1)] = counts.get(g & (size - 1), 0) + 1
+
+    for n, h in enumerate(hashes, start=1):
+        if computed and n - 1 > size * 3 // 4:
+            regrow(n - 1)
+        bucket = h & (size - 1)
+        counts[bucket] = counts.get(bucket, 0) + 1
+        if counts[bucket] > 8 and size < 64:  # treeifyBin on a small table resizes instead
+            regrow(n)
+        if not computed and n > size * 3 // 4:
+            regrow(n)
+    return size

@@ -18,6 +18,11 @@ balance_score (KIP-54)
     Sum over all member pairs of ``|n_i - n_j|``; computed in O(C log C) from sorted loads.
 moved / kept
     Partitions whose valid previous owner (`assignor.solver.claims.resolve`) lost / kept them.
+flags
+    Known weaknesses a plan shows without being invalid: not balanced in KIP-54's sense, a
+    balance score above the optimum (with ``exact``), and, for Java's cooperative-sticky
+    (which keeps Java's behaviour on purpose), partitions handed to a member while another
+    member still claims them (``unsafe_handovers``; an error for our own cooperative-sticky).
 rack_local / rack_locality (KIP-881)
     Assigned partitions with a replica on their member's rack, as a count and as a fraction of
     the assigned partitions that have rack information (None without any).
@@ -35,6 +40,9 @@ from assignor.solver import claims, racks
 __all__ = ["Optimum", "balance_score", "optimum", "report"]
 
 _MAX_ERRORS = 20
+
+#: Strategies under the cooperative protocol (KIP-429): ours, and Java's as Java runs it.
+_COOPERATIVE = ("cooperative-sticky", "java-cooperative-sticky")
 
 
 def balance_score(loads: Iterable[int]) -> int:
@@ -72,8 +80,9 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
     dict
         ``valid``, ``errors`` (first 20), ``balanced``, ``balance_score``, ``spread``,
         ``min_load``, ``max_load``, ``members``, ``partitions`` (that must be assigned),
-        ``assigned``, ``moved``, ``kept``, ``revoking`` (cooperative: withheld this round);
-        with `exact`, the optimum's figures.
+        ``assigned``, ``moved``, ``kept``, ``revoking`` (cooperative: withheld this round),
+        ``rack_local``, ``rack_locality``, ``unsafe_handovers``, ``flags`` (see above); with
+        `exact`, the optimum's figures.
     """
     errors: list[str] = []
     subscribed = {m.id: set(m.topics) for m in group.members}
@@ -101,13 +110,16 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
             loads[member.id] = 0
     claimed = _claimed_by(group)
     revoking = set()
-    if plan.strategy == "cooperative-sticky":
+    unsafe: list[str] = []
+    if plan.strategy in _COOPERATIVE:
         revoking = {tp for tp in must - seen if tp in claimed}
         for member_id, partitions in plan.assignment.items():
             for tp in partitions:
                 others = claimed.get(tp, set()) - {member_id}
                 if others:
-                    errors.append(f"{tp} given to {member_id} while {min(others)} still owns it")
+                    unsafe.append(f"{tp} given to {member_id} while {min(others)} still owns it")
+        if plan.strategy == "cooperative-sticky":
+            errors.extend(unsafe)
     unassigned = must - seen - revoking
     if unassigned:
         errors.append(f"{len(unassigned)} partitions unassigned, e.g. {min(unassigned)}")
@@ -135,12 +147,23 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
         "revoking": len(revoking),
         "rack_local": rack_local,
         "rack_locality": round(rack_local / len(with_racks), 4) if with_racks else None,
+        "unsafe_handovers": len(unsafe),
     }
+    flags = []
+    if not result["balanced"]:
+        flags.append("not balanced (KIP-54): a member holds a partition a member two or more lighter could take")
+    if unsafe and plan.strategy != "cooperative-sticky":
+        flags.append(f"{len(unsafe)} partition(s) handed over while still claimed, e.g. {unsafe[0]}")
     if exact:
         best = optimum(group)
         result["optimal_balance_score"] = best.balance_score
         result["max_rack_local"] = best.rack_local
         result["min_moves"] = best.moves
+        score = balance_score(values)
+        if score > best.balance_score and not revoking:
+            flags.append(f"not optimally balanced: balance score {score} where "
+                         f"{best.balance_score} is reachable")
+    result["flags"] = flags
     return result
 
 

@@ -7,6 +7,12 @@ for that protocol and decoded by the leader (`assignor.protocol`), the plan's Sy
 are decoded back into what each member now owns. Eager protocols revoke everything each
 rebalance; cooperative-sticky runs rounds until nothing is withheld (KIP-429).
 
+The Java-faithful strategies (``java-sticky``, ``java-cooperative-sticky``) run on the wire as
+their protocols do, with one Java leader per run whose memory (its highest generation seen)
+carries over; a step on which Java's assignor fails is reported with the reason (``failed``)
+and leaves the group as it was. When a Java strategy runs beside ours, ``comparisons`` says
+what switching to ours would change (see `compare`).
+
 Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 
     member_join:ID:TOPIC,TOPIC[:RACK]   member_leave:ID
@@ -26,16 +32,17 @@ import numpy as np
 
 from assignor import protocol, validate
 from assignor._arrays import appended, gc_paused, run_starts
-from assignor.errors import AssignorError
+from assignor.errors import AssignorError, JavaAssignorFailure
 from assignor.leader import LeaderCache
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan
 from assignor.solver import dense
 from assignor.solver.dense import Layout
-from assignor.strategies import check_strategy, plan_owners
+from assignor.strategies import JAVA_STRATEGIES, check_strategy, java_leader, plan_owners, protocol_of
+from assignor.strategies.java_sticky import JavaStickyAssignor
 
-__all__ = ["ALL_STRATEGIES", "Event", "WhatIfError", "apply_event", "parse_event", "run"]
+__all__ = ["ALL_STRATEGIES", "Event", "WhatIfError", "apply_event", "compare", "parse_event", "run"]
 
-ALL_STRATEGIES = ("sticky", "cooperative-sticky", "range", "roundrobin")
+ALL_STRATEGIES = ("sticky", "cooperative-sticky", "java-sticky", "java-cooperative-sticky", "range", "roundrobin")
 _MAX_ROUNDS = 10
 
 
@@ -134,6 +141,7 @@ class _State:
     numbering: _Numbering
     cache: LeaderCache
     flats: _Flats | None = None  # `owned` as flat partitions, see `_owners_now`
+    leader: JavaStickyAssignor | None = None  # the Java leader of a Java-faithful strategy (`java_leader`)
 
 
 class _Numbering(dict):
@@ -176,7 +184,7 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
 
 
 def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool) -> dict:
-    result = {}
+    result: dict[str, dict] = {}
     initial = _claims_of(group.members)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     cache = LeaderCache()
@@ -185,15 +193,52 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
         ids = [m.id for m in group.members]
         state = _State(ids, numbering.of(ids), initial,
                        np.array([m.generation for m in group.members], dtype=np.int64),
-                       max([m.generation for m in group.members], default=0) + 1, numbering, cache)
-        steps = [_rebalance(group, state, name, "current", include_plans, check)]
+                       max([m.generation for m in group.members], default=0) + 1, numbering, cache,
+                       leader=java_leader(name))
+        steps = [_step(group, state, name, "current", include_plans, check, None)]
         definition = group
         for event in events:
             for label, step_group in _expand(definition, event):
                 definition = step_group
-                steps.append(_rebalance(definition, state, name, label, include_plans, check))
+                steps.append(_step(definition, state, name, label, include_plans, check, steps[-1]))
         result[name] = {"steps": steps, "summary": _summary(steps)}
-    return {"strategies": result}
+    out: dict = {"strategies": result}
+    comparisons = {f"{java} vs {ours}": compare(result[java]["summary"], result[ours]["summary"])
+                   for java, ours in JAVA_STRATEGIES.items() if java in result and ours in result}
+    if comparisons:
+        out["comparisons"] = comparisons
+    return out
+
+
+def compare(java: dict, ours: dict) -> dict:
+    """What switching from a Java strategy to ours changes over a run, from the two summaries:
+    positive figures are gains (fewer moves, a lower balance score, ...)."""
+    return {
+        "moves_saved": java["moved"] - ours["moved"],
+        "reassignments_saved": java["reassigned"] - ours["reassigned"],
+        "revocations_saved": java["revoked"] - ours["revoked"],
+        "rounds_saved": java["rounds"] - ours["rounds"],
+        "balance_score_gained": java["final_balance_score"] - ours["final_balance_score"],
+        "spread_gained": java["max_spread"] - ours["max_spread"],
+        "unsafe_handovers_avoided": java["unsafe_handovers"] - ours["unsafe_handovers"],
+        "java_failures": java["failed_steps"],
+    }
+
+
+def _step(definition: Group, state: _State, strategy: str, label: str, include_plans: bool, check: bool,
+          previous: dict | None) -> dict:
+    """`_rebalance`, or where Java's assignor fails, a step saying so: nothing changes hands,
+    and the figures stay those of the step before."""
+    try:
+        return _rebalance(definition, state, strategy, label, include_plans, check)
+    except JavaAssignorFailure as failure:
+        kept = {key: previous[key] for key in ("balance_score", "spread", "topic_spread", "rack_locality")} \
+            if previous is not None else {"balance_score": 0, "spread": 0, "topic_spread": 0, "rack_locality": None}
+        step = {"event": label, "rounds": 1, "revoked": 0, "moved": 0, "reassigned": 0, "unsafe_handovers": 0,
+                **kept, "failed": str(failure)}
+        if include_plans:
+            step["assignment"] = _assignment_of(state)
+        return step
 
 
 def _claims_of(members: Sequence[Member]) -> Claims:
@@ -238,7 +283,8 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     present = list(map(attrgetter("id"), definition.members))
     present_numbers = state.numbering.of(present)
     before, before_flats = state.owned, state.flats
-    rounds = revoked = 0
+    rounds = revoked = unsafe = 0
+    wire = protocol_of(strategy)
     while True:
         rounds += 1
         position = state.numbering.positions(state.numbers, present_numbers)  # of each member now, in `present`
@@ -248,16 +294,18 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         generations[position[:-1][kept]] = state.generation[kept]
         # Every member's metadata laid end to end, as the leader's JoinGroup response holds it.
         cache = state.cache
-        metadata = protocol.encode_join_group(definition.members, owned, generations, strategy, cache.encode)
-        roster = protocol.read_join_group(present, metadata, strategy, cache.decode)
+        metadata = protocol.encode_join_group(definition.members, owned, generations, wire, cache.encode)
+        roster = protocol.read_join_group(present, metadata, wire, cache.decode)
         group = Group.assembled(definition.topics, roster.members, definition.partition_racks)
-        layout, owner = plan_owners(strategy, group, roster.claims, cache.plans)
+        layout, owner = plan_owners(strategy, group, roster.claims, cache.plans, state.leader)
+        if wire == "cooperative-sticky":
+            unsafe += _unsafe_handovers(layout, roster, owner)
         if check:
             _check(group, roster, layout, owner, strategy)
         generation = state.group_generation
         state.group_generation += 1
         # SyncGroup: one assignment per member, in layout order, each decoded by its member.
-        sync = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), strategy, generation,
+        sync = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), wire, generation,
                                            cache=cache.encode)
         ids = list(map(attrgetter("id"), layout.members))
         assigned = protocol.read_assignments(sync, cache.decode)
@@ -268,25 +316,30 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
         if rounds == 1:
             before_position = position
-        if strategy == "cooperative-sticky":
+        if wire == "cooperative-sticky":
             revoked += _given_up(layout, position, state.owned, owner_now, old_flats)
         else:  # eager: every member still in the group revokes all it owned before rejoining
             revoked += int((position >= 0).sum())
         state.ids, state.numbers, state.owned = ids, numbers, assigned
         state.generation = np.full(len(ids), generation, dtype=np.int64)
-        withheld = strategy == "cooperative-sticky" and _withheld(layout, len(assigned.member))
+        withheld = wire == "cooperative-sticky" and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
     moved, reassigned = _changes(layout, before_position, before, owner_now, before_flats)
     step = {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
-            **_measure(group, layout, state.owned)}
+            "unsafe_handovers": unsafe, **_measure(group, layout, state.owned)}
     if include_plans:
-        names = state.owned.names
-        per_member: dict[str, list] = {member_id: [] for member_id in state.ids}
-        for m, t, p in zip(state.owned.member.tolist(), state.owned.topic.tolist(), state.owned.partition.tolist()):
-            per_member[state.ids[m]].append([names[t], p])
-        step["assignment"] = per_member
+        step["assignment"] = _assignment_of(state)
     return step
+
+
+def _assignment_of(state: _State) -> dict[str, list]:
+    """What each member owns now, as ``[topic, partition]`` lists."""
+    names = state.owned.names
+    per_member: dict[str, list] = {member_id: [] for member_id in state.ids}
+    for m, t, p in zip(state.owned.member.tolist(), state.owned.topic.tolist(), state.owned.partition.tolist()):
+        per_member[state.ids[m]].append([names[t], p])
+    return per_member
 
 
 def _reindex(claims: Claims, position: np.ndarray) -> Claims:
@@ -365,6 +418,17 @@ def _withheld(layout: Layout, assigned: int) -> bool:
     return assigned < int(layout.counts[subscribed].sum())
 
 
+def _unsafe_handovers(layout: Layout, roster: protocol.Roster, owner: np.ndarray) -> int:
+    """Partitions a cooperative plan gives to a member while another member of the group still
+    claims them (KIP-429 forbids it: the claimant has not revoked the partition yet)."""
+    flats = _flats(layout, roster.claims)
+    at = {m.id: i for i, m in enumerate(layout.members)}
+    claimant = np.array([at[m.id] for m in roster.members] + [-1], dtype=np.int64)[roster.claims.member]
+    ok = flats >= 0
+    given = owner[flats[ok]]
+    return int(np.unique(flats[ok][(given >= 0) & (given != claimant[ok])]).size)
+
+
 def _check(group: Group, roster: protocol.Roster, layout, owner: np.ndarray, strategy: str) -> None:
     """The oracle on this round: the group as decoded, with owned partitions, and the plan."""
     owned = roster.owning()
@@ -418,9 +482,11 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
 
 
 def _summary(steps: list[dict]) -> dict:
-    changes = steps[1:] or steps
+    changes = steps[1:] or steps  # the first step is the group as given; a failed step changes nothing
     return {"steps": len(changes), "rounds": sum(s["rounds"] for s in changes),
             "revoked": sum(s["revoked"] for s in changes), "moved": sum(s["moved"] for s in changes),
             "reassigned": sum(s["reassigned"] for s in changes),
+            "unsafe_handovers": sum(s["unsafe_handovers"] for s in changes),
+            "failed_steps": sum("failed" in s for s in steps),
             "final_balance_score": steps[-1]["balance_score"], "final_spread": steps[-1]["spread"],
             "max_spread": max(s["spread"] for s in changes), "rack_locality": steps[-1]["rack_locality"]}

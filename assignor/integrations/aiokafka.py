@@ -91,12 +91,20 @@ class StickyAssignor(AbstractPartitionAssignor):
         leader plans locally; `fallbacks` counts those and each is logged.
     group_id:
         Only needed in remote mode when the group id cannot be read from aiokafka.
+    strategy:
+        How this member plans when it leads: ``"sticky"`` (ours: globally balanced, fewest
+        moves) or ``"java-sticky"`` (KIP-54 exactly as Java's ``StickyAssignor`` runs it), so
+        that a group mixing these members with Java members plans the same way whoever leads.
+        The protocol on the wire is ``sticky`` either way.
     """
 
     name = "sticky"
 
     def __init__(self, *, rack: str | None = None, service_url: str | None = None, token: str | None = None,
-                 timeout: float = 3.0, group_id: str | None = None) -> None:
+                 timeout: float = 3.0, group_id: str | None = None, strategy: str = "sticky") -> None:
+        if strategy not in ("sticky", "java-sticky"):
+            raise ValueError(f"strategy must be 'sticky' or 'java-sticky', got {strategy!r}")
+        self.strategy = strategy
         self.rack = rack
         self.service_url = service_url.rstrip("/") if service_url else None
         self.token = token
@@ -143,7 +151,7 @@ class StickyAssignor(AbstractPartitionAssignor):
             remote = self._remote_plan(group_id, generation, topics, raw)
             if remote is not None:
                 return remote
-        return leader.sync(self.name, generation, topics, raw, cache=self.cache).assignments
+        return leader.sync(self.name, generation, topics, raw, cache=self.cache, strategy=self.strategy).assignments
 
     def on_assignment(self, assignment) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""
@@ -169,6 +177,7 @@ class StickyAssignor(AbstractPartitionAssignor):
             return self._fallback("the group id is unknown (pass group_id=)")
         body = json.dumps({
             "protocol": self.name,
+            "strategy": self.strategy,
             "generation": generation,
             "topics": {topic: {"partitions": count} for topic, count in topics.items()},
             "members": [{"member_id": m, "metadata_b64": base64.b64encode(data).decode()} for m, data in raw.items()],

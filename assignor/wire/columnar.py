@@ -24,7 +24,7 @@ from typing import NamedTuple, cast
 
 import numpy as np
 
-from assignor._arrays import gc_paused, stable_order
+from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
 from assignor.ordering import java_key
@@ -38,6 +38,7 @@ from assignor.wire.messages import (
     decode_sticky_user_data,
     encode_cooperative_user_data,
     member_from_metadata,
+    sticky_topic_order,
 )
 from assignor.wire.schema import ASSIGNMENT
 
@@ -167,10 +168,13 @@ def _read_join_group(ids: list[str], joined: Messages, protocol_name: str, cache
                 known_from_user_data = heads.ok & (heads.data_length >= 0)
                 four = np.flatnonzero(heads.ok & (heads.data_length >= 4))
                 from_user_data[four] = ints_at(heads.buffer, heads.base[four] + heads.data_start[four], 4)
-        # The generation rule of `member_from_metadata`: the subscription's when known, else the user data's.
-        generation = np.where(heads.generation >= 0, heads.generation,
-                              np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION),
-                                       UNKNOWN_GENERATION)).tolist()
+        # The generation rules of `member_from_metadata`: for "sticky" the user data's alone;
+        # otherwise the subscription's when known, else the user data's.
+        from_data = np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION), UNKNOWN_GENERATION)
+        if protocol_name == "sticky":
+            generation = from_data.tolist()
+        else:
+            generation = np.where(heads.generation >= 0, heads.generation, from_data).tolist()
         members = Member.decoded_many(ids, heads.topics, generation, heads.racks)
         for i in np.flatnonzero(~heads.ok).tolist():
             # Irregular bytes: the reference reader, which raises the precise error.
@@ -386,6 +390,9 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
     #   cooperative-sticky: user data = [4, generation] | ARRAY = owned | generation | rack
     #   others:             null user data | ARRAY = owned [] | generation | rack
     if protocol_name == "sticky":
+        java = _sticky_order(member, topic, owned.names)
+        if java is not None:
+            member, topic, partition = member[java], topic[java], partition[java]
         has_data = (generation >= 0) | (np.bincount(member, minlength=len(members)) > 0)
         frames = frame_tp_columns(member, topic, partition, encoded, len(members), head + 4,
                                   4 + 8 * has_data + rack_size)
@@ -443,24 +450,26 @@ def _named(member_id: str, decode, *args):
 
 
 def assignments_for(plan: Plan, protocol_name: str, generation: int,
-                    version: int = HIGHEST_VERSION) -> dict[str, bytes]:
+                    version: int = HIGHEST_VERSION, *, as_java: bool = False) -> dict[str, bytes]:
     """SyncGroup assignment bytes per member.
 
     For ``"sticky"`` each assignment carries V1 sticky user data (the member's partitions and
     `generation`): Java and aiokafka members ignore it, and a member that reads it learns the
     generation it must report at the next rebalance (KIP-341) without asking its client.
+    `as_java`: the bytes a Java leader writes instead (no user data, each member's partitions
+    grouped by topic as they first appear in the plan).
     """
     members = list(plan.assignment)
     with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
         columns = tp_columns_of([plan.assignment[m] for m in members], "partitions")
-    joined = _assignments(*columns, len(members), protocol_name, generation, version)
+    joined = _assignments(*columns, len(members), "" if as_java else protocol_name, generation, version)
     return dict(zip(members, joined.messages()))
 
 
 def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, bytes]:
     """The user data each member sends at its next JoinGroup after `plan`, as the Java client
-    writes it: for ``"sticky"`` V1 sticky user data (the member's partitions, topics in first
-    appearance order, and `generation`), all members' at once; for ``"cooperative-sticky"``
+    writes it: for ``"sticky"`` V1 sticky user data (the member's partitions, topics in Java's
+    order, `sticky_topic_order`, and `generation`), all members' at once; for ``"cooperative-sticky"``
     the generation; none for other protocols. Each is `encode_sticky_user_data` /
     `encode_cooperative_user_data` of that member (a property test holds them equal)."""
     members = list(plan.assignment)
@@ -470,10 +479,52 @@ def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, 
         return {}
     encode_cooperative_user_data(generation)  # checks it fits an INT32
     with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
-        columns = tp_columns_of([plan.assignment[m] for m in members], "previous_assignment")
+        columns = tp_columns_of([_in_sticky_order(plan.assignment[m]) for m in members], "previous_assignment")
     frames = frame_tp_columns(*columns, len(members), 0, 4)
     frames.put_ints(frames.array_end, generation, 4)
     return dict(zip(members, frames.messages()))
+
+
+def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np.ndarray | None:
+    """The permutation that puts columns (member non-decreasing) in the order sticky user data
+    lists them: per member, topics in `sticky_topic_order` of their first appearance, each
+    topic's partitions as given; None when that is the order they are in already (no member has
+    two topics whose order changes)."""
+    if not len(member):
+        return None
+    width = max(len(names), 1)
+    pair = member * width + topic
+    cells, first = np.unique(pair, return_index=True)  # (member, topic) cells, sorted
+    cell_member = cells // width
+    if len(cells) == len(np.unique(cell_member)):
+        return None  # one topic per member
+    by_first = np.lexsort((first, cell_member))  # each member's topics by first appearance
+    bounds = np.append(np.flatnonzero(run_starts(cell_member[by_first])), len(cells))
+    rank = np.zeros(len(cells), dtype=np.int64)
+    changed = False
+    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        if end - start < 2:
+            continue
+        seen = by_first[start:end]
+        topics = [names[t] for t in (cells[seen] % width).tolist()]
+        position = {t: i for i, t in enumerate(sticky_topic_order(topics))}
+        ranks = [position[t] for t in topics]
+        changed = changed or ranks != sorted(ranks)
+        rank[seen] = ranks
+    if not changed:
+        return None
+    return np.lexsort((np.arange(len(member)), rank[np.searchsorted(cells, pair)], member))
+
+
+def _in_sticky_order(partitions: list[TopicPartition]) -> list[TopicPartition]:
+    """`partitions` grouped by topic in the order Java's sticky user data lists topics."""
+    topics = dict.fromkeys(tp[0] for tp in partitions)
+    if len(topics) < 2:
+        return partitions
+    by_topic: dict[str, list[TopicPartition]] = {topic: [] for topic in topics}
+    for tp in partitions:
+        by_topic[tp[0]].append(tp)
+    return [tp for topic in sticky_topic_order(list(topics)) for tp in by_topic[topic]]
 
 
 def encode_assignments(assigned: Claims, members: int, protocol_name: str, generation: int,
@@ -500,7 +551,12 @@ def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, e
         frames.put_ints(frames.array_end, -1, 4)
         return frames.joined()
     encode_cooperative_user_data(generation)  # checks it fits an INT32
-    # Each array is written once, then copied byte for byte behind its user data's length.
+    # The partitions in sticky user data order (Java's), for the assignment too: each array is
+    # written once, then copied byte for byte behind its user data's length.
+    names = [e.decode() for e in (encoded.encoded if isinstance(encoded, NameTable) else encoded)]
+    java = _sticky_order(member, topic, names)
+    if java is not None:
+        member, topic, partition = member[java], topic[java], partition[java]
     frames = frame_tp_columns(member, topic, partition, encoded, members, 2, lambda size: 4 + size + 4)
     array_size = frames.array_end - frames.array_at
     frames.put_ints(frames.start, version, 2)

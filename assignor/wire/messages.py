@@ -19,7 +19,7 @@ from typing import cast
 
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Member, TopicPartition
-from assignor.ordering import java_key, java_sorted
+from assignor.ordering import hashmap_order, java_key, java_sorted
 from assignor.wire import codec
 from assignor.wire.schema import (
     ASSIGNMENT,
@@ -43,6 +43,7 @@ __all__ = [
     "encode_sticky_user_data",
     "encode_subscription",
     "member_from_metadata",
+    "sticky_topic_order",
 ]
 
 #: Highest ConsumerProtocol version written; newer ones are read with v3's fields.
@@ -183,7 +184,9 @@ def decode_assignment(data: bytes) -> Assignment:
 
 
 def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: int | None = None) -> bytes:
-    """Sticky user data: V1 with `generation`, V0 when it is None.
+    """Sticky user data: V1 with `generation`, V0 when it is None, byte for byte as Java's
+    ``StickyAssignor`` writes it: topics in the order of the HashMap Java groups them in
+    (`sticky_topic_order`), each topic's partitions in the order given.
 
     Examples
     --------
@@ -191,9 +194,29 @@ def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: in
     '0000000100027430000000010000000000000001'
     """
     entries = _grouped(partitions, "previous_assignment")
+    if len(entries) > 1:
+        position = {topic: i for i, (topic, _) in enumerate(entries)}
+        entries = [entries[position[topic]] for topic in sticky_topic_order(list(position))]
     if generation is None:
         return codec.encode(STICKY_USER_DATA_V0, {"previous_assignment": entries})
     return codec.encode(STICKY_USER_DATA_V1, {"previous_assignment": entries, "generation": generation})
+
+
+def sticky_topic_order(topics: list[str]) -> list[str]:
+    """The order Java's sticky user data lists `topics` (distinct, in the order they first
+    appear in the member's partitions): ``CollectionUtils.groupPartitionsByTopic`` fills a
+    ``HashMap`` by ``computeIfAbsent``, and the bytes follow its iteration order."""
+    if len(topics) < 2:
+        return topics
+    found = _STICKY_ORDERS.get(tuple(topics))
+    if found is None:
+        found = hashmap_order(topics, computed=True)
+        if len(_STICKY_ORDERS) < 4096:  # members of a group mostly share their topic lists
+            _STICKY_ORDERS[tuple(topics)] = found
+    return found
+
+
+_STICKY_ORDERS: dict[tuple[str, ...], list[str]] = {}
 
 
 def decode_sticky_user_data(data: bytes | None, *, strict: bool = False) -> StickyUserData:
@@ -253,10 +276,11 @@ def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) ->
     members revoke everything before joining, so Subscription v1+ owned partitions are empty),
     from Subscription v1+ ``owned_partitions`` for every other protocol.
 
-    Generation, one rule for every member and protocol: Subscription v2+ ``generation_id`` when
-    it is known (>= 0), else the generation in the user data (sticky V1, cooperative INT32),
-    else -1. Java takes it from the user data for "sticky" but from the subscription for
-    "cooperative-sticky", so members of one group can be judged by different clocks.
+    Generation, as Java's assignors read it: for the eager ``"sticky"`` protocol the one in the
+    sticky user data alone (V1; -1 for V0 or no user data), even where a Subscription v2+
+    ``generation_id`` says otherwise (``StickyAssignor.memberData``); for every other protocol
+    Subscription v2+ ``generation_id`` when it is known (>= 0), else the generation in the user
+    data (cooperative INT32), else -1 (``CooperativeStickyAssignor.memberData``).
 
     Raises
     ------
@@ -266,12 +290,13 @@ def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) ->
     subscription = decode_subscription(metadata)
     owned: Sequence[TopicPartition] = subscription.owned_partitions
     from_user_data = None
+    generation = subscription.generation_id
     if protocol_name == "sticky":
         sticky = decode_sticky_user_data(subscription.user_data)
         owned, from_user_data = sticky.partitions, sticky.generation
+        generation = UNKNOWN_GENERATION
     elif protocol_name == "cooperative-sticky":
         from_user_data = decode_cooperative_user_data(subscription.user_data)
-    generation = subscription.generation_id
     if generation < 0:
         generation = UNKNOWN_GENERATION if from_user_data is None else max(from_user_data, UNKNOWN_GENERATION)
     return Member(member_id, topics=subscription.topics, owned=owned, generation=generation,

@@ -9,10 +9,11 @@ from assignor import Group, InvalidGroupError, Member, TopicPartition, UnknownSt
 def test_public_surface_is_pinned():
     assert assignor.__all__ == sorted(assignor.__all__)
     assert set(assignor.__all__) == {
-        "STRATEGIES", "AssignorError", "Group", "InvalidGroupError", "Member", "Plan", "TopicPartition",
-        "UnknownStrategyError", "assign",
+        "STRATEGIES", "AssignorError", "Group", "InvalidGroupError", "JavaAssignorFailure", "Member", "Plan",
+        "TopicPartition", "UnknownStrategyError", "assign",
     }
-    assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "range", "roundrobin", "sticky"]
+    assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky", "range",
+                                           "roundrobin", "sticky"]
 
 
 def test_issue_example():
@@ -49,7 +50,8 @@ def test_malformed_groups_raise_our_error(build, message):
 
 
 def test_unknown_strategy():
-    with pytest.raises(UnknownStrategyError, match="known: cooperative-sticky, range, roundrobin, sticky"):
+    known = "known: cooperative-sticky, java-cooperative-sticky, java-sticky, range, roundrobin, sticky"
+    with pytest.raises(UnknownStrategyError, match=known):
         assign("cooperative-stickyish", Group(topics={}))
     assert issubclass(UnknownStrategyError, ValueError)
 

@@ -114,7 +114,10 @@ def test_random_event_sequences_stay_valid(texts, members):
     result = whatif.run(group, applicable(group, texts), check=True)  # every round through the oracle
     for strategy, outcome in result["strategies"].items():
         for step in outcome["steps"][1:]:
-            assert step["rounds"] <= (2 if strategy == "cooperative-sticky" else 1)
+            if strategy == "cooperative-sticky":
+                assert step["rounds"] <= 2
+            elif strategy != "java-cooperative-sticky":  # Java's may take more (it is Java's)
+                assert step["rounds"] == 1
 
 
 def test_cli_whatif_table_and_json():
@@ -132,8 +135,10 @@ def reference_run(group: Group, events: list, strategy: str) -> list[dict]:
     """The what-if engine written the plain way, on the public object API: each member's
     metadata encoded one by one, `members_from_metadata`, `assign`, `assignments_for`,
     `decode_assignment`, and the figures counted with dicts. The engine must agree exactly."""
-    from assignor import protocol, validate
+    from assignor import JavaAssignorFailure, protocol, validate
+    from assignor.strategies import java_leader, protocol_of
 
+    wire, leader = protocol_of(strategy), java_leader(strategy)
     owned = {m.id: list(m.owned) for m in group.members}
     generation = {m.id: m.generation for m in group.members}
     group_generation = max([m.generation for m in group.members], default=0) + 1
@@ -145,34 +150,46 @@ def reference_run(group: Group, events: list, strategy: str) -> list[dict]:
         present = {m.id for m in definition.members}
         before = {tp: m for m, tps in owned.items() for tp in tps}
         rounds = revoked = 0
+        failed = False
         while True:
             rounds += 1
             metadata = {}
             for m in definition.members:
                 mine, g = owned.get(m.id, []), generation.get(m.id, -1)
-                if strategy == "sticky":
+                if wire == "sticky":
                     data = protocol.encode_sticky_user_data(mine, g) if g >= 0 or mine else None
                     sub = protocol.Subscription(m.topics, data, (), g, m.rack)
-                elif strategy == "cooperative-sticky":
+                elif wire == "cooperative-sticky":
                     sub = protocol.Subscription(m.topics, protocol.encode_cooperative_user_data(g), mine, g, m.rack)
                 else:
                     sub = protocol.Subscription(m.topics, None, (), g, m.rack)
                 metadata[m.id] = protocol.encode_subscription(sub)
-            decoded = Group(topics=definition.topics, members=protocol.members_from_metadata(metadata, strategy),
+            decoded = Group(topics=definition.topics, members=protocol.members_from_metadata(metadata, wire),
                             partition_racks=definition.partition_racks)
-            plan = assign(strategy, decoded)
-            sync = protocol.assignments_for(plan, strategy, group_generation)
+            try:
+                plan = assign(strategy, decoded) if leader is None else leader.assign(decoded)
+            except JavaAssignorFailure:  # the step fails; nothing changes hands
+                failed = True
+                break
+            sync = protocol.assignments_for(plan, wire, group_generation)
             new = {m: list(protocol.decode_assignment(data).partitions) for m, data in sync.items()}
-            if strategy == "cooperative-sticky":
+            if wire == "cooperative-sticky":
                 revoked += sum(len(set(owned.get(m, [])) - set(tps)) for m, tps in new.items())
             else:
                 revoked += sum(len(owned.get(m, [])) for m in new)
             owned, generation = new, dict.fromkeys(new, group_generation)
             group_generation += 1
             subscribed = {t for m in decoded.members for t in m.topics if t in decoded.topics}
-            if strategy != "cooperative-sticky" or sum(map(len, new.values())) >= sum(
+            if wire != "cooperative-sticky" or sum(map(len, new.values())) >= sum(
                     decoded.topics[t] for t in subscribed) or rounds >= 10:
                 break
+        if failed:
+            out.append({**out[-1], "event": label, "rounds": rounds, "revoked": 0, "reassigned": 0, "moved": 0}
+                       if out else {"event": label, "rounds": rounds, "revoked": 0, "reassigned": 0, "moved": 0,
+                                    "balance_score": 0, "spread": 0,
+                                    "assignment": {m: [[tp.topic, tp.partition] for tp in tps]
+                                                   for m, tps in owned.items()}})
+            continue
         after = {tp: m for m, tps in owned.items() for tp in tps}
         changed = [(tp, m) for tp, m in before.items() if after.get(tp, m) != m]
         loads = [len(owned.get(m.id, [])) for m in definition.members] or [0]
@@ -202,6 +219,9 @@ def test_engine_equals_the_plain_engine(texts, members, strategy, rng):
     events = applicable(group, texts)
     engine = steps(whatif.run(group, events, [strategy], include_plans=True), strategy)
     plain = reference_run(group, events, strategy)
+    if strategy.startswith("java-"):  # Java's order within a member, ours by partition: compare as sets
+        for step in engine + plain:
+            step["assignment"] = {m: sorted(map(tuple, tps)) for m, tps in step["assignment"].items()}
     assert [{k: step[k] for k in plain[0]} for step in engine] == plain
 
 

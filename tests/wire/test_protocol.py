@@ -20,6 +20,7 @@ from assignor.protocol import Messages, ProtocolError
 from assignor.wire import arrays, codec, columnar, schema
 from assignor.wire import cache as wire_cache
 from assignor.wire.cache import DecodeCache
+from assignor.wire.messages import sticky_topic_order
 from tests import golden
 
 USERDATA = golden.GOLDEN / "userdata"
@@ -51,15 +52,42 @@ def test_sticky_user_data_golden(case):
         assert protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(_tps(given_["partitions"])))\
             == protocol.StickyUserData(_tps(given_["partitions"]), None)
         return
-    # Java writes topics in HashMap order; given partitions in that order (stable within a
-    # topic), first-appearance encoding reproduces its bytes.
-    order = {t: i for i, t in enumerate(case["topic_order_in_bytes"])}
-    partitions = sorted(_tps(given_["partitions"]), key=lambda tp: order[tp.topic])
+    # Java writes topics in the order of the HashMap it groups them in: the same bytes from
+    # the partitions as Java was given them, by both encoders.
+    partitions = _tps(given_["partitions"])
     encoded = protocol.encode_sticky_user_data(partitions, generation)
     assert encoded.hex() == case["hex"]
+    if generation is not None:
+        assert protocol.user_data_for(Plan("sticky", {"m": partitions}), "sticky", generation)["m"] == encoded
     decoded = protocol.decode_sticky_user_data(bytes.fromhex(case["hex"]))
     assert sorted(decoded.partitions) == sorted(_tps(case["decoded"]["partitions"]))
     assert decoded.generation == (case["decoded"]["generation"] if case["decoded"]["generation_present"] else None)
+
+
+def test_sticky_user_data_of_golden_scenarios_is_javas_bytes():
+    """Every sticky member's user data Java wrote in the recorded rebalances (multi-topic ones
+    included) is what our encoder writes for the partitions the member was assigned before, in
+    the order its SyncGroup assignment listed them (grouped by topic as they first appear)."""
+    checked = multi_topic = 0
+    for name in golden.scenario_names():
+        before = None
+        for r in golden.scenario(name)["rounds"]:
+            result = r["results"]["sticky"]
+            for j, call in enumerate(result["calls"]):
+                assigned = before if j == 0 else result["calls"][j - 1]["output"]
+                for sub in call["input"]["subscriptions"]:
+                    if not sub["user_data_hex"] or assigned is None or sub["member_id"] not in assigned:
+                        continue
+                    by_topic: dict[str, list[TopicPartition]] = {}
+                    for tp in _tps(assigned[sub["member_id"]]):
+                        by_topic.setdefault(tp.topic, []).append(tp)
+                    partitions = [tp for tps in by_topic.values() for tp in tps]
+                    generation = sub["member_data"]["generation"]
+                    assert protocol.encode_sticky_user_data(partitions, generation).hex() == sub["user_data_hex"]
+                    checked += 1
+                    multi_topic += len(by_topic) > 1
+            before = result["final"]["assignment"]
+    assert checked > 300 and multi_topic > 100
 
 
 @pytest.mark.parametrize("case", STICKY["decode_only_cases"], ids=lambda c: c["name"])
@@ -137,15 +165,21 @@ def test_scenario_wire_bytes_decode_to_what_java_saw():
 
 
 def test_member_from_metadata_generation_rule():
-    """One rule for all protocols: subscription v2+ generation when known, else user data."""
+    """Java's rules: for "sticky" the user data's generation alone, even against a v2+ field
+    (StickyAssignor.memberData); for other protocols the v2+ field when known, else user data."""
     owned = [TopicPartition("t", 0)]
     user_data = protocol.encode_sticky_user_data(owned, generation=4)
     v2 = protocol.encode_subscription(protocol.Subscription(["t"], user_data, generation_id=6), version=2)
     v1 = protocol.encode_subscription(protocol.Subscription(["t"], user_data), version=1)
     unknown = protocol.encode_subscription(protocol.Subscription(["t"], user_data, generation_id=-1), version=3)
-    assert protocol.member_from_metadata("m", v2, "sticky") == Member("m", ["t"], owned, 6)
+    assert protocol.member_from_metadata("m", v2, "sticky") == Member("m", ["t"], owned, 4)
     assert protocol.member_from_metadata("m", v1, "sticky") == Member("m", ["t"], owned, 4)
     assert protocol.member_from_metadata("m", unknown, "sticky").generation == 4
+    v0_data = protocol.encode_subscription(
+        protocol.Subscription(["t"], protocol.encode_sticky_user_data(owned), generation_id=6), version=2)
+    assert protocol.member_from_metadata("m", v0_data, "sticky") == Member("m", ["t"], owned, -1)
+    no_data = protocol.encode_subscription(protocol.Subscription(["t"], None, generation_id=6), version=2)
+    assert protocol.member_from_metadata("m", no_data, "sticky") == Member("m", ["t"], [], -1)
     coop = protocol.encode_subscription(
         protocol.Subscription(["t"], protocol.encode_cooperative_user_data(9), owned_partitions=owned), version=1)
     assert protocol.member_from_metadata("m", coop, "cooperative-sticky") == Member("m", ["t"], owned, 9)
@@ -153,12 +187,13 @@ def test_member_from_metadata_generation_rule():
 
 
 def test_assignments_for_sticky_carry_v1_user_data():
+    """Both lists in the order Java's sticky user data lists topics (t0 before t1 here)."""
     plan = Plan("sticky", {"a": _tps([("t1", 1), ("t0", 0)]), "b": []})
     out = protocol.assignments_for(plan, "sticky", generation=12)
     decoded = protocol.decode_assignment(out["a"])
-    assert decoded.partitions == _tps([("t1", 1), ("t0", 0)])
+    assert decoded.partitions == _tps([("t0", 0), ("t1", 1)])
     assert protocol.decode_sticky_user_data(decoded.user_data) == protocol.StickyUserData(
-        _tps([("t1", 1), ("t0", 0)]), 12)
+        _tps([("t0", 0), ("t1", 1)]), 12)
     assert protocol.decode_assignment(protocol.assignments_for(plan, "range", 3)["b"]).user_data is None
 
 
@@ -328,7 +363,7 @@ def test_long_messages_round_trip(layout):
     partitions = _entries(layout)
     data = protocol.encode_sticky_user_data(partitions, 3)
     decoded = protocol.decode_sticky_user_data(data, strict=True)
-    assert decoded.partitions == partitions and decoded.generation == 3
+    assert decoded.partitions == _in_sticky_order(partitions) and decoded.generation == 3
     assert protocol.decode_assignment(protocol.encode_assignment(protocol.Assignment(partitions))).partitions \
         == partitions
 
@@ -426,8 +461,7 @@ LONG_PARTITIONS = st.lists(st.builds(TopicPartition, st.sampled_from(["a", "bb",
 @given(LONG_PARTITIONS, st.integers(-1, 99))
 def test_long_sticky_user_data_round_trip(partitions, generation):
     decoded = protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(partitions, generation), strict=True)
-    grouped = sorted(partitions, key=lambda tp: [p.topic for p in partitions].index(tp.topic))
-    assert decoded.partitions == grouped and decoded.generation == generation
+    assert decoded.partitions == _in_sticky_order(partitions) and decoded.generation == generation
 
 
 BATCH_BLOB = st.one_of(
@@ -588,6 +622,8 @@ def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, pro
     plan = layout.assignment(owner)
     assert got == protocol.assignments_for(Plan(protocol_name, plan), protocol_name, generation)
     for member_id, partitions in plan.items():
+        if protocol_name == "sticky":  # both lists in sticky user data order
+            partitions = _in_sticky_order(partitions)
         user_data = protocol.encode_sticky_user_data(partitions, generation) if protocol_name == "sticky" else None
         assert got[member_id] == protocol.encode_assignment(protocol.Assignment(partitions, user_data))
 
@@ -831,3 +867,11 @@ def test_user_data_at_once_equals_one_member_at_a_time(partition_lists, protocol
         assert got == dict.fromkeys(plan.assignment, protocol.encode_cooperative_user_data(generation))
     else:
         assert got == {}
+
+
+def _in_sticky_order(partitions: list[TopicPartition]) -> list[TopicPartition]:
+    """Grouped by topic in the order Java's sticky user data lists topics."""
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    return [tp for topic in sticky_topic_order(list(by_topic)) for tp in by_topic[topic]]

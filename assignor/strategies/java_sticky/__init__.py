@@ -1,0 +1,186 @@
+"""KIP-54 as the Java client runs it: ``java-sticky`` and ``java-cooperative-sticky``.
+
+Java's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (``AbstractStickyAssignor``,
+apache/kafka 3.5+, with KIP-341 generations, KAFKA-12984 claim conflicts and KIP-881 racks),
+reproduced decision for decision so that a plan equals the one a Java leader would send, in
+Java's order within each member. Where Java's choice among equal plans depends on the
+iteration order of a ``java.util.HashMap`` of member ids or a ``HashSet`` of partitions, the
+order is computed from Java's ``hashCode`` (`assignor.ordering.hashmap_order`), with the
+members in the order the coordinator listed them (the group's member order).
+
+Java's own outcomes are kept on purpose, as these strategies exist to show what a Java fleet
+does: loads such as 9/10/11 where 10/10/10 is reachable, and a cooperative plan may hand a
+partition to a member while a stale member still claims it. Where Java fails, `JavaAssignorFailure`
+says how.
+
+The leader instance's memory (Java's ``maxGeneration`` field, which no rebalance resets) lives
+in `JavaStickyAssignor`; the registered strategies use a fresh instance per plan.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from assignor.errors import JavaAssignorFailure
+from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition, topic_partitions
+from assignor.ordering import hashmap_order
+from assignor.solver import dense
+from assignor.strategies.java_sticky import constrained, general
+from assignor.strategies.java_sticky.member_data import java_topics, read_claims
+from assignor.strategies.java_sticky.racks import RackInfo
+
+__all__ = ["COOPERATIVE_NAME", "NAME", "JavaStickyAssignor", "assign", "assign_cooperative", "plan_owners"]
+
+NAME = "java-sticky"
+COOPERATIVE_NAME = "java-cooperative-sticky"
+
+
+class JavaStickyAssignor:
+    """One Java leader's sticky assignor.
+
+    Parameters
+    ----------
+    cooperative : bool
+        ``CooperativeStickyAssignor`` (KIP-429: partitions changing hands are withheld for a
+        round) rather than the eager ``StickyAssignor``.
+    max_generation : int
+        The highest generation this leader has seen (Java's ``maxGeneration``); it only rises.
+
+    Examples
+    --------
+    >>> from assignor import Group, Member
+    >>> leader = JavaStickyAssignor()
+    >>> plan = leader.assign(Group(topics={"t": 3}, members=[Member("a", ["t"]), Member("b", ["t"])]))
+    >>> plan.assignment
+    {'a': [TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=2)], \
+'b': [TopicPartition(topic='t', partition=1)]}
+    """
+
+    def __init__(self, cooperative: bool = False, max_generation: int = UNKNOWN_GENERATION) -> None:
+        self.cooperative = cooperative
+        self.max_generation = max_generation
+        #: Which builder the last plan used: "constrained" or "general".
+        self.builder: str | None = None
+
+    @property
+    def name(self) -> str:
+        return COOPERATIVE_NAME if self.cooperative else NAME
+
+    def assign(self, group: Group) -> Plan:
+        """Plan `group` as Java would.
+
+        Raises
+        ------
+        JavaAssignorFailure
+            Where Java's assignor throws, or would return a plan with a partition twice or a
+            partition that does not exist.
+        """
+        if not group.members:
+            return Plan(self.name, {})
+        topics = java_topics(group)
+        by_id = {m.id: m for m in group.members}
+        members = [by_id[m] for m in hashmap_order([m.id for m in group.members])]
+        claims = read_claims(members, topics, self.max_generation)
+        self.max_generation = claims.max_generation
+        racks = RackInfo(group, topics, members)
+        transferring: dict[TopicPartition, str] | None
+        if claims.alike:
+            self.builder = "constrained"
+            assignment, transferring = constrained.build(topics, claims.owned, claims.claimed_by_several, racks)
+        else:
+            self.builder = "general"
+            assignment = general.build(topics, members, claims.owned, claims.max_generation, racks)
+            transferring = None
+        if self.cooperative:
+            if transferring is None:
+                transferring = _changing_hands(members, assignment)
+            for tp, member in transferring.items():
+                _remove_first(assignment[member], tp)
+        _check(assignment, topics)
+        return Plan(self.name, {m.id: assignment.get(m.id, []) for m in group.members})
+
+
+def _changing_hands(members: list[Member], assignment: dict[str, list[TopicPartition]]) -> dict[TopicPartition, str]:
+    """``CooperativeStickyAssignor.computePartitionsTransferringOwnership``: partitions given to
+    a member that did not own them, which another member owned and is not given back."""
+    added: dict[TopicPartition, str] = {}
+    revoked: set[TopicPartition] = set()
+    for member in members:
+        given = assignment.get(member.id, [])
+        owned = set(member.owned)
+        added.update((tp, member.id) for tp in given if tp not in owned)
+        kept = set(given)
+        revoked.update(tp for tp in member.owned if tp not in kept)
+    return {tp: m for tp, m in added.items() if tp in revoked}
+
+
+def _remove_first(partitions: list[TopicPartition], tp: TopicPartition) -> None:
+    if tp in partitions:
+        partitions.remove(tp)
+
+
+def _check(assignment: dict[str, list[TopicPartition]], topics: dict[str, int]) -> None:
+    """Java returns such plans without a word; we refuse to pass them on as a plan."""
+    counts = Counter(tp for tps in assignment.values() for tp in tps)
+    twice = [tp for tp, n in counts.items() if n > 1]
+    if twice:
+        tp = twice[0]
+        raise JavaAssignorFailure(
+            f"Java's general builder would assign {len(twice)} partition(s) to two members (e.g. "
+            f"{tp.topic}-{tp.partition}): a member's claim names a partition its topic does not have")
+    missing = [tp for tp in counts if not 0 <= tp.partition < topics.get(tp.topic, 0)]
+    if missing:
+        tp = missing[0]
+        raise JavaAssignorFailure(
+            f"Java's assignor would assign partition {tp.topic}-{tp.partition}, which does not exist: a member "
+            "claimed it")
+
+
+def assign(group: Group) -> Plan:
+    """``java-sticky``: Java's eager ``StickyAssignor`` on a leader that has seen no generation."""
+    return JavaStickyAssignor(cooperative=False).assign(group)
+
+
+def assign_cooperative(group: Group) -> Plan:
+    """``java-cooperative-sticky``: Java's ``CooperativeStickyAssignor`` on a fresh leader."""
+    return JavaStickyAssignor(cooperative=True).assign(group)
+
+
+def plan_owners(cooperative: bool, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
+                leader: JavaStickyAssignor | None = None) -> tuple[dense.Layout, np.ndarray]:
+    """The Java plan as the layout and each flat partition's owner (see
+    `assignor.strategies.plan_owners`); owned partitions from `claims` (in their order) when
+    given. `leader`: the Java leader whose memory carries over between rebalances (a fresh one
+    when omitted)."""
+    if leader is None:
+        leader = JavaStickyAssignor(cooperative)
+    if claims is not None:
+        group = Group.assembled(group.topics, _owning(group.members, claims), group.partition_racks)
+    plan = leader.assign(group)
+    layout = dense.build(group, claims, memo)
+    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
+    index = layout.topic_index()
+    for i, member in enumerate(layout.members):
+        tps = plan.assignment[member.id]
+        if tps:
+            topics = np.fromiter((index[tp.topic] for tp in tps), dtype=np.int64, count=len(tps))
+            partitions = np.fromiter((tp.partition for tp in tps), dtype=np.int64, count=len(tps))
+            owner[layout.offsets[topics] + partitions] = i
+    return layout, owner
+
+
+def _owning(members: Sequence[Member], claims: Claims) -> list[Member]:
+    """`members` with their owned partitions from `claims`, in the claims' order."""
+    per_member: list[list[int]] = [[] for _ in members]
+    for row, m in enumerate(claims.member.tolist()):
+        per_member[m].append(row)
+    topics = [claims.names[t] for t in claims.topic.tolist()]
+    partitions = claims.partition.tolist()
+    result = []
+    for m, rows in zip(members, per_member):
+        owned = tuple(topic_partitions([topics[r] for r in rows], [partitions[r] for r in rows]))
+        result.append(Member.decoded(m.id, m.topics, m.generation, m.rack, owned))
+    return result

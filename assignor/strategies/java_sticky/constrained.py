@@ -1,0 +1,185 @@
+"""Java's ``ConstrainedAssignmentBuilder``: the builder for groups whose members all subscribe to
+the same topics (KAFKA-9987). Quotas are ``floor`` and ``ceil`` of partitions per member;
+members keep what they own up to their quota, then round-robin fills the rest.
+
+Steps, as Java runs them:
+
+1. `_keep_owned`: in HashMap order, each member keeps its owned partitions (sorted by partition,
+   then topic) up to minQuota, or up to maxQuota while fewer members than ``total % members``
+   have more than minQuota; the rest is revoked.
+2. `_unassigned`: every other partition, by topic then partition (Java's two-pointer walk,
+   including what it does with a claim of a partition the topic does not have).
+3. `_fill_near` (KIP-881): round-robin within racks, when rack-aware assignment applies.
+4. `_fill`: round-robin over the members under minQuota, then one more each to members at
+   exactly minQuota until enough members hold maxQuota.
+"""
+
+from __future__ import annotations
+
+from assignor.errors import JavaAssignorFailure
+from assignor.model import TopicPartition
+from assignor.ordering import java_key, java_sorted
+from assignor.strategies.java_sticky.racks import RackInfo
+
+__all__ = ["build"]
+
+
+class _Builder:
+    def __init__(self, topics: dict[str, int], owned: dict[str, list[TopicPartition]],
+                 claimed_by_several: set[TopicPartition], racks: RackInfo) -> None:
+        self.topics = topics
+        self.owned = owned
+        self.several = claimed_by_several
+        self.racks = racks
+        self.total = sum(topics.values())
+        members = len(owned)
+        self.min_quota = self.total // members
+        self.max_quota = -(-self.total // members)
+        self.expected_over_min = self.total % members
+        self.over_min = 0
+        self.under_min: list[str] = []
+        self.at_min: list[str] = []
+        self.revoked: set[TopicPartition] = set()
+        self.assignment: dict[str, list[TopicPartition]] = {m: [] for m in owned}
+        self.assigned: list[TopicPartition] = []
+        self.transferring: dict[TopicPartition, str] = {}
+
+    def build(self) -> dict[str, list[TopicPartition]]:
+        self._keep_owned()
+        unassigned = self._unassigned()
+        self.under_min.sort(key=java_key)
+        self.at_min.sort(key=java_key)
+        unassigned = self.racks.by_members_near(unassigned)
+        unassigned = self._fill_near(unassigned)
+        self._fill(unassigned)
+        self._check_filled()
+        return self.assignment
+
+    def _keep_owned(self) -> None:
+        for member, claims in self.owned.items():
+            mine = sorted((tp for tp in claims if not self.racks.mismatch(member, tp)),
+                          key=lambda tp: (tp.partition, java_key(tp.topic)))
+            mine = [tp for tp in mine if tp not in self.several]
+            target = self.assignment[member]
+            if len(mine) < self.min_quota:
+                target.extend(mine)
+                self.assigned.extend(mine)
+                self.under_min.append(member)
+            elif len(mine) >= self.max_quota and self.over_min < self.expected_over_min:
+                self.over_min += 1
+                if self.over_min == self.expected_over_min:
+                    self.at_min.clear()
+                target.extend(mine[: self.max_quota])
+                self.assigned.extend(mine[: self.max_quota])
+                self.revoked.update(mine[self.max_quota:])
+            else:
+                target.extend(mine[: self.min_quota])
+                self.assigned.extend(mine[: self.min_quota])
+                self.revoked.update(mine[self.min_quota:])
+                if self.over_min < self.expected_over_min:
+                    self.at_min.append(member)
+
+    def _unassigned(self) -> list[TopicPartition]:
+        """Every partition by topic then partition, skipping the assigned ones the way Java's
+        two-pointer walk does: a kept claim the topic does not have (partition >= count) stops
+        the skipping, and every later partition counts as unassigned too."""
+        order = java_sorted(self.topics)
+        if not self.assigned:
+            return [TopicPartition(t, p) for t in order for p in range(self.topics[t])]
+        kept = sorted(self.assigned, key=lambda tp: (java_key(tp.topic), tp.partition))
+        unassigned: list[TopicPartition] = []
+        position, stalled = 0, False
+        for topic in order:
+            for p in range(self.topics[topic]):
+                nxt = kept[position]
+                if stalled or not (nxt.topic == topic and nxt.partition == p):
+                    unassigned.append(TopicPartition(topic, p))
+                elif position + 1 < len(kept):
+                    position += 1
+                else:
+                    stalled = True
+        return unassigned
+
+    def _fill_near(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
+        if not self.racks.member_rack:
+            return unassigned
+        left: list[TopicPartition] = []
+        next_index = 0
+        for tp in unassigned:
+            member = None
+            index = self.racks.next_near(tp, self.under_min, next_index)
+            if index >= 0:
+                member = self.under_min[index]
+                count = len(self.assignment[member]) + 1
+                if count >= self.min_quota:
+                    self.under_min.remove(member)
+                    if count < self.max_quota:
+                        self.at_min.append(member)
+                else:
+                    index += 1
+                next_index = index % len(self.under_min) if self.under_min else 0
+            elif self.at_min:
+                first = self.racks.next_near(tp, self.at_min, 0)
+                if first >= 0:
+                    member = self.at_min[first]
+                    if len(self.assignment[member]) + 1 == self.max_quota:
+                        del self.at_min[first]
+            if member is None:
+                left.append(tp)
+            else:
+                self._give(tp, member)
+        return left
+
+    def _fill(self, unassigned: list[TopicPartition]) -> None:
+        # Java walks `under_min` with one list iterator: `cursor` is the index of the next member
+        # it returns, `last` the index it returned last (what ``Iterator.remove`` removes).
+        cursor = 0
+        for tp in unassigned:
+            last: int | None
+            if cursor < len(self.under_min):
+                member, last = self.under_min[cursor], cursor
+                cursor += 1
+            elif not self.under_min and not self.at_min:
+                raise JavaAssignorFailure(
+                    "Java's constrained builder throws IllegalStateException (\"No more unfilled consumers to be "
+                    "assigned.\"): more partitions than places, which happens when a member's claim names a "
+                    "partition its topic does not have")
+            elif not self.under_min:
+                member, last = self.at_min.pop(0), None
+            else:
+                member, last, cursor = self.under_min[0], 0, 1
+            count = self._give(tp, member)
+            if count == self.min_quota and last is not None:
+                del self.under_min[last]
+                cursor = last
+                self.at_min.append(member)
+            elif count == self.max_quota:
+                self.over_min += 1
+
+    def _give(self, tp: TopicPartition, member: str) -> int:
+        target = self.assignment[member]
+        target.append(tp)
+        if tp in self.revoked or tp in self.several:
+            self.transferring[tp] = member
+        return len(target)
+
+    def _check_filled(self) -> None:
+        if not self.under_min:
+            return
+        if self.over_min != self.expected_over_min:
+            raise JavaAssignorFailure(
+                "Java's constrained builder throws IllegalStateException (\"We haven't reached the expected number "
+                "of members with more than the minQuota partitions, but no more partitions to be assigned\")")
+        for member in self.under_min:
+            if len(self.assignment[member]) != self.min_quota:
+                raise JavaAssignorFailure(
+                    f"Java's constrained builder throws IllegalStateException (\"Consumer: [{member}] doesn't "
+                    "reach minQuota partitions, and no more partitions to be assigned\")")
+
+
+def build(topics: dict[str, int], owned: dict[str, list[TopicPartition]], claimed_by_several: set[TopicPartition],
+          racks: RackInfo) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str]]:
+    """The constrained plan and the partitions it hands from one member to another (which a
+    cooperative leader withholds this round, KIP-429)."""
+    builder = _Builder(topics, owned, claimed_by_several, racks)
+    return builder.build(), builder.transferring

@@ -1,0 +1,136 @@
+"""`java-sticky` and `java-cooperative-sticky` against the Java client's own recorded calls.
+
+Every ``sticky`` / ``cooperative-sticky`` call of every scenario file in ``tests/golden/scenarios``
+(files dropped in beside them are picked up too) must give Java's output member by member, in
+Java's order, with the builder Java used and the leader's remembered generation after it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assignor import Group, JavaAssignorFailure, Member, TopicPartition, assign, validate, whatif
+from assignor.ordering import hashmap_order
+from assignor.strategies.java_sticky import JavaStickyAssignor
+from tests import golden
+from tests.conftest import check
+
+TP = TopicPartition
+
+
+def _all_calls() -> list[tuple[str, str, dict]]:
+    """(id, Java assignor, call) for every file in the scenarios directory, index or not."""
+    found = []
+    for path in sorted(golden.SCENARIOS.glob("*.json")):
+        if path.name == "index.json":
+            continue
+        scenario = json.loads(path.read_text())
+        for r in scenario["rounds"]:
+            for strategy in ("sticky", "cooperative-sticky"):
+                for j, call in enumerate(r["results"][strategy]["calls"]):
+                    found.append((f"{path.stem}-r{r['round']}-{strategy}-c{j}", strategy, call))
+    return found
+
+
+CALLS = _all_calls()
+
+
+@pytest.mark.parametrize(("call_id", "strategy", "call"), CALLS, ids=[c[0] for c in CALLS])
+def test_plan_equals_javas_in_javas_order(call_id, strategy, call):
+    group = golden.group_of(call)
+    leader = JavaStickyAssignor(cooperative=strategy == "cooperative-sticky",
+                                max_generation=call["input"]["leader_max_generation_before"])
+    plan = leader.assign(group)
+    expected = {m: [TP(t, p) for t, p in tps] for m, tps in call["output"].items()}
+    assert plan.assignment == expected
+    assert leader.builder == call["builder"]
+    assert leader.max_generation == call["leader_max_generation_after"]
+    report = validate.report(group, plan)
+    assert report["valid"], report["errors"]
+
+
+def test_every_call_is_covered_and_both_builders_are():
+    builders = {(strategy, call["builder"]) for _, strategy, call in CALLS}
+    assert len(CALLS) >= 140
+    assert builders == {(s, b) for s in ("sticky", "cooperative-sticky") for b in ("constrained", "general")}
+
+
+@pytest.mark.parametrize(("call_id", "strategy", "call"), CALLS, ids=[c[0] for c in CALLS])
+def test_member_hashmap_order_is_javas(call_id, strategy, call):
+    ids = [sub["member_id"] for sub in call["input"]["subscriptions"]]
+    assert hashmap_order(ids) == call["input"]["subscriptions_hashmap_iteration_order"]
+
+
+def test_strategies_are_selectable_by_name_with_a_fresh_leader():
+    call = next(c for _, s, c in CALLS if s == "sticky" and c["input"]["leader_max_generation_before"] == -1)
+    plan = assign("java-sticky", golden.group_of(call))
+    assert plan.strategy == "java-sticky"
+    assert plan.assignment == {m: [TP(t, p) for t, p in tps] for m, tps in call["output"].items()}
+
+
+def test_the_leader_remembers_its_highest_generation():
+    """Java's maxGeneration is a field of the assignor instance: members reporting generation 3
+    to a leader that saw 5 are all 'older', so their partitions become previous owners."""
+    leader = JavaStickyAssignor()
+    leader.assign(Group({"t": 2}, [Member("a", ["t"], generation=5)]))
+    leader.assign(Group({"t": 2}, [Member("a", ["t"], [TP("t", 0)], generation=3)]))
+    assert leader.max_generation == 5
+
+
+# -- where Java fails --------------------------------------------------------------------------
+
+
+#: A kept claim of a partition the topic does not have: Java's two-pointer walk over the
+#: partitions stops at it and counts every later partition as unassigned, so its round-robin
+#: runs out of members (IllegalStateException).
+THROWS = Group({"t": 1}, [Member("m0", ["t"], generation=2), Member("m1", ["t"], generation=2),
+                          Member("m2", ["t"], [TP("t", 2)], generation=2)])
+
+
+def test_constrained_builder_failure_is_our_error():
+    with pytest.raises(JavaAssignorFailure, match="IllegalStateException"):
+        assign("java-sticky", THROWS)
+    check(THROWS, assign("sticky", THROWS))  # ours drops the claim
+
+
+@pytest.mark.parametrize(("owned", "message"), [
+    # u-5 sorts before the claims of t: every partition of t after it is handed out again.
+    ([TP("u", 5), TP("t", 0)], "two members"),
+    # t-9 sorts last: Java returns a plan with a partition that does not exist.
+    ([TP("t", 0), TP("t", 9)], "does not exist"),
+])
+def test_general_builder_broken_plans_are_our_error(owned, message):
+    group = Group({"t": 4, "u": 2}, [Member("a", ["t", "u"], owned, generation=2),
+                                     Member("b", ["t"], [TP("t", 1)], generation=2)])
+    with pytest.raises(JavaAssignorFailure, match=message):
+        assign("java-cooperative-sticky", group)
+
+
+def test_whatif_reports_javas_failure_as_a_step_and_goes_on():
+    group = THROWS
+    result = whatif.run(group, [whatif.parse_event("member_join:c:t")], ["java-sticky", "sticky"], check=True)
+    java = result["strategies"]["java-sticky"]
+    assert "IllegalStateException" in java["steps"][0]["failed"]
+    # Nothing changed hands, so the members rejoin with the same claim, and Java fails again.
+    assert "IllegalStateException" in java["steps"][1]["failed"]
+    assert java["summary"]["failed_steps"] == 2
+    assert result["comparisons"]["java-sticky vs sticky"]["java_failures"] == 2
+    assert result["strategies"]["sticky"]["summary"]["failed_steps"] == 0
+
+
+# -- Java's behaviour kept, and flagged ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("call_id", ["random_03_uniform-r3-c0", "random_05_uniform-r5-c0"])
+def test_cooperative_handover_of_a_still_claimed_partition_is_flagged(call_id):
+    """Java hands partitions a stale member still claims to other members in the same round;
+    the Java-faithful strategy keeps that, and the oracle flags it instead of failing it."""
+    call = dict(golden.calls("cooperative-sticky"))[call_id]
+    group = golden.group_of(call)
+    leader = JavaStickyAssignor(cooperative=True, max_generation=call["input"]["leader_max_generation_before"])
+    report = validate.report(group, leader.assign(group))
+    assert report["valid"] and report["unsafe_handovers"] > 0
+    assert any("still claimed" in flag for flag in report["flags"])
+    assert check(group, assign("cooperative-sticky", group))["unsafe_handovers"] == 0
