@@ -15,9 +15,13 @@ name                 keyed                                           NULL key (e
 ===================  ==============================================  ==============================
 
 `partition_function` is the bare function. `LibrdkafkaPartitioner` adds what the producer does
-before calling it: a NULL key (and an empty key under ``consistent_random``, the default) is not
-hashed at all but goes to the topic's *sticky* partition, a random one renewed every
-``sticky.partitioning.linger.ms`` (10 ms by default); only ``random`` bypasses stickiness.
+before calling it (``rd_kafka_msg_partitioner``): where the partitioner would pick at random, a
+NULL key (and an empty key under ``consistent_random``, the default) goes instead to the topic's
+*sticky* partition, a random one renewed every ``sticky.partitioning.linger.ms`` (10 ms by
+default). That is every partitioner but ``consistent``, ``murmur2`` and ``fnv1a``, which hash a
+NULL key like any other (every NULL key to one fixed partition), and ``random`` included: its
+NULL-key records stay on one partition while keyed ones spread. A linger of 0 turns stickiness
+off.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ __all__ = ["LIBRDKAFKA_PARTITIONERS", "LibrdkafkaPartitioner", "fnv1a", "partiti
 
 LIBRDKAFKA_PARTITIONERS = ("random", "consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a",
                            "fnv1a_random")
+
+#: The partitioners that hash every key, NULL included: no stickiness.
+_HASHING = ("consistent", "murmur2", "fnv1a")
 
 
 def fnv1a(key: bytes | None) -> int:
@@ -109,7 +116,10 @@ class LibrdkafkaPartitioner:
     def partition(self, topic: str, key: bytes | None, num_partitions: int | None,
                   available: Sequence[int] | None = None) -> int:
         num_partitions = _count(topic, num_partitions)
-        sticky = self.name != "random" and (key is None or (not key and self.name == "consistent_random"))
+        # librdkafka's `rkt_conf.random_partitioner` flag, read the right way round: stickiness
+        # for the partitioners that pick at random, with a linger above 0.
+        sticky = self.sticky_linger_ms > 0 and self.name not in _HASHING and (
+            key is None or (not key and self.name == "consistent_random"))
         if not sticky:
             return partition_function(self.name, key, num_partitions, available, self._rng)
         now = self._clock() * 1000.0

@@ -77,10 +77,42 @@ def test_producer_sticks_null_keys_for_the_linger_then_renews():
     current = producer.partition("t", None, 50)
     others = [p for p in range(50) if p != current]
     assert producer.partition("t", None, 50, available=others) in others
-    # Keyed records never stick; `random` never sticks.
+    # Keyed records never stick.
     assert producer.partition("t", b"abc", 50) == zlib.crc32(b"abc") % 50
-    random_producer = LibrdkafkaPartitioner("random", seed=1, clock=clock)
-    assert len({random_producer.partition("t", None, 50) for _ in range(30)}) > 5
+
+
+def test_random_sticks_null_keys_and_spreads_keyed_records():
+    """librdkafka's `random` picks at random, so its NULL-key records stick (librdkafka 2.16.0
+    kept 200 of them on one partition of 64); keyed records still go anywhere."""
+    producer = LibrdkafkaPartitioner("random", seed=1, clock=Clock())
+    assert len({producer.partition("t", None, 64) for _ in range(200)}) == 1
+    assert len({producer.partition("t", b"k", 64) for _ in range(200)}) > 40
+    unstuck = LibrdkafkaPartitioner("random", sticky_linger_ms=0, seed=1, clock=Clock())
+    assert len({unstuck.partition("t", None, 64) for _ in range(200)}) > 40
+
+
+@pytest.mark.parametrize(("name", "partition"), [("consistent", 0), ("murmur2", 25), ("fnv1a", 59)])
+def test_hashing_partitioners_hash_null_keys(name, partition):
+    """consistent, murmur2 and fnv1a hash a NULL key as no bytes: every NULL key to one fixed
+    partition (for 64 partitions: 0, 25 and 59, as librdkafka 2.16.0 placed them), no stickiness."""
+    clock = Clock()
+    producer = LibrdkafkaPartitioner(name, seed=3, clock=clock)
+    placed = set()
+    for step in range(100):
+        clock.now = step * 0.011  # a sticky partition would be renewed each time
+        placed.add(producer.partition("t", None, 64))
+    assert placed == {partition} == {partition_function(name, None, 64)}
+
+
+@pytest.mark.parametrize("name", ["consistent_random", "murmur2_random", "fnv1a_random"])
+def test_random_variants_stick_null_keys_only(name):
+    producer = LibrdkafkaPartitioner(name, seed=2, clock=Clock())
+    assert len({producer.partition("t", None, 64) for _ in range(100)}) == 1
+    empty = {producer.partition("t", b"", 64) for _ in range(100)}
+    if name == "consistent_random":  # an empty key is treated as NULL there
+        assert empty == {producer.partition("t", None, 64)}
+    else:  # hashed as no bytes
+        assert empty == {partition_function(name.removesuffix("_random"), b"", 64)}
 
 
 @pytest.mark.parametrize("name", LIBRDKAFKA_PARTITIONERS)
