@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from assignor import Group, JavaAssignorFailure, Member, TopicPartition, assign, validate, whatif
+from assignor import Group, JavaAssignorFailure, Member, Plan, TopicPartition, assign, validate, whatif
 from assignor.ordering import hashmap_order
 from assignor.strategies.java_sticky import JavaStickyAssignor
 from tests import golden
@@ -134,3 +136,62 @@ def test_cooperative_handover_of_a_still_claimed_partition_is_flagged(call_id):
     assert report["valid"] and report["unsafe_handovers"] > 0
     assert any("still claimed" in flag for flag in report["flags"])
     assert check(group, assign("cooperative-sticky", group))["unsafe_handovers"] == 0
+
+
+# -- the fast paths against Java's steps as Java writes them ------------------------------------
+
+TOPICS = ["a", "b", "c", "d"]
+
+
+@st.composite
+def groups(draw):
+    """Groups a Java leader can meet: alike or different subscriptions, claims with conflicts,
+    stale generations, repeats and partitions the topic does not have, and sometimes racks."""
+    topics = {t: draw(st.integers(0, 9)) for t in TOPICS[: draw(st.integers(1, 4))]}
+    names = list(topics)
+    alike = draw(st.booleans())
+    shared = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+    racked = draw(st.booleans())
+    members = []
+    for i in range(draw(st.integers(1, 7))):
+        subscribed = shared if alike else draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        owned = draw(st.lists(st.tuples(st.sampled_from(names), st.integers(0, 10)), max_size=8))
+        members.append(Member(f"consumer-{i}", subscribed, [TP(t, p) for t, p in owned],
+                              generation=draw(st.integers(-1, 3)),
+                              rack=draw(st.sampled_from(["r0", "r1", None])) if racked else None))
+    racks = {t: [[f"r{(p + j) % 2}"] for p in range(n)] for j, (t, n) in enumerate(topics.items())} if racked \
+        else None
+    return Group(topics, members, racks)
+
+
+def _outcome(leader: JavaStickyAssignor, group: Group):
+    try:
+        return leader.assign(group).assignment, leader.max_generation
+    except JavaAssignorFailure as failure:
+        return str(failure)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups(), st.booleans(), st.integers(-1, 4))
+def test_fast_paths_equal_javas_steps(group, cooperative, remembered):
+    fast = _outcome(JavaStickyAssignor(cooperative, remembered), group)
+    plain = _outcome(JavaStickyAssignor(cooperative, remembered, plain=True), group)
+    assert fast == plain
+    if not isinstance(fast, str):
+        report = validate.report(group, Plan("java-cooperative-sticky" if cooperative else "java-sticky", fast[0]))
+        assert report["valid"], report["errors"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 12), st.integers(1, 6), st.integers(1, 40), st.randoms(use_true_random=False))
+def test_fast_paths_equal_javas_steps_on_larger_random_groups(members, topics, partitions, rng):
+    """random50-like groups (the shape of Java's slow cases), fresh and after a leave."""
+    names = [f"t{j}" for j in range(topics)]
+    group = Group({t: partitions for t in names},
+                  [Member(f"c{i:02d}", [t for t in names if rng.random() < 0.5] or [names[i % topics]])
+                   for i in range(members)])
+    plan = assign("java-sticky", group)
+    assert plan.assignment == JavaStickyAssignor(plain=True).assign(group).assignment
+    left = Group(group.topics, [Member(m.id, m.topics, plan.assignment[m.id], generation=1)
+                                for i, m in enumerate(group.members) if i % 3 != 2])
+    assert assign("java-sticky", left).assignment == JavaStickyAssignor(plain=True).assign(left).assignment

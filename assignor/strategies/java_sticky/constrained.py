@@ -16,8 +16,12 @@ Steps, as Java runs them:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import filterfalse, repeat
+from operator import itemgetter
+
 from assignor.errors import JavaAssignorFailure
-from assignor.model import TopicPartition
+from assignor.model import TopicPartition, topic_partitions
 from assignor.ordering import java_key, java_sorted
 from assignor.strategies.java_sticky.racks import RackInfo
 
@@ -26,7 +30,10 @@ __all__ = ["build"]
 
 class _Builder:
     def __init__(self, topics: dict[str, int], owned: dict[str, list[TopicPartition]],
-                 claimed_by_several: set[TopicPartition], racks: RackInfo) -> None:
+                 claimed_by_several: set[TopicPartition], racks: RackInfo, plain: bool) -> None:
+        # `plain`: Java's steps as Java writes them, the reference `_deal_rounds` and the set
+        # difference in `_unassigned` are held to by the property tests.
+        self.plain = plain
         self.topics = topics
         self.owned = owned
         self.several = claimed_by_several
@@ -43,6 +50,9 @@ class _Builder:
         self.assignment: dict[str, list[TopicPartition]] = {m: [] for m in owned}
         self.assigned: list[TopicPartition] = []
         self.transferring: dict[TopicPartition, str] = {}
+        #: A kept claim names a partition its topic does not have: Java's plan may then hold a
+        #: partition twice or one that does not exist (the caller checks the plan).
+        self.impossible = False
 
     def build(self) -> dict[str, list[TopicPartition]]:
         self._keep_owned()
@@ -56,10 +66,14 @@ class _Builder:
         return self.assignment
 
     def _keep_owned(self) -> None:
+        by_partition = _by_partition_then_topic(self.topics)
+        racks = self.racks.member_rack
         for member, claims in self.owned.items():
-            mine = sorted((tp for tp in claims if not self.racks.mismatch(member, tp)),
-                          key=lambda tp: (tp.partition, java_key(tp.topic)))
-            mine = [tp for tp in mine if tp not in self.several]
+            if racks:
+                claims = [tp for tp in claims if not self.racks.mismatch(member, tp)]
+            mine = sorted(claims, key=by_partition)
+            if self.several:
+                mine = [tp for tp in mine if tp not in self.several]
             target = self.assignment[member]
             if len(mine) < self.min_quota:
                 target.extend(mine)
@@ -84,9 +98,18 @@ class _Builder:
         two-pointer walk does: a kept claim the topic does not have (partition >= count) stops
         the skipping, and every later partition counts as unassigned too."""
         order = java_sorted(self.topics)
+        every = _every_partition(order, self.topics)
         if not self.assigned:
-            return [TopicPartition(t, p) for t in order for p in range(self.topics[t])]
-        kept = sorted(self.assigned, key=lambda tp: (java_key(tp.topic), tp.partition))
+            return every
+        # With every kept claim a real partition, the walk below skips exactly the kept ones.
+        kept_set = set(self.assigned)
+        skipped = list(filterfalse(kept_set.__contains__, every))
+        self.impossible = not len(every) - len(skipped) == len(kept_set) == len(self.assigned)
+        if not (self.impossible or self.plain):
+            return skipped
+        ascii_names = all(map(str.isascii, self.topics))
+        kept = sorted(self.assigned) if ascii_names else sorted(
+            self.assigned, key=lambda tp: (java_key(tp.topic), tp.partition))
         unassigned: list[TopicPartition] = []
         position, stalled = 0, False
         for topic in order:
@@ -132,9 +155,20 @@ class _Builder:
 
     def _fill(self, unassigned: list[TopicPartition]) -> None:
         # Java walks `under_min` with one list iterator: `cursor` is the index of the next member
-        # it returns, `last` the index it returned last (what ``Iterator.remove`` removes).
-        cursor = 0
-        for tp in unassigned:
+        # it returns, `last` the index it returned last (what ``Iterator.remove`` removes). At the
+        # start of a pass where every member still needs two or more, the passes before the
+        # first member fills up are dealt out a whole pass at a time (`_deal_rounds`): the same
+        # partitions to the same members, a slice per member instead of a step per partition.
+        cursor = position = retry_at = 0
+        while position < len(unassigned):
+            if cursor == 0 and self.under_min and position >= retry_at and not self.plain:
+                dealt = self._deal_rounds(unassigned, position)
+                if dealt:
+                    position += dealt
+                    continue
+                retry_at = position + len(self.under_min)  # not before the next whole pass
+            tp = unassigned[position]
+            position += 1
             last: int | None
             if cursor < len(self.under_min):
                 member, last = self.under_min[cursor], cursor
@@ -155,6 +189,25 @@ class _Builder:
                 self.at_min.append(member)
             elif count == self.max_quota:
                 self.over_min += 1
+
+    def _deal_rounds(self, unassigned: list[TopicPartition], position: int) -> int:
+        """Whole passes over `under_min` from `position` while no member reaches minQuota (no
+        member leaves the list, nothing else changes); how many partitions that dealt."""
+        members = self.under_min
+        need = min(self.min_quota - len(self.assignment[m]) for m in members)
+        rounds = min(need - 1, (len(unassigned) - position) // len(members))
+        if rounds <= 0:
+            return 0
+        width, end = len(members), position + rounds * len(members)
+        watched = self.revoked or self.several
+        for j, member in enumerate(members):
+            dealt = unassigned[position + j : end : width]
+            self.assignment[member].extend(dealt)
+            if watched:
+                for tp in dealt:
+                    if tp in self.revoked or tp in self.several:
+                        self.transferring[tp] = member
+        return rounds * width
 
     def _give(self, tp: TopicPartition, member: str) -> int:
         target = self.assignment[member]
@@ -177,9 +230,28 @@ class _Builder:
                     "reach minQuota partitions, and no more partitions to be assigned\")")
 
 
+def _every_partition(order: list[str], topics: dict[str, int]) -> list[TopicPartition]:
+    """Every partition, topic by topic in `order`, partitions ascending."""
+    names: list[str] = []
+    numbers: list[int] = []
+    for topic in order:
+        names.extend(repeat(topic, topics[topic]))
+        numbers.extend(range(topics[topic]))
+    return topic_partitions(names, numbers)
+
+
+def _by_partition_then_topic(topics: dict[str, int]) -> Callable[[TopicPartition], tuple]:
+    """Sort key: partition, then topic in Java's String order (plain for ASCII names)."""
+    if all(map(str.isascii, topics)):
+        return itemgetter(1, 0)
+    return lambda tp: (tp.partition, java_key(tp.topic))
+
+
 def build(topics: dict[str, int], owned: dict[str, list[TopicPartition]], claimed_by_several: set[TopicPartition],
-          racks: RackInfo) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str]]:
-    """The constrained plan and the partitions it hands from one member to another (which a
-    cooperative leader withholds this round, KIP-429)."""
-    builder = _Builder(topics, owned, claimed_by_several, racks)
-    return builder.build(), builder.transferring
+          racks: RackInfo, plain: bool = False
+          ) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str], bool]:
+    """The constrained plan, the partitions it hands from one member to another (which a
+    cooperative leader withholds this round, KIP-429), and whether a kept claim named a
+    partition that does not exist."""
+    builder = _Builder(topics, owned, claimed_by_several, racks, plain)
+    return builder.build(), builder.transferring, builder.impossible

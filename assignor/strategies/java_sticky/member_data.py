@@ -43,8 +43,9 @@ class Claims:
     dropped: list[tuple[TopicPartition, str, str]]
 
 
-def read_claims(members: list[Member], topics: dict[str, int], max_generation: int) -> Claims:
-    """Java's ``allSubscriptionsEqual`` over `members` in HashMap order."""
+def read_claims(members: list[Member], topics: dict[str, int], max_generation: int, plain: bool = False) -> Claims:
+    """Java's ``allSubscriptionsEqual`` over `members` in HashMap order (`plain`: claim by claim
+    for every member, the reference `_take_whole` is held to)."""
     alike = True
     first_topics: set[str] = set()
     owned: dict[str, list[TopicPartition]] = {}
@@ -60,7 +61,12 @@ def read_claims(members: list[Member], topics: dict[str, int], max_generation: i
         max_generation = max(max_generation, member.generation)
         mine: list[TopicPartition] = []
         owned[member.id] = mine
-        for tp in member.owned:
+        if not plain and _take_whole(member, topics, owner_of, mine):
+            continue
+        for claim in member.owned:
+            tp = claim if type(claim) is TopicPartition else _as_claim(claim)
+            if tp is None:
+                continue  # not a (topic, partition) pair: nothing a client could send
             if tp.topic not in topics:
                 continue
             other = owner_of.get(tp)
@@ -81,6 +87,32 @@ def read_claims(members: list[Member], topics: dict[str, int], max_generation: i
             else:
                 dropped.append((tp, member.id, "older generation"))
     return Claims(alike, owned, several, max_generation, dropped)
+
+
+def _take_whole(member: Member, topics: dict[str, int], owner_of: dict[TopicPartition, Member],
+                mine: list[TopicPartition]) -> bool:
+    """The common case at once: every claim a TopicPartition, none claimed before or twice.
+    Then the pass over the claims one by one would keep them all (those of known topics), so
+    keep them with set operations instead; False (nothing done) otherwise."""
+    claims = member.owned
+    if not claims:
+        return True
+    if set(map(type, claims)) != {TopicPartition}:
+        return False
+    known = [tp for tp in claims if tp[0] in topics]
+    distinct = set(known)
+    if len(distinct) != len(known) or not owner_of.keys().isdisjoint(distinct):
+        return False
+    mine.extend(known)
+    owner_of.update(dict.fromkeys(known, member))
+    return True
+
+
+def _as_claim(value: object) -> TopicPartition | None:
+    if isinstance(value, tuple | list) and len(value) == 2 and isinstance(value[0], str) \
+            and isinstance(value[1], int) and not isinstance(value[1], bool):
+        return TopicPartition(value[0], value[1])
+    return None
 
 
 def _remove(partitions: list[TopicPartition], tp: TopicPartition) -> None:
