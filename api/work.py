@@ -24,7 +24,7 @@ from assignor.json_format import group_from_json, group_to_json, plan_to_json
 from assignor.leader import LeaderCache, sync
 from assignor.model import Group
 from assignor.protocol import assignments_for, user_data_for
-from assignor.strategies import assign
+from assignor.strategies import assign, protocol_of
 
 Answer = tuple[int, bytes, dict]
 
@@ -80,8 +80,10 @@ def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
     started = time.perf_counter()
     result = assign(strategy, group)
     seconds = time.perf_counter() - started
-    encoded = assignments_for(result, strategy, generation)
-    user_data = user_data_for(result, strategy, generation)
+    # The bytes of the strategy's protocol; a Java-faithful strategy's as a Java leader writes them.
+    wire = protocol_of(strategy)
+    encoded = assignments_for(result, wire, generation, as_java=wire != strategy)
+    user_data = user_data_for(result, wire, generation)
     report = validate.report(group, result)
     out = {**plan_to_json(result), "strategy": strategy, "generation": generation,
            "members": {m: {"assignment_b64": b64(encoded[m]), "user_data_b64": b64(user_data.get(m))}

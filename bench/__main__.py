@@ -291,7 +291,7 @@ def _pipeline_rows(quick: bool) -> None:
           f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
 
 
-SECTIONS = ("assign", "wire", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
+SECTIONS = ("assign", "java", "wire", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
 
 
 def _seconds(value):
@@ -314,6 +314,7 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     runs = {
         "assign": lambda: rows.extend(_assign_rows(args)),
+        "java": lambda: _java_rows(args),
         "wire": lambda: print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True),
         "keys": _keys_row,
         "whatif": lambda: _whatif_rows(args.quick, args.repeat),
@@ -363,6 +364,52 @@ def _assign_rows(args) -> list[dict]:
     return rows
 
 
+def _java_rows(args) -> None:
+    """KIP-54 as Java runs it (`bench/java.py`): ours, aiokafka's port and Java's recording."""
+    from bench import java
+
+    recorded = json.loads(JAVA_TIMES.read_text())
+    header = ("case", "step", "partitions/members", "java-sticky s", "java-cooperative-sticky s", "loads",
+              "Java s (loads)", "vs Java", "aiokafka s", "aiokafka loads", "vs aiokafka")
+    print(" | ".join(header), flush=True)
+    for case in java.CASES:
+        if args.quick and not case.quick:
+            continue
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        process = context.Process(target=java.run, args=(case, args.repeat, queue))
+        process.start()
+        row = _answer(queue, process)
+        peer = None
+        if args.peer_limit > 0:
+            try:
+                peer = queue.get(timeout=args.peer_limit)
+            except Exception:  # noqa: BLE001 - queue.Empty: the peer ran out of time
+                peer = None
+        process.kill()
+        process.join()
+        eager, cooperative = row["java-sticky"], row["java-cooperative-sticky"]
+        java_row = next((r for r in recorded["times"] if (r["kind"], r["partitions"], r["members"], r["step"]) == (
+            case.kind, case.topics * case.partitions, case.members, case.step)), None)
+        java_s = None if java_row is None else java_row["seconds"]
+        java_text = "-" if java_row is None else f"{java_s} s" + (f" ({java_row['loads']})" if "loads" in java_row else "")
+        loads = eager["loads"] + ("" if eager["valid"] and cooperative["valid"] else " INVALID")
+        if peer is not None:
+            peer_text, peer_loads = _seconds(peer["peer"]), peer["peer_loads"]
+            versus_peer = f"{peer['peer'] / eager['seconds']:.0f}x faster"
+        elif args.peer_limit > 0:
+            peer_text, peer_loads = f"> {args.peer_limit:.0f}", "-"
+            versus_peer = f"> {args.peer_limit / eager['seconds']:.0f}x faster"
+        else:
+            peer_text = peer_loads = versus_peer = "-"
+        versus_java = "-" if not java_s else (f"{java_s / eager['seconds']:.1f}x faster" if java_s >= eager["seconds"]
+                                              else f"{eager['seconds'] / java_s:.1f}x slower")
+        cells = (case.kind, case.step, f"{case.topics * case.partitions:,} / {case.members:,}",
+                 _seconds(eager["seconds"]), _seconds(cooperative["seconds"]), loads, java_text, versus_java,
+                 peer_text, peer_loads, versus_peer)
+        print(" | ".join(cells), flush=True)
+
+
 def _keys_row() -> None:
     keys = _in_child(_keys_in_child)
     print("keyed partitioning | keys | ours vectorised s | ours per key s | aiokafka murmur2 s | speed-up | "
@@ -380,7 +427,9 @@ def _whatif_rows(quick: bool, repeat: int) -> None:
     print("what-if | partitions / members | strategies | rebalances | seconds (best) | every run s | target s | "
           "of target | ms per rebalance | moved per strategy", flush=True)
     for case, label, size, target in (
-            ("one-event", "member_leave, all 4 strategies", "100,000 / 1,000", 3.0),
+            ("one-event", "member_leave, our 4 strategies", "100,000 / 1,000", 3.0),
+            ("one-event-java", "member_leave, the 2 Java strategies", "100,000 / 1,000", None),
+            ("typical-java", "member_leave, the 2 Java strategies (50 ms a step each)", "1,000 / 50", 0.2),
             ("restart:100", "rolling_restart, sticky", "10,000 / 100", None),
             *([] if quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000", 30.0)])):
         runs = [_in_child(_whatif_in_child, case) for _ in range(max(repeat, 1))]

@@ -1,9 +1,14 @@
-"""What-if engine rows: the four strategies on one event at 100k partitions / 1,000 members,
-and a rolling restart (every member leaves and rejoins) under sticky."""
+"""What-if engine rows: our four strategies, then the two Java ones, on one event at 100k
+partitions / 1,000 members; the Java ones on a typical group (1,000 partitions, 50 members); and a
+rolling restart (every member leaves and rejoins) under sticky."""
 
 from __future__ import annotations
 
 import time
+
+#: Our four strategies, and the two that run KIP-54 as Java does.
+OURS = ("sticky", "cooperative-sticky", "range", "roundrobin")
+JAVA = ("java-sticky", "java-cooperative-sticky")
 
 
 def run(case: str) -> dict:
@@ -11,9 +16,14 @@ def run(case: str) -> dict:
     from assignor.whatif import Event
     from assignor.workloads import java_large
 
-    if case == "one-event":
+    if case in ("one-event", "one-event-java"):
         group = java_large("random50", 1000, 100, 1000)
-        events, strategies = [Event("member_leave", (group.members[500].id,))], whatif.ALL_STRATEGIES
+        strategies = OURS if case == "one-event" else JAVA
+        events = [Event("member_leave", (group.members[500].id,))]
+    elif case == "typical-java":
+        # A typical heterogeneous group: 20 topics of 50 partitions, 50 members on half of them.
+        group = java_large("random50", 20, 50, 50)
+        events, strategies = [Event("member_leave", (group.members[25].id,))], JAVA
     else:
         members = int(case.split(":")[1])
         full = java_large("uniform", 100, 100, 1000)

@@ -40,8 +40,10 @@ def parser(commands=None) -> argparse.ArgumentParser:
     fleet.add_argument("--groups", required=True, help="member rows (Parquet, or JSON lines ending in .json/.jsonl)")
     fleet.add_argument("--topics", required=True, help="topic rows (Parquet or JSON lines)")
     fleet.add_argument("--event", action="append", default=[], metavar="KIND:ARGS")
-    fleet.add_argument("--strategy", action="append", help="default: all four")
+    fleet.add_argument("--strategy", action="append", help="default: all six")
     fleet.add_argument("--plans", action="store_true", help="include each group's final plan (JSON)")
+    fleet.add_argument("--plot", action="store_true",
+                       help="write a PNG of what switching from Java's assignors to ours changes")
     skew = commands.add_parser("key-skew", help="records per partition for several partition counts")
     skew.add_argument("--records", required=True, help="records (Parquet, or CSV with a header)")
     skew.add_argument("--partitions", required=True, help="partition counts, e.g. 12,16,24")
@@ -77,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
     if args.job == "fleet-whatif":
         result = _fleet(args, out)
         _fleet_summary(result, time.perf_counter() - started)
+        _switching(result, out, args.plot)
     else:
         tables = _skew(args, out)
         _skew_summary(tables, time.perf_counter() - started)
@@ -119,6 +122,53 @@ def _fleet(args, out: Path) -> pd.DataFrame:
     result = rows.toPandas() if rows.count() <= 200_000 else summary.toPandas()
     rows.unpersist()
     return result
+
+
+def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:
+    """The fleet's answer to "what would switching from Java's assignors to ours change":
+    `switching.parquet` (per group and pair), a table, and with `plot` a chart."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipeline import fleet
+
+    if "kind" not in result or "moved" not in result:
+        return  # a fleet too large to collect: its per-group rows are in results/
+    per_group = fleet.switching(result[result["kind"] == "result"])
+    if per_group.empty:
+        return
+    per_group.to_parquet(out / "switching.parquet", index=False)
+    summary = fleet.switching_summary(per_group)
+    table = Table(title="switching from Java's assignors to ours (positive: ours does better)", title_justify="left")
+    for column in summary.columns:
+        table.add_column(column.replace("_", " "), justify="left" if column in ("java", "ours") else "right")
+    for row in summary.itertuples(index=False):
+        table.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row))
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    if plot:
+        print(f"wrote {plot_switching(summary, out)}")
+
+
+def plot_switching(summary: pd.DataFrame, out: Path) -> Path:
+    """Bars per pair: moves, revocations and balance score Java's assignor costs more than ours."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures = ("moves_saved", "revocations_saved", "balance_score_gained", "unsafe_handovers_avoided")
+    figure, axes = plt.subplots(1, len(figures), figsize=(3.2 * len(figures), 3.2))
+    labels = [f"{r.java}\nvs {r.ours}" for r in summary.itertuples()]
+    for axis, name in zip(axes, figures, strict=True):
+        axis.bar(labels, summary[name], color=["#4c78a8", "#f58518"][: len(labels)])
+        axis.set_title(name.replace("_", " "), fontsize=9)
+        axis.tick_params(axis="x", labelsize=7)
+    figure.suptitle(f"switching {int(summary['groups'].max())} groups from Java's assignors to ours", fontsize=10)
+    figure.tight_layout()
+    path = out / "switching.png"
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
 
 
 def _read_spark(spark, path: str, schema: str):

@@ -39,7 +39,7 @@ RESULT_COLUMNS = {
     "reason": "string", "members": "bigint", "partitions": "bigint", "steps": "bigint", "rounds": "bigint",
     "revoked": "bigint", "moved": "bigint", "reassigned": "bigint", "final_balance_score": "bigint",
     "final_spread": "bigint", "max_spread": "bigint", "rack_locality": "double", "skipped_events": "bigint",
-    "plan_seconds": "double", "plan": "string",
+    "plan_seconds": "double", "plan": "string", "unsafe_handovers": "bigint", "failed_steps": "bigint",
 }
 RESULT_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in RESULT_COLUMNS.items())
 _PANDAS_TYPES = {"string": "object", "bigint": "Int64", "double": "float64"}
@@ -180,8 +180,48 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
                      "reassigned": summary["reassigned"], "final_balance_score": summary["final_balance_score"],
                      "final_spread": summary["final_spread"], "max_spread": summary["max_spread"],
                      "rack_locality": summary["rack_locality"], "skipped_events": skipped,
-                     "plan_seconds": seconds, "plan": plan})
+                     "plan_seconds": seconds, "plan": plan, "unsafe_handovers": summary["unsafe_handovers"],
+                     "failed_steps": summary["failed_steps"]})
     return _frame(rows + errors)
+
+
+#: (Java's strategy, ours): the pairs `switching` compares.
+PAIRS = (("java-sticky", "sticky"), ("java-cooperative-sticky", "cooperative-sticky"))
+
+
+def switching(results: pd.DataFrame) -> pd.DataFrame:
+    """Per group and pair of strategies run on it, what switching from Java's assignor to ours
+    changes (`assignor.whatif.compare`'s figures: positive is better with ours)."""
+    columns = ["cluster", "group_id", "java", "ours", "moves_saved", "revocations_saved", "rounds_saved",
+               "balance_score_gained", "spread_gained", "unsafe_handovers_avoided", "java_failures"]
+    rows = []
+    keyed = results.set_index(["cluster", "group_id", "strategy"])
+    for (cluster, group_id), _ in results.groupby(["cluster", "group_id"], sort=True):
+        for java, ours in PAIRS:
+            if (cluster, group_id, java) not in keyed.index or (cluster, group_id, ours) not in keyed.index:
+                continue
+            a, b = keyed.loc[(cluster, group_id, java)], keyed.loc[(cluster, group_id, ours)]
+            rows.append([cluster, group_id, java, ours, int(a.moved - b.moved), int(a.revoked - b.revoked),
+                         int(a.rounds - b.rounds), int(a.final_balance_score - b.final_balance_score),
+                         int(a.max_spread - b.max_spread), int(a.unsafe_handovers - b.unsafe_handovers),
+                         int(a.failed_steps)])
+    return pd.DataFrame(rows, columns=columns)
+
+
+def switching_summary(per_group: pd.DataFrame) -> pd.DataFrame:
+    """The fleet's answer per pair: groups compared, improved (ours no worse on moves and
+    balance, and better on one), worse (worse on either), and the totals."""
+    rows = []
+    for (java, ours), frame in per_group.groupby(["java", "ours"], sort=False):
+        better = (frame.moves_saved > 0) | (frame.balance_score_gained > 0)
+        worse = (frame.moves_saved < 0) | (frame.balance_score_gained < 0)
+        rows.append({"java": java, "ours": ours, "groups": len(frame), "groups_improved": int((better & ~worse).sum()),
+                     "groups_worse": int(worse.sum()), "moves_saved": int(frame.moves_saved.sum()),
+                     "revocations_saved": int(frame.revocations_saved.sum()),
+                     "balance_score_gained": int(frame.balance_score_gained.sum()),
+                     "unsafe_handovers_avoided": int(frame.unsafe_handovers_avoided.sum()),
+                     "java_failures": int(frame.java_failures.sum())})
+    return pd.DataFrame(rows)
 
 
 def check_request(events: Sequence[str], strategies: Sequence[str]) -> None:

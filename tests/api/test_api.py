@@ -67,6 +67,27 @@ async def test_plan_returns_assignment_wire_bytes_and_report(client):
     assert "assignor_plan_partitions_count 1.0" in metrics
 
 
+async def test_java_strategies_over_http(client):
+    """A plan as Java's StickyAssignor makes it, with a Java leader's bytes; where Java's
+    assignor fails, a 422 saying what Java would do."""
+    body = {"strategy": "java-sticky", "topics": {"t": 3},
+            "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}]}
+    data = (await client.post("/v1/plans", json=body)).json()
+    assert data["assignment"] == {"a": [["t", 0], ["t", 2]], "b": [["t", 1]]} and data["metrics"]["valid"]
+    wire = decode_assignment(base64.b64decode(data["members"]["a"]["assignment_b64"]))
+    assert wire.user_data is None and wire.partitions == [TopicPartition("t", 0), TopicPartition("t", 2)]
+    failing = {"strategy": "java-sticky", "topics": {"t": 1},
+               "members": [{"id": "m0", "topics": ["t"], "generation": 2},
+                           {"id": "m1", "topics": ["t"], "generation": 2},
+                           {"id": "m2", "topics": ["t"], "owned": [["t", 2]], "generation": 2}]}
+    response = await client.post("/v1/plans", json=failing)
+    assert response.status_code == 422 and "IllegalStateException" in response.json()["detail"]
+    group = {"topics": body["topics"], "members": body["members"]}
+    answer = (await client.post("/v1/whatif", json={"group": group, "events": ["member_leave:b"]})).json()
+    assert set(answer["strategies"]) >= {"java-sticky", "java-cooperative-sticky"}
+    assert set(answer["comparisons"]) == {"java-sticky vs sticky", "java-cooperative-sticky vs cooperative-sticky"}
+
+
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [({"topics": {"t": -1}, "members": []}, 422, "partition count"),

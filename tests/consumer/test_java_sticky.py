@@ -195,3 +195,27 @@ def test_fast_paths_equal_javas_steps_on_larger_random_groups(members, topics, p
     left = Group(group.topics, [Member(m.id, m.topics, plan.assignment[m.id], generation=1)
                                 for i, m in enumerate(group.members) if i % 3 != 2])
     assert assign("java-sticky", left).assignment == JavaStickyAssignor(plain=True).assign(left).assignment
+
+
+# -- the leader path: Java's SyncGroup bytes -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("call_id", "strategy", "call"), CALLS[::7], ids=[c[0] for c in CALLS[::7]])
+def test_leader_sync_writes_what_a_java_leader_writes(call_id, strategy, call):
+    """From the members' recorded JoinGroup bytes to SyncGroup bytes: Java's plan, in Java's
+    order, with no user data, as Java's ConsumerProtocol writes an assignment."""
+    from assignor import protocol
+    from assignor.leader import LeaderCache, sync
+
+    java = "java-cooperative-sticky" if strategy == "cooperative-sticky" else "java-sticky"
+    cache = LeaderCache()
+    cache.java[java] = JavaStickyAssignor(java == "java-cooperative-sticky",
+                                          call["input"]["leader_max_generation_before"])
+    metadata = {sub["member_id"]: bytes.fromhex(sub["wire_v3_hex"]) for sub in call["input"]["subscriptions"]}
+    result = sync(strategy, 9, call["input"]["topics"], metadata, cache=cache, strategy=java)
+    for member, tps in call["output"].items():
+        expected = protocol.encode_assignment(protocol.Assignment([TP(t, p) for t, p in tps], None))
+        assert result.assignments[member] == expected, member
+    with pytest.raises(Exception, match="plans the 'sticky' protocol"):
+        sync("cooperative-sticky" if java == "java-sticky" else "range", 9, call["input"]["topics"], metadata,
+             strategy="java-sticky")

@@ -64,6 +64,23 @@ def test_assign_outside_aiokafka_falls_back_to_decoded_metadata_and_stays_sticky
     assert decode_sticky_user_data(decode_assignment(second["d"]).user_data).generation == 1
 
 
+def test_java_sticky_option_plans_as_javas_assignor():
+    """A group mixing these members with Java members plans the same way whoever leads."""
+    import pytest
+
+    from assignor import assign
+
+    assignors = {name: StickyAssignor(strategy="java-sticky") for name in ("a", "b", "c")}
+    cluster = Cluster({"t": 5, "u": 4})
+    topics = {"a": ["t", "u"], "b": ["t"], "c": ["u"]}
+    out = assignors["a"].assign(cluster, {m: decoded(s, topics[m]) for m, s in assignors.items()})
+    plan = assign("java-sticky", Group({"t": 5, "u": 4}, [Member(m, topics[m]) for m in assignors]))
+    assert {m: sorted(decode_assignment(data).partitions) for m, data in out.items()} == \
+        {m: sorted(tps) for m, tps in plan.assignment.items()}
+    with pytest.raises(ValueError, match="strategy"):
+        StickyAssignor(strategy="range")
+
+
 def test_metadata_is_subscription_v3_with_sticky_user_data_v1():
     assignor = StickyAssignor(rack="rack-1")
     first = decode_subscription(assignor.metadata(["b", "a"]))

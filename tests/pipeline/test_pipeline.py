@@ -18,7 +18,7 @@ from assignor.model import Group, Member, TopicPartition
 from assignor.partitioners import partition_for_key
 from pipeline import fleet, sample, skew
 
-STRATEGIES = ["sticky", "cooperative-sticky", "range", "roundrobin"]
+STRATEGIES = list(whatif.ALL_STRATEGIES)
 EVENTS = ["member_leave:consumer-0-0", "partitions_added:t007:96", "subscribe:consumer-1-1:t003"]
 KEYS = ["cluster", "group_id", "kind", "strategy", "member_id"]
 
@@ -44,7 +44,7 @@ def test_fleet_spark_equals_local(spark, fleet_data):
                                   include_plan=True).toPandas()
     pd.testing.assert_frame_equal(ordered(local), ordered(distributed), check_dtype=False)
     results = local[local["kind"] == "result"]
-    assert results.groupby(["cluster", "group_id"]).ngroups == 16 and len(results) == 16 * 4
+    assert results.groupby(["cluster", "group_id"]).ngroups == 16 and len(results) == 16 * len(STRATEGIES)
     errors = local[local["kind"] == "error"].set_index("member_id", drop=False)
     assert "unknown topic 'no-such-topic'" in errors.loc["ghost-reader", "reason"]
     assert "negative partition -4" in errors.loc["negative-claim", "reason"]
@@ -66,8 +66,17 @@ def test_a_group_row_equals_the_whatif_engine(fleet_data):
     rows = fleet.group_whatif(members, group_topics, events, STRATEGIES).set_index("strategy")
     for strategy in STRATEGIES:
         summary = expected[strategy]["summary"]
-        for column in ("steps", "rounds", "revoked", "moved", "reassigned", "final_balance_score", "max_spread"):
+        for column in ("steps", "rounds", "revoked", "moved", "reassigned", "final_balance_score", "max_spread",
+                       "unsafe_handovers", "failed_steps"):
             assert rows.loc[strategy, column] == summary[column], (strategy, column)
+    # The fleet's comparison of a group is the engine's own.
+    compared = fleet.switching(rows.reset_index()).set_index("java")
+    engine = whatif.run(group, [whatif.parse_event(e) for e in events], STRATEGIES)["comparisons"]
+    for java, ours in fleet.PAIRS:
+        figures = engine[f"{java} vs {ours}"]
+        for column in ("moves_saved", "revocations_saved", "rounds_saved", "balance_score_gained", "spread_gained",
+                       "unsafe_handovers_avoided", "java_failures"):
+            assert compared.loc[java, column] == figures[column], (java, column)
 
 
 def test_events_a_group_does_not_have_are_skipped_and_counted():
@@ -153,6 +162,14 @@ def test_cli_runs_both_jobs(tmp_path, capsys):
     assert "fleet-whatif: 6 groups" in capsys.readouterr().out
     results = pd.read_parquet(out / "results.parquet")
     assert set(results["strategy"]) == {"sticky"} and len(pd.read_parquet(out / "errors.parquet")) == 3
+    switched = tmp_path / "switch"
+    assert main(["pipeline", "fleet-whatif", "--groups", str(data / "groups.parquet"), "--topics",
+                 str(data / "topics.parquet"), "--event", "member_leave:consumer-0-0", "--strategy", "sticky",
+                 "--strategy", "java-sticky", "--out", str(switched), "--local", "--plot"]) == 0
+    assert "switching from Java's assignors to ours" in capsys.readouterr().out
+    per_group = pd.read_parquet(switched / "switching.parquet")
+    assert set(per_group["java"]) == {"java-sticky"} and len(per_group) == 6
+    assert (switched / "switching.png").stat().st_size > 1000
     skewed = tmp_path / "skew"
     assert main(["pipeline", "key-skew", "--records", str(data / "records.parquet"), "--partitions", "6,12",
                  "--out", str(skewed), "--local", "--plot"]) == 0

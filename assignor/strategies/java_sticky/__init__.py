@@ -108,7 +108,7 @@ class JavaStickyAssignor:
             transferring = None
         if self.cooperative:
             if transferring is None:
-                transferring = _changing_hands(members, assignment)
+                transferring = _changing_hands(members, assignment, literal=impossible or self.plain)
             for tp, member in transferring.items():
                 _remove_first(assignment[member], tp)
         if impossible:  # only then can Java's plan hold a partition twice or a ghost
@@ -116,9 +116,25 @@ class JavaStickyAssignor:
         return Plan(self.name, {m.id: assignment.get(m.id, []) for m in group.members})
 
 
-def _changing_hands(members: list[Member], assignment: dict[str, list[TopicPartition]]) -> dict[TopicPartition, str]:
+def _changing_hands(members: list[Member], assignment: dict[str, list[TopicPartition]],
+                    literal: bool = False) -> dict[TopicPartition, str]:
     """``CooperativeStickyAssignor.computePartitionsTransferringOwnership``: partitions given to
-    a member that did not own them, which another member owned and is not given back."""
+    a member that did not own them, which another member owned and is not given back.
+
+    Java collects every partition given to a member that did not own it, then keeps those some
+    member gave up; with each partition given once (no claim of a partition that does not
+    exist, `literal` otherwise), the partitions given up are the only ones to look at."""
+    if not literal:
+        revoked = set()
+        for member in members:
+            if member.owned:
+                kept = set(assignment.get(member.id, ()))
+                revoked.update(tp for tp in member.owned if tp not in kept)
+        if not revoked:
+            return {}
+        owners = {tp: m for m, tps in assignment.items() for tp in tps if tp in revoked}
+        owned_by = {m.id: set(m.owned) for m in members}
+        return {tp: m for tp, m in owners.items() if tp not in owned_by[m]}
     added: dict[TopicPartition, str] = {}
     revoked: set[TopicPartition] = set()
     for member in members:
