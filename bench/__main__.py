@@ -392,7 +392,8 @@ def _java_rows(args) -> None:
         java_row = next((r for r in recorded["times"] if (r["kind"], r["partitions"], r["members"], r["step"]) == (
             case.kind, case.topics * case.partitions, case.members, case.step)), None)
         java_s = None if java_row is None else java_row["seconds"]
-        java_text = "-" if java_row is None else f"{java_s} s" + (f" ({java_row['loads']})" if "loads" in java_row else "")
+        loads_text = f" ({java_row['loads']})" if java_row is not None and "loads" in java_row else ""
+        java_text = "-" if java_row is None else f"{java_s} s{loads_text}"
         loads = eager["loads"] + ("" if eager["valid"] and cooperative["valid"] else " INVALID")
         if peer is not None:
             peer_text, peer_loads = _seconds(peer["peer"]), peer["peer_loads"]

@@ -125,14 +125,14 @@ def _changing_hands(members: list[Member], assignment: dict[str, list[TopicParti
     member gave up; with each partition given once (no claim of a partition that does not
     exist, `literal` otherwise), the partitions given up are the only ones to look at."""
     if not literal:
-        revoked = set()
+        given_up: set[TopicPartition] = set()
         for member in members:
             if member.owned:
                 kept = set(assignment.get(member.id, ()))
-                revoked.update(tp for tp in member.owned if tp not in kept)
-        if not revoked:
+                given_up.update(tp for tp in member.owned if tp not in kept)
+        if not given_up:
             return {}
-        owners = {tp: m for m, tps in assignment.items() for tp in tps if tp in revoked}
+        owners = {tp: m for m, tps in assignment.items() for tp in tps if tp in given_up}
         owned_by = {m.id: set(m.owned) for m in members}
         return {tp: m for tp, m in owners.items() if tp not in owned_by[m]}
     added: dict[TopicPartition, str] = {}
