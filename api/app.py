@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.registry import open_registry
 from api.routes import groups, health, partitions, plans, protocol, simulations, whatif
-from api.service import ERRORS, BodyLimit, Metrics, Planner, authorised, reply
+from api.service import ERRORS, BodyLimit, GroupLocks, Metrics, Planner, authorised, reply
 from api.settings import Settings
 
 #: The /v1 resources, each its own module of `api.routes`.
@@ -45,7 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                               "and Java-exact keyed partitioning.")
     app.state.settings, app.state.planner, app.state.metrics = settings, planner, metrics
     app.state.registry = open_registry(settings.registry)
-    app.state.group_locks = {}
+    app.state.group_locks = GroupLocks()
 
     @app.middleware("http")
     async def measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

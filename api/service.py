@@ -6,10 +6,11 @@ piece it needs."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import multiprocessing
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Annotated
 
@@ -144,7 +145,34 @@ def _metrics(request: Request) -> Metrics:
     return request.app.state.metrics
 
 
-def _group_locks(request: Request) -> dict[str, asyncio.Lock]:
+class GroupLocks:
+    """One lock per group, kept only while a sync of that group runs or waits: the service sees
+    every group id that ever synced, and keeping a lock for each would grow without bound."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[asyncio.Lock, int]] = {}  # group id -> (lock, syncs using it)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, group_id: str) -> AsyncIterator[None]:
+        # One event loop: nothing runs between reading and writing the entry.
+        lock, users = self._held.get(group_id, (None, 0))
+        lock = lock or asyncio.Lock()
+        self._held[group_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._held[group_id]
+            if users == 1:
+                del self._held[group_id]
+            else:
+                self._held[group_id] = (lock, users - 1)
+
+
+def _group_locks(request: Request) -> GroupLocks:
     return request.app.state.group_locks
 
 
@@ -152,7 +180,7 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 RegistryDep = Annotated[Registry, Depends(_registry)]
 PlannerDep = Annotated[Planner, Depends(_planner)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]
-GroupLocksDep = Annotated[dict[str, asyncio.Lock], Depends(_group_locks)]
+GroupLocksDep = Annotated[GroupLocks, Depends(_group_locks)]
 
 
 async def authorised(request: Request, settings: SettingsDep) -> None:

@@ -23,6 +23,7 @@ from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, group_to_json, plan_to_json
 from assignor.leader import LeaderCache, sync
 from assignor.model import Group
+from assignor.producer.librdkafka import partitions_for_keys_as
 from assignor.protocol import assignments_for, user_data_for
 from assignor.strategies import assign, protocol_of
 
@@ -90,6 +91,37 @@ def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
                        for m in result.assignment},
            "metrics": report, "plan_seconds": seconds}
     return out, {"strategy": strategy, "partitions": report["partitions"], "seconds": seconds}
+
+
+def partitions(body: bytes) -> Answer:
+    return _answer(_partitions, body)
+
+
+def _partitions(body: bytes) -> tuple[dict, dict]:
+    """``POST /v1/partitions`` in a worker: validate with the documented model, decode the keys,
+    hash them all at once (`partitions_for_keys_as`)."""
+    from pydantic import ValidationError
+
+    from api.models import PartitionsRequest
+
+    try:
+        # json first: it reads lone surrogates, which the key check below names as not UTF-8.
+        request = PartitionsRequest.model_validate(_object(body))
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        raise Rejected(422, f"{where}: {first['msg']}") from None
+    try:
+        if request.encoding == "base64":
+            keys = [base64.b64decode(k, validate=True) for k in request.keys]
+        else:
+            keys = [k.encode("utf-8") for k in request.keys]
+    except (binascii.Error, ValueError) as error:
+        what = "base64" if request.encoding == "base64" else "UTF-8 (a lone surrogate?)"
+        raise Rejected(422, f"keys: not valid {what} ({error})") from None
+    started = time.perf_counter()
+    placed = partitions_for_keys_as(request.partitioner, keys, request.partitions).tolist() if keys else []
+    return {"partitions": placed}, {"seconds": time.perf_counter() - started}
 
 
 def b64(data: bytes | None) -> str | None:

@@ -283,6 +283,14 @@ def _pipeline_rows(quick: bool) -> None:
               f"peak RSS {memory['rss_mb']:,.0f} MB (data in memory)",
               flush=True)
     print()
+    spread = _in_child(_pipeline_in_child, "cluster", 1000)
+    print("the same jobs, from the command line (Spark start included) | sample | standalone cluster s "
+          "(1 worker, 2 cores) | local[2] s | --local s | cluster / local[2]", flush=True)
+    for job, times in spread["seconds"].items():
+        sample = f"{spread['groups']:,} groups" if job == "fleet-whatif" else f"{spread['records']:,} records"
+        print(f"{job} | {sample} | {times['cluster']:.1f} | {times['local[2]']:.1f} | {times['--local']:.1f} | "
+              f"{times['cluster'] / times['local[2]']:.2f}x", flush=True)
+    print()
     fleet = _in_child(_pipeline_in_child, "fleet", 10_000)
     print("fleet-whatif (1 event, 4 strategies) | groups / members | Spark local[2] s (groups/s) | "
           "single process s (groups/s)", flush=True)

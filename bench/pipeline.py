@@ -179,3 +179,42 @@ def fleet(groups: int = 10_000) -> dict:
                 "local_s": local_seconds}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cluster(groups: int = 1000, records: int = 1_000_000) -> dict:
+    """Both jobs from the command line, on a standalone cluster (1 worker, 2 cores, executors
+    without this project), on local[2] and with --local, on one sample: wall seconds each,
+    Spark's start included (that is the overhead a user meets)."""
+    import os
+    import subprocess
+    import sys
+
+    from pipeline import sample
+    from pipeline.standalone import StandaloneCluster, worker_python
+
+    tmp = Path(tempfile.mkdtemp(prefix="assignor-cluster-"))
+    running = None
+    try:
+        data = sample.write(tmp / "data", groups=groups, topics=20, records_count=records, seed=5)
+        python = worker_python(tmp / "env")
+        running = StandaloneCluster(tmp)
+        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+        env.pop("PYSPARK_PYTHON", None)
+        jobs = {"fleet-whatif": ["fleet-whatif", "--groups", str(data["groups"]), "--topics", str(data["topics"]),
+                                 "--event", "rolling_restart", "--strategy", "sticky", "--strategy", "java-sticky"],
+                "key-skew": ["key-skew", "--records", str(data["records"]), "--partitions", "12,16,24"]}
+        modes = {"cluster": ["--master", running.master, "--conf", f"spark.pyspark.python={python}",
+                             "--conf", "spark.executor.memory=2g"],
+                 "local[2]": ["--master", "local[2]"], "--local": ["--local"]}
+        seconds: dict[str, dict[str, float]] = {}
+        for job, argv in jobs.items():
+            for mode, extra in modes.items():
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "assignor.cli", "pipeline", *argv, "--out",
+                                str(tmp / f"{job}-{mode}"), *extra], check=True, capture_output=True, env=env)
+                seconds.setdefault(job, {})[mode] = time.perf_counter() - start
+        return {"groups": groups, "records": records, "seconds": seconds}
+    finally:
+        if running is not None:
+            running.stop()
+        shutil.rmtree(tmp, ignore_errors=True)

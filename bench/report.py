@@ -64,8 +64,9 @@ def write_readme(readme: Path, tables: dict[str, list[str]]) -> None:
     there is left out)."""
     text = readme.read_text()
     for section, lines in tables.items():
-        pattern = re.compile(rf"(<!-- bench:{re.escape(section)} -->\n).*?(\n<!-- /bench:{re.escape(section)} -->)",
+        # Whatever stands between the markers, nothing included (a section not yet written).
+        pattern = re.compile(rf"(<!-- bench:{re.escape(section)} -->\n)(?:.*?\n)?(<!-- /bench:{re.escape(section)} -->)",
                              re.DOTALL)
         body = markdown(lines)
-        text = pattern.sub(lambda m, body=body: m.group(1) + body + m.group(2), text)
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
     readme.write_text(text)

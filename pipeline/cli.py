@@ -5,14 +5,19 @@
     assignor pipeline key-skew --records R --partitions 12,16,24 --out DIR [--master URL] [--plot]
 
 ``--master`` defaults to ``local[*]``; ``spark://host:7077`` (or ``spark-submit`` of
-``pipeline/cli.py``) runs the same job on a cluster. ``--local`` runs the single-process path
-instead of Spark (same output). Spark shows stage progress while a job runs; a summary table is
+``pipeline/cli.py``) runs the same job on a cluster, which needs only the third-party libraries:
+the job ships this project's code to the executors and checks their Python first
+(`pipeline.ship`). ``--conf KEY=VALUE`` (repeatable), ``--py-files`` and ``--archives`` pass
+through to Spark. ``--local`` runs the single-process path instead of Spark. Both write the same
+layout: each table a directory of Parquet files under ``--out`` (``results/``, ``errors/``, ...),
+and the job prints where. Spark shows stage progress while a job runs; a summary table is
 printed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -54,6 +59,11 @@ def parser(commands=None) -> argparse.ArgumentParser:
         job.add_argument("--out", required=True)
         job.add_argument("--master", default="local[*]")
         job.add_argument("--local", action="store_true", help="single process, no Spark")
+        job.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                         help="a Spark setting (repeatable)")
+        job.add_argument("--py-files", default="", help="comma-separated .py/.zip/.egg files for the executors")
+        job.add_argument("--archives", default="",
+                         help="comma-separated archives unpacked on the executors (e.g. env.tar.gz#env)")
     return top
 
 
@@ -94,6 +104,43 @@ def _read_local(path: str) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
+def _session(args, app: str):
+    """The Spark session of a job, with the command line's Spark settings."""
+    from pipeline.session import spark_session
+
+    settings = {}
+    for setting in args.conf:
+        key, equals, value = setting.partition("=")
+        if not equals or not key.strip():
+            raise ValueError(f"--conf {setting!r}: expected KEY=VALUE")
+        settings[key.strip()] = value
+    return spark_session(args.master, app, extra=settings, py_files=_listed(args.py_files),
+                         archives=_listed(args.archives))
+
+
+def _listed(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def write_local(frame: pd.DataFrame, out: Path, name: str) -> Path:
+    """A pandas table in the layout Spark writes: a directory of Parquet files."""
+    directory = out / name
+    if directory.exists():
+        shutil.rmtree(directory) if directory.is_dir() else directory.unlink()
+    directory.mkdir(parents=True)
+    frame.to_parquet(directory / "part-00000.parquet", index=False)
+    print(f"wrote {directory}/ ({len(frame):,} rows)")
+    return directory
+
+
+def write_spark(frame, out: Path, name: str) -> Path:
+    """A Spark table, as Spark writes it: a directory of Parquet files."""
+    directory = out / name
+    frame.write.mode("overwrite").parquet(str(directory))
+    print(f"wrote {directory}/")
+    return directory
+
+
 def _fleet(args, out: Path) -> pd.DataFrame:
     from assignor.whatif import ALL_STRATEGIES
     from pipeline import fleet
@@ -103,21 +150,17 @@ def _fleet(args, out: Path) -> pd.DataFrame:
     if args.local:
         result = fleet.run_local(_read_local(args.groups), _read_local(args.topics), args.event, strategies,
                                  args.plans)
-        result[result["kind"] == "result"].drop(columns=["kind", "member_id", "reason"]).to_parquet(
-            out / "results.parquet", index=False)
-        result[result["kind"] == "error"][["cluster", "group_id", "member_id", "strategy", "reason"]].to_parquet(
-            out / "errors.parquet", index=False)
+        write_local(result[result["kind"] == "result"].drop(columns=["kind", "member_id", "reason"]), out, "results")
+        write_local(result[result["kind"] == "error"][["cluster", "group_id", "member_id", "strategy", "reason"]],
+                    out, "errors")
         return result
-    from pipeline.session import spark_session
-
-    spark = spark_session(args.master, "fleet-whatif")
+    spark = _session(args, "fleet-whatif")
     groups = _read_spark(spark, args.groups, fleet.GROUPS_SCHEMA)
     topics = _read_spark(spark, args.topics, fleet.TOPICS_SCHEMA)
     rows = fleet.run_spark(spark, groups, topics, args.event, strategies, args.plans).persist()
-    rows.where("kind = 'result'").drop("kind", "member_id", "reason").write.mode("overwrite").parquet(
-        str(out / "results"))
-    rows.where("kind = 'error'").select("cluster", "group_id", "member_id", "strategy", "reason").write.mode(
-        "overwrite").parquet(str(out / "errors"))
+    write_spark(rows.where("kind = 'result'").drop("kind", "member_id", "reason"), out, "results")
+    write_spark(rows.where("kind = 'error'").select("cluster", "group_id", "member_id", "strategy", "reason"), out,
+                "errors")
     summary = rows.groupBy("kind", "strategy").agg({"moved": "sum", "revoked": "sum", "group_id": "count"})
     result = rows.toPandas() if rows.count() <= 200_000 else summary.toPandas()
     rows.unpersist()
@@ -137,7 +180,7 @@ def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:
     per_group = fleet.switching(result[result["kind"] == "result"])
     if per_group.empty:
         return
-    per_group.to_parquet(out / "switching.parquet", index=False)
+    write_local(per_group, out, "switching")
     summary = fleet.switching_summary(per_group)
     table = Table(title="switching from Java's assignors to ours (positive: ours does better)", title_justify="left")
     for column in summary.columns:
@@ -208,15 +251,13 @@ def _skew(args, out: Path) -> dict[str, pd.DataFrame]:
     counts = [int(n) for n in args.partitions.split(",") if n.strip()]
     if args.local:
         tables = skew.run_local(args.records, counts, args.key_encoding)
-        tables["errors"].to_parquet(out / "errors.parquet", index=False)
+        write_local(tables["errors"], out, "errors")
     else:
-        from pipeline.session import spark_session
-
-        spark = spark_session(args.master, "key-skew")
+        spark = _session(args, "key-skew")
         tables, errors = skew.run_spark(spark, skew.read_spark(spark, args.records), counts, args.key_encoding)
-        errors.write.mode("overwrite").parquet(str(out / "errors"))
+        write_spark(errors, out, "errors")
     for name in ("partitions", "skew", "hot_keys", "moves"):
-        tables[name].to_parquet(out / f"{name}.parquet", index=False)
+        write_local(tables[name], out, name)
     if args.plot:
         for path in plot_skew(tables["partitions"], out):
             print(f"wrote {path}", file=sys.stderr)
@@ -273,4 +314,10 @@ def plot_skew(partitions: pd.DataFrame, out: Path) -> list[Path]:
 
 
 if __name__ == "__main__":  # spark-submit pipeline/cli.py key-skew ...
-    sys.exit(run(sys.argv[1:]))
+    # Run as a script, this file's directory comes first on the path, not the project's.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        sys.exit(run(sys.argv[1:]))
+    except ValueError as error:  # our errors (bad input, the executors' environment): a message, not a trace
+        print(f"pipeline: error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -9,16 +9,17 @@ from bench.__main__ import CASES, java_reference
 def test_printed_tables_become_markdown_between_their_markers(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- bench:wire -->\nold\n<!-- /bench:wire -->\n"
-                      "<!-- bench:keys -->\nkept\n<!-- /bench:keys -->\n")
+                      "<!-- bench:keys -->\nkept\n<!-- /bench:keys -->\n<!-- bench:java -->\n<!-- /bench:java -->\n")
     with report.recorded() as lines:
         print("a | b")
         print("1 | 2")
         print()
         print("c | d")
-    report.write_readme(readme, {"wire": lines})
+    report.write_readme(readme, {"wire": lines, "java": lines[:2]})
     assert readme.read_text() == ("intro\n<!-- bench:wire -->\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
                                   "| c | d |\n|---|---|\n<!-- /bench:wire -->\n"
-                                  "<!-- bench:keys -->\nkept\n<!-- /bench:keys -->\n")
+                                  "<!-- bench:keys -->\nkept\n<!-- /bench:keys -->\n"
+                                  "<!-- bench:java -->\n| a | b |\n|---|---|\n| 1 | 2 |\n<!-- /bench:java -->\n")
 
 
 def test_java_reference_times_come_from_the_data_file():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, HTTPException, Response
 from fastapi.concurrency import run_in_threadpool
 
@@ -19,8 +17,7 @@ async def group_sync(group_id: str, body: SyncRequest, planner: PlannerDep, metr
                      settings: SettingsDep, locks: GroupLocksDep) -> Response:
     """The remote-assignor call of a group leader: raw JoinGroup metadata in, SyncGroup
     assignment bytes out. The generation is recorded in the registry."""
-    lock = locks.setdefault(group_id, asyncio.Lock())
-    async with lock:  # one sync at a time per group: plan and record are one step
+    async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
         status, payload, stats = await planner.run(work.group_sync, group_id, body.model_dump(), settings.limits(),
                                                    settings.registry)
     metrics.observe(stats)

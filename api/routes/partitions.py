@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
+from fastapi import APIRouter, Request, Response
 
-from fastapi import APIRouter, HTTPException
-
+from api import work
 from api.models import PartitionsRequest
-from assignor.partitioners import partition_function, partitions_for_keys
+from api.service import MetricsDep, PlannerDep, SettingsDep, reply
 
 router = APIRouter(tags=["partitioning"])
 
+# A million keys are CPU work (parsing, decoding, hashing), so the body is read as bytes and all
+# of it runs in a planning worker, never on the event loop; `PartitionsRequest` documents the
+# body in OpenAPI, and the worker validates it with the same model.
+_BODY = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": PartitionsRequest.model_json_schema(ref_template="#/components/schemas/{model}"),
+    "example": PartitionsRequest.model_config["json_schema_extra"]["examples"][0]}}}}
 
-@router.post("/partitions")
-async def partitions(body: PartitionsRequest) -> dict:
+
+@router.post("/partitions", openapi_extra=_BODY)
+async def partitions(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep) -> Response:
     """The partition of each key: Java's producer formula (murmur2 over all partitions) or
-    librdkafka's CRC32 or FNV-1a hash partitioner."""
-    try:
-        keys = [base64.b64decode(k, validate=True) if body.encoding == "base64" else k.encode("utf-8")
-                for k in body.keys]
-    except (binascii.Error, ValueError) as error:
-        what = "base64" if body.encoding == "base64" else "UTF-8 (a lone surrogate?)"
-        raise HTTPException(422, f"keys: not valid {what} ({error})") from None
-    if body.partitioner != "murmur2":
-        return {"partitions": [partition_function(body.partitioner, key, body.partitions) for key in keys]}
-    return {"partitions": partitions_for_keys(keys, body.partitions).tolist() if keys else []}
+    librdkafka's CRC32 or FNV-1a hash partitioner, each vectorised."""
+    status, payload, stats = await planner.run(work.partitions, await request.body())
+    metrics.observe(stats)
+    return reply(status, payload)

@@ -31,10 +31,19 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 
-from assignor.producer.keyless import _choices, _count
-from assignor.producer.murmur import PartitionerError, partition_for_key
+import numpy as np
 
-__all__ = ["LIBRDKAFKA_PARTITIONERS", "LibrdkafkaPartitioner", "fnv1a", "partition_function"]
+from assignor.producer.keyless import _count
+from assignor.producer.murmur import (
+    PartitionerError,
+    flatten_keys,
+    hash_rows,
+    partition_for_key,
+    partitions_for_keys,
+)
+
+__all__ = ["LIBRDKAFKA_PARTITIONERS", "LibrdkafkaPartitioner", "crc32_many", "fnv1a", "fnv1a_many",
+           "partition_function", "partitions_for_keys_as"]
 
 LIBRDKAFKA_PARTITIONERS = ("random", "consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a",
                            "fnv1a_random")
@@ -60,6 +69,62 @@ def fnv1a(key: bytes | None) -> int:
     return h
 
 
+def fnv1a_many(keys: Sequence[bytes] | np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
+    """`fnv1a` of many keys at once (uint32 array), keys as in `murmur2_many`: every key of one
+    length takes one numpy pass per byte."""
+    data, starts, lengths = flatten_keys(keys, offsets)
+    h = np.full(len(lengths), 0x811C9DC5, dtype=np.uint32)
+    h = hash_rows(data, starts, lengths, h, _fnv1a_rows)
+    negative = h >= np.uint32(0x80000000)  # read as int32 and negated, as `fnv1a`
+    h[negative] = (np.uint32(0) - h[negative]).astype(np.uint32)
+    return h
+
+
+def _fnv1a_rows(rows: np.ndarray, h: np.ndarray) -> np.ndarray:
+    prime = np.uint32(0x01000193)
+    for column in range(rows.shape[1]):
+        h = (h ^ rows[:, column]) * prime
+    return h
+
+
+def _crc32_table() -> np.ndarray:
+    table = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        table = np.where(table & 1, (table >> np.uint32(1)) ^ np.uint32(0xEDB88320), table >> np.uint32(1))
+    return table.astype(np.uint32)
+
+
+_CRC32_TABLE = _crc32_table()
+
+
+def crc32_many(keys: Sequence[bytes] | np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
+    """``zlib.crc32`` of many keys at once (uint32 array), one table lookup per byte column."""
+    data, starts, lengths = flatten_keys(keys, offsets)
+    crc = np.full(len(lengths), 0xFFFFFFFF, dtype=np.uint32)
+    return hash_rows(data, starts, lengths, crc, _crc32_rows) ^ np.uint32(0xFFFFFFFF)
+
+
+def _crc32_rows(rows: np.ndarray, crc: np.ndarray) -> np.ndarray:
+    for column in range(rows.shape[1]):
+        crc = _CRC32_TABLE[(crc ^ rows[:, column]) & np.uint32(0xFF)] ^ (crc >> np.uint32(8))
+    return crc
+
+
+def partitions_for_keys_as(partitioner: str, keys: Sequence[bytes] | np.ndarray, num_partitions: int,
+                           offsets: np.ndarray | None = None) -> np.ndarray:
+    """The partition of each (non-NULL) key under a hashing partitioner, vectorised: Java's
+    ``murmur2`` (= librdkafka's), librdkafka's ``consistent`` (CRC32) or ``fnv1a`` (int32 array).
+    Each equals `partition_function` key by key (a property test holds them equal)."""
+    _count("topic", num_partitions)  # checks the count (a list of every partition would be needless)
+    if partitioner == "murmur2":
+        return partitions_for_keys(keys, num_partitions, offsets)
+    if partitioner == "consistent":
+        return (crc32_many(keys, offsets) % np.uint32(num_partitions)).astype(np.int32)
+    if partitioner == "fnv1a":
+        return (fnv1a_many(keys, offsets) % np.uint32(num_partitions)).astype(np.int32)
+    raise PartitionerError(f"partitioner: one of murmur2, consistent, fnv1a, got {partitioner!r}")
+
+
 def _random_partition(num_partitions: int, available: Sequence[int] | None, rng: _random.Random) -> int:
     # rd_kafka_msg_partitioner_random: one draw; an unavailable pick gets one more draw, unchecked.
     pick = rng.randrange(num_partitions)
@@ -73,7 +138,7 @@ def partition_function(name: str, key: bytes | None, num_partitions: int, availa
     """librdkafka's partitioner function `name` on one key (no stickiness; see the table)."""
     if name not in LIBRDKAFKA_PARTITIONERS:
         raise PartitionerError(f"partitioner: one of {LIBRDKAFKA_PARTITIONERS}, got {name!r}")
-    _choices("topic", num_partitions, None)
+    _count("topic", num_partitions)  # checks the count (a list of every partition would be needless)
     if key is not None and not isinstance(key, bytes | bytearray | memoryview):
         raise PartitionerError(f"key must be bytes or None, got {type(key).__name__}")
     rng = rng or _random.Random()

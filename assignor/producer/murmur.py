@@ -9,7 +9,7 @@ so a key keeps its partition while a leader is down.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -100,19 +100,9 @@ def murmur2_many(keys: Sequence[bytes] | np.ndarray, offsets: np.ndarray | None 
     All keys advance together one 4-byte block at a time, so the work is a few full-array
     numpy passes for short keys (about the length of the longest key / 4 of them).
     """
-    data, starts, lengths = _flatten(keys, offsets)
+    data, starts, lengths = flatten_keys(keys, offsets)
     h = (np.uint32(_SEED) ^ lengths.astype(np.uint32)).astype(np.uint32)
-    if len(lengths) and (lengths == lengths[0]).all() and (starts == np.arange(len(lengths)) * lengths[0]).all():
-        # One length, back to back (the common case): the buffer is already the key matrix.
-        h = _mix_rows(data[: len(lengths) * int(lengths[0])].reshape(len(lengths), int(lengths[0])), h)
-    else:
-        padded = np.concatenate([data, np.zeros(1, dtype=np.uint8)])
-        for length in np.unique(lengths):
-            chosen = np.flatnonzero(lengths == length)
-            for part in range(0, len(chosen), _CHUNK):  # bound the gathered matrix's memory
-                rows_of = chosen[part : part + _CHUNK]
-                rows = padded[starts[rows_of][:, None] + np.arange(int(length))]
-                h[rows_of] = _mix_rows(rows, h[rows_of])
+    h = hash_rows(data, starts, lengths, h, _mix_rows)
     m = np.uint32(_M)
     h ^= h >> np.uint32(13)
     h = h * m
@@ -121,6 +111,23 @@ def murmur2_many(keys: Sequence[bytes] | np.ndarray, offsets: np.ndarray | None 
 
 
 _CHUNK = 1 << 20
+
+
+def hash_rows(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, h: np.ndarray,
+              mix: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Run ``h = mix(rows, h)`` over keys of one length at a time, each key a row of a uint8
+    matrix: a few full-array numpy passes per byte or block instead of a Python loop per key."""
+    if len(lengths) and (lengths == lengths[0]).all() and (starts == np.arange(len(lengths)) * lengths[0]).all():
+        # One length, back to back (the common case): the buffer is already the key matrix.
+        return mix(data[: len(lengths) * int(lengths[0])].reshape(len(lengths), int(lengths[0])), h)
+    padded = np.concatenate([data, np.zeros(1, dtype=np.uint8)])
+    for length in np.unique(lengths):
+        chosen = np.flatnonzero(lengths == length)
+        for part in range(0, len(chosen), _CHUNK):  # bound the gathered matrix's memory
+            rows_of = chosen[part : part + _CHUNK]
+            rows = padded[starts[rows_of][:, None] + np.arange(int(length))]
+            h[rows_of] = mix(rows, h[rows_of])
+    return h
 
 
 def _mix_rows(rows: np.ndarray, h: np.ndarray) -> np.ndarray:
@@ -154,7 +161,8 @@ def _check_partitions(num_partitions: int) -> None:
         raise PartitionerError(f"a topic needs at least one partition to place a record, got {num_partitions!r}")
 
 
-def _flatten(keys, offsets):
+def flatten_keys(keys, offsets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keys as one uint8 buffer, each key's start and length (see `murmur2_many`)."""
     if offsets is not None:
         data = np.frombuffer(keys, dtype=np.uint8) if isinstance(keys, bytes | bytearray | memoryview) \
             else np.asarray(keys, dtype=np.uint8)

@@ -296,3 +296,24 @@ async def test_strings_that_are_not_utf8_are_422_not_500(client):
     for path, body in bodies:
         response = await client.post(path, content=body, headers={"content-type": "application/json"})
         assert response.status_code == 422 and "UTF-8" in response.json()["detail"], (path, response.text)
+
+
+async def test_group_locks_exclude_per_group_and_are_forgotten_after():
+    """One sync at a time per group; no lock kept for a group once its syncs are done (the
+    service sees every group id that ever synced)."""
+    import asyncio
+
+    from api.service import GroupLocks
+
+    locks, inside, most = GroupLocks(), {}, {}
+
+    async def sync(group: str) -> None:
+        async with locks.hold(group):
+            inside[group] = inside.get(group, 0) + 1
+            most[group] = max(most.get(group, 0), inside[group])
+            await asyncio.sleep(0.001)
+            inside[group] -= 1
+
+    await asyncio.gather(*(sync(f"g{i % 50}") for i in range(500)))
+    assert set(most.values()) == {1} and len(most) == 50
+    assert len(locks) == 0

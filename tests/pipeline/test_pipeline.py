@@ -160,14 +160,14 @@ def test_cli_runs_both_jobs(tmp_path, capsys):
                  str(data / "topics.parquet"), "--event", "rolling_restart", "--strategy", "sticky",
                  "--out", str(out), "--local"]) == 0
     assert "fleet-whatif: 6 groups" in capsys.readouterr().out
-    results = pd.read_parquet(out / "results.parquet")
-    assert set(results["strategy"]) == {"sticky"} and len(pd.read_parquet(out / "errors.parquet")) == 3
+    results = pd.read_parquet(out / "results")  # a directory of Parquet files, as Spark writes
+    assert set(results["strategy"]) == {"sticky"} and len(pd.read_parquet(out / "errors")) == 3
     switched = tmp_path / "switch"
     assert main(["pipeline", "fleet-whatif", "--groups", str(data / "groups.parquet"), "--topics",
                  str(data / "topics.parquet"), "--event", "member_leave:consumer-0-0", "--strategy", "sticky",
                  "--strategy", "java-sticky", "--out", str(switched), "--local", "--plot"]) == 0
     assert "switching from Java's assignors to ours" in capsys.readouterr().out
-    per_group = pd.read_parquet(switched / "switching.parquet")
+    per_group = pd.read_parquet(switched / "switching")
     assert set(per_group["java"]) == {"java-sticky"} and len(per_group) == 6
     assert (switched / "switching.png").stat().st_size > 1000
     skewed = tmp_path / "skew"

@@ -190,3 +190,17 @@ def test_priority_partitioner_bands():
 def test_bad_mappings_are_named(text, message):
     with pytest.raises(PartitionerError, match=message):
         parse_mapping(text, "region.partition.mapping")
+
+
+@pytest.mark.parametrize("name", ["consistent", "murmur2", "fnv1a"])
+def test_vectorised_partitioners_equal_the_per_key_ones(name):
+    """The service's vectorised hashing (`partitions_for_keys_as`) against librdkafka's formula
+    key by key, over keys of every length from 0 to 40 bytes."""
+    import random
+
+    from assignor.producer.librdkafka import partitions_for_keys_as
+
+    rng = random.Random(name)
+    keys = [bytes(rng.randrange(256) for _ in range(rng.randrange(41))) for _ in range(3000)]
+    for count in (1, 7, 64, 1000):
+        assert partitions_for_keys_as(name, keys, count).tolist() == [partition_function(name, k, count) for k in keys]
