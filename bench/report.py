@@ -65,8 +65,8 @@ def write_readme(readme: Path, tables: dict[str, list[str]]) -> None:
     text = readme.read_text()
     for section, lines in tables.items():
         # Whatever stands between the markers, nothing included (a section not yet written).
-        pattern = re.compile(rf"(<!-- bench:{re.escape(section)} -->\n)(?:.*?\n)?(<!-- /bench:{re.escape(section)} -->)",
-                             re.DOTALL)
+        name = re.escape(section)
+        pattern = re.compile(rf"(<!-- bench:{name} -->\n)(?:.*?\n)?(<!-- /bench:{name} -->)", re.DOTALL)
         body = markdown(lines)
         text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
     readme.write_text(text)
