@@ -241,7 +241,8 @@ class Plan:
         Protocol name of the strategy that produced it.
     assignment : dict of str to list of TopicPartition
         One entry per member of the group (possibly empty), partitions sorted by topic then
-        partition number.
+        partition number; the Java-faithful strategies keep Java's order instead (the order a
+        Java leader's SyncGroup lists them in).
     user_data : dict of str to bytes
         Assignment user data the leader sends back per member; empty for strategies that send
         none (the eager sticky protocol carries its state in the *subscription*, KIP-54).

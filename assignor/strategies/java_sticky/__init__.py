@@ -81,8 +81,8 @@ class JavaStickyAssignor:
         Raises
         ------
         JavaAssignorFailure
-            Where Java's assignor throws, or would return a plan with a partition twice or a
-            partition that does not exist.
+            Where Java's assignor throws, or would return a plan with a partition twice, a
+            partition that does not exist, or one of a topic its member does not subscribe to.
         """
         if not group.members:
             return Plan(self.name, {})
@@ -101,6 +101,7 @@ class JavaStickyAssignor:
             self.builder = "constrained"
             assignment, transferring, impossible = constrained.build(topics, claims.owned, claims.claimed_by_several,
                                                                      racks, self.plain)
+            _check_subscribed(members, assignment, topics)
         else:
             self.builder = "general"
             assignment, impossible = general.build(topics, members, claims.owned, claims.max_generation, racks,
@@ -144,6 +145,23 @@ def _changing_hands(members: list[Member], assignment: dict[str, list[TopicParti
         kept = set(given)
         revoked.update(tp for tp in member.owned if tp not in kept)
     return {tp: m for tp, m in added.items() if tp in revoked}
+
+
+def _check_subscribed(members: list[Member], assignment: dict[str, list[TopicPartition]],
+                      topics: dict[str, int]) -> None:
+    """The constrained builder deals every partition to any member, trusting Java's test that all
+    subscriptions are equal. That test lets some through (an empty subscription before others, a
+    topic listed twice): Java then hands a member partitions of a topic it does not subscribe to."""
+    for member in members:
+        subscribed = set(member.topics)
+        if subscribed.issuperset(topics):
+            continue
+        for tp in assignment.get(member.id, ()):
+            if tp.topic not in subscribed:
+                raise JavaAssignorFailure(
+                    f"Java's constrained builder would give member {member.id!r} partition {tp.topic}-{tp.partition} "
+                    f"of a topic it does not subscribe to (Java's test for equal subscriptions lets "
+                    f"{sorted(member.topics)!r} through)")
 
 
 def _remove_first(partitions: list[TopicPartition], tp: TopicPartition) -> None:

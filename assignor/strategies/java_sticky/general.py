@@ -498,7 +498,16 @@ def build(topics: dict[str, int], members: list[Member], owned: dict[str, list[T
     `member_data.read_claims` leaves it, changed in place), and whether a kept claim named a
     partition that does not exist."""
     builder = _Builder(topics, members, owned, max_generation, racks, plain)
-    plan = builder.build()
+    try:
+        plan = builder.build()
+    except KeyError as missing:
+        if not builder.impossible:
+            raise
+        # After a claim of a partition that does not exist, Java's maps hold entries its lists do
+        # not (or none for a member set aside): where it reads one, a NullPointerException.
+        raise JavaAssignorFailure(
+            f"Java's general builder throws NullPointerException (no entry for {missing}) after a member's claim "
+            "names a partition its topic does not have") from None
     for tp, member in builder.strays:
         if tp in plan.get(member, ()):
             raise JavaAssignorFailure(
