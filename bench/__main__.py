@@ -283,7 +283,7 @@ def _pipeline_rows(quick: bool) -> None:
               f"peak RSS {memory['rss_mb']:,.0f} MB (data in memory)",
               flush=True)
     print()
-    spread = _in_child(_pipeline_in_child, "cluster", 1000)
+    spread = _in_child(_pipeline_in_child, "cluster", 500)
     print("the same jobs, from the command line (Spark start included) | sample | standalone cluster s "
           "(1 worker, 2 cores) | local[2] s | --local s | cluster / local[2]", flush=True)
     for job, times in spread["seconds"].items():

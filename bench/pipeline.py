@@ -181,7 +181,7 @@ def fleet(groups: int = 10_000) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def cluster(groups: int = 1000, records: int = 1_000_000) -> dict:
+def cluster(groups: int = 500, records: int = 500_000) -> dict:
     """Both jobs from the command line, on a standalone cluster (1 worker, 2 cores, executors
     without this project), on local[2] and with --local, on one sample: wall seconds each,
     Spark's start included (that is the overhead a user meets)."""
@@ -201,7 +201,8 @@ def cluster(groups: int = 1000, records: int = 1_000_000) -> dict:
         env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
         env.pop("PYSPARK_PYTHON", None)
         jobs = {"fleet-whatif": ["fleet-whatif", "--groups", str(data["groups"]), "--topics", str(data["topics"]),
-                                 "--event", "rolling_restart", "--strategy", "sticky", "--strategy", "java-sticky"],
+                                 "--event", "partitions_added:t001:96", "--strategy", "sticky",
+                                 "--strategy", "java-sticky"],
                 "key-skew": ["key-skew", "--records", str(data["records"]), "--partitions", "12,16,24"]}
         modes = {"cluster": ["--master", running.master, "--conf", f"spark.pyspark.python={python}",
                              "--conf", "spark.executor.memory=2g"],

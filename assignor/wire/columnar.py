@@ -24,10 +24,10 @@ from typing import NamedTuple, cast
 
 import numpy as np
 
-from assignor._arrays import gc_paused, run_starts, stable_order
+from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
-from assignor.ordering import java_key
+from assignor.ordering import java_key, spread, string_hash
 from assignor.wire.arrays import RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
 from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
 from assignor.wire.cache import TOPIC_LIST_PREFIX, DecodeCache, EncodeCache, topic_list_prefix
@@ -488,32 +488,48 @@ def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, 
 def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np.ndarray | None:
     """The permutation that puts columns (member non-decreasing) in the order sticky user data
     lists them: per member, topics in `sticky_topic_order` of their first appearance, each
-    topic's partitions as given; None when that is the order they are in already (no member has
-    two topics whose order changes)."""
+    topic's partitions as given; None when that is the order they are in already.
+
+    All members at once: Java's ``computeIfAbsent`` HashMap puts a member's k-th new topic in
+    bucket ``spread(hash) & (size - 1)``, newest first within a bucket, the table growing before
+    the entry past three quarters. A member with nine topics in one bucket of a table under 64
+    (which makes Java grow early) is ordered by `sticky_topic_order` itself."""
     if not len(member):
         return None
     width = max(len(names), 1)
     pair = member * width + topic
     cells, first = np.unique(pair, return_index=True)  # (member, topic) cells, sorted
     cell_member = cells // width
-    if len(cells) == len(np.unique(cell_member)):
+    topics_of = np.bincount(cell_member)[cell_member]  # how many topics the cell's member has
+    if (topics_of <= 1).all():
         return None  # one topic per member
-    by_first = np.lexsort((first, cell_member))  # each member's topics by first appearance
-    bounds = np.append(np.flatnonzero(run_starts(cell_member[by_first])), len(cells))
-    rank = np.zeros(len(cells), dtype=np.int64)
-    changed = False
-    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        if end - start < 2:
+    size = np.full(len(cells), 16, dtype=np.int64)
+    while (grow := topics_of - 1 > size * 3 // 4).any():
+        size[grow] *= 2
+    spread_hashes = np.array([spread(string_hash(name)) for name in names] or [0], dtype=np.int64)
+    bucket = spread_hashes[cells % width] & (size - 1)
+    ranked = _ranks_within(cell_member, np.lexsort((-first, bucket, cell_member)))
+    by_first = _ranks_within(cell_member, np.lexsort((first, cell_member)))
+    crowded_cells, crowding = np.unique((cell_member << 32) | bucket, return_counts=True)
+    for m in np.unique(crowded_cells[(crowding > 8)] >> 32).tolist():
+        if size[np.searchsorted(cell_member, m)] >= 64:
             continue
-        seen = by_first[start:end]
-        topics = [names[t] for t in (cells[seen] % width).tolist()]
-        position = {t: i for i, t in enumerate(sticky_topic_order(topics))}
-        ranks = [position[t] for t in topics]
-        changed = changed or ranks != sorted(ranks)
-        rank[seen] = ranks
-    if not changed:
+        mine = np.flatnonzero(cell_member == m)
+        seen = mine[np.argsort(first[mine])]
+        listed = [names[t] for t in (cells[seen] % width).tolist()]
+        position = {t: i for i, t in enumerate(sticky_topic_order(listed))}
+        ranked[seen] = [position[t] for t in listed]
+    if np.array_equal(ranked, by_first):
         return None
-    return np.lexsort((np.arange(len(member)), rank[np.searchsorted(cells, pair)], member))
+    return np.lexsort((np.arange(len(member)), ranked[np.searchsorted(cells, pair)], member))
+
+
+def _ranks_within(group: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Each element's position within its group (`group` sorted) when `order` lists them."""
+    ordered = group[order]
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order)) - np.searchsorted(ordered, ordered, side="left")
+    return ranks
 
 
 def _in_sticky_order(partitions: list[TopicPartition]) -> list[TopicPartition]:
