@@ -103,11 +103,11 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     if protocol_of(strategy) != protocol:
         raise AssignorError(f"strategy {strategy!r} plans the {protocol_of(strategy)!r} protocol, not {protocol!r}")
     cache = LeaderCache() if cache is None else cache
-    if strategy in JAVA_STRATEGIES:
-        return _sync_as_java(protocol, strategy, generation, topics, metadata, partition_racks, cache)
     # Every member's metadata at once (the columnar path), planned on the claims as columns.
     roster = read_join_group(list(metadata), Messages.of_members(metadata), protocol, cache.decode)
     group = Group(topics=topics, members=roster.owning(), partition_racks=partition_racks)
+    if strategy in JAVA_STRATEGIES:
+        return _sync_as_java(protocol, strategy, generation, group, cache)
     layout, owner = plan_owners(protocol, group, roster.claims, cache.plans)
     messages = encode_assignments(layout.owned_claims(owner), len(layout.members), protocol, generation,
                                   cache=cache.encode)
@@ -116,12 +116,8 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     return SyncResult(group, plan, dict(zip([m.id for m in layout.members], messages.messages())))
 
 
-def _sync_as_java(protocol: str, strategy: str, generation: int, topics: Mapping[str, int],
-                  metadata: Mapping[str, bytes], partition_racks: Mapping[str, Sequence[Sequence[str]]] | None,
-                  cache: LeaderCache) -> SyncResult:
+def _sync_as_java(protocol: str, strategy: str, generation: int, group: Group, cache: LeaderCache) -> SyncResult:
     """`sync` with a Java-faithful strategy: the plan in Java's order, written as Java writes it."""
-    roster = read_join_group(list(metadata), Messages.of_members(metadata), protocol, cache.decode)
-    group = Group(topics=topics, members=roster.owning(), partition_racks=partition_racks)
     leader = cache.java.get(strategy)
     if leader is None:
         leader = cache.java[strategy] = JavaStickyAssignor(cooperative=protocol == "cooperative-sticky")

@@ -390,9 +390,7 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
     #   cooperative-sticky: user data = [4, generation] | ARRAY = owned | generation | rack
     #   others:             null user data | ARRAY = owned [] | generation | rack
     if protocol_name == "sticky":
-        java = _sticky_order(member, topic, owned.names)
-        if java is not None:
-            member, topic, partition = member[java], topic[java], partition[java]
+        member, topic, partition = _in_sticky_order(member, topic, partition, owned.names)
         has_data = (generation >= 0) | (np.bincount(member, minlength=len(members)) > 0)
         frames = frame_tp_columns(member, topic, partition, encoded, len(members), head + 4,
                                   4 + 8 * has_data + rack_size)
@@ -479,8 +477,10 @@ def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, 
         return {}
     encode_cooperative_user_data(generation)  # checks it fits an INT32
     with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
-        columns = tp_columns_of([_in_sticky_order(plan.assignment[m]) for m in members], "previous_assignment")
-    frames = frame_tp_columns(*columns, len(members), 0, 4)
+        member, topic, partition, encoded = tp_columns_of([plan.assignment[m] for m in members],
+                                                          "previous_assignment")
+    member, topic, partition = _in_sticky_order(member, topic, partition, [e.decode() for e in encoded])
+    frames = frame_tp_columns(member, topic, partition, encoded, len(members), 0, 4)
     frames.put_ints(frames.array_end, generation, 4)
     return dict(zip(members, frames.messages()))
 
@@ -532,15 +532,13 @@ def _ranks_within(group: np.ndarray, order: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _in_sticky_order(partitions: list[TopicPartition]) -> list[TopicPartition]:
-    """`partitions` grouped by topic in the order Java's sticky user data lists topics."""
-    topics = dict.fromkeys(tp[0] for tp in partitions)
-    if len(topics) < 2:
-        return partitions
-    by_topic: dict[str, list[TopicPartition]] = {topic: [] for topic in topics}
-    for tp in partitions:
-        by_topic[tp[0]].append(tp)
-    return [tp for topic in sticky_topic_order(list(topics)) for tp in by_topic[topic]]
+def _in_sticky_order(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, names: list[str]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The columns in the order sticky user data lists them (`_sticky_order`)."""
+    java = _sticky_order(member, topic, names)
+    if java is None:
+        return member, topic, partition
+    return member[java], topic[java], partition[java]
 
 
 def encode_assignments(assigned: Claims, members: int, protocol_name: str, generation: int,
@@ -570,9 +568,7 @@ def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, e
     # The partitions in sticky user data order (Java's), for the assignment too: each array is
     # written once, then copied byte for byte behind its user data's length.
     names = [e.decode() for e in (encoded.encoded if isinstance(encoded, NameTable) else encoded)]
-    java = _sticky_order(member, topic, names)
-    if java is not None:
-        member, topic, partition = member[java], topic[java], partition[java]
+    member, topic, partition = _in_sticky_order(member, topic, partition, names)
     frames = frame_tp_columns(member, topic, partition, encoded, members, 2, lambda size: 4 + size + 4)
     array_size = frames.array_end - frames.array_at
     frames.put_ints(frames.start, version, 2)
