@@ -15,8 +15,10 @@ experiments and prints a table per run (``--json``; ``--plot DIR`` for PNG chart
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from typing import Any
 
 from assignor import validate
 from assignor.errors import AssignorError
@@ -52,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_json(path: str):
+def _read_json(path: str) -> Any:
     try:
         if path == "-":
             return json.load(sys.stdin)
@@ -64,7 +66,7 @@ def _read_json(path: str):
         raise AssignorError(f"{path}: not valid JSON ({error})") from None
 
 
-def _plan(args: argparse.Namespace) -> dict:
+def _plan(args: argparse.Namespace) -> dict[str, Any]:
     group = group_from_json(_read_json(args.group))
     plan = assign(args.strategy, group)
     return {**plan_to_json(plan), "metrics": validate.report(group, plan)}
@@ -84,7 +86,7 @@ def _whatif(args: argparse.Namespace) -> int:
     return 0
 
 
-def _whatif_tables(output: dict) -> None:
+def _whatif_tables(output: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -135,7 +137,7 @@ def _simulate(args: argparse.Namespace) -> int:
     with Progress(console=Console(stderr=True), transient=True) as progress:
         for config in configs:
             task = progress.add_task(config.label, total=config.records)
-            results.append(simulate.run(config, lambda sent, task=task: progress.update(task, completed=sent)))
+            results.append(simulate.run(config, functools.partial(_advance, progress, task)))
             progress.update(task, completed=config.records)
     if args.json:
         print(json.dumps({"preset": args.preset, "runs": [r.to_json() for r in results]}, indent=2))
@@ -170,7 +172,11 @@ def _pipeline(args: argparse.Namespace) -> int:
         raise AssignorError(str(error)) from None
 
 
-def _cell(value) -> str:
+def _advance(progress: Any, task: Any, sent: int) -> None:
+    progress.update(task, completed=sent)
+
+
+def _cell(value: object) -> str:
     if value is None:
         return "-"
     return f"{value:.1%}" if isinstance(value, float) else str(value)
@@ -193,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _pretty(output: dict) -> str:
+def _pretty(output: dict[str, Any]) -> str:
     """Indented JSON with each member's partition list on one line."""
     lines = ["{", '  "assignment": {']
     members = list(output["assignment"].items())

@@ -88,7 +88,7 @@ def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
     return partitions
 
 
-def group_to_json(group: Group) -> dict:
+def group_to_json(group: Group) -> dict[str, Any]:
     racks = {} if group.partition_racks is None else {
         "partition_racks": {t: [list(r) for r in rows] for t, rows in group.partition_racks.items()}}
     return {
@@ -102,5 +102,5 @@ def group_to_json(group: Group) -> dict:
     }
 
 
-def plan_to_json(plan: Plan) -> dict:
+def plan_to_json(plan: Plan) -> dict[str, Any]:
     return {"assignment": {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in plan.assignment.items()}}

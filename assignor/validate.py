@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from assignor.model import Group, Plan, TopicPartition
 from assignor.solver import claims, racks
@@ -66,7 +67,7 @@ def balance_score(loads: Iterable[int]) -> int:
     return score
 
 
-def report(group: Group, plan: Plan, *, exact: bool = False) -> dict:
+def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
     """Check `plan` against `group` and measure it.
 
     Parameters

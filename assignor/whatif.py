@@ -23,10 +23,10 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,8 @@ __all__ = ["ALL_STRATEGIES", "Event", "WhatIfError", "apply_event", "compare", "
 
 ALL_STRATEGIES = ("sticky", "cooperative-sticky", "java-sticky", "java-cooperative-sticky", "range", "roundrobin")
 _MAX_ROUNDS = 10
+# One step of a run: the event, what it cost (rounds, moves, ...) and the figures after it.
+Step = dict[str, Any]
 
 
 class WhatIfError(AssignorError):
@@ -53,7 +55,7 @@ class WhatIfError(AssignorError):
 @dataclass(frozen=True)
 class Event:
     kind: str
-    args: tuple = ()
+    args: tuple[Any, ...] = ()
 
     def __str__(self) -> str:
         return ":".join([self.kind, *(",".join(a) if isinstance(a, tuple) else str(a) for a in self.args)])
@@ -144,7 +146,7 @@ class _State:
     leader: JavaStickyAssignor | None = None  # the Java leader of a Java-faithful strategy (`java_leader`)
 
 
-class _Numbering(dict):
+class _Numbering(dict[str, int]):
     """A number per member id, given in order of first sight: member lists become arrays of
     numbers, and moving values from one list's order to another's is a numpy gather."""
 
@@ -160,11 +162,12 @@ class _Numbering(dict):
         a last -1."""
         where = np.full(len(self) + 1, -1, dtype=np.int64)
         where[among] = np.arange(len(among))
-        return where[appended(numbers, len(self))]
+        found: np.ndarray = where[appended(numbers, len(self))]
+        return found
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
-        include_plans: bool = False, check: bool = False) -> dict:
+        include_plans: bool = False, check: bool = False) -> dict[str, Any]:
     """Replay `events` on `group` for each strategy.
 
     The first step ("current") rebalances the group as given, starting from its members' owned
@@ -183,8 +186,9 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
         return _run(group, events, strategies, include_plans, check)
 
 
-def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool) -> dict:
-    result: dict[str, dict] = {}
+def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool
+         ) -> dict[str, Any]:
+    result: dict[str, dict[str, Any]] = {}
     initial = _claims_of(group.members)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     cache = LeaderCache()
@@ -202,7 +206,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
                 definition = step_group
                 steps.append(_step(definition, state, name, label, include_plans, check, steps[-1]))
         result[name] = {"steps": steps, "summary": _summary(steps)}
-    out: dict = {"strategies": result}
+    out: dict[str, Any] = {"strategies": result}
     comparisons = {f"{java} vs {ours}": compare(result[java]["summary"], result[ours]["summary"])
                    for java, ours in JAVA_STRATEGIES.items() if java in result and ours in result}
     if comparisons:
@@ -210,7 +214,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     return out
 
 
-def compare(java: dict, ours: dict) -> dict:
+def compare(java: dict[str, Any], ours: dict[str, Any]) -> dict[str, int]:
     """What switching from a Java strategy to ours changes over a run, from the two summaries:
     positive figures are gains (fewer moves, a lower balance score, ...)."""
     return {
@@ -226,7 +230,7 @@ def compare(java: dict, ours: dict) -> dict:
 
 
 def _step(definition: Group, state: _State, strategy: str, label: str, include_plans: bool, check: bool,
-          previous: dict | None) -> dict:
+          previous: Step | None) -> Step:
     """`_rebalance`, or where Java's assignor fails, a step saying so: nothing changes hands,
     and the figures stay those of the step before."""
     try:
@@ -258,7 +262,7 @@ def _claims_of(members: Sequence[Member]) -> Claims:
                   np.array(partition, dtype=np.int64), list(names))
 
 
-def _expand(definition: Group, event: Event):
+def _expand(definition: Group, event: Event) -> Iterator[tuple[str, Group]]:
     """The group definitions a single event goes through (several for a rolling restart)."""
     if event.kind != "rolling_restart":
         yield str(event), apply_event(definition, event)
@@ -276,7 +280,7 @@ def _expand(definition: Group, event: Event):
 
 
 def _rebalance(definition: Group, state: _State, strategy: str, label: str, include_plans: bool,
-               check: bool) -> dict:
+               check: bool) -> Step:
     """One rebalance of the live group, as many rounds as the protocol needs, through the wire:
     each member's JoinGroup metadata is encoded and the leader decodes it, plans, and encodes
     SyncGroup assignments that each member decodes into what it owns now."""
@@ -333,10 +337,10 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     return step
 
 
-def _assignment_of(state: _State) -> dict[str, list]:
+def _assignment_of(state: _State) -> dict[str, list[list[str | int]]]:
     """What each member owns now, as ``[topic, partition]`` lists."""
     names = state.owned.names
-    per_member: dict[str, list] = {member_id: [] for member_id in state.ids}
+    per_member: dict[str, list[list[str | int]]] = {member_id: [] for member_id in state.ids}
     for m, t, p in zip(state.owned.member.tolist(), state.owned.topic.tolist(), state.owned.partition.tolist()):
         per_member[state.ids[m]].append([names[t], p])
     return per_member
@@ -429,7 +433,7 @@ def _unsafe_handovers(layout: Layout, roster: protocol.Roster, owner: np.ndarray
     return int(np.unique(flats[ok][(given >= 0) & (given != claimant[ok])]).size)
 
 
-def _check(group: Group, roster: protocol.Roster, layout, owner: np.ndarray, strategy: str) -> None:
+def _check(group: Group, roster: protocol.Roster, layout: Layout, owner: np.ndarray, strategy: str) -> None:
     """The oracle on this round: the group as decoded, with owned partitions, and the plan."""
     owned = roster.owning()
     full = Group(topics=group.topics, members=owned, partition_racks=group.partition_racks)
@@ -438,7 +442,7 @@ def _check(group: Group, roster: protocol.Roster, layout, owner: np.ndarray, str
         raise AssertionError(report["errors"])
 
 
-def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
+def _measure(group: Group, layout: Layout, owned: Claims) -> dict[str, Any]:
     """Balance and spread of what members own after the rebalance, and rack locality: `owned`
     as the members decoded it from SyncGroup (member index in the order of ``layout.members``,
     the order the leader sent assignments in), `layout` from the last round's plan."""
@@ -481,7 +485,7 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict:
             "topic_spread": topic_spread, "rack_locality": locality}
 
 
-def _summary(steps: list[dict]) -> dict:
+def _summary(steps: list[Step]) -> dict[str, Any]:
     changes = steps[1:] or steps  # the first step is the group as given; a failed step changes nothing
     return {"steps": len(changes), "rounds": sum(s["rounds"] for s in changes),
             "revoked": sum(s["revoked"] for s in changes), "moved": sum(s["moved"] for s in changes),

@@ -33,8 +33,10 @@ import json
 import logging
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from types import FrameType
 from typing import Any
 
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
@@ -60,10 +62,13 @@ log = logging.getLogger(__name__)
 #: Record-batch v2 header bytes: a record that opens a batch costs this much more (KIP-794).
 BATCH_HEADER_BYTES = 61
 
+# A record's headers as aiokafka takes them: (name, value) pairs.
+Headers = Iterable[tuple[str, bytes | None]] | None
+
 
 def _caller_locals(function_name: str, max_depth: int = 6) -> dict[str, Any] | None:
     """The local variables of the nearest caller named `function_name`, or None."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     for _ in range(max_depth):
         if frame is None:
             return None
@@ -77,7 +82,7 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-class StickyAssignor(AbstractPartitionAssignor):
+class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokafka ships no types
     """The sticky (KIP-54/KIP-341) assignor for aiokafka, one instance per consumer.
 
     Parameters
@@ -131,7 +136,7 @@ class StickyAssignor(AbstractPartitionAssignor):
         user_data = None if self.owned is None else encode_sticky_user_data(self.owned, self.generation)
         return encode_subscription(Subscription(sorted(topics), user_data, (), self.generation, self.rack))
 
-    def assign(self, cluster, members: Mapping[str, Any]) -> dict[str, bytes]:
+    def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, bytes]:
         """Plan the group (leader only); returns SyncGroup assignment bytes per member."""
         caller = _caller_locals("_perform_assignment") or {}
         coordinator, response = caller.get("self"), caller.get("response")
@@ -153,7 +158,7 @@ class StickyAssignor(AbstractPartitionAssignor):
                 return remote
         return leader.sync(self.name, generation, topics, raw, cache=self.cache, strategy=self.strategy).assignments
 
-    def on_assignment(self, assignment) -> None:
+    def on_assignment(self, assignment: Any) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""
         self.owned = [TopicPartition(topic, partition) for topic, partition in assignment.partitions()]
         caller = _caller_locals("_on_join_complete") or {}
@@ -174,7 +179,8 @@ class StickyAssignor(AbstractPartitionAssignor):
     def _remote_plan(self, group_id: str | None, generation: int, topics: dict[str, int],
                      raw: Mapping[str, bytes]) -> dict[str, bytes] | None:
         if not group_id:
-            return self._fallback("the group id is unknown (pass group_id=)")
+            self._fallback("the group id is unknown (pass group_id=)")
+            return None
         body = json.dumps({
             "protocol": self.name,
             "strategy": self.strategy,
@@ -185,7 +191,7 @@ class StickyAssignor(AbstractPartitionAssignor):
         headers = {"Content-Type": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        url = f"{self.service_url}/v1/groups/{urllib.request.quote(group_id, safe='')}/sync"
+        url = f"{self.service_url}/v1/groups/{urllib.parse.quote(group_id, safe='')}/sync"
         try:
             # Blocking on purpose: aiokafka calls assign() synchronously, and the timeout keeps
             # the leader well inside the rebalance timeout.
@@ -193,7 +199,8 @@ class StickyAssignor(AbstractPartitionAssignor):
                 answer = json.load(reply)
             assignments = {m: base64.b64decode(answer["assignments"][m], validate=True) for m in raw}
         except (OSError, ValueError, KeyError, TypeError) as error:  # URLError and timeouts are OSErrors
-            return self._fallback(f"{type(error).__name__}: {error}")
+            self._fallback(f"{type(error).__name__}: {error}")
+            return None
         self.remote_plans += 1
         return assignments
 
@@ -232,17 +239,18 @@ class KafkaPartitioner:
     def __init__(self, *, seed: int | None = None, fallback_records: int = 100) -> None:
         self._sticky = StickyPartitioner(seed=seed)
         self._fallback_records = fallback_records
-        self._counts: dict[object, int] = {}
+        self._counts: dict[str, int] = {}
 
-    def __call__(self, key: bytes | None, all_partitions, available) -> int:
-        partitions = sorted(all_partitions)
+    def __call__(self, key: bytes | None, all_partitions: Iterable[int], available: Sequence[int] | None) -> int:
+        partitions: list[int] = sorted(all_partitions)
         if not partitions:
             raise PartitionerError("the topic has no partitions in the producer's metadata")
         if key is not None:
             return partitions[partition_for_key(key, len(partitions))]
         caller = _caller_locals("_partition") or {}
         topic, producer = caller.get("topic"), caller.get("self")
-        context = topic if isinstance(topic, str) else tuple(partitions)
+        # Without the topic, the partition list stands for it (':' is never in a topic name).
+        context = topic if isinstance(topic, str) else f"partitions:{','.join(map(str, partitions))}"
         # Partition ids of a topic are 0..n-1, so the sticky partitioner works on counts.
         count = partitions[-1] + 1
         current = self._sticky.partition(context, count, available)
@@ -258,7 +266,7 @@ class KafkaPartitioner:
         return current
 
 
-def _accumulator_batches(producer: Any, topic: str, partition: int):
+def _accumulator_batches(producer: Any, topic: str, partition: int) -> Any:
     from aiokafka.structs import TopicPartition as AioTopicPartition
 
     accumulator = getattr(producer, "_message_accumulator", None)
@@ -311,7 +319,7 @@ class StickyProducer:
                                               switch_rule=switch_rule, seed=seed)
 
     async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None,
-                   partition: int | None = None, timestamp_ms: int | None = None, headers=None):
+                   partition: int | None = None, timestamp_ms: int | None = None, headers: Headers = None) -> Any:
         """Like ``AIOKafkaProducer.send``; returns its delivery future."""
         producer = self.producer
         if partition is None:
@@ -320,10 +328,11 @@ class StickyProducer:
                                    timestamp_ms=timestamp_ms, headers=headers)
 
     async def send_and_wait(self, topic: str, value: bytes | None = None, key: bytes | None = None,
-                            partition: int | None = None, timestamp_ms: int | None = None, headers=None):
+                            partition: int | None = None, timestamp_ms: int | None = None,
+                            headers: Headers = None) -> Any:
         return await (await self.send(topic, value, key, partition, timestamp_ms, headers))
 
-    async def _choose(self, topic: str, key: bytes | None, value: bytes | None, headers) -> int:
+    async def _choose(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers) -> int:
         producer = self.producer
         partitions = await producer.partitions_for(topic)  # waits for metadata the first time
         if not partitions:
@@ -348,7 +357,7 @@ class StickyProducer:
         return len(batches) if batches else 0
 
 
-def _record_size(key: bytes | None, value: bytes | None, headers) -> int:
+def _record_size(key: bytes | None, value: bytes | None, headers: Headers) -> int:
     """Bytes a record takes in a v2 batch, near enough for switching: varint-framed key, value
     and headers plus the fixed fields (attributes, deltas, lengths)."""
     size = 1 + 1 + 1 + len(key or b"") + 1 + len(value or b"") + 3

@@ -96,10 +96,11 @@ class StickyPartitioner:
             return current
         return self._next(topic, num_partitions, available, current)
 
-    def _next(self, topic, num_partitions, available, old) -> int:
+    def _next(self, topic: str, num_partitions: int | None, available: Sequence[int] | None,
+              old: int | None) -> int:
         choices = _choices(topic, num_partitions, available)
         if not choices:
-            new = self._rng.randrange(num_partitions)
+            new = self._rng.randrange(_count(topic, num_partitions))
         elif len(choices) == 1:
             new = choices[0]
         else:

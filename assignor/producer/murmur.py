@@ -161,7 +161,8 @@ def _check_partitions(num_partitions: int) -> None:
         raise PartitionerError(f"a topic needs at least one partition to place a record, got {num_partitions!r}")
 
 
-def flatten_keys(keys, offsets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def flatten_keys(keys: Sequence[bytes] | np.ndarray | bytes, offsets: np.ndarray | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keys as one uint8 buffer, each key's start and length (see `murmur2_many`)."""
     if offsets is not None:
         data = np.frombuffer(keys, dtype=np.uint8) if isinstance(keys, bytes | bytearray | memoryview) \

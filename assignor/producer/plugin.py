@@ -84,14 +84,14 @@ def _seed(config: Mapping[str, Any]) -> int | None:
 class _JavaDefault(Partitioner):
     """Java's DefaultPartitioner (KIP-480): murmur2 for keys, sticky without."""
 
-    def configure(self, config):
+    def configure(self, config: Mapping[str, Any]) -> None:
         self._inner = DefaultPartitioner(seed=_seed(config))
 
-    def partition(self, record, cluster):
+    def partition(self, record: Record, cluster: Cluster) -> int:
         return self._inner.partition(record.topic, record.key, cluster.partition_count(record.topic),
                                      cluster.available_partitions(record.topic))
 
-    def on_new_batch(self, topic, cluster, prev_partition):
+    def on_new_batch(self, topic: str, cluster: Cluster, prev_partition: int) -> None:
         self._inner.on_new_batch(topic, cluster.partition_count(topic), prev_partition,
                                  cluster.available_partitions(topic))
 
@@ -100,14 +100,14 @@ class _JavaDefault(Partitioner):
 class _UniformSticky(Partitioner):
     """Java's UniformStickyPartitioner: sticky for every record, keys ignored."""
 
-    def configure(self, config):
+    def configure(self, config: Mapping[str, Any]) -> None:
         self._inner = StickyPartitioner(seed=_seed(config))
 
-    def partition(self, record, cluster):
+    def partition(self, record: Record, cluster: Cluster) -> int:
         return self._inner.partition(record.topic, cluster.partition_count(record.topic),
                                      cluster.available_partitions(record.topic))
 
-    def on_new_batch(self, topic, cluster, prev_partition):
+    def on_new_batch(self, topic: str, cluster: Cluster, prev_partition: int) -> None:
         self._inner.on_new_batch(topic, cluster.partition_count(topic), prev_partition,
                                  cluster.available_partitions(topic))
 
@@ -116,10 +116,10 @@ class _UniformSticky(Partitioner):
 class _RoundRobin(Partitioner):
     """Java's RoundRobinPartitioner (without the KAFKA-9965 double count)."""
 
-    def configure(self, config):
+    def configure(self, config: Mapping[str, Any]) -> None:
         self._inner = RoundRobinPartitioner()
 
-    def partition(self, record, cluster):
+    def partition(self, record: Record, cluster: Cluster) -> int:
         return self._inner.partition(record.topic, cluster.partition_count(record.topic),
                                      cluster.available_partitions(record.topic))
 
@@ -130,14 +130,14 @@ class _BuiltIn(Partitioner):
     ``partitioner.adaptive.partitioning.enable``, ``partitioner.availability.timeout.ms``,
     ``partitioner.ignore.keys``. Feed it appends and load through `inner`."""
 
-    def configure(self, config):
+    def configure(self, config: Mapping[str, Any]) -> None:
         self.inner = BuiltInPartitioner(
             int(config.get("batch.size", 16384)),
             adaptive=bool(config.get("partitioner.adaptive.partitioning.enable", True)),
             availability_timeout_ms=float(config.get("partitioner.availability.timeout.ms", 0)),
             ignore_keys=bool(config.get("partitioner.ignore.keys", False)), seed=_seed(config))
 
-    def partition(self, record, cluster):
+    def partition(self, record: Record, cluster: Cluster) -> int:
         return self.inner.partition(record.topic, record.key, cluster.partition_count(record.topic),
                                     cluster.available_partitions(record.topic))
 
@@ -146,12 +146,12 @@ def _librdkafka(name: str) -> type[Partitioner]:
     class _Librdkafka(Partitioner):
         __doc__ = f"librdkafka's {name!r} partitioner (``sticky.partitioning.linger.ms`` for NULL keys)."
 
-        def configure(self, config):
+        def configure(self, config: Mapping[str, Any]) -> None:
             self._inner = LibrdkafkaPartitioner(name, seed=_seed(config),
                                                 sticky_linger_ms=float(config.get("sticky.partitioning.linger.ms",
                                                                                   10.0)))
 
-        def partition(self, record, cluster):
+        def partition(self, record: Record, cluster: Cluster) -> int:
             return self._inner.partition(record.topic, record.key, cluster.partition_count(record.topic),
                                          cluster.available_partitions(record.topic))
 

@@ -35,7 +35,9 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +80,7 @@ class Config:
     seed: int = 1
 
     def checked(self) -> Config:
-        def positive(name: str, value, integer: bool = True) -> None:
+        def positive(name: str, value: object, integer: bool = True) -> None:
             if isinstance(value, bool) or not isinstance(value, int if integer else int | float) or value <= 0:
                 raise SimulationError(f"{name}: must be a positive {'integer' if integer else 'number'}, "
                                       f"got {value!r}")
@@ -117,9 +119,9 @@ class Result:
     mean_batch_bytes: float
     latency_growth: float  # mean latency of the last quarter of sends / the first quarter
     worst_second_p99_ms: float  # the highest p99 of any one second of sends: how far latency swings
-    timeline: list[dict] = field(default_factory=list)  # per second of sends: mean and p99 latency
+    timeline: list[dict[str, float]] = field(default_factory=list)  # per second of sends: mean and p99 latency
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         """The flat figures of the run (what tables and JSON show)."""
         return {"label": self.config.label, "records": self.records, "elapsed_s": round(self.elapsed_s, 3),
                 "records_per_s": round(self.records_per_s, 1), "mb_per_s": round(self.mb_per_s, 3),
@@ -128,7 +130,7 @@ class Result:
                 "mean_batch_bytes": round(self.mean_batch_bytes, 1), "latency_growth": round(self.latency_growth, 2),
                 "worst_second_p99_ms": round(self.worst_second_p99_ms, 2)}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {**self.row(), "config": asdict(self.config), "batches_per_broker": self.batches_per_broker,
                 "timeline": self.timeline}
 
@@ -159,12 +161,15 @@ def record_bytes(value_size: int, offset_delta: int = 0) -> int:
 # Event kinds, in the order they are handled when due at the same instant.
 _RESPONSE, _SEND, _SENDER = 0, 1, 2
 
+# Called now and then with the number of records sent so far.
+Progress = Callable[[int], None]
+
 
 class _Simulation:
-    def __init__(self, config: Config, progress=None) -> None:
+    def __init__(self, config: Config, progress: Progress | None = None) -> None:
         self.c = config
         self.progress = progress
-        self.events: list = []
+        self.events: list[tuple[float, int, int, Any]] = []
         self.sequence = itertools.count()
         self.queues: list[deque[_Batch]] = [deque() for _ in range(config.partitions)]
         self.leader = [p % len(config.brokers) for p in range(config.partitions)]
@@ -190,7 +195,7 @@ class _Simulation:
         else:
             self.round_robin = RoundRobinPartitioner()
 
-    def schedule(self, time: float, kind: int, payload=None) -> None:
+    def schedule(self, time: float, kind: int, payload: Any = None) -> None:
         heapq.heappush(self.events, (time, kind, next(self.sequence), payload))
 
     def run(self) -> None:
@@ -304,7 +309,7 @@ class _Simulation:
             self.sender_scheduled = True
             self.schedule(max(next_linger, now + c.sender_delay_ms), _SENDER)
 
-    def response(self, now: float, payload) -> None:
+    def response(self, now: float, payload: tuple[int, list[_Batch]]) -> None:
         broker, request = payload
         self.in_flight[broker] -= 1
         for batch in request:
@@ -345,7 +350,7 @@ class _Simulation:
             worst_second_p99_ms=max(t["p99_ms"] for t in timeline), timeline=timeline)
 
 
-def run(config: Config, progress=None) -> Result:
+def run(config: Config, progress: Progress | None = None) -> Result:
     """Simulate one configuration; `progress(records_sent)` is called now and then."""
     simulation = _Simulation(config.checked(), progress)
     simulation.run()

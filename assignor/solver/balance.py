@@ -28,6 +28,8 @@ can take them), `_remove_improving_paths`, `_cancel_negative_cycles`.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 __all__ = ["solve"]
@@ -96,7 +98,7 @@ def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
     One sweep down the levels therefore suffices. At each level, single-hop paths are pushed in
     bulk first (`_push_direct`); longer ones are found one at a time by breadth-first search.
     """
-    active = eligible.any(axis=0)
+    active = cast(np.ndarray, eligible.any(axis=0))  # numpy types a reduction as scalar-or-array
     if not active.any():
         return
     loads = x.sum(axis=0)
@@ -121,7 +123,8 @@ def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
         loads[target] += amount
 
 
-def _push_direct(eligible, x, owned, local, loads, active, level) -> int:
+def _push_direct(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray, local: np.ndarray | None,
+                 loads: np.ndarray, active: np.ndarray, level: int) -> int:
     """Every member at `level` gives one partition straight to a member at <= level - 2.
 
     Sources and targets are matched greedily (a target takes at most what keeps it below
@@ -162,7 +165,8 @@ def _push_direct(eligible, x, owned, local, loads, active, level) -> int:
     return len(pairs_s)
 
 
-def _improving_path(eligible, x, loads, sources, limit):
+def _improving_path(eligible: np.ndarray, x: np.ndarray, loads: np.ndarray, sources: np.ndarray,
+                    limit: int) -> tuple[int, int, list[tuple[int, int, int]]] | None:
     """Breadth-first search from all `sources` at once to a member with load <= `limit`.
 
     Returns ``(source, target, steps)`` with steps ``(class, giver, taker)`` in path order, or
@@ -190,7 +194,8 @@ def _improving_path(eligible, x, loads, sources, limit):
         hits = members[loads[members] <= limit]
         if hits.size:
             target = int(hits[np.argmin(loads[hits])])
-            steps, member = [], target
+            steps: list[tuple[int, int, int]] = []
+            member = target
             while not sources[member]:
                 k = int(reached_via[member])
                 giver = int(given_by[k])
@@ -262,7 +267,7 @@ def _cancel_negative_cycles(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
                 x[k, i] -= amount
 
 
-def _negative_cycle(nodes: int, tail: np.ndarray, head: np.ndarray, cost: np.ndarray):
+def _negative_cycle(nodes: int, tail: np.ndarray, head: np.ndarray, cost: np.ndarray) -> np.ndarray | None:
     """Bellman-Ford from a virtual source; return a negative cycle as arc indices, or None.
 
     Relaxes all arcs at once per pass; after each pass the predecessor graph is searched for a
@@ -286,7 +291,7 @@ def _negative_cycle(nodes: int, tail: np.ndarray, head: np.ndarray, cost: np.nda
     return None
 
 
-def _cycle_in(pred: np.ndarray, tail: np.ndarray):
+def _cycle_in(pred: np.ndarray, tail: np.ndarray) -> np.ndarray | None:
     parent = np.where(pred >= 0, tail[np.maximum(pred, 0)], -1).tolist()
     stamp = [0] * len(parent)
     for start in range(len(parent)):
@@ -295,7 +300,8 @@ def _cycle_in(pred: np.ndarray, tail: np.ndarray):
             stamp[node] = start + 1
             node = parent[node]
         if node != -1 and stamp[node] == start + 1:
-            arcs, at = [], node
+            arcs: list[int] = []
+            at = node
             while True:
                 arcs.append(int(pred[at]))
                 at = parent[at]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,6 +23,13 @@ from assignor.ordering import java_order, java_sorted
 from assignor.solver.claims import is_valid_claim
 
 NO_OWNER = -1
+
+# Claims as columns: member index, topic index (-1: unknown topic), partition, and the claim
+# objects to hand back (None when the claims came as columns themselves).
+ParsedClaims = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
+# `assignor.strategies.sticky`'s last topic classes: key (subscription ids, topics with partitions),
+# class per topic, eligibility per distinct subscription, and the subscriptions the ids belong to.
+TopicClasses = tuple[tuple[tuple[int, ...], bytes], np.ndarray, np.ndarray, tuple[np.ndarray, ...]]
 
 
 @dataclass
@@ -42,7 +50,7 @@ class PlanMemo:
     # The last plan's distinct subscriptions and their (topic, subscription) pairs
     distinct_pairs: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, np.ndarray]] | None = None
     # The last plan's topic classes (`assignor.strategies.sticky`): key, class per topic, eligibility, arrays
-    topic_classes: tuple | None = None
+    topic_classes: TopicClasses | None = None
 
     def entries(self) -> int:
         """How many entries it holds (what a `LeaderCache` bounds)."""
@@ -71,7 +79,7 @@ class Layout:
     distinct: list[np.ndarray] = dataclass_field(default_factory=list)
     subscription_of: np.ndarray = dataclass_field(default_factory=lambda: np.empty(0, np.int64))
     # Derived arrays several steps of a plan need, computed once per layout (`topic_of_flat`, ...).
-    derived: dict = dataclass_field(default_factory=dict, compare=False, repr=False)
+    derived: dict[str, Any] = dataclass_field(default_factory=dict, compare=False, repr=False)
     # The caller's memo, for what outlives this layout (see `distinct_pairs`).
     kept: PlanMemo | None = dataclass_field(default=None, compare=False, repr=False)
 
@@ -89,7 +97,7 @@ class Layout:
 
     def partition_of_flat(self) -> np.ndarray:
         """Partition number of each flat partition (made once per layout; read-only)."""
-        found = self.derived.get("partition_of_flat")
+        found: np.ndarray | None = self.derived.get("partition_of_flat")
         if found is None:
             found = np.arange(self.total, dtype=np.int64) - np.repeat(self.offsets[:-1], self.counts)
             found.flags.writeable = False
@@ -266,10 +274,10 @@ def _member_order(ids: list[str], memo: PlanMemo | None) -> list[int]:
         ranks.clear()
         ranks.update((seen[i], r) for r, i in enumerate(java_order(seen)))
         rank = np.fromiter(map(ranks.__getitem__, ids), dtype=np.int64, count=len(ids))
-    return np.argsort(rank).tolist()
+    return cast(list[int], np.argsort(rank).tolist())
 
 
-def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
+def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) -> ParsedClaims:
     """All members' claims as arrays: member, topic index (-1 unknown), partition, object."""
     lengths = [len(m.owned) for m in members]
     claims = list(chain.from_iterable(m.owned for m in members))
@@ -301,14 +309,14 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]):
     return member[good], topic, part, objects[good]
 
 
-def _resolve_claims(layout: Layout, parsed: tuple):
+def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, np.ndarray]:
     """Previous owner (and its claim object) per flat partition under the rules of
     `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members.
     Claims given as columns have no objects (None): every partition's object stays None."""
-    member, topic, part, objects = parsed
-    carry_objects = objects is not None
-    if not carry_objects:  # a stand-in that is cheap to filter along with the claims
-        objects = np.zeros(len(member), dtype=bool)
+    member, topic, part, given = parsed
+    carry_objects = given is not None
+    # Without objects, a stand-in that is cheap to filter along with the claims.
+    objects = given if given is not None else np.zeros(len(member), dtype=bool)
     prev_owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
     prev_object = np.empty(layout.total, dtype=object)
     known = topic >= 0

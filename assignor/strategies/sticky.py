@@ -61,7 +61,8 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     return layout, _materialize(layout, class_of_flat, x, owned)
 
 
-def _split_by_racks(group, layout, class_of_flat, eligible):
+def _split_by_racks(group: Group, layout: dense.Layout, class_of_flat: np.ndarray, eligible: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """KIP-881: split each class by replica racks, so that partitions of a class are alike for
     locality too; ``local[k, i]``: member i's rack holds a replica of class k's partitions."""
     signature, sets = dense.rack_signatures(group, layout)
@@ -111,7 +112,7 @@ def _topic_classes(layout: dense.Layout, memo: dense.PlanMemo | None = None) -> 
     return class_of_topic, by_subscription[:, layout.subscription_of]
 
 
-def _class_counts(layout, class_of_flat, eligible) -> np.ndarray:
+def _class_counts(layout: dense.Layout, class_of_flat: np.ndarray, eligible: np.ndarray) -> np.ndarray:
     """owned[k, i]: partitions of class k that member i validly claims."""
     flats = np.flatnonzero(layout.prev_owner >= 0)
     k = class_of_flat[flats]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import NamedTuple, cast
@@ -35,6 +35,11 @@ _NAME_AND_COUNT = tuple(struct.Struct(f">{n}si") for n in range(256))
 def _name_and_count(length: int) -> struct.Struct:
     return _NAME_AND_COUNT[length] if length < 256 else struct.Struct(f">{length}si")
 
+
+# A run of partition counts or partitions: numpy from a strided run, a list from single entries.
+Chunk = np.ndarray | list[int]
+# Entries read by one round: message, name start, name length, partitions start, partition count.
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 _INT32S = tuple(struct.Struct(f">{n}i") for n in range(64))
 
@@ -69,7 +74,8 @@ class RunReader:
         return start
 
     def int32(self, field: str) -> int:
-        return _INT32.unpack_from(self.data, self._need(4, field))[0]
+        value: int = _INT32.unpack_from(self.data, self._need(4, field))[0]
+        return value
 
     def count(self, field: str, min_element_size: int) -> int:
         """An array's element count, checked against what the elements need at the least."""
@@ -124,7 +130,7 @@ class RunReader:
         self.cache.remember_topic_list(data, start, at, entries, tuple(out))
         return out
 
-    def _name_run(self, at: int, length: int, left: int, out: list, field: str) -> int:
+    def _name_run(self, at: int, length: int, left: int, out: list[str], field: str) -> int:
         """Read consecutive STRINGs of this same length at once (strided view); 0 if fewer than 8."""
         stride = 2 + length
         fits = min(left, (len(self.data) - at) // stride)
@@ -135,19 +141,14 @@ class RunReader:
         if run < 8 or (length and (np.ndarray((run,), "u1", self.data, at + 1 + length, (stride,)) == 0).any()):
             return 0  # short run, or names ending in NUL (numpy's fixed-width bytes drop those)
         raws = np.ndarray((run,), f"S{length}", self.data, at + 2, (stride,)).tolist() if length else [b""] * run
-        names = list(map(self.names.get, raws))
-        if None in names:
-            for i, name in enumerate(names):
-                if name is None:
-                    names[i] = self._name(raws[i], at + i * stride + 2, field)
-        out.extend(names)
+        out.extend(self._names(raws, at + 2, stride, field))
         return run
 
     def topic_partition_entries(self, entries: int, field: str) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The `entries` entries of such an array, from here (its count already read)."""
         names: list[str] = []
-        counts: list = []  # chunks: numpy arrays from runs, Python lists from single entries
-        parts: list = []
+        counts: list[Chunk] = []  # chunks: numpy arrays from runs, Python lists from single entries
+        parts: list[Chunk] = []
         done, one_by_one = 0, 0
         while done < entries:
             if one_by_one == 0 and entries - done >= 32:  # numpy pays off on long runs only
@@ -166,7 +167,7 @@ class RunReader:
             raise ProtocolError(f"{field}.partitions: negative partition {bad} before offset {self.offset}")
         return names, np.concatenate([np.asarray(c, dtype=np.int64) for c in counts]), partitions
 
-    def _entry(self, field: str, names: list, counts: list, parts: list) -> tuple[int, int]:
+    def _entry(self, field: str, names: list[str], counts: list[Chunk], parts: list[Chunk]) -> tuple[int, int]:
         """Read one entry; returns its (name length, partition count)."""
         at = self.offset
         try:
@@ -182,15 +183,17 @@ class RunReader:
         if at + 4 * count > len(self.data):
             raise self._short(f"{field}.partitions", 4 * count, at)
         names.append(self._name(raw, at - 4 - length, f"{field}.topic"))
-        if not counts or not isinstance(counts[-1], list):  # open a Python chunk after a numpy run
-            counts.append([])
-            parts.append([])
-        counts[-1].append(count)
-        parts[-1].extend(_int32s(count).unpack_from(self.data, at))
+        last_counts, last_parts = (counts[-1], parts[-1]) if counts else (None, None)
+        if not isinstance(last_counts, list) or not isinstance(last_parts, list):
+            last_counts, last_parts = [], []  # open a Python chunk after a numpy run
+            counts.append(last_counts)
+            parts.append(last_parts)
+        last_counts.append(count)
+        last_parts.extend(_int32s(count).unpack_from(self.data, at))
         self.offset = at + 4 * count
         return length, count
 
-    def _stride_run(self, left: int, field: str, names: list, counts: list, parts: list) -> int:
+    def _stride_run(self, left: int, field: str, names: list[str], counts: list[Chunk], parts: list[Chunk]) -> int:
         """Read the entry here and every following one of the same shape (name length and
         partition count) at the stride that shape implies; returns how many were read.
 
@@ -204,7 +207,7 @@ class RunReader:
         if fits < 1:
             return 1
 
-        def view(offset: int, dtype: str, shape: tuple = ()) -> np.ndarray:
+        def view(offset: int, dtype: str, shape: tuple[int, ...] = ()) -> np.ndarray:
             dt = np.dtype(dtype)
             return np.ndarray((fits, *shape), dt, self.data, begin + stride + offset,
                               (stride, *([dt.itemsize] if shape else [])))
@@ -216,17 +219,17 @@ class RunReader:
         if length and (view(2 + length - 1, "u1")[:more] == 0).any():
             return 1  # numpy's fixed-width bytes drop trailing NULs: read such names one by one
         raws = view(2, f"S{length}")[:more].tolist() if length else [b""] * more
-        decoded = list(map(self.names.get, raws))
-        if None in decoded:
-            for i, name in enumerate(decoded):
-                if name is None:
-                    decoded[i] = self._name(raws[i], begin + stride * (i + 1) + 2, f"{field}.topic")
-        names.extend(decoded)
+        names.extend(self._names(raws, begin + stride + 2, stride, f"{field}.topic"))
         counts.append(np.full(more, count, dtype=np.int64))
         if count:
             parts.append(view(2 + length + 4, ">i4", (count,))[:more].reshape(-1))
         self.offset = begin + stride * (more + 1)
         return more + 1
+
+    def _names(self, raws: list[bytes], at: int, stride: int, field: str) -> list[str]:
+        """Names read `stride` bytes apart from offset `at`: the cache's, decoded where new."""
+        known = self.names
+        return [known.get(raw) or self._name(raw, at + i * stride, field) for i, raw in enumerate(raws)]
 
     def _name(self, raw: bytes, at: int, field: str) -> str:
         name = self.cache.text(raw)
@@ -238,7 +241,8 @@ class RunReader:
         return ProtocolError(f"{field}: needs {size} bytes at offset {at}, {len(self.data) - at} left")
 
 
-def tp_columns_of(groups: Sequence[Sequence], field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
+def tp_columns_of(groups: Sequence[Sequence[tuple[str, int]]], field: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
     """Groups of (topic, partition) pairs as the columns `frame_tp_columns` takes (group,
     topic id, partition, each topic's UTF-8 bytes), every value checked."""
     lengths = [len(g) for g in groups]
@@ -251,7 +255,7 @@ def tp_columns_of(groups: Sequence[Sequence], field: str) -> tuple[np.ndarray, n
         raise ProtocolError(f"{field}: expected (topic, partition) pairs")
     topics = list(map(itemgetter(0), pairs))
     values = list(map(itemgetter(1), pairs))
-    if not all(issubclass(kind, numbers.Integral) and kind is not bool for kind in set(map(type, values))):
+    if not all(issubclass(kind, numbers.Integral) and not issubclass(kind, bool) for kind in set(map(type, values))):
         raise ProtocolError(f"{field}.partitions: partitions must be integers in [0, 2**31)")
     parts = np.array(values)  # huge ints come out as object or uint64 and fail the checks below
     if pairs and (parts.dtype.kind not in "iu" or parts.min() < 0 or parts.max() > 0x7FFFFFFF):
@@ -329,7 +333,8 @@ class Frames(NamedTuple):
 
 
 def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, encoded: Sequence[bytes] | NameTable,
-                     messages: int, before: np.ndarray | int = 0, after=0) -> Frames:
+                     messages: int, before: np.ndarray | int = 0,
+                     after: np.ndarray | int | Callable[[np.ndarray], np.ndarray] = 0) -> Frames:
     """Lay out ``[Topic STRING, Partitions [INT32]]`` arrays from columns into `Frames`: message
     (non-decreasing), topic id into `encoded` (each name's UTF-8 bytes, at most 32767 long) and
     partition (in [0, 2**31)) per pair; ``before[i]`` and ``after[i]`` bytes are left free
@@ -598,7 +603,7 @@ def read_tp_columns(blobs: Sequence[bytes] | Messages, starts: Sequence[int] | n
 
 
 def _read_runs(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit: np.ndarray, left: np.ndarray,
-               window: np.ndarray, ok: np.ndarray) -> tuple:
+               window: np.ndarray, ok: np.ndarray) -> Rows:
     """One round of `read_tp_columns` over the messages `live`: each one's next entry, checked
     to fit, and the entries after it of the same shape, found by looking at most ``window``
     entries ahead at the shape's stride. Advances `position` and `left` past what it read,
@@ -633,7 +638,7 @@ def _read_runs(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit
 
 
 def _read_step(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit: np.ndarray, left: np.ndarray,
-               ok: np.ndarray) -> tuple:
+               ok: np.ndarray) -> Rows:
     """One entry of each message in `live`, as `_read_runs` reads the first of its run."""
     live, at, end, name_length, count, stride = _next_entries(buffer, live, position, limit, ok)
     position[live] = at + stride
@@ -642,7 +647,7 @@ def _read_step(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit
 
 
 def _next_entries(buffer: np.ndarray, live: np.ndarray, position: np.ndarray, limit: np.ndarray, ok: np.ndarray
-                  ) -> tuple:
+                  ) -> tuple[np.ndarray, ...]:
     """The shape of the entry at `position` of each message in `live`: (live, at, end, name
     length, partition count, stride), without the messages where it does not fit (their `ok`
     set False). Reads clamped into the buffer, checked after (it ends with 8 bytes of padding)."""

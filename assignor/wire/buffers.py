@@ -23,7 +23,7 @@ class NameTable(NamedTuple):
     buffer: np.ndarray
     start: np.ndarray
     length: np.ndarray
-    heads: dict  # (name length, partition count) -> `entry_heads`
+    heads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]  # (name length, partition count) -> `entry_heads`
 
     @classmethod
     def of(cls, encoded: Sequence[bytes]) -> NameTable:
@@ -78,7 +78,8 @@ def equal_rows_at(buffer: np.ndarray, at: np.ndarray, table: np.ndarray, row: np
     expected = table[0] if len(table) == 1 else table[row]
     words = size // 8 * 8
     same = (rows[:, :words].view(np.uint64) == expected[..., :words].view(np.uint64)).all(axis=1)
-    return same & (rows[:, words:] == expected[..., words:]).all(axis=1)
+    both: np.ndarray = same & (rows[:, words:] == expected[..., words:]).all(axis=1)
+    return both
 
 
 def ints_at(buffer: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:

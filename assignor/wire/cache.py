@@ -5,8 +5,8 @@ encode the same way, so a kept cache never changes an answer, only its cost."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple, cast
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -95,13 +95,14 @@ class DecodeCache:
 TOPIC_LIST_PREFIX = 64
 
 
-def topic_list_prefix(entries, first_name_length):
+def topic_list_prefix(entries: np.ndarray, first_name_length: np.ndarray) -> np.ndarray:
     """A lower bound on how many of a topic list's first bytes belong to it, at most
     `TOPIC_LIST_PREFIX`: a list of `entries` names whose first name has this length spans at
     least ``2 + first_name_length + 2 * (entries - 1)`` bytes. Works on ints and on numpy
     arrays alike (a leader groups its members' lists by this many bytes at once)."""
     bound = 2 + np.maximum(first_name_length, 0) + 2 * (entries - 1)
-    return np.clip(bound, 0, TOPIC_LIST_PREFIX) * (entries > 0)
+    prefix: np.ndarray = np.clip(bound, 0, TOPIC_LIST_PREFIX) * (entries > 0)
+    return prefix
 
 
 def _topic_list_key(data: bytes, start: int, entries: int) -> tuple[int, bytes]:
@@ -166,11 +167,11 @@ class EncodeCache:
     and encoded once per distinct list). May be kept across rebalances (`LeaderCache`)."""
 
     def __init__(self) -> None:
-        self.topic_lists: dict[tuple, bytes] = {}
+        self.topic_lists: dict[tuple[str, ...], bytes] = {}
         self.names: dict[str, bytes] = {}  # topic -> STRING bytes
         self.racks: dict[str | None, bytes] = {}  # rack -> NULLABLE_STRING bytes
-        self.by_object: dict[int, tuple[tuple, bytes]] = {}
-        self.name_tables: dict[tuple, NameTable] = {}
+        self.by_object: dict[int, tuple[tuple[str, ...], bytes]] = {}
+        self.name_tables: dict[tuple[str, ...], NameTable] = {}
         # Each member's topic list and rack, found by the identity of its topics tuple and rack.
         self.member_topic_lists = _Interned(self.topic_list)
         self.member_racks = _Interned(self.rack)
@@ -234,15 +235,15 @@ class _Interned:
     distinct encoding once (``encode`` returns one cached object for equal values).
     """
 
-    def __init__(self, encode) -> None:
+    def __init__(self, encode: Callable[[Any], bytes]) -> None:
         self.encode = encode
         self.ids = np.zeros(0, dtype=np.uint64)  # sorted
         self.slots = np.zeros(0, dtype=np.int64)  # encoding index of each id
-        self.values: list = []
+        self.values: list[object] = []
         self.encodings: list[bytes] = []
         self.slot_of_encoding: dict[int, int] = {}
 
-    def encode_all(self, values: list) -> tuple[list[bytes], np.ndarray]:
+    def encode_all(self, values: Sequence[object]) -> tuple[list[bytes], np.ndarray]:
         """The encodings this table knows and each value's index among them."""
         ids = np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
         slot = self._find(ids)

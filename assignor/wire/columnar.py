@@ -18,7 +18,7 @@ codec, which names the field and offset of what is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
 from typing import NamedTuple, cast
 
@@ -286,7 +286,8 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
             row = np.zeros(len(found), dtype=np.int64)
             row[lists] = np.arange(len(lists))
             # (Every list of a known width was found: its entry is not None.)
-            table = np.frombuffer(b"".join(cast(tuple, found[g])[0] for g in lists.tolist()), dtype=np.uint8)
+            raw = b"".join(cast(tuple[bytes, tuple[str, ...]], found[g])[0] for g in lists.tolist())
+            table = np.frombuffer(raw, dtype=np.uint8)
             table = table.reshape(len(lists), width)
             chosen = np.flatnonzero(member_length == width)
             members = bulk[chosen]
@@ -439,7 +440,7 @@ def _int32s(generations: Sequence[int] | np.ndarray) -> np.ndarray:
     return generation.astype(np.int64, copy=False)
 
 
-def _named(member_id: str, decode, *args):
+def _named(member_id: str, decode: Callable[..., Member], *args: object) -> Member:
     """Call ``decode(*args)``, naming the member in any ProtocolError."""
     try:
         return decode(*args)

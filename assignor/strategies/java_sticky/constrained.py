@@ -240,7 +240,7 @@ def _every_partition(order: list[str], topics: dict[str, int]) -> list[TopicPart
     return topic_partitions(names, numbers)
 
 
-def _by_partition_then_topic(topics: dict[str, int]) -> Callable[[TopicPartition], tuple]:
+def _by_partition_then_topic(topics: dict[str, int]) -> Callable[[TopicPartition], tuple[object, ...]]:
     """Sort key: partition, then topic in Java's String order (plain for ASCII names)."""
     if all(map(str.isascii, topics)):
         return itemgetter(1, 0)

@@ -22,14 +22,18 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import Counter
+from collections.abc import Iterator
 from itertools import filterfalse
 from operator import itemgetter
+from typing import TypeVar
 
 from assignor.errors import JavaAssignorFailure
 from assignor.model import Member, TopicPartition, topic_partitions
 from assignor.ordering import java_key
 from assignor.strategies.java_sticky.movements import Movements
 from assignor.strategies.java_sticky.racks import RackInfo
+
+K = TypeVar("K")
 
 __all__ = ["build"]
 
@@ -68,7 +72,7 @@ class _ByLoad:
             del self.at[load]
             del self.loads[bisect_left(self.loads, load)]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         for load in self.loads:
             for r in self.at[load]:
                 yield self.ids[r]
@@ -147,7 +151,7 @@ class _TopicLoads:
         return False
 
 
-def _bump(counts: dict, key: object, by: int) -> None:
+def _bump(counts: dict[K, int], key: K, by: int) -> None:
     """Add `by` to ``counts[key]``, dropping the key at zero (so min/max see live keys only)."""
     value = counts.get(key, 0) + by
     if value:
