@@ -485,8 +485,8 @@ _MAX_LOOK = 1 << 22
 
 
 
-def read_tp_columns(blobs: Sequence[bytes] | Messages, starts: Sequence[int] | np.ndarray, cache: DecodeCache,
-                    ends: Sequence[int] | np.ndarray | None = None) -> TPColumns:
+def read_tp_columns(blobs: Sequence[bytes] | Messages, starts: Sequence[int] | np.ndarray, cache: DecodeCache
+                    ) -> TPColumns:
     """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
 
     For a leader with many members, each with a small array, per-message overhead dominates;
@@ -500,13 +500,13 @@ def read_tp_columns(blobs: Sequence[bytes] | Messages, starts: Sequence[int] | n
     a while. When few messages are left and some of them with many entries, each of those is
     finished on its own by a `RunReader` (strided runs). A message whose array is not well formed
     gets ``ok`` False and no entries (the caller re-reads it one message at a time, which
-    raises the precise error, or applies its fallback). With `ends`, the array of blob i must
-    end by offset ``ends[i]`` (a field inside a larger message). Offsets (`starts`, `ends`,
-    and ``end`` in the result) count from each message's start.
+    raises the precise error, or applies its fallback). Offsets (`starts`, and ``end`` in the
+    result) count from each message's start; a field inside a larger message is read as a
+    message of its own (`Messages` of where each lies).
     """
     joined = blobs if isinstance(blobs, Messages) else Messages.of(blobs)
     count_of, buffer, base = len(joined.base), joined.buffer, joined.base
-    limit = joined.limit if ends is None else np.minimum(base + np.asarray(ends, dtype=np.int64), joined.limit)
+    limit = joined.limit
     position = base + np.asarray(starts, dtype=np.int64)
     ok = position + 4 <= limit
 

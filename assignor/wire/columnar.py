@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -28,10 +28,11 @@ from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
 from assignor.ordering import java_key, spread, string_hash
-from assignor.wire.arrays import RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
+from assignor.wire.arrays import Frames, RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
 from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
 from assignor.wire.cache import TOPIC_LIST_PREFIX, DecodeCache, EncodeCache, topic_list_prefix
 from assignor.wire.codec import check_version
+from assignor.wire.fields import LENGTH_SIZE, ArrayReader, FieldColumns, field_offsets, read_fields
 from assignor.wire.messages import (
     HIGHEST_VERSION,
     decode_assignment,
@@ -40,7 +41,14 @@ from assignor.wire.messages import (
     member_from_metadata,
     sticky_topic_order,
 )
-from assignor.wire.schema import ASSIGNMENT
+from assignor.wire.schema import (
+    ASSIGNMENT,
+    COOPERATIVE_USER_DATA,
+    NULLABLE_BYTES,
+    NULLABLE_STRING,
+    STICKY_USER_DATA_V1,
+    SUBSCRIPTION,
+)
 
 __all__ = [
     "Messages",
@@ -70,23 +78,12 @@ def read_assignments(messages: Messages, cache: DecodeCache | None = None) -> Cl
 def _read_assignments(joined: Messages, cache: DecodeCache | None) -> Claims:
     """`read_assignments`: the regular messages at once, the others by the reference reader."""
     cache = DecodeCache() if cache is None else cache
-    count = len(joined.base)
     with gc_paused():
-        ok = joined.limit - joined.base >= 2
-        version = np.where(ok, ints_at(joined.buffer, np.where(ok, joined.base, 0), 2), -1)
-        ok &= version >= 0
-        columns = read_tp_columns(joined, np.full(count, 2), cache)
-        ok &= columns.ok
-        # User data: NULLABLE_BYTES after the array.
-        at = joined.base + columns.end
-        ok &= at + 4 <= joined.limit
-        length = np.where(ok, ints_at(joined.buffer, np.where(ok, at, 0), 4), -2)
-        ok &= (length >= -1) & (at + 4 + np.maximum(length, 0) <= joined.limit)
-        parts = [columns.only(ok)]
-        for i in np.flatnonzero(~ok).tolist():  # irregular: the reference reader raises the precise error
+        read = read_fields(ASSIGNMENT, joined, {"assigned_partitions": _partitions_reader(cache)})
+        parts = [_owned_columns(read.fields["assigned_partitions"], read.ok)]
+        for i in np.flatnonzero(~read.ok).tolist():  # irregular: the reference reader raises the precise error
             parts.append(_entries_of(i, decode_assignment(joined.message(i)).partitions))
         return _claims_from_entries(parts)
-
 
 
 def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> list[Member]:
@@ -136,47 +133,60 @@ def read_join_group(ids: Sequence[str], messages: Messages, protocol_name: str,
 def _read_join_group(ids: list[str], joined: Messages, protocol_name: str, cache: DecodeCache | None) -> Roster:
     cache = DecodeCache() if cache is None else cache
     with gc_paused():
-        heads = _Heads(joined, cache)
+        read = read_fields(SUBSCRIPTION, joined, {"topics": _topic_lists_reader(cache),
+                                                  "owned_partitions": _partitions_reader(cache)})
+        ok, fields = read.ok.copy(), read.fields
+        racks = _racks(joined, fields["rack_id"], ok, cache)
+        topics_read = fields["topics"]
+        topics: list[tuple[str, ...]] = [()] * len(ids)
+        for i, names in zip(cast(np.ndarray, topics_read.rows).tolist(), topics_read.value):
+            topics[i] = names
+        # The user data, as messages of their own (where each member's lies in its subscription).
+        user_data = fields["user_data"]
+        data_at = joined.base + user_data.at + LENGTH_SIZE[NULLABLE_BYTES]
+        data_length = user_data.value
         parts: list[TPColumns] = []
         from_user_data = np.full(len(ids), UNKNOWN_GENERATION, dtype=np.int64)
         known_from_user_data = np.zeros(len(ids), dtype=bool)
         if protocol_name == "sticky":
-            chosen = np.flatnonzero(heads.ok & (heads.data_length > 0))
-            sticky = read_tp_columns(heads.joined.take(chosen), heads.data_start[chosen], cache,
-                                     ends=heads.data_end[chosen])
-            known_from_user_data[chosen] = True
-            for j in np.flatnonzero(~sticky.ok).tolist():
+            chosen = np.flatnonzero(ok & (data_length > 0))
+            inner = joined._replace(base=data_at[chosen], limit=data_at[chosen] + data_length[chosen])
+            # V1 (KIP-341) when it reads; V0 when only the assignment does (no generation after it).
+            sticky = read_fields(STICKY_USER_DATA_V1, inner, {"previous_assignment": _partitions_reader(cache)})
+            previous = sticky.fields["previous_assignment"]
+            v1, v0 = sticky.ok, previous.read & ~sticky.ok
+            from_user_data[chosen[v1]] = sticky.fields["generation"].value[v1]
+            known_from_user_data[chosen[v1]] = True
+            columns = _owned_columns(previous, previous.read)
+            parts.append(columns._replace(entry_message=chosen[columns.entry_message]))
+            for j in np.flatnonzero(~(v1 | v0)).tolist():
                 # Read alone: user data that does not parse gets Java's fallback (nothing owned,
                 # generation unknown); the rest (one whose neighbour held bad text) reads whole.
-                i = int(chosen[j])
-                data = joined.message(i)[heads.data_start[i] : heads.data_end[i]]
-                user_data = decode_sticky_user_data(data)
-                if user_data.partitions:
-                    parts.append(_entries_of(i, user_data.partitions))
-                known_from_user_data[i] = user_data.generation is not None
-                from_user_data[i] = UNKNOWN_GENERATION if user_data.generation is None else user_data.generation
-            # V1 carries the generation after the array; V0 (fewer than 4 bytes left) does not.
-            good = np.flatnonzero(sticky.ok)
-            end = heads.base[chosen[good]] + sticky.end[good]
-            v1 = heads.base[chosen[good]] + heads.data_end[chosen[good]] - end >= 4
-            from_user_data[chosen[good[v1]]] = ints_at(heads.buffer, end[v1], 4)
-            known_from_user_data[chosen[good[~v1]]] = False
-            parts.append(sticky._replace(entry_message=chosen[sticky.entry_message]))
+                i, user = int(chosen[j]), decode_sticky_user_data(inner.message(j))
+                if user.partitions:
+                    parts.append(_entries_of(i, user.partitions))
+                known_from_user_data[i] = user.generation is not None
+                from_user_data[i] = UNKNOWN_GENERATION if user.generation is None else user.generation
         else:
-            parts.append(heads.owned._replace(entry_message=heads.v1[heads.owned.entry_message]))
+            parts.append(_owned_columns(fields["owned_partitions"], ok))
             if protocol_name == "cooperative-sticky":  # INT32 generation; shorter reads as unknown
-                known_from_user_data = heads.ok & (heads.data_length >= 0)
-                four = np.flatnonzero(heads.ok & (heads.data_length >= 4))
-                from_user_data[four] = ints_at(heads.buffer, heads.base[four] + heads.data_start[four], 4)
+                chosen = np.flatnonzero(ok & (data_length >= 0))
+                inner = joined._replace(base=data_at[chosen], limit=data_at[chosen] + data_length[chosen])
+                cooperative = read_fields(COOPERATIVE_USER_DATA, inner)
+                known_from_user_data[chosen] = True
+                from_user_data[chosen] = np.where(cooperative.ok, cooperative.fields["generation"].value,
+                                                  UNKNOWN_GENERATION)
         # The generation rules of `member_from_metadata`: for "sticky" the user data's alone;
-        # otherwise the subscription's when known, else the user data's.
+        # otherwise the subscription's when known (negative reads as unknown, as Java's
+        # Optional.empty()), else the user data's.
         from_data = np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION), UNKNOWN_GENERATION)
         if protocol_name == "sticky":
             generation = from_data.tolist()
         else:
-            generation = np.where(heads.generation >= 0, heads.generation, from_data).tolist()
-        members = Member.decoded_many(ids, heads.topics, generation, heads.racks)
-        for i in np.flatnonzero(~heads.ok).tolist():
+            subscribed = np.maximum(fields["generation_id"].value, UNKNOWN_GENERATION)
+            generation = np.where(subscribed >= 0, subscribed, from_data).tolist()
+        members = Member.decoded_many(ids, topics, generation, racks)
+        for i in np.flatnonzero(~ok).tolist():
             # Irregular bytes: the reference reader, which raises the precise error.
             member = _named(ids[i], member_from_metadata, ids[i], joined.message(i), protocol_name)
             parts.append(_entries_of(i, member.owned))
@@ -184,66 +194,45 @@ def _read_join_group(ids: list[str], joined: Messages, protocol_name: str, cache
         return Roster(members, _claims_from_entries(parts))
 
 
-class _Heads:
-    """Every member's subscription fields at once: version, topics, where the user data lies,
-    owned partitions (v1+, as columns), generation (v2+, -1 when absent) and rack (v3+).
-    ``ok`` is False for a member whose bytes are irregular anywhere."""
-
-    def __init__(self, joined: Messages, cache: DecodeCache) -> None:
-        n = len(joined.base)
-        self.joined = joined
-        self.base, limit, self.buffer = joined.base, joined.limit, joined.buffer
-        buffer = self.buffer
-        ok = limit - self.base >= 6
-        at = np.where(ok, self.base, 0)
-        version = np.where(ok, ints_at(buffer, at, 2), -1)
-        entries = np.where(ok, ints_at(buffer, at + 2, 4), -1)
-        ok &= (version >= 0) & (entries >= 0)
-        self.topics, list_size = _topic_lists(joined, ok, entries, cache)
-        ok &= list_size >= 0
-        at = 6 + np.maximum(list_size, 0)
-        ok &= self.base + at + 4 <= limit
-        self.data_length = np.where(ok, ints_at(buffer, np.where(ok, self.base + at, 0), 4), -2)
-        self.data_start = at + 4
-        self.data_end = self.data_start + np.maximum(self.data_length, 0)
-        ok &= (self.data_length >= -1) & (self.base + self.data_end <= limit)
-        # Owned partitions (v1+), read for all such members at once.
-        self.v1 = np.flatnonzero(ok & (version >= 1))
-        owned = read_tp_columns(joined.take(self.v1), self.data_end[self.v1], cache)
-        ok[self.v1[~owned.ok]] = False
-        position = self.base + self.data_end
-        position[self.v1] = self.base[self.v1] + owned.end
-        # Generation (v2+): negative reads as unknown, as Java's Optional.empty().
-        v2 = ok & (version >= 2)
-        ok &= ~v2 | (position + 4 <= limit)
-        v2 &= ok
-        self.generation = np.full(n, UNKNOWN_GENERATION, dtype=np.int64)
-        self.generation[v2] = np.maximum(ints_at(buffer, position[v2], 4), UNKNOWN_GENERATION)
-        position = position + 4 * v2
-        # Rack (v3+): NULLABLE_STRING.
-        v3 = ok & (version >= 3)
-        ok &= ~v3 | (position + 2 <= limit)
-        v3 &= ok
-        rack_length = np.full(n, -1, dtype=np.int64)
-        rack_length[v3] = ints_at(buffer, position[v3], 2)
-        ok &= ~v3 | ((rack_length >= -1) & (position + 2 + np.maximum(rack_length, 0) <= limit))
-        self.racks: list[str | None] = [None] * n
-        raw_buffer = buffer.data
-        for i in np.flatnonzero(ok & (rack_length >= 0)).tolist():
-            start = int(position[i]) + 2
-            rack = cache.text(bytes(raw_buffer[start : start + int(rack_length[i])]))
-            if rack is None:
-                ok[i] = False
-                continue
-            self.racks[i] = rack
-        self.ok = ok
-        self.owned = owned.only(ok[self.v1])  # members irregular anywhere are read again, whole
+def _partitions_reader(cache: DecodeCache) -> ArrayReader:
+    """`read_fields`' reader of ``[Topic STRING, Partitions [INT32]]`` arrays: `read_tp_columns`."""
+    def read(joined: Messages, rows: np.ndarray, at: np.ndarray) -> tuple[TPColumns, np.ndarray]:
+        columns = read_tp_columns(joined.take(rows), at, cache)
+        return columns, np.where(columns.ok, columns.end - at, -1)
+    return read
 
 
-def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: DecodeCache
-                 ) -> tuple[list[tuple[str, ...]], np.ndarray]:
-    """Each member's topic list (past its count, which is `entries`): the names, and its size in
-    bytes (-1 when it does not read).
+def _owned_columns(field: FieldColumns, ok: np.ndarray) -> TPColumns:
+    """A partitions field's columns (`_partitions_reader`) with the message index of each
+    entry, for the messages where `ok` only (a message irregular anywhere is read again whole)."""
+    rows = cast(np.ndarray, field.rows)
+    columns = cast(TPColumns, field.value).only(ok[rows])
+    return columns._replace(entry_message=rows[columns.entry_message])
+
+
+def _racks(joined: Messages, rack: FieldColumns, ok: np.ndarray, cache: DecodeCache) -> list[str | None]:
+    """Each member's rack (v3+, NULLABLE_STRING); a rack that is not UTF-8 makes `ok` False."""
+    racks: list[str | None] = [None] * len(ok)
+    raw = joined.data
+    start = joined.base + rack.at + LENGTH_SIZE[NULLABLE_STRING]
+    for i in np.flatnonzero(ok & (rack.value >= 0)).tolist():
+        text = cache.text(bytes(raw[int(start[i]) : int(start[i] + rack.value[i])]))
+        if text is None:
+            ok[i] = False
+        racks[i] = text
+    return racks
+
+
+def _topic_lists_reader(cache: DecodeCache) -> ArrayReader:
+    """`read_fields`' reader of the subscription's topic list (`_topic_lists`)."""
+    def read(joined: Messages, rows: np.ndarray, at: np.ndarray) -> tuple[list[tuple[str, ...]], np.ndarray]:
+        return _topic_lists(joined.take(rows), at, cache)
+    return read
+
+
+def _topic_lists(joined: Messages, at: np.ndarray, cache: DecodeCache) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """Each message's topic list (``[STRING]`` at offset `at`, at its count): the names, and its
+    size in bytes (-1 when it does not read).
 
     Members send the same few lists (or, with random subscriptions, a list each, the same as
     at the last rebalance). Members are grouped by a hash of their list's count and first bytes
@@ -253,10 +242,14 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
     A member left over (a hash shared by two lists, or one too near the end of the buffer) is
     read alone.
     """
+    count_at = joined.base + at
+    ok = count_at + 4 <= joined.limit
+    entries = np.where(ok, ints_at(joined.buffer, np.where(ok, count_at, 0), 4), -1)
+    ok &= entries >= 0
     topics = np.empty(len(ok), dtype=object)
     topics[:] = _one(())
     size = np.full(len(ok), -1, dtype=np.int64)
-    start = joined.base + 6
+    start = count_at + 4
     prefix = TOPIC_LIST_PREFIX
     bulk = np.flatnonzero(ok & (start + prefix <= len(joined.buffer)))
     if len(bulk):
@@ -273,7 +266,7 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
         found: list[tuple[bytes, tuple[str, ...]] | None] = list(map(known.get, keys.tolist()))
         for g in [g for g, f in enumerate(found) if f is None]:
             i = int(bulk[first[g]])
-            found[g] = _topic_list(joined, i, int(entries[i]), cache)
+            found[g] = _topic_list(joined, i, int(at[i]), int(entries[i]), cache)
             new = found[g]
             if new is not None:
                 known[int(keys[g])] = new
@@ -296,10 +289,10 @@ def _topic_lists(joined: Messages, ok: np.ndarray, entries: np.ndarray, cache: D
             size[members[same]] = width
             topics[members[same]] = names[group[chosen[same]]]
     for i in np.flatnonzero(ok & (size < 0)).tolist():
-        alone = _topic_list(joined, i, int(entries[i]), cache)
+        alone = _topic_list(joined, i, int(at[i]), int(entries[i]), cache)
         if alone is not None:
             topics[i : i + 1], size[i] = _one(alone[1]), len(alone[0])
-    return topics.tolist(), size
+    return topics.tolist(), np.where(size >= 0, 4 + size, -1)
 
 
 def _one(value: object) -> np.ndarray:
@@ -309,19 +302,20 @@ def _one(value: object) -> np.ndarray:
     return one
 
 
-def _topic_list(joined: Messages, i: int, entries: int, cache: DecodeCache
+def _topic_list(joined: Messages, i: int, at: int, entries: int, cache: DecodeCache
                 ) -> tuple[bytes, tuple[str, ...]] | None:
-    """Member i's topic list through `cache`, read (and remembered) first when it is new."""
+    """Message i's topic list (its count at offset `at`) through `cache`, read (and
+    remembered) first when it is new."""
     blob = joined.message(i)
-    found = cache.known_topic_list(blob, 6, entries)
+    found = cache.known_topic_list(blob, at + 4, entries)
     if found is not None:
         return found
-    reader = RunReader(blob, cache, 2)
+    reader = RunReader(blob, cache, at)
     try:
         reader.strings("topics")
     except ProtocolError:
         return None
-    return cache.known_topic_list(blob, 6, entries)
+    return cache.known_topic_list(blob, at + 4, entries)
 
 
 def _entries_of(message: int, partitions: Sequence[TopicPartition]) -> TPColumns:
@@ -383,42 +377,74 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
     generation = _int32s(generations)
     lists, list_of = cache.member_topic_lists.encode_all(list(map(attrgetter("topics"), members)))
     racks, rack_of = cache.member_racks.encode_all(list(map(attrgetter("rack"), members)))
-    head = 2 + np.array([len(b) for b in lists], dtype=np.int64)[list_of]  # version, topics
+    list_size = np.array([len(b) for b in lists], dtype=np.int64)[list_of]
     rack_size = np.array([len(b) for b in racks], dtype=np.int64)[rack_of]
-    # The fields around the array (see the module docstring for the layout):
-    #   sticky:             user data = [len, ARRAY, generation], owned [] | generation | rack
-    #                       (or null user data, ARRAY = owned [], for a member with nothing to say)
-    #   cooperative-sticky: user data = [4, generation] | ARRAY = owned | generation | rack
-    #   others:             null user data | ARRAY = owned [] | generation | rack
+
+    # Each message is framed around one partitions array (`frame_tp_columns`), the owned
+    # partitions: in the sticky user data for "sticky", in the subscription for
+    # "cooperative-sticky". `sizes` gives the user data's and the owned field's sizes from the
+    # framed array's, and the field offsets follow from the schema.
+    null = LENGTH_SIZE[NULLABLE_BYTES]  # null user data (-1): its length alone
+    empty = 4  # an empty array: its count alone
+    Sizes = Callable[[Any], tuple[Any, Any]]
+
+    def subscription(sizes: Sizes, array: Any) -> tuple[dict[str, Any], Any]:
+        """Each member's field offsets and message size when its framed array has this size."""
+        user_data, owned_partitions = sizes(array)
+        return field_offsets(SUBSCRIPTION, HIGHEST_VERSION, {"topics": list_size, "user_data": user_data,
+                                                            "owned_partitions": owned_partitions, "rack_id": rack_size})
+
+    def frame(sizes: Sizes, before: Any) -> tuple[Frames, dict[str, Any]]:
+        frames = frame_tp_columns(member, topic, partition, encoded, len(members), before,
+                                  lambda array: subscription(sizes, array)[1] - before - array)
+        return frames, subscription(sizes, frames.array_end - frames.array_at)[0]
+
     if protocol_name == "sticky":
         member, topic, partition = _in_sticky_order(member, topic, partition, owned.names)
+        # A member that never had an assignment (generation unknown, nothing owned) sends null
+        # user data; its framed array (empty) is then the subscription's owned partitions,
+        # which lie where the user data's payload would.
         has_data = (generation >= 0) | (np.bincount(member, minlength=len(members)) > 0)
-        frames = frame_tp_columns(member, topic, partition, encoded, len(members), head + 4,
-                                  4 + 8 * has_data + rack_size)
-        frames.put_ints(frames.array_at - 4, np.where(has_data, frames.array_end - frames.array_at + 4, -1), 4)
-        with_data = frames.array_end[has_data]
-        frames.put_ints(with_data, generation[has_data], 4)
-        frames.put_ints(with_data + 4, 0, 4)
-        generation_at = frames.array_end + 8 * has_data
-    elif protocol_name == "cooperative-sticky":
-        java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
-        by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
-        frames = frame_tp_columns(member[by_java], topic[by_java], partition[by_java], encoded, len(members),
-                                  head + 8, 4 + rack_size)
-        frames.put_ints(frames.array_at - 8, 4, 4)
-        frames.put_ints(frames.array_at - 4, generation, 4)
-        generation_at = frames.array_end
+
+        def sticky_sizes(array: Any) -> tuple[Any, Any]:
+            return null + has_data * _sticky_user_data(array)[1], np.where(has_data, empty, array)
+
+        frames, offsets = frame(sticky_sizes, subscription(sticky_sizes, empty)[0]["user_data"] + null)
+        array = frames.array_end - frames.array_at
+        inner = _sticky_user_data(array)[0]
+        user_data_at = frames.start + offsets["user_data"]
+        frames.put_ints(user_data_at, np.where(has_data, sticky_sizes(array)[0] - null, -1), 4)
+        frames.put_ints((frames.array_at + inner["generation"])[has_data], generation[has_data], 4)
+        frames.put_ints((frames.start + offsets["owned_partitions"])[has_data], 0, 4)
     else:
-        none = np.zeros(0, dtype=np.int64)
-        frames = frame_tp_columns(none, none, none, [], len(members), head + 4, 4 + rack_size)
-        frames.put_ints(frames.array_at - 4, -1, 4)
-        generation_at = frames.array_end
+        cooperative = protocol_name == "cooperative-sticky"
+        if cooperative:  # owned partitions in Java's order; the generation in the user data too
+            java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
+            by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
+            member, topic, partition = member[by_java], topic[by_java], partition[by_java]
+        else:  # other protocols: no user data, nothing owned
+            member = topic = partition = np.zeros(0, dtype=np.int64)
+        user_data = null + (field_offsets(COOPERATIVE_USER_DATA, None, {})[1] if cooperative else 0)
+
+        def owned_sizes(array: Any) -> tuple[Any, Any]:
+            return user_data, array
+
+        frames, offsets = frame(owned_sizes, subscription(owned_sizes, empty)[0]["owned_partitions"])
+        user_data_at = frames.start + offsets["user_data"]
+        frames.put_ints(user_data_at, user_data - null if cooperative else -1, 4)
+        if cooperative:
+            inner = field_offsets(COOPERATIVE_USER_DATA, None, {})[0]
+            frames.put_ints(user_data_at + null + inner["generation"], generation, 4)
     frames.put_ints(frames.start, HIGHEST_VERSION, 2)
-    frames.put_bytes(frames.start + 2, list_of, lists)
-    frames.put_ints(generation_at, generation, 4)
-    frames.put_bytes(generation_at + 4, rack_of, racks)
+    frames.put_bytes(frames.start + offsets["topics"], list_of, lists)
+    frames.put_ints(frames.start + offsets["generation_id"], generation, 4)
+    frames.put_bytes(frames.start + offsets["rack_id"], rack_of, racks)
     return frames.joined()
 
+
+def _sticky_user_data(array: Any) -> tuple[dict[str, Any], Any]:
+    """V1 sticky user data's field offsets and size when its partitions array has this size."""
+    return field_offsets(STICKY_USER_DATA_V1, None, {"previous_assignment": array})
 
 
 def _int32s(generations: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -481,8 +507,11 @@ def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, 
         member, topic, partition, encoded = tp_columns_of([plan.assignment[m] for m in members],
                                                           "previous_assignment")
     member, topic, partition = _in_sticky_order(member, topic, partition, [e.decode() for e in encoded])
-    frames = frame_tp_columns(member, topic, partition, encoded, len(members), 0, 4)
-    frames.put_ints(frames.array_end, generation, 4)
+    before = _sticky_user_data(4)[0]["previous_assignment"]
+    frames = frame_tp_columns(member, topic, partition, encoded, len(members), before,
+                              lambda array: _sticky_user_data(array)[1] - before - array)
+    inner = _sticky_user_data(frames.array_end - frames.array_at)[0]
+    frames.put_ints(frames.start + inner["generation"], generation, 4)
     return dict(zip(members, frames.messages()))
 
 
@@ -560,21 +589,32 @@ def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, e
     non-decreasing): version, the array, then the user data: for "sticky", V1 sticky user data
     (the same array again, then the generation), else null."""
     version = check_version(ASSIGNMENT, version)
-    if protocol_name != "sticky":
-        frames = frame_tp_columns(member, topic, partition, encoded, members, 2, 4)
-        frames.put_ints(frames.start, version, 2)
-        frames.put_ints(frames.array_end, -1, 4)
-        return frames.joined()
-    encode_cooperative_user_data(generation)  # checks it fits an INT32
-    # The partitions in sticky user data order (Java's), for the assignment too: each array is
-    # written once, then copied byte for byte behind its user data's length.
-    names = [e.decode() for e in (encoded.encoded if isinstance(encoded, NameTable) else encoded)]
-    member, topic, partition = _in_sticky_order(member, topic, partition, names)
-    frames = frame_tp_columns(member, topic, partition, encoded, members, 2, lambda size: 4 + size + 4)
-    array_size = frames.array_end - frames.array_at
+    sticky = protocol_name == "sticky"
+    if sticky:
+        encode_cooperative_user_data(generation)  # checks it fits an INT32
+        # The partitions in sticky user data order (Java's), for the assignment too: each
+        # array is written once, then copied byte for byte into its user data.
+        names = [e.decode() for e in (encoded.encoded if isinstance(encoded, NameTable) else encoded)]
+        member, topic, partition = _in_sticky_order(member, topic, partition, names)
+    null = LENGTH_SIZE[NULLABLE_BYTES]  # null user data (-1): its length alone
+
+    def assignment(array: Any) -> tuple[dict[str, Any], Any]:
+        """Each assignment's field offsets and size when its partitions array has this size."""
+        user_data = null + (_sticky_user_data(array)[1] if sticky else 0)
+        return field_offsets(ASSIGNMENT, version, {"assigned_partitions": array, "user_data": user_data})
+
+    before = assignment(4)[0]["assigned_partitions"]
+    frames = frame_tp_columns(member, topic, partition, encoded, members, before,
+                              lambda array: assignment(array)[1] - before - array)
+    array = frames.array_end - frames.array_at
+    offsets, size = assignment(array)
     frames.put_ints(frames.start, version, 2)
-    frames.put_ints(frames.array_end, array_size + 4, 4)
-    copy_at = frames.array_end + 4
-    frames.copy(frames.array_at, copy_at, array_size)
-    frames.put_ints(copy_at + array_size, generation, 4)
+    user_data_at = frames.start + offsets["user_data"]
+    if not sticky:
+        frames.put_ints(user_data_at, -1, 4)
+        return frames.joined()
+    frames.put_ints(user_data_at, size - offsets["user_data"] - null, 4)
+    inner = _sticky_user_data(array)[0]
+    frames.copy(frames.array_at, user_data_at + null + inner["previous_assignment"], array)
+    frames.put_ints(user_data_at + null + inner["generation"], generation, 4)
     return frames.joined()
