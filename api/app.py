@@ -11,8 +11,7 @@ naming the field or limit.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
@@ -21,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.registry import open_registry
 from api.routes import groups, health, partitions, plans, protocol, simulations, whatif
-from api.service import ERRORS, BodyLimit, GroupLocks, Metrics, Planner, authorised, reply
+from api.service import ERRORS, BodyLimit, ClaimWarnings, GroupLocks, Measure, Metrics, Planner, authorised, reply
 from api.settings import Settings
 
 #: The /v1 resources, each its own module of `api.routes`.
@@ -46,18 +45,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings, app.state.planner, app.state.metrics = settings, planner, metrics
     app.state.registry = open_registry(settings.registry)
     app.state.group_locks = GroupLocks()
+    app.state.claim_warnings = ClaimWarnings()
 
-    @app.middleware("http")
-    async def measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        template = getattr(route, "path", "unmatched")
-        metrics.requests.labels(request.method, template, str(response.status_code)).inc()
-        metrics.latency.labels(template).observe(time.perf_counter() - started)
-        return response
-
+    # Plain ASGI middleware (not @app.middleware, whose task group would turn the body limit's
+    # signal into a 500); the last added runs first: every answer, 413s included, is measured.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(Measure, metrics=metrics)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(StarletteHTTPException, _http_error)  # FastAPI's HTTPException derives from it
 

@@ -43,6 +43,9 @@ _UPSERT = (f"INSERT INTO generations ({_COLUMNS}) VALUES ({{p}}, {{p}}, {{p}}, {
 _GROUPS = ("SELECT group_id, MAX(generation) AS generation, COUNT(*) AS generations, MAX(recorded) AS recorded "
            "FROM generations GROUP BY group_id ORDER BY group_id")
 _LATEST = "SELECT * FROM generations WHERE group_id = {p} ORDER BY generation DESC LIMIT 1"
+# Keeps a group's newest {p} generations: deletes those at or below the one just past them.
+_PRUNE = ("DELETE FROM generations WHERE group_id = {p} AND generation <= (SELECT generation FROM generations "
+          "WHERE group_id = {p} ORDER BY generation DESC LIMIT 1 OFFSET {p})")
 _HISTORY = ("SELECT generation, protocol, recorded, members, moved, balance FROM generations "
             "WHERE group_id = {p} ORDER BY generation")
 
@@ -99,7 +102,8 @@ class Registry:
     def _broken(self, db) -> bool:
         return False
 
-    def _write(self, sql: str, values: tuple) -> None:
+    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+        """Run `statements` (SQL with ``{p}`` placeholders, values) in one transaction."""
         raise NotImplementedError
 
     def _rows(self, sql: str, values: tuple = ()) -> list[dict[str, Any]]:
@@ -113,11 +117,17 @@ class Registry:
             self._local.db = None
             return False
 
-    def record(self, group_id: str, generation: int, protocol: str, state: dict, plan: dict, metrics: dict) -> None:
-        """Store one generation (replacing a retried sync of the same generation), atomically."""
+    def record(self, group_id: str, generation: int, protocol: str, state: dict, plan: dict, metrics: dict,
+               keep: int | None = None) -> None:
+        """Store one generation (replacing a retried sync of the same generation), atomically;
+        with `keep`, the group's older generations past its newest `keep` go in the same
+        transaction (the history of a group that syncs forever stays bounded)."""
         values = (group_id, generation, protocol, time.time(), metrics.get("members", 0), metrics.get("moved", 0),
                   metrics.get("balance_score", 0), json.dumps(state), json.dumps(plan), json.dumps(metrics))
-        self._write(_UPSERT.format(p=self.placeholder), values)
+        statements = [(_UPSERT, values)]
+        if keep is not None:
+            statements.append((_PRUNE, (group_id, group_id, max(keep, 1))))
+        self._write([(sql.format(p=self.placeholder), args) for sql, args in statements])
 
     def groups(self) -> list[dict[str, Any]]:
         return self._rows(_GROUPS)
@@ -151,11 +161,12 @@ class SQLiteRegistry(Registry):
         db.row_factory = sqlite3.Row
         return db
 
-    def _write(self, sql: str, values: tuple) -> None:
+    def _write(self, statements: list[tuple[str, tuple]]) -> None:
         db = self._connection()
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute(sql, values)
+            for sql, values in statements:
+                db.execute(sql, values)
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -195,10 +206,11 @@ class PostgresRegistry(Registry):
     def _broken(self, db) -> bool:
         return db.closed or db.broken
 
-    def _write(self, sql: str, values: tuple) -> None:
+    def _write(self, statements: list[tuple[str, tuple]]) -> None:
         db = self._connection()
         with db.transaction():  # rolled back on any error, committed on leaving
-            db.execute(sql, values)
+            for sql, values in statements:
+                db.execute(sql, values)
 
 
 def _without_password(url: str) -> str:

@@ -9,7 +9,10 @@ import asyncio
 import contextlib
 import hmac
 import json
+import logging
 import multiprocessing
+import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Annotated
@@ -21,6 +24,9 @@ from api import work
 from api.models import Problem
 from api.registry import Registry
 from api.settings import Settings
+from assignor.solver.claims import DROP_REASONS
+
+log = logging.getLogger("api")
 
 #: The error answers every /v1 call can give (all with a Problem body).
 ERRORS: dict[int | str, dict] = {
@@ -78,11 +84,67 @@ class Metrics:
                                          registry=self.registry)
         self.plan_seconds = Histogram("assignor_plan_seconds", "Time spent planning", ["strategy"],
                                       registry=self.registry)
+        self.dropped_claims = Counter("assignor_dropped_claims", "Owned-partition claims leader syncs dropped "
+                                      "(assignor.solver.claims.DROP_REASONS)", ["reason"], registry=self.registry)
+        for reason in DROP_REASONS:  # every reason shows, at 0 until it happens
+            self.dropped_claims.labels(reason)
 
     def observe(self, stats: dict) -> None:
         if "partitions" in stats:
             self.plan_partitions.observe(stats["partitions"])
             self.plan_seconds.labels(stats["strategy"]).observe(stats["seconds"])
+        for reason, dropped in stats.get("dropped_claims", {}).get("by_reason", {}).items():
+            self.dropped_claims.labels(reason).inc(dropped["count"])
+
+
+class ClaimWarnings:
+    """One log warning per group and generation whose sync dropped claims (Java's leader logs
+    them too): an operator sees a KAFKA-12984 zombie or stale metadata. A retried sync of a
+    generation already warned about stays quiet; the groups remembered are bounded."""
+
+    def __init__(self, remember: int = 10_000) -> None:
+        self._warned: OrderedDict[str, int] = OrderedDict()
+        self._remember = remember
+
+    def sync(self, group_id: str, generation: int, dropped: dict) -> bool:
+        """Log `dropped` (a report's ``dropped_claims``) unless empty or already logged."""
+        if not dropped.get("count") or self._warned.get(group_id) == generation:
+            return False
+        self._warned[group_id] = generation
+        self._warned.move_to_end(group_id)
+        while len(self._warned) > self._remember:
+            self._warned.popitem(last=False)
+        reasons = ", ".join(f"{entry['count']} {reason}" for reason, entry in dropped["by_reason"].items())
+        example = next(iter(dropped["by_reason"].values()))["first"][0]
+        log.warning("group %r generation %d: dropped %d owned-partition claim(s) (%s), e.g. %s of member %r",
+                    group_id, generation, dropped["count"], reasons, example["claim"], example["member"])
+        return True
+
+
+class Measure:
+    """ASGI middleware: each request counted by method, route template and status, and timed."""
+
+    def __init__(self, app, metrics: Metrics) -> None:
+        self.app, self.metrics = app, metrics
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started, status = time.perf_counter(), 500
+
+        async def sending(message):
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            # The router writes the matched route into the scope it was given (this one).
+            template = getattr(scope.get("route"), "path", "unmatched")
+            self.metrics.requests.labels(scope["method"], template, str(status)).inc()
+            self.metrics.latency.labels(template).observe(time.perf_counter() - started)
 
 
 class BodyLimit:
@@ -176,11 +238,16 @@ def _group_locks(request: Request) -> GroupLocks:
     return request.app.state.group_locks
 
 
+def _claim_warnings(request: Request) -> ClaimWarnings:
+    return request.app.state.claim_warnings
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 RegistryDep = Annotated[Registry, Depends(_registry)]
 PlannerDep = Annotated[Planner, Depends(_planner)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]
 GroupLocksDep = Annotated[GroupLocks, Depends(_group_locks)]
+ClaimWarningsDep = Annotated[ClaimWarnings, Depends(_claim_warnings)]
 
 
 async def authorised(request: Request, settings: SettingsDep) -> None:

@@ -16,6 +16,17 @@ def _env_int(name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {value!r}") from None
 
 
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    if value == "":
+        return default
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"{name} must be true or false, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Settings:
     #: The group registry: a SQLite file (created with its folder), a ``sqlite:///`` URL or a
@@ -23,6 +34,12 @@ class Settings:
     registry: str = "./var/registry.sqlite3"
     #: When set, every /v1 call needs ``Authorization: Bearer <token>``.
     token: str | None = None
+    #: Whether ``/metrics`` needs the token too (it holds counts and timings, no group data, so
+    #: by default a Prometheus scraper needs no secret).
+    metrics_need_token: bool = False
+    #: Generations the registry keeps per group (the newest); older ones are deleted as new ones
+    #: are recorded.
+    history: int = 1000
     #: Planning processes; 0 plans in threads of this process (tests, tiny machines).
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     #: Planning requests allowed to wait for a worker; past this, 503 with Retry-After.
@@ -40,6 +57,8 @@ class Settings:
         return cls(
             registry=os.environ.get("ASSIGNOR_REGISTRY", defaults.registry),
             token=os.environ.get("ASSIGNOR_API_TOKEN") or None,
+            metrics_need_token=_env_bool("ASSIGNOR_METRICS_NEED_TOKEN", defaults.metrics_need_token),
+            history=_env_int("ASSIGNOR_HISTORY", defaults.history),
             workers=_env_int("ASSIGNOR_WORKERS", defaults.workers),
             max_pending=_env_int("ASSIGNOR_MAX_PENDING", defaults.max_pending),
             max_body_bytes=_env_int("ASSIGNOR_MAX_BODY_BYTES", defaults.max_body_bytes),
@@ -49,6 +68,10 @@ class Settings:
             max_sim_records=_env_int("ASSIGNOR_MAX_SIM_RECORDS", defaults.max_sim_records),
         )
 
+    def __post_init__(self) -> None:
+        if self.history < 1:
+            raise SystemExit(f"ASSIGNOR_HISTORY must be at least 1, got {self.history}")
+
     def limits(self) -> dict[str, int]:
         return {"max_members": self.max_members, "max_partitions": self.max_partitions,
-                "max_events": self.max_events, "max_sim_records": self.max_sim_records}
+                "max_events": self.max_events, "max_sim_records": self.max_sim_records, "history": self.history}

@@ -165,11 +165,12 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
                   strategy=request.get("strategy"))
     seconds = time.perf_counter() - started
     report = validate.report(result.group, result.plan)
-    _registry(registry_path).record(group_id, request["generation"], request["protocol"],
-                                    group_to_json(result.group), plan_to_json(result.plan), report)
+    _registry(registry_path).record(group_id, request["generation"], request["protocol"], group_to_json(result.group),
+                                    plan_to_json(result.plan), report, keep=limits["history"])
     out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
            "assignments": {m: b64(data) for m, data in result.assignments.items()}, "metrics": report}
-    return out, {"strategy": result.plan.strategy, "partitions": report["partitions"], "seconds": seconds}
+    return out, {"strategy": result.plan.strategy, "partitions": report["partitions"], "seconds": seconds,
+                 "dropped_claims": report["dropped_claims"]}
 
 
 _registries: dict[str, Registry] = {}

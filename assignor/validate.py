@@ -38,7 +38,7 @@ from typing import Any
 from assignor.model import Group, Plan, TopicPartition
 from assignor.solver import claims, racks
 
-__all__ = ["Optimum", "balance_score", "optimum", "report"]
+__all__ = ["Optimum", "balance_score", "dropped_claims", "optimum", "report"]
 
 _MAX_ERRORS = 20
 
@@ -82,8 +82,8 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
         ``valid``, ``errors`` (first 20), ``balanced``, ``balance_score``, ``spread``,
         ``min_load``, ``max_load``, ``members``, ``partitions`` (that must be assigned),
         ``assigned``, ``moved``, ``kept``, ``revoking`` (cooperative: withheld this round),
-        ``rack_local``, ``rack_locality``, ``unsafe_handovers``, ``flags`` (see above); with
-        `exact`, the optimum's figures.
+        ``rack_local``, ``rack_locality``, ``unsafe_handovers``, ``dropped_claims``
+        (`dropped_claims`), ``flags`` (see above); with `exact`, the optimum's figures.
     """
     errors: list[str] = []
     subscribed = {m.id: set(m.topics) for m in group.members}
@@ -149,6 +149,7 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
         "rack_local": rack_local,
         "rack_locality": round(rack_local / len(with_racks), 4) if with_racks else None,
         "unsafe_handovers": len(unsafe),
+        "dropped_claims": dropped_claims(group),
     }
     flags = []
     if not result["balanced"]:
@@ -168,12 +169,32 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
     return result
 
 
+def dropped_claims(group: Group, first: int = 5) -> dict[str, Any]:
+    """The members' claims that keep no partition (`claims.dropped`), for an operator: how many,
+    and per reason how many and the `first` few (``{"member", "claim"}``). A leader drops them
+    rightly, but silently they hide a zombie member or stale metadata (KAFKA-12984)."""
+    by_reason: dict[str, dict[str, Any]] = {}
+    every = claims.dropped(group)
+    for drop in every:
+        entry = by_reason.setdefault(drop.reason, {"count": 0, "first": []})
+        entry["count"] += 1
+        if len(entry["first"]) < first:
+            claim: Any = drop.claim
+            shown: object = repr(claim)
+            if isinstance(claim, tuple | list) and len(claim) == 2 and isinstance(claim[0], str) \
+                    and isinstance(claim[1], int) and not isinstance(claim[1], bool):
+                shown = [claim[0], claim[1]]
+            entry["first"].append({"member": drop.member, "claim": shown})
+    return {"count": len(every), "by_reason": {r: by_reason[r] for r in claims.DROP_REASONS if r in by_reason}}
+
+
 def _claimed_by(group: Group) -> dict[TopicPartition, set[str]]:
     """Every member claiming each existing partition, whatever its generation or subscription."""
     claimed: dict[TopicPartition, set[str]] = {}
+    every_topic = set(group.topics)
     for member in group.members:
         for claim in member.owned:
-            if claims.is_valid_claim(group, set(group.topics), claim):
+            if claims.is_valid_claim(group, every_topic, claim):
                 claimed.setdefault(TopicPartition(claim[0], int(claim[1])), set()).add(member.id)
     return claimed
 

@@ -14,11 +14,12 @@ from tests.broker import free_port
 
 
 class Service:
-    def __init__(self, tmp_path: Path, token: str | None = None, workers: int = 1) -> None:
+    def __init__(self, tmp_path: Path, token: str | None = None, workers: int = 1,
+                 env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ASSIGNOR_REGISTRY": str(tmp_path / "registry.sqlite3"),
-               "ASSIGNOR_WORKERS": str(workers)}
+               "ASSIGNOR_WORKERS": str(workers), **(env or {})}
         env.pop("ASSIGNOR_API_TOKEN", None)
         if token:
             env["ASSIGNOR_API_TOKEN"] = token

@@ -7,20 +7,33 @@ from fastapi.concurrency import run_in_threadpool
 
 from api import work
 from api.models import SyncRequest
-from api.service import NOT_FOUND, GroupLocksDep, MetricsDep, PlannerDep, RegistryDep, SettingsDep, reply
+from api.service import (
+    NOT_FOUND,
+    ClaimWarningsDep,
+    GroupLocksDep,
+    MetricsDep,
+    PlannerDep,
+    RegistryDep,
+    SettingsDep,
+    reply,
+)
 
 router = APIRouter(tags=["groups"])
 
 
 @router.post("/groups/{group_id}/sync")
 async def group_sync(group_id: str, body: SyncRequest, planner: PlannerDep, metrics: MetricsDep,
-                     settings: SettingsDep, locks: GroupLocksDep) -> Response:
+                     settings: SettingsDep, locks: GroupLocksDep, warnings: ClaimWarningsDep) -> Response:
     """The remote-assignor call of a group leader: raw JoinGroup metadata in, SyncGroup
-    assignment bytes out. The generation is recorded in the registry."""
+    assignment bytes out. The generation is recorded in the registry. Claims of owned
+    partitions the plan could not keep are in ``metrics.dropped_claims``, logged once per group
+    and generation and counted in ``/metrics`` (``assignor_dropped_claims``) by reason."""
     async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
         status, payload, stats = await planner.run(work.group_sync, group_id, body.model_dump(), settings.limits(),
                                                    settings.registry)
     metrics.observe(stats)
+    if "dropped_claims" in stats:
+        warnings.sync(group_id, body.generation, stats["dropped_claims"])
     return reply(status, payload)
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.models import Problem
-from api.service import MetricsDep, RegistryDep, reply
+from api.service import MetricsDep, RegistryDep, SettingsDep, authorised, reply
 
 PAGE = Path(__file__).resolve().parent.parent / "page.html"
 
@@ -34,8 +34,12 @@ async def readyz(registry: RegistryDep) -> Response:
 @router.get("/metrics", tags=["health"], response_class=Response,
             responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}},
                              "description": "Prometheus text format"}})
-async def prometheus(metrics: MetricsDep) -> Response:
-    """Prometheus metrics (no token needed: they hold counts and timings, no group data)."""
+async def prometheus(request: Request, metrics: MetricsDep, settings: SettingsDep) -> Response:
+    """Prometheus metrics. They hold counts and timings, no group data, so by default they need
+    no token; with ``ASSIGNOR_METRICS_NEED_TOKEN=true`` (and a token set) they need the same
+    bearer token as /v1."""
+    if settings.metrics_need_token:
+        await authorised(request, settings)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -125,6 +125,15 @@ async def test_bearer_token_guards_v1_only(tmp_path):
         assert (await c.get("/v1/groups", headers={"Authorization": "Bearer wrong"})).status_code == 401
         assert (await c.get("/v1/groups", headers={"Authorization": "Bearer s3cret"})).status_code == 200
         assert (await c.get("/healthz")).status_code == 200
+        assert (await c.get("/metrics")).status_code == 200  # by default, no token for the counts
+
+
+async def test_metrics_can_need_the_token(tmp_path):
+    app = create_app(settings(tmp_path, token="s3cret", metrics_need_token=True))
+    async with await client_for(app) as c:
+        assert (await c.get("/metrics")).status_code == 401
+        assert (await c.get("/metrics", headers={"Authorization": "Bearer s3cret"})).status_code == 200
+        assert (await c.get("/healthz")).status_code == 200
 
 
 async def test_full_planning_queue_is_503_with_retry_after(tmp_path):
@@ -163,6 +172,44 @@ async def test_leader_sync_records_each_generation(client):
     history = (await client.get("/v1/groups/g1/history")).json()["generations"]
     assert [(row["generation"], row["members"], row["moved"]) for row in history] == [(1, 2, 0), (2, 3, 2)]
     assert (await client.get("/v1/groups/nope")).status_code == 404
+
+
+async def test_dropped_claims_are_reported_logged_once_and_counted(client, caplog):
+    """A zombie and a stale member: the sync's report lists what it dropped, by reason; the log
+    has one warning for the generation (not one per retry); /metrics counts by reason."""
+    tp = TopicPartition
+    body = {"protocol": "sticky", "generation": 5, "topics": {"t": {"partitions": 4}},
+            "members": [
+                {"member_id": "a", "metadata_b64": join_metadata(["t"], [tp("t", 0), tp("t", 9)], 4)},
+                {"member_id": "b", "metadata_b64": join_metadata(["t"], [tp("t", 0), tp("u", 1)], 4)},
+                {"member_id": "c", "metadata_b64": join_metadata(["t"], [tp("t", 1)], 2)},
+                {"member_id": "d", "metadata_b64": join_metadata(["t"], [tp("t", 1)], 3)}]}
+    with caplog.at_level("WARNING", logger="api"):
+        for _ in range(2):  # the leader retries the same generation
+            response = await client.post("/v1/groups/zombies/sync", json=body)
+            assert response.status_code == 200, response.text
+    dropped = response.json()["metrics"]["dropped_claims"]
+    assert dropped["count"] == 5
+    assert {reason: entry["count"] for reason, entry in dropped["by_reason"].items()} == {
+        "unknown_topic": 1, "no_such_partition": 1, "same_generation_conflict": 2, "older_generation": 1}
+    assert dropped["by_reason"]["older_generation"]["first"] == [{"member": "c", "claim": ["t", 1]}]
+    warnings = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(warnings) == 1 and "'zombies' generation 5: dropped 5" in warnings[0]
+    text = (await client.get("/metrics")).text
+    assert 'assignor_dropped_claims_total{reason="same_generation_conflict"} 4.0' in text  # both syncs
+    assert 'assignor_dropped_claims_total{reason="not_subscribed"} 0.0' in text
+
+
+async def test_the_registry_keeps_the_newest_generations(tmp_path):
+    app = create_app(settings(tmp_path, history=3))
+    async with await client_for(app) as c:
+        for generation in range(1, 7):
+            body = {"protocol": "range", "generation": generation, "topics": {"t": {"partitions": 2}},
+                    "members": [{"member_id": "a", "metadata_b64": join_metadata(["t"])}]}
+            assert (await c.post("/v1/groups/g/sync", json=body)).status_code == 200
+        rows = (await c.get("/v1/groups/g/history")).json()["generations"]
+        assert [r["generation"] for r in rows] == [4, 5, 6]
+    app.state.planner.close()
 
 
 async def test_concurrent_syncs_of_one_group_are_serialised(client):

@@ -57,6 +57,16 @@ def test_a_failed_write_leaves_nothing_behind(location):
     assert [r["generation"] for r in registry.history("g")] == [1, 2]
 
 
+def test_the_history_keeps_the_newest_generations_of_each_group(location):
+    registry = open_registry(location)
+    for generation in (3, 1, 7, 5, 9):
+        registry.record("g", generation, "range", STATE, PLAN, metrics(0), keep=3)
+    registry.record("other", 1, "range", STATE, PLAN, metrics(0), keep=3)
+    registry.record("g", 2, "range", STATE, PLAN, metrics(0), keep=3)  # older than all it keeps: gone at once
+    assert [r["generation"] for r in registry.history("g")] == [5, 7, 9]
+    assert [r["generation"] for r in registry.history("other")] == [1]
+
+
 def test_history_survives_reopening(location):
     open_registry(location).record("g", 4, "range", STATE, PLAN, metrics(0))
     assert [r["generation"] for r in open_registry(location).history("g")] == [4]

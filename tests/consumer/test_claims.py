@@ -59,3 +59,41 @@ def test_member_order_kept_between_plans_is_java_order(rosters):
     memo = dense.PlanMemo()
     for ids in rosters:
         assert dense._member_order(ids, memo) == java_order(ids)
+
+
+def _key(claim):
+    """A claim as a hashable key that tells ("a", False) from ("a", 0) and TopicPartition from tuple."""
+    if isinstance(claim, tuple | list):
+        return tuple((type(x), x) for x in claim)
+    return (type(claim), claim)
+
+
+@settings(max_examples=500, deadline=None)
+@given(groups())
+def test_every_claim_is_kept_or_dropped_with_a_reason(group):
+    """`claims.dropped` is the complement of `claims.resolve`: each distinct claim of a member
+    either gives it its partition or is dropped, once, for one of the documented reasons."""
+    dropped = claims.dropped(group)
+    assert all(d.reason in claims.DROP_REASONS for d in dropped)
+    dropped_keys = [(d.member, _key(d.claim)) for d in dropped]
+    assert len(dropped_keys) == len(set(dropped_keys))
+    owner = claims.resolve(group)
+    for member in group.members:
+        mine = {_key(c): c for c in member.owned}
+        for key, claim in mine.items():
+            is_kept = claims.is_valid_claim(group, set(member.topics), claim) and \
+                owner.get(TopicPartition(claim[0], int(claim[1]))) == member.id
+            assert is_kept != ((member.id, key) in set(dropped_keys)), (member.id, claim)
+
+
+def test_dropped_claims_name_each_reason():
+    group = Group(topics={"a": 2, "b": 1}, members=[
+        Member("m0", ["a"], owned=[("a", 0), ("a", 1), ("b", 0), ("x", 0), ("a", 9)], generation=3),
+        Member("m1", ["a"], owned=[("a", 0)], generation=3),
+        Member("m2", ["a"], owned=[("a", 1)], generation=5),
+    ])
+    reasons = {(d.member, tuple(d.claim)): d.reason for d in claims.dropped(group)}
+    assert reasons == {
+        ("m0", ("b", 0)): "not_subscribed", ("m0", ("x", 0)): "unknown_topic", ("m0", ("a", 9)): "no_such_partition",
+        ("m0", ("a", 0)): "same_generation_conflict", ("m1", ("a", 0)): "same_generation_conflict",
+        ("m0", ("a", 1)): "older_generation"}
