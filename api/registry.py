@@ -11,12 +11,13 @@ one group cannot interleave their generations.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 _COLUMNS = "group_id, generation, protocol, recorded, members, moved, balance, state, plan, metrics"
 
@@ -123,7 +124,7 @@ class Registry:
         with `keep`, the group's older generations past its newest `keep` go in the same
         transaction (the history of a group that syncs forever stays bounded)."""
         values = (group_id, generation, protocol, time.time(), metrics.get("members", 0), metrics.get("moved", 0),
-                  metrics.get("balance_score", 0), json.dumps(state), json.dumps(plan), json.dumps(metrics))
+                  metrics.get("balance_score", 0), *(orjson.dumps(v).decode() for v in (state, plan, metrics)))
         statements = [(_UPSERT, values)]
         if keep is not None:
             statements.append((_PRUNE, (group_id, group_id, max(keep, 1))))
@@ -138,7 +139,7 @@ class Registry:
             return None
         out = rows[0]
         for field in ("state", "plan", "metrics"):
-            out[field] = json.loads(out[field])
+            out[field] = orjson.loads(out[field])
         return out
 
     def history(self, group_id: str) -> list[dict[str, Any]]:

@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import time
 from typing import Any
+
+import orjson
 
 from api.errors import Rejected
 from api.registry import Registry, open_registry
 from assignor import validate
 from assignor.errors import AssignorError
-from assignor.json_format import group_from_json, group_to_json, plan_to_json
+from assignor.json_format import group_from_json, group_to_json, plan_to_columns_json, plan_to_json
 from assignor.leader import LeaderCache, sync
 from assignor.model import Group
 from assignor.producer.librdkafka import partitions_for_keys_as
-from assignor.protocol import assignments_for, user_data_for
+from assignor.protocol import plan_bytes
 from assignor.strategies import assign, protocol_of
 
 Answer = tuple[int, bytes, dict]
@@ -33,18 +34,25 @@ Answer = tuple[int, bytes, dict]
 def _answer(handler, *args) -> Answer:
     try:
         out, stats = handler(*args)
-        return 200, json.dumps(out).encode(), stats
+        return 200, dumps(out), stats
     except Rejected as error:
-        return error.status, json.dumps({"detail": error.detail}).encode(), {}
+        return error.status, dumps({"detail": error.detail}), {}
     except AssignorError as error:
-        return 422, json.dumps({"detail": str(error)}).encode(), {}
+        return 422, dumps({"detail": str(error)}), {}
+
+
+def dumps(value: Any) -> bytes:
+    """JSON bytes by orjson: several times faster than `json` on a plan of a million pairs."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _object(body: bytes) -> dict:
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise Rejected(422, f"body: not valid JSON ({error})") from None
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        # A lone surrogate escape ("\\ud800") is text no UTF-8 can hold: say so.
+        what = "a string is not UTF-8, " if "surrogate" in str(error) else ""
+        raise Rejected(422, f"body: not valid JSON ({what}{error})") from None
     if not isinstance(data, dict):
         raise Rejected(422, "body: expected a JSON object")
     return data
@@ -62,11 +70,13 @@ def check_limits(group: Group, limits: dict[str, int]) -> None:
 # -- POST /v1/plans ------------------------------------------------------------------------------
 
 
-def plan(body: bytes, limits: dict[str, int]) -> Answer:
-    return _answer(_plan, body, limits)
+def plan(body: bytes, limits: dict[str, int], columns: bool = False, with_bytes: bool = True) -> Answer:
+    """`columns`: the assignment as topic -> partitions per member (compact for big groups);
+    `with_bytes`: each member's SyncGroup assignment and next user data, base64."""
+    return _answer(_plan, body, limits, columns, with_bytes)
 
 
-def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
+def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) -> tuple[dict, dict]:
     data = _object(body)
     strategy = data.pop("strategy", "sticky")
     generation = data.pop("generation", None)
@@ -81,15 +91,16 @@ def _plan(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
     started = time.perf_counter()
     result = assign(strategy, group)
     seconds = time.perf_counter() - started
-    # The bytes of the strategy's protocol; a Java-faithful strategy's as a Java leader writes them.
-    wire = protocol_of(strategy)
-    encoded = assignments_for(result, wire, generation, as_java=wire != strategy)
-    user_data = user_data_for(result, wire, generation)
     report = validate.report(group, result)
-    out = {**plan_to_json(result), "strategy": strategy, "generation": generation,
-           "members": {m: {"assignment_b64": b64(encoded[m]), "user_data_b64": b64(user_data.get(m))}
-                       for m in result.assignment},
-           "metrics": report, "plan_seconds": seconds}
+    out = {**(plan_to_columns_json(result) if columns else plan_to_json(result)), "strategy": strategy,
+           "generation": generation}
+    if with_bytes:
+        # The bytes of the strategy's protocol; a Java-faithful strategy's as a Java leader writes them.
+        wire = protocol_of(strategy)
+        encoded, user_data = plan_bytes(result, wire, generation, as_java=wire != strategy)
+        out["members"] = {m: {"assignment_b64": b64(encoded[m]), "user_data_b64": b64(user_data.get(m))}
+                          for m in result.assignment}
+    out.update(metrics=report, plan_seconds=seconds)
     return out, {"strategy": strategy, "partitions": report["partitions"], "seconds": seconds}
 
 
@@ -105,7 +116,7 @@ def _partitions(body: bytes) -> tuple[dict, dict]:
     from api.models import PartitionsRequest
 
     try:
-        # json first: it reads lone surrogates, which the key check below names as not UTF-8.
+        # The JSON first (`_object` refuses lone surrogates, naming UTF-8), then the model.
         request = PartitionsRequest.model_validate(_object(body))
     except ValidationError as error:
         first = error.errors()[0]
@@ -115,9 +126,9 @@ def _partitions(body: bytes) -> tuple[dict, dict]:
         if request.encoding == "base64":
             keys = [base64.b64decode(k, validate=True) for k in request.keys]
         else:
-            keys = [k.encode("utf-8") for k in request.keys]
+            keys = [k.encode("utf-8") for k in request.keys]  # (valid JSON text is valid UTF-8)
     except (binascii.Error, ValueError) as error:
-        what = "base64" if request.encoding == "base64" else "UTF-8 (a lone surrogate?)"
+        what = "base64" if request.encoding == "base64" else "UTF-8"
         raise Rejected(422, f"keys: not valid {what} ({error})") from None
     started = time.perf_counter()
     placed = partitions_for_keys_as(request.partitioner, keys, request.partitions).tolist() if keys else []

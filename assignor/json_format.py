@@ -14,8 +14,11 @@ racks (KIP-881). Shape errors raise
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
+from assignor._arrays import gc_paused
 from assignor.errors import InvalidGroupError
 from assignor.model import UNKNOWN_GENERATION, Group, Member, Plan, TopicPartition
 
@@ -102,5 +105,28 @@ def group_to_json(group: Group) -> dict[str, Any]:
     }
 
 
+def plan_to_columns_json(plan: Plan) -> dict[str, Any]:
+    """The compact form of a plan: per member, each topic's partitions in the plan's order.
+
+    Examples
+    --------
+    >>> plan_to_columns_json(Plan("sticky", {"a": [TopicPartition("t", 1), TopicPartition("u", 0),
+    ...                                            TopicPartition("t", 0)]}))
+    {'assignment': {'a': {'t': [1, 0], 'u': [0]}}}
+    """
+    out: dict[str, dict[str, list[int]]] = {}
+    with gc_paused():
+        for member, tps in plan.assignment.items():
+            by_topic: dict[str, list[int]] = {}
+            # Runs of one topic at a time (plans list a member's partitions topic by topic).
+            for topic, run in groupby(tps, itemgetter(0)):
+                by_topic.setdefault(topic, []).extend(map(itemgetter(1), run))
+            out[member] = by_topic
+    return {"assignment": out}
+
+
 def plan_to_json(plan: Plan) -> dict[str, Any]:
-    return {"assignment": {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in plan.assignment.items()}}
+    # list() of each TopicPartition runs in C, and no collection runs while a plan of a million
+    # partitions becomes a million small lists (nothing cyclic is made).
+    with gc_paused():
+        return {"assignment": {m: list(map(list, tps)) for m, tps in plan.assignment.items()}}

@@ -7,7 +7,8 @@ This module gathers the public names of `assignor.wire` in one place:
   `member_from_metadata`;
 - the columnar API, a whole group at once (`assignor.wire.columnar`): `Messages`, `Roster`,
   `read_join_group`, `encode_join_group`, `encode_assignments`, `read_assignments`, and over
-  plain objects `members_from_metadata`, `assignments_for` and `user_data_for`;
+  plain objects `members_from_metadata`, `assignments_for` and `user_data_for` (both at once:
+  `plan_bytes`);
 - the caches a leader keeps across rebalances (`DecodeCache`, `EncodeCache`) and
   `ProtocolError`.
 
@@ -30,6 +31,7 @@ from assignor.wire.columnar import (
     encode_assignments,
     encode_join_group,
     members_from_metadata,
+    plan_bytes,
     read_assignments,
     read_join_group,
     user_data_for,
@@ -73,6 +75,7 @@ __all__ = [
     "encode_subscription",
     "member_from_metadata",
     "members_from_metadata",
+    "plan_bytes",
     "read_assignments",
     "read_join_group",
     "user_data_for",

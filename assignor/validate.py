@@ -1,7 +1,10 @@
 """The invariant oracle: every strategy and every test goes through `report`.
 
 It is written independently of the strategies (plain Python over the public types, claims
-resolved by `assignor.solver.claims`) so that it can catch them out.
+resolved by `assignor.solver.claims`) so that it can catch them out. A plan with nothing wrong
+is confirmed with set operations and arrays over all its partitions at once; any problem is
+then named by the plain check, one partition at a time (a property test holds the two to the
+same verdict).
 
 Definitions
 -----------
@@ -33,8 +36,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
+from assignor._arrays import gc_paused
 from assignor.model import Group, Plan, TopicPartition
 from assignor.solver import claims, racks
 
@@ -85,48 +93,46 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
         ``rack_local``, ``rack_locality``, ``unsafe_handovers``, ``dropped_claims``
         (`dropped_claims`), ``flags`` (see above); with `exact`, the optimum's figures.
     """
+    # Sets and arrays of a million partitions, nothing cyclic: no collection while they are made.
+    with gc_paused():
+        return _report(group, plan, exact)
+
+
+def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
     errors: list[str] = []
     subscribed = {m.id: set(m.topics) for m in group.members}
-    must = _partitions_to_assign(group)
-    seen: set[TopicPartition] = set()
-    loads: dict[str, int] = {}
-    for member_id, partitions in plan.assignment.items():
-        if member_id not in subscribed:
-            errors.append(f"assignment for unknown member {member_id!r}")
-            continue
-        loads[member_id] = len(partitions)
-        for tp in partitions:
-            if not isinstance(tp, TopicPartition):
-                errors.append(f"{member_id}: {tp!r} is not a TopicPartition")
-            elif tp.topic not in group.topics or not 0 <= tp.partition < group.topics[tp.topic]:
-                errors.append(f"{member_id}: {tp} does not exist")
-            elif tp.topic not in subscribed[member_id]:
-                errors.append(f"{member_id}: {tp} of a topic it does not subscribe to")
-            elif tp in seen:
-                errors.append(f"{tp} assigned more than once")
-            seen.add(tp)
+    loads = {m: len(tps) for m, tps in plan.assignment.items() if m in subscribed}
+    checked = _unassigned_if_valid(group, plan, subscribed)
+    if checked is None:  # something is wrong: name each problem, partition by partition
+        must = _partitions_to_assign(group)
+        seen = _assignment_errors(group, plan, subscribed, errors)
+        to_assign, assigned, not_assigned = len(must), len(seen), must - seen
+    else:
+        to_assign, assigned, not_assigned = checked
     for member in group.members:
         if member.id not in plan.assignment:
             errors.append(f"member {member.id!r} missing from the assignment")
             loads[member.id] = 0
-    claimed = _claimed_by(group)
     revoking = set()
     unsafe: list[str] = []
     if plan.strategy in _COOPERATIVE:
-        revoking = {tp for tp in must - seen if tp in claimed}
+        claimed = _claimed_by(group)
+        revoking = {tp for tp in not_assigned if tp in claimed}
         for member_id, partitions in plan.assignment.items():
-            for tp in partitions:
-                others = claimed.get(tp, set()) - {member_id}
+            for tp in filter(claimed.__contains__, partitions):
+                others = claimed[tp] - {member_id}
                 if others:
                     unsafe.append(f"{tp} given to {member_id} while {min(others)} still owns it")
         if plan.strategy == "cooperative-sticky":
             errors.extend(unsafe)
-    unassigned = must - seen - revoking
+    unassigned = not_assigned - revoking
     if unassigned:
-        errors.append(f"{len(unassigned)} partitions unassigned, e.g. {min(unassigned)}")
+        errors.append(f"{len(unassigned)} partitions unassigned, e.g. {TopicPartition(*min(unassigned))}")
 
-    previous = claims.resolve(group)
-    kept = sum(1 for m, tps in plan.assignment.items() for tp in tps if previous.get(tp) == m)
+    previous: dict[str, set[TopicPartition]] = {}
+    for tp, owner in claims.resolve(group).items():
+        previous.setdefault(owner, set()).add(tp)
+    kept = sum(len(previous[m].intersection(tps)) for m, tps in plan.assignment.items() if m in previous)
     rack_of = {m.id: m.rack for m in group.members}
     with_racks = [(m, tp) for m, tps in plan.assignment.items() if m in rack_of for tp in tps
                   if isinstance(tp, TopicPartition) and racks.replica_racks(group, tp)] if group.partition_racks else []
@@ -141,9 +147,9 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
         "min_load": min(values),
         "max_load": max(values),
         "members": len(group.members),
-        "partitions": len(must),
-        "assigned": len(seen),
-        "moved": len(previous) - kept,
+        "partitions": to_assign,
+        "assigned": assigned,
+        "moved": sum(map(len, previous.values())) - kept,
         "kept": kept,
         "revoking": len(revoking),
         "rack_local": rack_local,
@@ -199,9 +205,78 @@ def _claimed_by(group: Group) -> dict[TopicPartition, set[str]]:
     return claimed
 
 
-def _partitions_to_assign(group: Group) -> set[TopicPartition]:
-    topics = {t for m in group.members for t in m.topics if t in group.topics}
-    return {TopicPartition(t, p) for t in topics for p in range(group.topics[t])}
+def _unassigned_if_valid(group: Group, plan: Plan, subscribed: dict[str, set[str]]
+                         ) -> tuple[int, int, set[tuple[str, int]]] | None:
+    """When nothing in the plan is wrong: how many partitions must be assigned, how many are,
+    and those that are not (as (topic, partition) tuples). Nothing is wrong when every entry
+    is a TopicPartition of an existing partition of a topic its member subscribes to and none
+    is assigned twice; that is checked with set operations per member and arrays over all the
+    partitions, not a Python step per partition. None when any check fails (`report` then
+    names the problems one by one)."""
+    for member_id, partitions in plan.assignment.items():
+        if member_id not in subscribed or not set(map(type, partitions)) <= {TopicPartition}:
+            return None
+        if not set(map(itemgetter(0), partitions)) <= subscribed[member_id]:
+            return None
+    # Topics with a subscriber that exist: a partition of each is to be assigned exactly once.
+    topics = sorted(_subscribed_topics(group))
+    index = {t: i for i, t in enumerate(topics)}
+    counts = np.array([group.topics[t] for t in topics] or [0], dtype=np.int64)
+    starts = np.cumsum(counts) - counts
+    every = list(chain.from_iterable(plan.assignment.values()))
+    numbers = list(map(itemgetter(1), every))
+    if not set(map(type, numbers)) <= {int}:
+        return None
+    try:
+        topic = np.fromiter(map(index.__getitem__, map(itemgetter(0), every)), dtype=np.int64, count=len(every))
+        partition = np.fromiter(numbers, dtype=np.int64, count=len(numbers))
+    except (KeyError, OverflowError):  # a topic without metadata, a partition past int64
+        return None
+    if ((partition < 0) | (partition >= counts[topic])).any():
+        return None
+    to_assign = int(counts.sum()) if topics else 0
+    times = np.bincount(starts[topic] + partition, minlength=to_assign)
+    if (times > 1).any():
+        return None
+    missing = np.flatnonzero(times == 0)
+    which = np.searchsorted(starts, missing, side="right") - 1
+    not_assigned = set(zip([topics[t] for t in which.tolist()], (missing - starts[which]).tolist()))
+    return to_assign, len(every), not_assigned
+
+
+def _assignment_errors(group: Group, plan: Plan, subscribed: dict[str, set[str]], errors: list[str]
+                       ) -> set[tuple[str, int]]:
+    """`report`'s checks one partition at a time, each problem named in `errors`; returns what
+    was assigned (the partitions among it)."""
+    seen: set[tuple[str, int]] = set()
+    for member_id, partitions in plan.assignment.items():
+        if member_id not in subscribed:
+            errors.append(f"assignment for unknown member {member_id!r}")
+            continue
+        for tp in partitions:
+            if not isinstance(tp, TopicPartition):
+                errors.append(f"{member_id}: {tp!r} is not a TopicPartition")
+                continue
+            if tp.topic not in group.topics or not 0 <= tp.partition < group.topics[tp.topic]:
+                errors.append(f"{member_id}: {tp} does not exist")
+            elif tp.topic not in subscribed[member_id]:
+                errors.append(f"{member_id}: {tp} of a topic it does not subscribe to")
+            elif tp in seen:
+                errors.append(f"{tp} assigned more than once")
+            seen.add(tp)
+    return seen
+
+
+def _subscribed_topics(group: Group) -> set[str]:
+    """The topics that exist and have a subscriber."""
+    return set(chain.from_iterable(m.topics for m in group.members)).intersection(group.topics)
+
+
+def _partitions_to_assign(group: Group) -> set[tuple[str, int]]:
+    """Every partition of a topic that exists and has a subscriber, as (topic, partition)
+    tuples (equal to TopicPartitions; made in C, not one Python step each)."""
+    topics = _subscribed_topics(group)
+    return set(chain.from_iterable(zip(repeat(t), range(group.topics[t])) for t in topics))
 
 
 def _kip54_balanced(group: Group, plan: Plan, loads: dict[str, int]) -> bool:
@@ -214,7 +289,7 @@ def _kip54_balanced(group: Group, plan: Plan, loads: dict[str, int]) -> bool:
         for topic in set(member.topics):
             lowest[topic] = min(lowest.get(topic, loads[member.id]), loads[member.id])
     for member_id, partitions in plan.assignment.items():
-        for topic in {tp.topic for tp in partitions if isinstance(tp, TopicPartition)}:
+        for topic in {tp[0] for tp in partitions if isinstance(tp, TopicPartition)}:
             if lowest.get(topic, loads.get(member_id, 0)) <= loads.get(member_id, 0) - 2:
                 return False
     return True
@@ -247,7 +322,7 @@ def optimum(group: Group) -> Optimum:
     import networkx as nx
 
     previous = claims.resolve(group)
-    partitions = sorted(_partitions_to_assign(group))
+    partitions = [TopicPartition(*tp) for tp in sorted(_partitions_to_assign(group))]
     rack_aware = racks.applies(group)
     rack_weight = len(partitions) + 1
     weight = (len(partitions) + 1) * (rack_weight + 1)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request, Response
 
 from api import work
 from api.models import PlanRequest
@@ -19,13 +21,23 @@ _BODY = {"requestBody": {"required": True, "content": {"application/json": {
     "example": PlanRequest.model_config["json_schema_extra"]["examples"][0]}}}}
 
 
+AnswerFormat = Literal["pairs", "columns"]
+_FORMAT = ("`pairs`: each member's `[topic, partition]` pairs; `columns`: per member, each topic's partitions "
+           "(compact for big groups)")
+_BYTES = "include each member's SyncGroup assignment and next user data (base64)"
+
+
 @router.post("/plans", openapi_extra=_BODY)
-async def plans(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep) -> Response:
+async def plans(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep,
+                answer_format: Annotated[AnswerFormat, Query(alias="format", description=_FORMAT)] = "pairs",
+                with_bytes: Annotated[bool, Query(alias="bytes", description=_BYTES)] = True) -> Response:
     """Plan one rebalance of a group given in the JSON group form.
 
     Returns the assignment, per member the SyncGroup ``assignment_b64`` and the
-    ``user_data_b64`` it will send next, and the oracle's report (``metrics``).
+    ``user_data_b64`` it will send next (unless ``bytes=false``), and the oracle's report
+    (``metrics``, dropped claims included).
     """
-    status, payload, stats = await planner.run(work.plan, await request.body(), settings.limits())
+    status, payload, stats = await planner.run(work.plan, await request.body(), settings.limits(),
+                                               answer_format == "columns", with_bytes)
     metrics.observe(stats)
     return reply(status, payload)

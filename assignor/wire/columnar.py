@@ -57,6 +57,7 @@ __all__ = [
     "encode_assignments",
     "encode_join_group",
     "members_from_metadata",
+    "plan_bytes",
     "read_assignments",
     "read_join_group",
     "user_data_for",
@@ -484,10 +485,8 @@ def assignments_for(plan: Plan, protocol_name: str, generation: int,
     `as_java`: the bytes a Java leader writes instead (no user data, each member's partitions
     grouped by topic as they first appear in the plan).
     """
-    members = list(plan.assignment)
-    with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
-        columns = tp_columns_of([plan.assignment[m] for m in members], "partitions")
-    joined = _assignments(*columns, len(members), "" if as_java else protocol_name, generation, version)
+    members, columns = _plan_columns(plan, "partitions")
+    joined, _ = _assignments(*columns, len(members), "" if as_java else protocol_name, generation, version)
     return dict(zip(members, joined.messages()))
 
 
@@ -497,22 +496,52 @@ def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, 
     order, `sticky_topic_order`, and `generation`), all members' at once; for ``"cooperative-sticky"``
     the generation; none for other protocols. Each is `encode_sticky_user_data` /
     `encode_cooperative_user_data` of that member (a property test holds them equal)."""
+    if protocol_name != "sticky":
+        return _other_user_data(list(plan.assignment), protocol_name, generation)
+    members, columns = _plan_columns(plan, "previous_assignment")
+    return dict(zip(members, _sticky_user_data_of(*columns, len(members), generation).messages()))
+
+
+def plan_bytes(plan: Plan, protocol_name: str, generation: int, version: int = HIGHEST_VERSION, *,
+               as_java: bool = False) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """`assignments_for` and `user_data_for` of one plan, reading it once: for ``"sticky"``
+    the user data is the copy each assignment carries (unless `as_java`, whose assignments
+    carry none)."""
+    members, columns = _plan_columns(plan, "partitions")
+    joined, carried = _assignments(*columns, len(members), "" if as_java else protocol_name, generation, version)
+    assignments = dict(zip(members, joined.messages()))
+    if protocol_name != "sticky":
+        return assignments, _other_user_data(members, protocol_name, generation)
+    user_data = carried if carried is not None else _sticky_user_data_of(*columns, len(members), generation)
+    return assignments, dict(zip(members, user_data.messages()))
+
+
+def _plan_columns(plan: Plan, field: str) -> tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]]:
+    """The plan's members and its partitions as columns (`tp_columns_of`), every value checked."""
     members = list(plan.assignment)
+    with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
+        return members, tp_columns_of([plan.assignment[m] for m in members], field)
+
+
+def _other_user_data(members: list[str], protocol_name: str, generation: int) -> dict[str, bytes]:
+    """`user_data_for` a protocol other than "sticky": the generation, or nothing."""
     if protocol_name == "cooperative-sticky":
         return dict.fromkeys(members, encode_cooperative_user_data(generation))
-    if protocol_name != "sticky":
-        return {}
+    return {}
+
+
+def _sticky_user_data_of(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes],
+                         members: int, generation: int) -> Messages:
+    """Every member's V1 sticky user data from the columns of its partitions (member
+    non-decreasing): the partitions in Java's order (`_in_sticky_order`), then `generation`."""
     encode_cooperative_user_data(generation)  # checks it fits an INT32
-    with gc_paused():  # a large plan's pairs are a million references; nothing cyclic is made
-        member, topic, partition, encoded = tp_columns_of([plan.assignment[m] for m in members],
-                                                          "previous_assignment")
     member, topic, partition = _in_sticky_order(member, topic, partition, [e.decode() for e in encoded])
     before = _sticky_user_data(4)[0]["previous_assignment"]
-    frames = frame_tp_columns(member, topic, partition, encoded, len(members), before,
+    frames = frame_tp_columns(member, topic, partition, encoded, members, before,
                               lambda array: _sticky_user_data(array)[1] - before - array)
     inner = _sticky_user_data(frames.array_end - frames.array_at)[0]
     frames.put_ints(frames.start + inner["generation"], generation, 4)
-    return dict(zip(members, frames.messages()))
+    return frames.joined()
 
 
 def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np.ndarray | None:
@@ -580,14 +609,15 @@ def encode_assignments(assigned: Claims, members: int, protocol_name: str, gener
     order = stable_order(assigned.member)
     encoded = cache.name_table(assigned.names, "partitions.topic")
     return _assignments(assigned.member[order], assigned.topic[order], assigned.partition[order], encoded,
-                        members, protocol_name, generation, version)
+                        members, protocol_name, generation, version)[0]
 
 
 def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes] | NameTable,
-                 members: int, protocol_name: str, generation: int, version: int) -> Messages:
+                 members: int, protocol_name: str, generation: int, version: int) -> tuple[Messages, Messages | None]:
     """Every member's assignment in one buffer, from the columns of their partitions (member
     non-decreasing): version, the array, then the user data: for "sticky", V1 sticky user data
-    (the same array again, then the generation), else null."""
+    (the same array again, then the generation), else null. Also, for "sticky", where each
+    one's user data lies in that buffer (as messages of their own)."""
     version = check_version(ASSIGNMENT, version)
     sticky = protocol_name == "sticky"
     if sticky:
@@ -612,9 +642,10 @@ def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, e
     user_data_at = frames.start + offsets["user_data"]
     if not sticky:
         frames.put_ints(user_data_at, -1, 4)
-        return frames.joined()
+        return frames.joined(), None
     frames.put_ints(user_data_at, size - offsets["user_data"] - null, 4)
     inner = _sticky_user_data(array)[0]
     frames.copy(frames.array_at, user_data_at + null + inner["previous_assignment"], array)
     frames.put_ints(user_data_at + null + inner["generation"], generation, 4)
-    return frames.joined()
+    joined = frames.joined()
+    return joined, joined._replace(base=user_data_at + null, limit=frames.end)

@@ -869,6 +869,18 @@ def test_user_data_at_once_equals_one_member_at_a_time(partition_lists, protocol
         assert got == {}
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
+       st.integers(0, 2**31 - 1), st.booleans())
+def test_plan_bytes_are_the_assignments_and_the_user_data(partition_lists, protocol_name, generation, as_java):
+    """`plan_bytes` (one pass over the plan, the user data cut from the assignments that carry
+    it) gives what `assignments_for` and `user_data_for` give apart."""
+    plan = Plan(protocol_name, {f"m{i}": ps for i, ps in enumerate(partition_lists)})
+    assert protocol.plan_bytes(plan, protocol_name, generation, as_java=as_java) == (
+        protocol.assignments_for(plan, protocol_name, generation, as_java=as_java),
+        protocol.user_data_for(plan, protocol_name, generation))
+
+
 def _in_sticky_order(partitions: list[TopicPartition]) -> list[TopicPartition]:
     """Grouped by topic in the order Java's sticky user data lists topics."""
     by_topic: dict[str, list[TopicPartition]] = {}
