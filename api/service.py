@@ -19,6 +19,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from pydantic import BaseModel
 
 from api import work
 from api.models import Problem
@@ -184,6 +185,15 @@ class BodyLimit:
 
 class _TooLarge(Exception):
     pass
+
+
+def documented_body(model: type[BaseModel]) -> dict:
+    """The ``openapi_extra`` of a route that reads its body as bytes and has a worker parse and
+    validate it (a large body is CPU work that must stay off the event loop): `model`, which the
+    worker validates with, documents the body in OpenAPI."""
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": model.model_json_schema(ref_template="#/components/schemas/{model}"),
+        "example": model.model_config["json_schema_extra"]["examples"][0]}}}}
 
 
 def reply(status: int, payload: bytes) -> Response:

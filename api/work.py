@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 
 from api.errors import Rejected
 from api.registry import Registry, open_registry
@@ -56,6 +57,19 @@ def _object(body: bytes) -> dict:
     if not isinstance(data, dict):
         raise Rejected(422, "body: expected a JSON object")
     return data
+
+
+def _validated(model: type[BaseModel], body: bytes) -> Any:
+    """`body` parsed (`_object` refuses lone surrogates, naming UTF-8) and validated by
+    `model`, the one that documents it in OpenAPI; the first problem named, as a 422."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(_object(body))
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        raise Rejected(422, f"{where}: {first['msg']}") from None
 
 
 def check_limits(group: Group, limits: dict[str, int]) -> None:
@@ -111,17 +125,9 @@ def partitions(body: bytes) -> Answer:
 def _partitions(body: bytes) -> tuple[dict, dict]:
     """``POST /v1/partitions`` in a worker: validate with the documented model, decode the keys,
     hash them all at once (`partitions_for_keys_as`)."""
-    from pydantic import ValidationError
-
     from api.models import PartitionsRequest
 
-    try:
-        # The JSON first (`_object` refuses lone surrogates, naming UTF-8), then the model.
-        request = PartitionsRequest.model_validate(_object(body))
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "body"
-        raise Rejected(422, f"{where}: {first['msg']}") from None
+    request = _validated(PartitionsRequest, body)
     try:
         if request.encoding == "base64":
             keys = [base64.b64decode(k, validate=True) for k in request.keys]
@@ -202,13 +208,22 @@ def _registry(path: str) -> Registry:
 # -- POST /v1/whatif -----------------------------------------------------------------------------
 
 
-def whatif(request: dict, limits: dict[str, int]) -> Answer:
-    return _answer(_whatif, request, limits)
+def whatif(body: bytes, limits: dict[str, int], registry_path: str) -> Answer:
+    return _answer(_whatif, body, limits, registry_path)
 
 
-def _whatif(request: dict, limits: dict[str, int]) -> tuple[dict, dict]:
+def _whatif(body: bytes, limits: dict[str, int], registry_path: str) -> tuple[dict, dict]:
+    from api.models import WhatIfRequest
     from assignor import whatif as engine
 
+    request = _validated(WhatIfRequest, body).model_dump()
+    if (request["group"] is None) == (request["group_id"] is None):
+        raise Rejected(422, "give exactly one of group (inline) or group_id (from the registry)")
+    if request["group_id"] is not None:
+        latest = _registry(registry_path).latest(request["group_id"])
+        if latest is None:
+            raise Rejected(404, f"no group {request['group_id']!r} in the registry")
+        request["group"] = registered_group(latest)
     group = group_from_json(request["group"])
     check_limits(group, limits)
     if len(request["events"]) > limits["max_events"]:
@@ -218,6 +233,39 @@ def _whatif(request: dict, limits: dict[str, int]) -> tuple[dict, dict]:
     started = time.perf_counter()
     out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False))
     return out, {"seconds": time.perf_counter() - started}
+
+
+def registered_group(latest: dict[str, Any]) -> dict:
+    """The registered group as it stands after its latest plan: members own what they were given."""
+    state, assignment = latest["state"], latest["plan"]["assignment"]
+    members = [{**m, "owned": assignment.get(m["id"], []), "generation": latest["generation"]}
+               for m in state["members"]]
+    return {**state, "members": members}
+
+
+# -- POST /v1/protocol/decode, /encode ------------------------------------------------------------
+
+
+def protocol_decode(request: dict) -> Answer:
+    return _answer(_protocol_decode, request)
+
+
+def _protocol_decode(request: dict) -> tuple[dict, dict]:
+    from api import protocol_io
+
+    data = unb64(request["data_b64"], "data_b64")
+    return {"type": request["type"], "value": protocol_io.decode(request["type"], data)}, {}
+
+
+def protocol_encode(request: dict) -> Answer:
+    return _answer(_protocol_encode, request)
+
+
+def _protocol_encode(request: dict) -> tuple[dict, dict]:
+    from api import protocol_io
+
+    data = protocol_io.encode(request["type"], request["version"], request["value"])
+    return {"type": request["type"], "version": request["version"], "data_b64": b64(data)}, {}
 
 
 # -- POST /v1/simulations ------------------------------------------------------------------------

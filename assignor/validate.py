@@ -129,8 +129,9 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
     if unassigned:
         errors.append(f"{len(unassigned)} partitions unassigned, e.g. {TopicPartition(*min(unassigned))}")
 
+    settled = claims.settle(group)
     previous: dict[str, set[TopicPartition]] = {}
-    for tp, owner in claims.resolve(group).items():
+    for tp, owner in settled.owners.items():
         previous.setdefault(owner, set()).add(tp)
     kept = sum(len(previous[m].intersection(tps)) for m, tps in plan.assignment.items() if m in previous)
     rack_of = {m.id: m.rack for m in group.members}
@@ -155,7 +156,7 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
         "rack_local": rack_local,
         "rack_locality": round(rack_local / len(with_racks), 4) if with_racks else None,
         "unsafe_handovers": len(unsafe),
-        "dropped_claims": dropped_claims(group),
+        "dropped_claims": _dropped_summary(settled.dropped),
     }
     flags = []
     if not result["balanced"]:
@@ -179,8 +180,11 @@ def dropped_claims(group: Group, first: int = 5) -> dict[str, Any]:
     """The members' claims that keep no partition (`claims.dropped`), for an operator: how many,
     and per reason how many and the `first` few (``{"member", "claim"}``). A leader drops them
     rightly, but silently they hide a zombie member or stale metadata (KAFKA-12984)."""
+    return _dropped_summary(claims.dropped(group), first)
+
+
+def _dropped_summary(every: list[claims.Dropped], first: int = 5) -> dict[str, Any]:
     by_reason: dict[str, dict[str, Any]] = {}
-    every = claims.dropped(group)
     for drop in every:
         entry = by_reason.setdefault(drop.reason, {"count": 0, "first": []})
         entry["count"] += 1

@@ -229,11 +229,31 @@ def _adapter_rows(limit: float) -> None:
 
 def _service_rows() -> None:
     row = _in_child(_service_in_child)
-    print("service load (loopback) | requests/s | p50 ms | p99 ms | non-2xx | /healthz p99 ms", flush=True)
+    print("service load (loopback) | requests/s | p50 ms | p99 ms | non-2xx | /healthz p99 ms | /healthz worst ms",
+          flush=True)
     print(f"32 clients x 30 s, POST /v1/plans 10,000 / 100 | {row['requests_per_s']:.1f} | {row['p50_ms']:.0f} | "
-          f"{row['p99_ms']:.0f} | {row['non_2xx']} | {row['healthz_p99_ms']:.1f}", flush=True)
-    print(f"one plan 1,000,000 / 2,000 ({row['big_seconds']:.1f} s, valid {row['big_valid']}) | - | - | - | 0 | "
-          f"{row['big_healthz_p99_ms']:.1f} ({row['big_healthz_samples']} samples)", flush=True)
+          f"{row['p99_ms']:.0f} | {row['non_2xx']} | {row['healthz_p99_ms']:.1f} | {row['healthz_worst_ms']:.1f}",
+          flush=True)
+    print()
+    print("one plan 1,000,000 / 2,000, to the last byte | answer | seconds | valid | /healthz worst ms", flush=True)
+    for form, label in (("pairs", "POST /v1/plans"), ("columns", "POST /v1/plans?format=columns&bytes=false")):
+        print(f"{label} | {row[f'big_{form}_mb']:.1f} MB | {row[f'big_{form}_seconds']:.2f} | "
+              f"{row[f'big_{form}_valid']} | {row[f'big_{form}_healthz_worst_ms']:.1f}", flush=True)
+    print()
+    print("heavy request (each endpoint) | seconds | /healthz worst ms", flush=True)
+    for label, figures in row["stalls"].items():
+        print(f"{label} | {figures['seconds']:.2f} | {figures['healthz_worst_ms']:.1f}", flush=True)
+    print()
+    sync, soak = row["sync"], row["soak"]
+    print("leader sync (sequential) | rounds | p50 ms | p99 ms", flush=True)
+    print(f"POST /v1/groups/{{id}}/sync 100 members / 10,000 | {sync['rounds']} | {sync['p50_ms']:.1f} | "
+          f"{sync['p99_ms']:.1f}", flush=True)
+    print()
+    print("soak | syncs | 200 | 5xx | other | RSS after warm-up MB | RSS at end MB | growth", flush=True)
+    total = soak["ok"] + soak["5xx"] + soak["other"]
+    print(f"{soak['groups']:,} groups x {soak['seconds']} s, 8 clients | {total:,} | {soak['ok']:,} | {soak['5xx']} | "
+          f"{soak['other']} | {soak['rss_warm_mb']:.0f} | {soak['rss_end_mb']:.0f} | {soak['growth']:+.1%}",
+          flush=True)
 
 
 def _simulate_in_child(queue) -> None:

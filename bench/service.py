@@ -1,15 +1,21 @@
-"""The service under load on loopback: wrk posting plans, /healthz sampled meanwhile.
+"""The service under load on loopback, as users run it (uvicorn, one planning process per core).
 
-1. 32 connections post ``/v1/plans`` for a 10,000-partition / 100-member group for 30 s
-   (wrk, 2 threads); a sampler thread calls ``/healthz`` every 20 ms on its own connection.
-2. One 1,000,000-partition / 2,000-member plan, with ``/healthz`` sampled while it runs.
+1. 32 connections post ``/v1/plans`` for a 10,000-partition / 100-member group for 30 s (wrk,
+   2 threads); a sampler calls ``/healthz`` every 20 ms on its own connection meanwhile.
+2. One 1,000,000-partition / 2,000-member plan, timed to the last byte of the answer, in the
+   default form and as ``?format=columns&bytes=false``.
+3. The worst ``/healthz`` wait while the heaviest request of each endpoint runs (a stall shows
+   as the worst wait, not a mean).
+4. ``/v1/groups/{id}/sync`` of 100 members / 10,000 partitions, one generation after another.
+5. Soak: 1,000 distinct groups syncing for 60 s: answers that are not 200, and the resident
+   memory of the service (its process and workers) after warm-up and at the end.
 
-The server runs as users run it (uvicorn, one planning process per core) with room in its
-queue for all 32 clients; wrk and the sampler share the same 2 cores, so the figures are a floor.
+wrk, the sampler and the service share the same 2 cores, so the figures are a floor.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -19,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -43,6 +50,9 @@ class _Sampler(threading.Thread):
                 reply.read()
             self.latencies.append(time.perf_counter() - start)
             time.sleep(self.every)
+
+    def worst_ms(self) -> float:
+        return 1000 * max(self.latencies, default=float("nan"))
 
     def p99_ms(self) -> float:
         ordered = sorted(self.latencies)
@@ -89,7 +99,7 @@ def _wrk(url: str, body_path: Path, seconds: int, connections: int) -> dict:
             "p50_ms": latency("50"), "p99_ms": latency("99"), "non_2xx": int(errors.group(1)) if errors else 0}
 
 
-def run(seconds: int = 30, connections: int = 32) -> dict:
+def run(seconds: int = 30, connections: int = 32, soak_seconds: int = 60) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="assignor-bench-"))
     process, url = _serve(tmp)
     try:
@@ -101,25 +111,161 @@ def run(seconds: int = 30, connections: int = 32) -> dict:
         sampler.stopped.set()
         sampler.join()
         load["healthz_p99_ms"] = sampler.p99_ms()
-
+        load["healthz_worst_ms"] = sampler.worst_ms()
         big = json.dumps(_group("uniform", 500, 2000, 2000)).encode()
-        sampler = _Sampler(url)
-        sampler.start()
-        start = time.perf_counter()
-        request = urllib.request.Request(url + "/v1/plans", big, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=600) as reply:
-            answer = json.loads(reply.read())
-        load["big_seconds"] = time.perf_counter() - start
-        load["big_valid"] = answer["metrics"]["valid"]
-        sampler.stopped.set()
-        sampler.join()
-        load["big_healthz_p99_ms"] = sampler.p99_ms()
-        load["big_healthz_samples"] = len(sampler.latencies)
+        for form, query in (("pairs", ""), ("columns", "?format=columns&bytes=false")):
+            seconds_taken, answer, worst = _timed(url, "/v1/plans" + query, big)
+            load[f"big_{form}_seconds"] = seconds_taken
+            load[f"big_{form}_mb"] = len(answer) / 1e6
+            load[f"big_{form}_valid"] = json.loads(answer)["metrics"]["valid"]
+            load[f"big_{form}_healthz_worst_ms"] = worst
+        load["stalls"] = _stalls(url)
+        load["sync"] = _sync_latency(url)
+        load["soak"] = _soak(url, process.pid, soak_seconds)
         return load
     finally:
         process.terminate()
         process.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _post(url: str, path: str, body: bytes, timeout: float = 600) -> tuple[int, bytes]:
+    request = urllib.request.Request(url + path, body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def _timed(url: str, path: str, body: bytes) -> tuple[float, bytes, float]:
+    """One request timed to the last byte of its answer (parsing it is the client's business),
+    and the worst /healthz wait meanwhile."""
+    sampler = _Sampler(url)
+    sampler.start()
+    start = time.perf_counter()
+    status, answer = _post(url, path, body)
+    seconds = time.perf_counter() - start
+    sampler.stopped.set()
+    sampler.join()
+    if status != 200:
+        raise RuntimeError(f"{path}: {status} {answer[:200]!r}")
+    return seconds, answer, sampler.worst_ms()
+
+
+def _stalls(url: str) -> dict[str, dict[str, float]]:
+    """The worst /healthz wait while a heavy request of each endpoint runs."""
+    from assignor.json_format import group_to_json
+    from assignor.model import TopicPartition
+    from assignor.protocol import Assignment, encode_assignment
+    from assignor.workloads import java_large
+
+    million = [TopicPartition(f"t{i % 500:03d}", i // 500) for i in range(1_000_000)]
+    assignment = base64.b64encode(encode_assignment(Assignment(million))).decode()
+    whatif_group = group_to_json(java_large("uniform", 100, 1000, 1000))
+    requests = {
+        "POST /v1/partitions (1,000,000 keys, fnv1a)": ("/v1/partitions", {
+            "keys": [f"user-{i}" for i in range(1_000_000)], "partitions": 64, "partitioner": "fnv1a"}),
+        "POST /v1/protocol/decode (1,000,000-partition assignment)": ("/v1/protocol/decode", {
+            "type": "assignment", "data_b64": assignment}),
+        "POST /v1/whatif (100,000 / 1,000, rolling restart of 10, sticky)": ("/v1/whatif", {
+            "group": whatif_group, "events": ["member_leave:" + m["id"] for m in whatif_group["members"][:10]],
+            "strategies": ["sticky"]}),
+        "POST /v1/groups/{id}/sync (1,000,000 / 2,000)": ("/v1/groups/big/sync", _sync_body(2000, 500, 2000, 1)),
+    }
+    out = {}
+    for label, (path, body) in requests.items():
+        seconds, _answer, worst = _timed(url, path, json.dumps(body).encode())
+        out[label] = {"seconds": seconds, "healthz_worst_ms": worst}
+    return out
+
+
+def _sync_body(members: int, topics: int, partitions: int, generation: int,
+               owned: dict[str, list] | None = None, prefix: str = "m") -> dict:
+    """A leader's sync request: `members` members of one protocol ("sticky") subscribed to all
+    topics, each reporting `owned` (what it was given last time) as Java's client does."""
+    from assignor.model import TopicPartition
+    from assignor.protocol import Subscription, encode_sticky_user_data, encode_subscription
+
+    names = [f"t{i:03d}" for i in range(topics)]
+    ids = [f"{prefix}{i:04d}" for i in range(members)]
+    out = []
+    for member in ids:
+        mine = [TopicPartition(t, p) for t, p in (owned or {}).get(member, [])]
+        user_data = encode_sticky_user_data(mine, generation - 1) if owned else None
+        metadata = encode_subscription(Subscription(names, user_data))
+        out.append({"member_id": member, "metadata_b64": base64.b64encode(metadata).decode()})
+    return {"protocol": "sticky", "generation": generation,
+            "topics": {t: {"partitions": partitions} for t in names}, "members": out}
+
+
+def _sync_latency(url: str, rounds: int = 200) -> dict[str, float]:
+    """One leader syncing 100 members / 10,000 partitions generation after generation, each
+    member reporting what it was given: per-request latency."""
+    from assignor.protocol import decode_assignment
+
+    owned: dict[str, list] | None = None
+    latencies = []
+    for generation in range(1, rounds + 1):
+        body = json.dumps(_sync_body(100, 100, 100, generation, owned)).encode()
+        start = time.perf_counter()
+        status, answer = _post(url, "/v1/groups/steady/sync", body)
+        latencies.append(time.perf_counter() - start)
+        if status != 200:
+            raise RuntimeError(f"sync: {status} {answer[:200]!r}")
+        given = json.loads(answer)["assignments"]
+        owned = {m: [tuple(tp) for tp in decode_assignment(base64.b64decode(data)).partitions]
+                 for m, data in given.items()}
+    ordered = sorted(latencies[10:])  # after warm-up
+    return {"p50_ms": 1000 * ordered[len(ordered) // 2], "p99_ms": 1000 * ordered[int(0.99 * (len(ordered) - 1))],
+            "rounds": rounds}
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of a process and its descendants (the planning workers)."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/status") as status:
+                total += next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+            with open(f"/proc/{current}/task/{current}/children") as children:
+                pending.extend(int(child) for child in children.read().split())
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+def _soak(url: str, pid: int, seconds: int, groups: int = 1000, clients: int = 8) -> dict[str, float]:
+    """`groups` distinct small groups (4 members, 12 partitions) synced round after round by
+    `clients` threads for `seconds`: answers that are not 200, and memory after warm-up (a
+    tenth of the time) and at the end."""
+    bodies = [json.dumps(_sync_body(4, 3, 4, 1, prefix=f"g{g}-")).encode() for g in range(groups)]
+    counts = {"ok": 0, "5xx": 0, "other": 0}
+    lock = threading.Lock()
+    stop = threading.Event()
+    next_group = iter(range(10**9))
+
+    def client() -> None:
+        while not stop.is_set():
+            with lock:
+                g = next(next_group) % groups
+            status, _ = _post(url, f"/v1/groups/soak-{g}/sync", bodies[g], timeout=60)
+            with lock:
+                counts["ok" if status == 200 else "5xx" if status >= 500 else "other"] += 1
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds / 10)
+    warm = _rss_mb(pid)
+    time.sleep(seconds - seconds / 10)
+    end = _rss_mb(pid)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return {**counts, "seconds": seconds, "groups": groups, "rss_warm_mb": warm, "rss_end_mb": end,
+            "growth": end / warm - 1}
 
 
 def _free_port() -> int:

@@ -6,19 +6,13 @@ from fastapi import APIRouter, Request, Response
 
 from api import work
 from api.models import PartitionsRequest
-from api.service import MetricsDep, PlannerDep, SettingsDep, reply
+from api.service import MetricsDep, PlannerDep, SettingsDep, documented_body, reply
 
 router = APIRouter(tags=["partitioning"])
 
-# A million keys are CPU work (parsing, decoding, hashing), so the body is read as bytes and all
-# of it runs in a planning worker, never on the event loop; `PartitionsRequest` documents the
-# body in OpenAPI, and the worker validates it with the same model.
-_BODY = {"requestBody": {"required": True, "content": {"application/json": {
-    "schema": PartitionsRequest.model_json_schema(ref_template="#/components/schemas/{model}"),
-    "example": PartitionsRequest.model_config["json_schema_extra"]["examples"][0]}}}}
-
-
-@router.post("/partitions", openapi_extra=_BODY)
+# A million keys are CPU work (parsing, decoding, hashing): all of it runs in a planning worker,
+# which validates the body with `PartitionsRequest`.
+@router.post("/partitions", openapi_extra=documented_body(PartitionsRequest))
 async def partitions(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep) -> Response:
     """The partition of each key: Java's producer formula (murmur2 over all partitions) or
     librdkafka's CRC32 or FNV-1a hash partitioner, each vectorised."""

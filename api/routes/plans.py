@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api import work
 from api.models import PlanRequest
-from api.service import MetricsDep, PlannerDep, SettingsDep, reply
+from api.service import MetricsDep, PlannerDep, SettingsDep, documented_body, reply
 
 router = APIRouter(tags=["planning"])
 
@@ -16,9 +16,7 @@ router = APIRouter(tags=["planning"])
 # million partitions is CPU work that must stay off the event loop. So `PlanRequest` documents
 # the body in OpenAPI, while the worker's `json_format.group_from_json` checks it, with the same
 # rules (tests/api/test_api_schema.py holds the two to the same verdicts).
-_BODY = {"requestBody": {"required": True, "content": {"application/json": {
-    "schema": PlanRequest.model_json_schema(ref_template="#/components/schemas/{model}"),
-    "example": PlanRequest.model_config["json_schema_extra"]["examples"][0]}}}}
+_BODY = documented_body(PlanRequest)
 
 
 AnswerFormat = Literal["pairs", "columns"]

@@ -1,37 +1,26 @@
-"""``POST /v1/protocol/decode`` and ``/encode``: consumer-protocol bytes and their JSON views."""
+"""``POST /v1/protocol/decode`` and ``/encode``: consumer-protocol bytes and their JSON views,
+made in a planning worker (a million-partition assignment is CPU work)."""
 
 from __future__ import annotations
 
-import base64
+from fastapi import APIRouter, Response
 
-from fastapi import APIRouter, HTTPException
-
-from api import protocol_io, work
-from api.errors import Rejected
+from api import work
 from api.models import DecodeRequest, EncodeRequest
-from assignor.protocol import ProtocolError
+from api.service import PlannerDep, reply
 
 router = APIRouter(tags=["protocol"])
 
 
 @router.post("/protocol/decode")
-async def protocol_decode(body: DecodeRequest) -> dict:
+async def protocol_decode(body: DecodeRequest, planner: PlannerDep) -> Response:
     """Decode consumer-protocol bytes (base64) into JSON."""
-    try:
-        return {"type": body.type, "value": protocol_io.decode(body.type, work.unb64(body.data_b64, "data_b64"))}
-    except Rejected as error:
-        raise HTTPException(error.status, error.detail) from None
-    except ProtocolError as error:
-        raise HTTPException(422, str(error)) from None
+    status, payload, _stats = await planner.run(work.protocol_decode, body.model_dump())
+    return reply(status, payload)
 
 
 @router.post("/protocol/encode")
-async def protocol_encode(body: EncodeRequest) -> dict:
+async def protocol_encode(body: EncodeRequest, planner: PlannerDep) -> Response:
     """Encode JSON (the fields `decode` returns) into consumer-protocol bytes, base64."""
-    try:
-        data = protocol_io.encode(body.type, body.version, body.value)
-    except Rejected as error:
-        raise HTTPException(error.status, error.detail) from None
-    except ProtocolError as error:
-        raise HTTPException(422, str(error)) from None
-    return {"type": body.type, "version": body.version, "data_b64": base64.b64encode(data).decode()}
+    status, payload, _stats = await planner.run(work.protocol_encode, body.model_dump())
+    return reply(status, payload)

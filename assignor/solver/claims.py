@@ -18,11 +18,13 @@ strategies use a vectorised equivalent (`assignor.solver.dense`) that the tests 
 from __future__ import annotations
 
 import numbers
-from typing import NamedTuple
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
+from typing import NamedTuple, cast
 
 from assignor.model import Group, TopicPartition
 
-__all__ = ["DROP_REASONS", "Dropped", "dropped", "is_valid_claim", "resolve"]
+__all__ = ["DROP_REASONS", "Dropped", "Settled", "dropped", "is_valid_claim", "resolve", "settle"]
 
 #: Why a claim can be dropped (rule 1, then rule 3), in the order `dropped` tests them.
 DROP_REASONS = ("unknown_topic", "not_subscribed", "no_such_partition", "same_generation_conflict",
@@ -36,14 +38,31 @@ def is_valid_claim(group: Group, subscribed: set[str], claim: object) -> bool:
     topic, partition = claim
     if not isinstance(topic, str) or topic not in subscribed:
         return False
-    if not isinstance(partition, numbers.Integral) or isinstance(partition, bool):
+    # (`type(...) is int` first: the ABC check costs a microsecond, and claims come by the million.)
+    if type(partition) is not int and (not isinstance(partition, numbers.Integral) or isinstance(partition, bool)):
         return False
     count = group.topics.get(topic)
     return count is not None and 0 <= int(partition) < count
 
 
+class Dropped(NamedTuple):
+    """A claim no partition keeps, and why (one of `DROP_REASONS`)."""
+
+    member: str
+    claim: object
+    reason: str
+
+
+class Settled(NamedTuple):
+    """Every member's claims under the rules: the previous owner of each partition that has
+    one, and the claims that keep nothing, with their reasons."""
+
+    owners: dict[TopicPartition, str]
+    dropped: list[Dropped]
+
+
 def resolve(group: Group) -> dict[TopicPartition, str]:
-    """Map each partition with a valid previous owner to that member's id.
+    """Map each partition with a valid previous owner to that member's id (`settle`).
 
     Examples
     --------
@@ -56,33 +75,11 @@ def resolve(group: Group) -> dict[TopicPartition, str]:
     >>> sorted(resolve(g).items())
     [(TopicPartition(topic='t', partition=0), 'a'), (TopicPartition(topic='t', partition=1), 'b')]
     """
-    best: dict[TopicPartition, tuple[int, list[str]]] = {}
-    for member in group.members:
-        subscribed = set(member.topics)
-        claims = {TopicPartition(c[0], int(c[1])) for c in member.owned if is_valid_claim(group, subscribed, c)}
-        for tp in claims:
-            generation, owners = best.get(tp, (None, []))
-            if generation is None or member.generation > generation:
-                best[tp] = (member.generation, [member.id])
-            elif member.generation == generation:
-                owners.append(member.id)
-    return {tp: owners[0] for tp, (_, owners) in best.items() if len(owners) == 1}
-
-
-class Dropped(NamedTuple):
-    """A claim no partition keeps, and why (one of `DROP_REASONS`)."""
-
-    member: str
-    claim: object
-    reason: str
+    return settle(group).owners
 
 
 def dropped(group: Group) -> list[Dropped]:
-    """Every claim that gives no member a previous owner, with its reason, in member order:
-    a topic the group does not know, a topic the member no longer subscribes to, a partition
-    the topic does not have (or a claim that is no (topic, partition) pair), a tie at the
-    highest generation (KAFKA-12984: every tied claim), or a claim beaten by a higher
-    generation (KIP-341). A member's repeated claim of one partition is one claim.
+    """Every claim that gives no member a previous owner, with its reason (`settle`).
 
     Examples
     --------
@@ -97,38 +94,70 @@ def dropped(group: Group) -> list[Dropped]:
     a ('u', 0) unknown_topic
     a ('t', 1) older_generation
     """
+    return settle(group).dropped
+
+
+def settle(group: Group) -> Settled:
+    """The rules above over every member's claims: each claim either makes its member the
+    previous owner of its partition or is dropped, for a topic the group does not know, a topic
+    the member no longer subscribes to, a partition the topic does not have (or a claim that is
+    no (topic, partition) pair), a tie at the highest generation (KAFKA-12984: every tied
+    claim) or a higher generation's claim (KIP-341). A member's repeated claim of one partition
+    is one claim. Dropped claims come in member order, rule 1's before rule 3's."""
     out: list[Dropped] = []
-    valid: list[tuple[str, int, TopicPartition]] = []
+    valid: list[tuple[str, int, TopicPartition]] = []  # member, its generation, the partition
+    topics = group.topics
     for member in group.members:
         subscribed = set(member.topics)
-        seen: set[object] = set()
-        for claim in member.owned:
-            # Typed, so that ("t", False) is not the claim ("t", 0) that it equals in Python.
-            key = tuple((type(x), x) for x in claim) if isinstance(claim, tuple | list) else (type(claim), claim)
-            try:
-                if key in seen:
+        for claim in _distinct(member.owned):
+            if type(claim) is TopicPartition and type(claim[1]) is int:  # a decoded claim: checked inline
+                count = topics.get(claim[0])
+                if count is not None and 0 <= claim[1] < count and claim[0] in subscribed:
+                    valid.append((member.id, member.generation, claim))
                     continue
-                seen.add(key)
-            except TypeError:  # an unhashable claim is no (topic, partition) pair
-                pass
             if is_valid_claim(group, subscribed, claim):
-                valid.append((member.id, member.generation, TopicPartition(claim[0], int(claim[1]))))
+                # A decoded claim is a TopicPartition of an int already: kept as it is.
+                tp = claim if type(claim) is TopicPartition and type(claim[1]) is int \
+                    else TopicPartition(claim[0], int(claim[1]))  # type: ignore[index]
+                valid.append((member.id, member.generation, tp))
             else:
                 out.append(Dropped(member.id, claim, _invalid_reason(group, subscribed, claim)))
-    best: dict[TopicPartition, tuple[int, int]] = {}  # partition -> (highest generation, its claims)
-    for _, generation, tp in valid:
-        top, count = best.get(tp, (generation, 0))
-        if generation > top:
-            best[tp] = (generation, 1)
-        elif generation == top:
-            best[tp] = (top, count + 1)
+    top: dict[TopicPartition, tuple[int, int, str]] = {}  # the highest generation, its claims, its member
     for member_id, generation, tp in valid:
-        top, count = best[tp]
-        if generation < top:
+        seen = top.get(tp)
+        if seen is None or generation > seen[0]:
+            top[tp] = (generation, 1, member_id)
+        elif generation == seen[0]:
+            top[tp] = (generation, seen[1] + 1, seen[2])
+    for member_id, generation, tp in valid:
+        highest, claims, _ = top[tp]
+        if generation < highest:
             out.append(Dropped(member_id, tp, "older_generation"))
-        elif count > 1:
+        elif claims > 1:
             out.append(Dropped(member_id, tp, "same_generation_conflict"))
-    return out
+    return Settled({tp: member_id for tp, (_, claims, member_id) in top.items() if claims == 1}, out)
+
+
+def _distinct(owned: Sequence[object]) -> Iterable[object]:
+    """A member's claims, each once, in order. Typed when types are mixed, so that ("t", False)
+    is not the claim ("t", 0) it equals in Python; decoded claims (TopicPartitions of ints) are
+    told apart by value."""
+    if set(map(type, owned)) <= {TopicPartition}:
+        pairs = cast(Sequence[TopicPartition], owned)
+        if set(map(type, map(itemgetter(1), pairs))) <= {int}:
+            return dict.fromkeys(pairs)
+    seen: set[object] = set()
+    distinct = []
+    for claim in owned:
+        key = tuple((type(x), x) for x in claim) if isinstance(claim, tuple | list) else (type(claim), claim)
+        try:
+            if key in seen:
+                continue
+            seen.add(key)
+        except TypeError:  # an unhashable claim is no (topic, partition) pair
+            pass
+        distinct.append(claim)
+    return distinct
 
 
 def _invalid_reason(group: Group, subscribed: set[str], claim: object) -> str:
