@@ -5,9 +5,10 @@ cannot hold are the core's (`ProtocolError`, which the route answers with 422 to
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
-from api import work
 from api.errors import Rejected
 from assignor import protocol
 from assignor.errors import InvalidGroupError
@@ -29,12 +30,12 @@ def _partitions(value: Any, where: str) -> list[TopicPartition]:
 def decode(kind: str, data: bytes) -> dict:
     if kind == "subscription":
         s = protocol.decode_subscription(data)
-        return {"version": s.version, "topics": list(s.topics), "user_data_b64": _b64(s.user_data),
+        return {"version": s.version, "topics": list(s.topics), "user_data_b64": b64(s.user_data),
                 "owned_partitions": _pairs(s.owned_partitions), "generation_id": s.generation_id,
                 "rack_id": s.rack_id}
     if kind == "assignment":
         a = protocol.decode_assignment(data)
-        return {"version": a.version, "partitions": _pairs(a.partitions), "user_data_b64": _b64(a.user_data)}
+        return {"version": a.version, "partitions": _pairs(a.partitions), "user_data_b64": b64(a.user_data)}
     if kind == "sticky_user_data":
         u = protocol.decode_sticky_user_data(data, strict=True)
         return {"version": 0 if u.generation is None else 1, "partitions": _pairs(u.partitions),
@@ -74,11 +75,21 @@ def _no_unknown(unknown: set) -> None:
         raise Rejected(422, f"value: unknown field(s) {sorted(unknown)}")
 
 
-def _b64(data: bytes | None) -> str | None:
-    return work.b64(data)
-
-
 def _unb64(text: Any) -> bytes | None:
     if text is None:
         return None
-    return work.unb64(text, "user_data_b64")
+    return unb64(text, "user_data_b64")
+
+
+def b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
+
+
+def unb64(text: Any, where: str) -> bytes:
+    if not isinstance(text, str):
+        raise Rejected(422, f"{where}: expected a base64 string")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise Rejected(422, f"{where}: not valid base64 ({error})") from None
+

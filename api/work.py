@@ -18,7 +18,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from api import protocol_io
 from api.errors import Rejected
+from api.protocol_io import b64, unb64
 from api.registry import Registry, open_registry
 from assignor import validate
 from assignor.errors import AssignorError
@@ -141,19 +143,6 @@ def _partitions(body: bytes) -> tuple[dict, dict]:
     return {"partitions": placed}, {"seconds": time.perf_counter() - started}
 
 
-def b64(data: bytes | None) -> str | None:
-    return None if data is None else base64.b64encode(data).decode()
-
-
-def unb64(text: Any, where: str) -> bytes:
-    if not isinstance(text, str):
-        raise Rejected(422, f"{where}: expected a base64 string")
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError) as error:
-        raise Rejected(422, f"{where}: not valid base64 ({error})") from None
-
-
 # -- POST /v1/groups/{group_id}/sync -------------------------------------------------------------
 
 
@@ -181,7 +170,7 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
     result = sync(request["protocol"], request["generation"], topics, metadata, racks or None, cache=_LEADER_CACHE,
                   strategy=request.get("strategy"))
     seconds = time.perf_counter() - started
-    report = validate.report(result.group, result.plan)
+    report = result.report()
     _registry(registry_path).record(group_id, request["generation"], request["protocol"], group_to_json(result.group),
                                     plan_to_json(result.plan), report, keep=limits["history"])
     out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
@@ -251,8 +240,6 @@ def protocol_decode(request: dict) -> Answer:
 
 
 def _protocol_decode(request: dict) -> tuple[dict, dict]:
-    from api import protocol_io
-
     data = unb64(request["data_b64"], "data_b64")
     return {"type": request["type"], "value": protocol_io.decode(request["type"], data)}, {}
 
@@ -262,8 +249,6 @@ def protocol_encode(request: dict) -> Answer:
 
 
 def _protocol_encode(request: dict) -> tuple[dict, dict]:
-    from api import protocol_io
-
     data = protocol_io.encode(request["type"], request["version"], request["value"])
     return {"type": request["type"], "version": request["version"], "data_b64": b64(data)}, {}
 

@@ -94,15 +94,16 @@ def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
 def group_to_json(group: Group) -> dict[str, Any]:
     racks = {} if group.partition_racks is None else {
         "partition_racks": {t: [list(r) for r in rows] for t, rows in group.partition_racks.items()}}
-    return {
-        **racks,
-        "topics": dict(group.topics),
-        "members": [
-            {"id": m.id, "topics": list(m.topics), "owned": [[tp[0], tp[1]] for tp in m.owned],
-             "generation": m.generation, "rack": m.rack}
-            for m in group.members
-        ],
-    }
+    with gc_paused():  # a large group's claims become a million small lists (see `plan_to_json`)
+        return {
+            **racks,
+            "topics": dict(group.topics),
+            "members": [
+                {"id": m.id, "topics": list(m.topics), "owned": list(map(list, m.owned)),
+                 "generation": m.generation, "rack": m.rack}
+                for m in group.members
+            ],
+        }
 
 
 def plan_to_columns_json(plan: Plan) -> dict[str, Any]:

@@ -18,10 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
+
+from assignor import validate
 from assignor.errors import AssignorError
 from assignor.model import Group, Plan
-from assignor.solver.dense import PlanMemo
+from assignor.solver.dense import Layout, PlanMemo
 from assignor.strategies import JAVA_STRATEGIES, check_strategy, plan_owners, protocol_of
 from assignor.strategies.java_sticky import JavaStickyAssignor
 from assignor.wire.buffers import Messages
@@ -71,6 +75,18 @@ class SyncResult:
     group: Group  # what the members said, as the core sees it
     plan: Plan
     assignments: dict[str, bytes]  # member id -> ConsumerProtocolAssignment bytes
+    # The plan as dense arrays (our strategies): the layout and each flat partition's owner.
+    layout: Layout | None = None
+    owner: np.ndarray | None = None
+
+    def report(self) -> dict[str, Any]:
+        """The oracle's report of this plan (`validate.report`), from the dense arrays when
+        they can give it (`validate.report_of_layout`)."""
+        if self.layout is not None and self.owner is not None:
+            found = validate.report_of_layout(self.group, self.layout, self.owner, self.plan.strategy)
+            if found is not None:
+                return found
+        return validate.report(self.group, self.plan)
 
 
 def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
@@ -113,7 +129,7 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
                                   cache=cache.encode)
     cache.settle()
     plan = Plan(protocol, layout.assignment(owner))
-    return SyncResult(group, plan, dict(zip([m.id for m in layout.members], messages.messages())))
+    return SyncResult(group, plan, dict(zip([m.id for m in layout.members], messages.messages())), layout, owner)
 
 
 def _sync_as_java(protocol: str, strategy: str, generation: int, group: Group, cache: LeaderCache) -> SyncResult:

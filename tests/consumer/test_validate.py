@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, validate
-from assignor.strategies import assign
+from assignor.strategies import assign, plan_owners
 
 TOPICS = ["a", "b", "c"]
 
@@ -52,3 +52,49 @@ def test_the_fast_check_and_the_plain_check_agree(case):
         assert fast == (len(must), len(seen), must - seen)
     report = validate.report(group, plan)
     assert report["partitions"] == len(must) and report["assigned"] == len(seen)
+
+
+@st.composite
+def claimed_groups(draw):
+    """Groups whose members claim partitions (stale, foreign, conflicting, repeated) at
+    generations that may tie, as a leader decodes them."""
+    counts = {t: draw(st.integers(0, 4)) for t in TOPICS if draw(st.booleans())}
+    claim = st.builds(TopicPartition, st.sampled_from([*TOPICS, "x"]), st.integers(-1, 5))
+    members = [Member(f"m{i}", draw(st.lists(st.sampled_from([*TOPICS, "x"]), max_size=3, unique=True)),
+                      owned=draw(st.lists(claim, max_size=5)), generation=draw(st.integers(-1, 2)))
+               for i in range(draw(st.integers(0, 5)))]
+    return Group(topics=counts, members=members)
+
+
+@settings(max_examples=500, deadline=None)
+@given(claimed_groups(), st.sampled_from(["sticky", "cooperative-sticky", "range", "roundrobin"]))
+def test_the_report_of_a_dense_plan_is_the_oracles(group, strategy):
+    """`report_of_layout` (a leader's plan measured on its arrays) says what `report` says
+    wherever it answers; where it cannot be sure it answers None."""
+    layout, owner = plan_owners(strategy, group)
+    fast = validate.report_of_layout(group, layout, owner, strategy)
+    plain = validate.report(group, Plan(strategy, layout.assignment(owner)))
+    if fast is not None:
+        assert fast == plain, (group, strategy)
+
+
+@settings(max_examples=200, deadline=None)
+@given(claimed_groups(), st.sampled_from(["sticky", "cooperative-sticky", "range", "roundrobin"]))
+def test_a_leaders_report_is_the_oracles(group, protocol_name):
+    """A leader's sync measures its plan from its arrays (`SyncResult.report`): the oracle's
+    report of the group as the leader decoded it."""
+    from assignor import protocol
+    from assignor.leader import sync
+
+    metadata = {}
+    for m in group.members:
+        owned = [tp for tp in m.owned if tp.partition >= 0]
+        generation = max(m.generation, 0)
+        if protocol_name == "sticky":
+            subscription = protocol.Subscription(m.topics, protocol.encode_sticky_user_data(owned, generation))
+        else:
+            subscription = protocol.Subscription(m.topics, protocol.encode_cooperative_user_data(generation), owned,
+                                                 generation)
+        metadata[m.id] = protocol.encode_subscription(subscription)
+    result = sync(protocol_name, 3, group.topics, metadata)
+    assert result.report() == validate.report(result.group, result.plan)
