@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from assignor.json_format import unpack_group, unpack_plan
+
 _COLUMNS = "group_id, generation, protocol, recorded, members, moved, balance, state, plan, metrics"
 
 _SCHEMA = """
@@ -30,8 +32,8 @@ CREATE TABLE IF NOT EXISTS generations (
     members    BIGINT  NOT NULL,
     moved      BIGINT  NOT NULL,
     balance    BIGINT  NOT NULL,
-    state      TEXT    NOT NULL,  -- the group as JSON (assignor.json_format)
-    plan       TEXT    NOT NULL,  -- the plan as JSON
+    state      TEXT    NOT NULL,  -- the group as JSON (assignor.json_format, packed or not)
+    plan       TEXT    NOT NULL,  -- the plan as JSON (packed or not)
     metrics    TEXT    NOT NULL,  -- the oracle's report as JSON
     PRIMARY KEY (group_id, generation)
 )
@@ -140,6 +142,9 @@ class Registry:
         out = rows[0]
         for field in ("state", "plan", "metrics"):
             out[field] = orjson.loads(out[field])
+        # Syncs keep the group and plan packed (`SyncResult.packed_json`); readers get the
+        # documented forms.
+        out["state"], out["plan"] = unpack_group(out["state"]), unpack_plan(out["plan"])
         return out
 
     def history(self, group_id: str) -> list[dict[str, Any]]:

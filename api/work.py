@@ -24,7 +24,7 @@ from api.protocol_io import b64, unb64
 from api.registry import Registry, open_registry
 from assignor import validate
 from assignor.errors import AssignorError
-from assignor.json_format import group_from_json, group_to_json, plan_to_columns_json, plan_to_json
+from assignor.json_format import group_from_json, plan_to_columns_json, plan_to_json
 from assignor.leader import LeaderCache, sync
 from assignor.model import Group
 from assignor.producer.librdkafka import partitions_for_keys_as
@@ -171,12 +171,15 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
                   strategy=request.get("strategy"))
     seconds = time.perf_counter() - started
     report = result.report()
-    _registry(registry_path).record(group_id, request["generation"], request["protocol"], group_to_json(result.group),
-                                    plan_to_json(result.plan), report, keep=limits["history"])
+    # Kept packed (the registry unpacks on reading): a pair per partition, twice, would cost
+    # this call more than the planning did.
+    state, plan = result.packed_json()
+    _registry(registry_path).record(group_id, request["generation"], request["protocol"], state, plan, report,
+                                    keep=limits["history"])
     out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
            "assignments": {m: b64(data) for m, data in result.assignments.items()}, "metrics": report}
-    return out, {"strategy": result.plan.strategy, "partitions": report["partitions"], "seconds": seconds,
-                 "dropped_claims": report["dropped_claims"]}
+    return out, {"strategy": request["protocol"] if request.get("strategy") is None else request["strategy"],
+                 "partitions": report["partitions"], "seconds": seconds, "dropped_claims": report["dropped_claims"]}
 
 
 _registries: dict[str, Registry] = {}

@@ -14,15 +14,18 @@ racks (KIP-881). Shape errors raise
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
 from assignor._arrays import gc_paused
 from assignor.errors import InvalidGroupError
-from assignor.model import UNKNOWN_GENERATION, Group, Member, Plan, TopicPartition
+from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 
-__all__ = ["group_from_json", "group_to_json", "plan_to_json"]
+__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "plan_to_json", "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
 
@@ -92,8 +95,7 @@ def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
 
 
 def group_to_json(group: Group) -> dict[str, Any]:
-    racks = {} if group.partition_racks is None else {
-        "partition_racks": {t: [list(r) for r in rows] for t, rows in group.partition_racks.items()}}
+    racks = _racks_json(group)
     with gc_paused():  # a large group's claims become a million small lists (see `plan_to_json`)
         return {
             **racks,
@@ -131,3 +133,75 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
     # partitions becomes a million small lists (nothing cyclic is made).
     with gc_paused():
         return {"assignment": {m: list(map(list, tps)) for m, tps in plan.assignment.items()}}
+
+
+# -- Packed forms: what a leader keeps of every generation (the service's registry) ----------------
+#
+# A group's claims and a plan are a pair per partition in the forms above: a million small lists
+# to build and write for a large group, most of a leader's time once planning is fast. Packed,
+# they are a few lists of numbers, from the columns the leader read and the arrays it planned on.
+# `unpack_group` / `unpack_plan` give the forms above back (a property test holds them to
+# `group_to_json` / `plan_to_json`), and pass those forms through unchanged.
+
+
+def pack_group(group: Group, owned: Claims) -> dict[str, Any]:
+    """`group_to_json(group)` packed: every member's claims given as columns, `owned` (member
+    index in ``group.members`` order, ordered by member); the members' own ``owned`` are not
+    read."""
+    return {
+        "packed": 1,
+        **_racks_json(group),
+        "topics": dict(group.topics),
+        "members": [{"id": m.id, "topics": list(m.topics), "generation": m.generation, "rack": m.rack}
+                    for m in group.members],
+        "owned": {"names": list(owned.names), "member": owned.member.tolist(), "topic": owned.topic.tolist(),
+                  "partition": owned.partition.tolist()},
+    }
+
+
+def unpack_group(value: dict[str, Any]) -> dict[str, Any]:
+    """`group_to_json`'s form of a group kept by `pack_group` (any other value as it is)."""
+    if "packed" not in value:
+        return value
+    owned, members = value["owned"], value["members"]
+    names = owned["names"]
+    claims: list[list[list[Any]]] = [[] for _ in members]
+    for member, topic, partition in zip(owned["member"], owned["topic"], owned["partition"]):
+        claims[member].append([names[topic], partition])
+    out = {key: value[key] for key in ("partition_racks",) if key in value}
+    out["topics"] = value["topics"]
+    out["members"] = [{"id": m["id"], "topics": m["topics"], "owned": mine, "generation": m["generation"],
+                       "rack": m["rack"]} for m, mine in zip(members, claims)]
+    return out
+
+
+def pack_plan(topics: Sequence[str], counts: Iterable[int], members: Sequence[str],
+              owner: np.ndarray) -> dict[str, Any]:
+    """A plan as a leader planned it on arrays, packed: the topics in flat order with their
+    partition counts, the members, and each flat partition's owner (index into `members`,
+    negative when unassigned). `unpack_plan` gives ``plan_to_json`` of the plan whose members
+    hold their partitions in flat order (`assignor.solver.dense.Layout.assignment`)."""
+    return {"packed": 1, "topics": list(topics), "counts": [int(c) for c in counts], "members": list(members),
+            "owner": owner.tolist()}
+
+
+def unpack_plan(value: dict[str, Any]) -> dict[str, Any]:
+    """`plan_to_json`'s form of a plan kept by `pack_plan` (any other value as it is)."""
+    if "packed" not in value:
+        return value
+    members, owner = value["members"], value["owner"]
+    assignment: dict[str, list[list[Any]]] = {m: [] for m in members}
+    mine = list(assignment.values())
+    flat = 0
+    for topic, count in zip(value["topics"], value["counts"]):
+        for partition, member in enumerate(owner[flat : flat + count]):
+            if member >= 0:
+                mine[member].append([topic, partition])
+        flat += count
+    return {"assignment": assignment}
+
+
+def _racks_json(group: Group) -> dict[str, Any]:
+    if group.partition_racks is None:
+        return {}
+    return {"partition_racks": {t: [list(r) for r in rows] for t, rows in group.partition_racks.items()}}

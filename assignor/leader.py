@@ -18,19 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from assignor import validate
 from assignor.errors import AssignorError
-from assignor.model import Group, Plan
+from assignor.json_format import group_to_json, pack_group, pack_plan, plan_to_json
+from assignor.model import Claims, Group, Plan
 from assignor.solver.dense import Layout, PlanMemo
 from assignor.strategies import JAVA_STRATEGIES, check_strategy, plan_owners, protocol_of
 from assignor.strategies.java_sticky import JavaStickyAssignor
 from assignor.wire.buffers import Messages
 from assignor.wire.cache import DecodeCache, EncodeCache
-from assignor.wire.columnar import assignments_for, encode_assignments, read_join_group
+from assignor.wire.columnar import Roster, assignments_for, encode_assignments, read_join_group
 
 __all__ = ["LeaderCache", "SyncResult", "sync"]
 
@@ -70,23 +72,67 @@ class LeaderCache:
             self.decode, self.encode, self.plans = DecodeCache(), EncodeCache(), PlanMemo()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SyncResult:
-    group: Group  # what the members said, as the core sees it
-    plan: Plan
+    """One rebalance as the leader planned it: each member's SyncGroup bytes (`assignments`),
+    and the group and plan behind them.
+
+    `group` (what the members said, as the core sees it) and `plan` are made on first use: with
+    every member's owned partitions and every assigned partition a Python tuple, they cost a
+    leader that only sends the bytes more than the planning did. What a leader keeps instead,
+    it can keep packed (`packed_json`).
+    """
+
     assignments: dict[str, bytes]  # member id -> ConsumerProtocolAssignment bytes
-    # The plan as dense arrays (our strategies): the layout and each flat partition's owner.
+    #: The group as planned; with `owned` given, its members' own ``owned`` are empty.
+    planned: Group
+    #: Every member's claims as columns (member index in ``planned.members`` order), as read.
+    owned: Claims | None
+    #: The plan as dense arrays (our strategies): the layout and each flat partition's owner.
     layout: Layout | None = None
     owner: np.ndarray | None = None
+    protocol: str = ""
+    #: The plan, when it was made as objects (the Java-faithful strategies).
+    given_plan: Plan | None = None
+
+    @cached_property
+    def group(self) -> Group:
+        if self.owned is None:
+            return self.planned
+        members = Roster(list(self.planned.members), self.owned).owning()
+        return Group.assembled(self.planned.topics, members, self.planned.partition_racks)
+
+    @cached_property
+    def plan(self) -> Plan:
+        if self.layout is not None and self.owner is not None:
+            return Plan(self.protocol, self.layout.assignment(self.owner))
+        if self.given_plan is None:
+            raise ValueError("a SyncResult holds its plan, or the layout and owners it is made from")
+        return self.given_plan
 
     def report(self) -> dict[str, Any]:
         """The oracle's report of this plan (`validate.report`), from the dense arrays when
         they can give it (`validate.report_of_layout`)."""
         if self.layout is not None and self.owner is not None:
-            found = validate.report_of_layout(self.group, self.layout, self.owner, self.plan.strategy)
+            found = None
+            if self.owned is not None:
+                found = validate.report_of_layout(self.planned, self.layout, self.owner, self.protocol, self.owned)
+            if found is None:  # (dropped claims are named from the members' own claims)
+                found = validate.report_of_layout(self.group, self.layout, self.owner, self.protocol)
             if found is not None:
                 return found
         return validate.report(self.group, self.plan)
+
+    def packed_json(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The group and the plan as JSON to keep: packed from the columns and arrays when the
+        plan has them (`json_format.pack_group`, `pack_plan`: a list of numbers in place of a
+        pair per partition), else `group_to_json` and `plan_to_json`'s forms.
+        `json_format.unpack_group` / `unpack_plan` give those forms back from either."""
+        if self.owned is None or self.layout is None or self.owner is None:
+            return group_to_json(self.group), plan_to_json(self.plan)
+        layout = self.layout
+        return (pack_group(self.planned, self.owned),
+                pack_plan(layout.topics, layout.counts, [m.id for m in layout.members], self.owner))
 
 
 def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
@@ -121,15 +167,18 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     cache = LeaderCache() if cache is None else cache
     # Every member's metadata at once (the columnar path), planned on the claims as columns.
     roster = read_join_group(list(metadata), Messages.of_members(metadata), protocol, cache.decode)
-    group = Group(topics=topics, members=roster.owning(), partition_racks=partition_racks)
+    # The members as planned own nothing themselves: their claims stay in columns (`build`
+    # reads those), and become tuples only if the caller asks for `SyncResult.group`.
+    planned = Group(topics=topics, members=roster.members, partition_racks=partition_racks)
     if strategy in JAVA_STRATEGIES:
+        group = Group.assembled(planned.topics, roster.owning(), planned.partition_racks)
         return _sync_as_java(protocol, strategy, generation, group, cache)
-    layout, owner = plan_owners(protocol, group, roster.claims, cache.plans)
+    layout, owner = plan_owners(protocol, planned, roster.claims, cache.plans)
     messages = encode_assignments(layout.owned_claims(owner), len(layout.members), protocol, generation,
                                   cache=cache.encode)
     cache.settle()
-    plan = Plan(protocol, layout.assignment(owner))
-    return SyncResult(group, plan, dict(zip([m.id for m in layout.members], messages.messages())), layout, owner)
+    return SyncResult(dict(zip([m.id for m in layout.members], messages.messages())), planned, roster.claims,
+                      layout, owner, protocol)
 
 
 def _sync_as_java(protocol: str, strategy: str, generation: int, group: Group, cache: LeaderCache) -> SyncResult:
@@ -139,4 +188,5 @@ def _sync_as_java(protocol: str, strategy: str, generation: int, group: Group, c
         leader = cache.java[strategy] = JavaStickyAssignor(cooperative=protocol == "cooperative-sticky")
     plan = leader.assign(group)
     cache.settle()
-    return SyncResult(group, plan, assignments_for(plan, protocol, generation, as_java=True))
+    return SyncResult(assignments_for(plan, protocol, generation, as_java=True), group, None, protocol=protocol,
+                      given_plan=plan)

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from assignor._arrays import gc_paused
-from assignor.model import Group, Plan, TopicPartition
+from assignor._arrays import gc_paused, run_starts
+from assignor.model import Claims, Group, Plan, TopicPartition
 from assignor.solver import claims, dense, racks
 from assignor.solver.dense import Layout
 
@@ -179,19 +179,27 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
     return result
 
 
-def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: str) -> dict[str, Any] | None:
+def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: str,
+                     owned: Claims | None = None) -> dict[str, Any] | None:
     """`report` of a plan made on dense arrays (`layout` and the `owner` of each flat partition,
     as `assignor.strategies.plan_owners` returns them, for `group` with its members' claims),
     from those arrays: a leader measures its plan without a Python step per partition.
 
+    `owned`: the members' claims as columns (member index in ``group.members`` order), when the
+    caller read them so (`assignor.leader.sync`); the members' own ``owned`` are then not read.
+
     None wherever the answer could differ from `report`'s (any error to name, racks, claims of
     odd types): the caller then runs `report`. Claims some member gave up are summarised by
-    `report`'s own rules (`claims.settle`), only when there are any. A property test holds this
-    to `report` on random groups and plans.
+    `report`'s own rules (`claims.settle`), only when there are any, and only from the members'
+    ``owned`` (with `owned` given, None then). A property test holds this to `report` on random
+    groups and plans.
     """
-    if group.partition_racks or any(not set(map(type, m.owned)) <= {TopicPartition} for m in group.members):
+    if group.partition_racks:
         return None
-    if len(layout.claims[0]) != sum(len(m.owned) for m in group.members):
+    if owned is None and any(not set(map(type, m.owned)) <= {TopicPartition} for m in group.members):
+        return None
+    claimed = len(owned.member) if owned is not None else sum(len(m.owned) for m in group.members)
+    if len(layout.claims[0]) != claimed:
         return None  # a layout that did not read every claim (range and roundrobin read none)
     topics, members = len(layout.topics), len(layout.members)
     topic_of = layout.topic_of_flat()
@@ -225,8 +233,13 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
     kept = int((assigned & (layout.prev_owner == owner)).sum())
     winners = int((layout.prev_owner >= 0).sum())
     # Every distinct claim either made its member the previous owner or was dropped.
-    distinct = sum(len(dict.fromkeys(m.owned)) for m in group.members)
-    dropped = {"count": 0, "by_reason": {}} if distinct == winners else _dropped_summary(claims.settle(group).dropped)
+    distinct = _distinct_claims(owned) if owned is not None else sum(len(dict.fromkeys(m.owned)) for m in group.members)
+    if distinct == winners:
+        dropped: dict[str, Any] = {"count": 0, "by_reason": {}}
+    elif owned is None:
+        dropped = _dropped_summary(claims.settle(group).dropped)
+    else:
+        return None  # the reasons are read from the members' claims: the caller has them
     balanced = True
     if members and int(loads.max()) - int(loads.min()) > 1:
         lowest_of_subscription = np.full(len(layout.distinct), np.iinfo(np.int64).max)
@@ -244,6 +257,14 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
         "moved": winners - kept, "kept": kept, "revoking": int(revoking.sum()), "rack_local": 0,
         "rack_locality": None, "unsafe_handovers": 0, "dropped_claims": dropped, "flags": flags,
     }
+
+
+def _distinct_claims(owned: Claims) -> int:
+    """How many distinct (member, topic, partition) claims the columns hold."""
+    if not len(owned.member):
+        return 0
+    order = np.lexsort((owned.partition, owned.topic, owned.member))
+    return int(run_starts(owned.member[order], owned.topic[order], owned.partition[order]).sum())
 
 
 def dropped_claims(group: Group, first: int = 5) -> dict[str, Any]:

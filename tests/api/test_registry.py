@@ -47,6 +47,24 @@ def test_generations_round_trip_and_a_retry_replaces_its_row(location):
     assert registry.latest("missing") is None and registry.history("missing") == []
 
 
+def test_a_generation_kept_packed_reads_back_in_the_documented_forms(location):
+    """Syncs keep the group and plan packed (`SyncResult.packed_json`); `latest` unpacks them,
+    and rows written in the documented forms read back as they were."""
+    from assignor import TopicPartition, protocol
+    from assignor.json_format import group_to_json, plan_to_json
+    from assignor.leader import sync
+
+    mine = protocol.encode_sticky_user_data([TopicPartition("t", 1)], 1)
+    metadata = {"a": protocol.encode_subscription(protocol.Subscription(["t"], mine)),
+                "b": protocol.encode_subscription(protocol.Subscription(["t"]))}
+    result = sync("sticky", 2, {"t": 3}, metadata)
+    registry = open_registry(location)
+    registry.record("g", 2, "sticky", *result.packed_json(), metrics(0))
+    latest = registry.latest("g")
+    assert latest["state"] == group_to_json(result.group) and latest["plan"] == plan_to_json(result.plan)
+    assert latest["state"]["members"][0]["owned"] == [["t", 1]]
+
+
 def test_a_failed_write_leaves_nothing_behind(location):
     registry = open_registry(location)
     registry.record("g", 1, "range", STATE, PLAN, metrics(0))

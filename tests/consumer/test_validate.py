@@ -3,10 +3,13 @@ plan with nothing wrong, and the plain check that names each problem partition b
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, validate
+from assignor.json_format import group_to_json, plan_to_json, unpack_group, unpack_plan
 from assignor.strategies import assign, plan_owners
 
 TOPICS = ["a", "b", "c"]
@@ -97,4 +100,36 @@ def test_a_leaders_report_is_the_oracles(group, protocol_name):
                                                  generation)
         metadata[m.id] = protocol.encode_subscription(subscription)
     result = sync(protocol_name, 3, group.topics, metadata)
+    assert result.report() == validate.report(result.group, result.plan)
+    # What a leader keeps of the generation, packed, reads back as the documented forms.
+    state, plan = result.packed_json()
+    assert "packed" in state and "packed" in plan
+    assert json.loads(json.dumps(unpack_group(state))) == group_to_json(result.group)
+    assert unpack_plan(json.loads(json.dumps(plan))) == plan_to_json(result.plan)
+
+
+def test_a_generation_with_racks_is_kept_packed_and_read_back_whole():
+    from assignor import protocol
+    from assignor.leader import sync
+
+    mine = protocol.encode_sticky_user_data([TopicPartition("t0", 1), TopicPartition("gone", 0)], 1)
+    metadata = {"a": protocol.encode_subscription(protocol.Subscription(["t0"], mine, rack_id="r1")),
+                "b": protocol.encode_subscription(protocol.Subscription(["t0"], rack_id="r2"))}
+    result = sync("sticky", 2, {"t0": 2}, metadata, partition_racks={"t0": [["r1"], ["r2"]]})
+    state, plan = result.packed_json()
+    assert "packed" in state and state["partition_racks"] == {"t0": [["r1"], ["r2"]]}
+    assert (unpack_group(state), unpack_plan(plan)) == (group_to_json(result.group), plan_to_json(result.plan))
+    assert result.report() == validate.report(result.group, result.plan)
+
+
+def test_a_java_leaders_generation_is_kept_in_the_documented_forms():
+    """A Java-faithful plan is made as objects: nothing to pack, and unpacking leaves it be."""
+    from assignor import protocol
+    from assignor.leader import sync
+
+    metadata = {m: protocol.encode_subscription(protocol.Subscription(["t0", "t1"])) for m in ("a", "b")}
+    result = sync("sticky", 1, {"t0": 3, "t1": 2}, metadata, strategy="java-sticky")
+    state, plan = result.packed_json()
+    assert (state, plan) == (group_to_json(result.group), plan_to_json(result.plan))
+    assert (unpack_group(state), unpack_plan(plan)) == (state, plan)
     assert result.report() == validate.report(result.group, result.plan)
