@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import BaseModel
@@ -24,12 +24,12 @@ from api.protocol_io import b64, unb64
 from api.registry import Registry, open_registry
 from assignor import validate
 from assignor.errors import AssignorError
-from assignor.json_format import group_from_json, plan_to_columns_json, plan_to_json
+from assignor.json_format import group_from_json, plan_json_of_owners, plan_to_columns_json, plan_to_json
 from assignor.leader import LeaderCache, sync
-from assignor.model import Group
+from assignor.model import Group, Plan
 from assignor.producer.librdkafka import partitions_for_keys_as
-from assignor.protocol import plan_bytes
-from assignor.strategies import assign, protocol_of
+from assignor.protocol import plan_bytes, plan_bytes_of_claims
+from assignor.strategies import JAVA_STRATEGIES, assign, check_strategy, plan_owners, protocol_of
 
 Answer = tuple[int, bytes, dict]
 
@@ -104,20 +104,56 @@ def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) 
         generation = max((m.generation for m in group.members), default=-1) + 1
     elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
         raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
+    check_strategy(strategy)
+    planned = (_planned_as_objects if strategy in JAVA_STRATEGIES else _planned_on_arrays)(group, strategy, generation,
+                                                                                           columns, with_bytes)
+    out = {**planned.assignment, "strategy": strategy, "generation": generation}
+    if planned.encoded is not None:
+        out["members"] = {m: {"assignment_b64": b64(planned.encoded[m]), "user_data_b64": b64(planned.user_data.get(m))}
+                          for m in planned.members}
+    out.update(metrics=planned.report, plan_seconds=planned.seconds)
+    return out, {"strategy": strategy, "partitions": planned.report["partitions"], "seconds": planned.seconds}
+
+
+class Planned(NamedTuple):
+    """One plan as `/v1/plans` answers it: the assignment in the asked form, each member's
+    bytes (None when not asked for) and the oracle's report."""
+
+    members: list[str]
+    assignment: dict[str, Any]
+    encoded: dict[str, bytes] | None
+    user_data: dict[str, bytes]
+    report: dict[str, Any]
+    seconds: float  # planning alone
+
+
+def _planned_on_arrays(group: Group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> Planned:
+    """Our strategies plan on arrays, and the answer is written from them: no TopicPartition
+    per partition made, read back and written again. `_planned_as_objects` is the reference
+    (a property test holds the two to one answer)."""
+    started = time.perf_counter()
+    layout, owner = plan_owners(strategy, group)
+    seconds = time.perf_counter() - started
+    members = [m.id for m in layout.members]
+    report = validate.report_of_layout(group, layout, owner, strategy)
+    if report is None:
+        report = validate.report(group, Plan(strategy, layout.assignment(owner)))
+    encoded, user_data = plan_bytes_of_claims(layout.owned_claims(owner), members, strategy, generation) \
+        if with_bytes else (None, {})
+    return Planned(members, plan_json_of_owners(layout.topics, layout.counts, members, owner, columns), encoded,
+                   user_data, report, seconds)
+
+
+def _planned_as_objects(group: Group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> Planned:
+    """The answer from the strategy's `Plan`: for the Java-faithful strategies (Java's order,
+    the bytes of their protocol as a Java leader writes them)."""
     started = time.perf_counter()
     result = assign(strategy, group)
     seconds = time.perf_counter() - started
-    report = validate.report(group, result)
-    out = {**(plan_to_columns_json(result) if columns else plan_to_json(result)), "strategy": strategy,
-           "generation": generation}
-    if with_bytes:
-        # The bytes of the strategy's protocol; a Java-faithful strategy's as a Java leader writes them.
-        wire = protocol_of(strategy)
-        encoded, user_data = plan_bytes(result, wire, generation, as_java=wire != strategy)
-        out["members"] = {m: {"assignment_b64": b64(encoded[m]), "user_data_b64": b64(user_data.get(m))}
-                          for m in result.assignment}
-    out.update(metrics=report, plan_seconds=seconds)
-    return out, {"strategy": strategy, "partitions": report["partitions"], "seconds": seconds}
+    wire = protocol_of(strategy)
+    encoded, user_data = plan_bytes(result, wire, generation, as_java=wire != strategy) if with_bytes else (None, {})
+    return Planned(list(result.assignment), plan_to_columns_json(result) if columns else plan_to_json(result),
+                   encoded, user_data, validate.report(group, result), seconds)
 
 
 def partitions(body: bytes) -> Answer:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from assignor._arrays import gc_paused
+from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import InvalidGroupError
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 
@@ -189,16 +189,35 @@ def unpack_plan(value: dict[str, Any]) -> dict[str, Any]:
     """`plan_to_json`'s form of a plan kept by `pack_plan` (any other value as it is)."""
     if "packed" not in value:
         return value
-    members, owner = value["members"], value["owner"]
-    assignment: dict[str, list[list[Any]]] = {m: [] for m in members}
-    mine = list(assignment.values())
-    flat = 0
-    for topic, count in zip(value["topics"], value["counts"]):
-        for partition, member in enumerate(owner[flat : flat + count]):
-            if member >= 0:
-                mine[member].append([topic, partition])
-        flat += count
-    return {"assignment": assignment}
+    return plan_json_of_owners(value["topics"], value["counts"], value["members"],
+                               np.asarray(value["owner"], dtype=np.int64))
+
+
+def plan_json_of_owners(topics: Sequence[str], counts: Iterable[int], members: Sequence[str], owner: np.ndarray,
+                        columns: bool = False) -> dict[str, Any]:
+    """`plan_to_json` (with `columns`, `plan_to_columns_json`) of the plan `pack_plan` describes,
+    whose members hold their partitions in flat order, from its arrays: no TopicPartition made
+    on the way."""
+    counts = np.asarray(list(counts), dtype=np.int64)
+    flats = np.flatnonzero(owner >= 0)
+    by_member = flats[stable_order(owner[flats])]
+    holder = owner[by_member]
+    bounds = np.searchsorted(holder, np.arange(len(members) + 1)).tolist()
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    topic = np.repeat(np.arange(len(counts)), counts)[by_member]
+    partitions = (by_member - offsets[topic]).tolist()
+    with gc_paused():  # a large plan's pairs are a million small lists; nothing cyclic is made
+        if not columns:
+            names = np.array(list(topics) or [""], dtype=object)[topic].tolist()
+            pairs = list(map(list, zip(names, partitions)))
+            return {"assignment": {m: pairs[bounds[i] : bounds[i + 1]] for i, m in enumerate(members)}}
+        out: dict[str, dict[str, list[int]]] = {m: {} for m in members}
+        mine = list(out.values())
+        starts = np.flatnonzero(run_starts(holder, topic))  # one run per member and topic
+        ends = [*starts[1:].tolist(), len(partitions)]
+        for start, end, member, t in zip(starts.tolist(), ends, holder[starts].tolist(), topic[starts].tolist()):
+            mine[member][topics[t]] = partitions[start:end]
+        return {"assignment": out}
 
 
 def _racks_json(group: Group) -> dict[str, Any]:

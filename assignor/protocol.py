@@ -6,9 +6,9 @@ This module gathers the public names of `assignor.wire` in one place:
   `Subscription`, `Assignment`, `StickyUserData`, ``encode_``/``decode_`` of each, and
   `member_from_metadata`;
 - the columnar API, a whole group at once (`assignor.wire.columnar`): `Messages`, `Roster`,
-  `read_join_group`, `encode_join_group`, `encode_assignments`, `read_assignments`, and over
-  plain objects `members_from_metadata`, `assignments_for` and `user_data_for` (both at once:
-  `plan_bytes`);
+  `read_join_group`, `encode_join_group`, `encode_assignments` (with the next user data:
+  `plan_bytes_of_claims`), `read_assignments`, and over plain objects `members_from_metadata`,
+  `assignments_for` and `user_data_for` (both at once: `plan_bytes`);
 - the caches a leader keeps across rebalances (`DecodeCache`, `EncodeCache`) and
   `ProtocolError`.
 
@@ -32,6 +32,7 @@ from assignor.wire.columnar import (
     encode_join_group,
     members_from_metadata,
     plan_bytes,
+    plan_bytes_of_claims,
     read_assignments,
     read_join_group,
     user_data_for,
@@ -76,6 +77,7 @@ __all__ = [
     "member_from_metadata",
     "members_from_metadata",
     "plan_bytes",
+    "plan_bytes_of_claims",
     "read_assignments",
     "read_join_group",
     "user_data_for",

@@ -516,6 +516,19 @@ def plan_bytes(plan: Plan, protocol_name: str, generation: int, version: int = H
     return assignments, dict(zip(members, user_data.messages()))
 
 
+def plan_bytes_of_claims(assigned: Claims, members: Sequence[str], protocol_name: str, generation: int,
+                         version: int = HIGHEST_VERSION, cache: EncodeCache | None = None
+                         ) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """`plan_bytes` of a plan given as columns (`assigned`, member index into `members`, each
+    member's partitions in the order given), as a leader that planned on arrays has it: no
+    tuple per partition read. A property test holds it to `plan_bytes`."""
+    joined, carried = _assignments_of_claims(assigned, len(members), protocol_name, generation, version, cache)
+    assignments = dict(zip(members, joined.messages()))
+    if carried is None:
+        return assignments, _other_user_data(list(members), protocol_name, generation)
+    return assignments, dict(zip(members, carried.messages()))
+
+
 def _plan_columns(plan: Plan, field: str) -> tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]]:
     """The plan's members and its partitions as columns (`tp_columns_of`), every value checked."""
     members = list(plan.assignment)
@@ -605,11 +618,17 @@ def encode_assignments(assigned: Claims, members: int, protocol_name: str, gener
     """`assignments_for` a plan given as columns (`assigned`, member index < `members`; each
     member's partitions in the order given), without a tuple per partition: the assignments
     laid end to end in member order, as `read_assignments` reads them."""
+    return _assignments_of_claims(assigned, members, protocol_name, generation, version, cache)[0]
+
+
+def _assignments_of_claims(assigned: Claims, members: int, protocol_name: str, generation: int, version: int,
+                           cache: EncodeCache | None) -> tuple[Messages, Messages | None]:
+    """`_assignments` of columns in any member order."""
     cache = EncodeCache() if cache is None else cache
     order = stable_order(assigned.member)
     encoded = cache.name_table(assigned.names, "partitions.topic")
     return _assignments(assigned.member[order], assigned.topic[order], assigned.partition[order], encoded,
-                        members, protocol_name, generation, version)[0]
+                        members, protocol_name, generation, version)
 
 
 def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes] | NameTable,

@@ -1,0 +1,70 @@
+"""The planning workers' answers: written from the planner's arrays, held to the answer written
+from the strategy's `Plan` (the reference), on random groups."""
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from api import work
+from api.settings import Settings
+from assignor.json_format import group_from_json, group_to_json
+from tests.consumer.test_validate import claimed_groups
+
+LIMITS = Settings().limits()
+
+
+@settings(max_examples=300, deadline=None)
+@given(claimed_groups(), st.sampled_from(["sticky", "cooperative-sticky", "range", "roundrobin"]),
+       st.booleans(), st.booleans(), st.integers(0, 5))
+def test_a_plan_written_from_arrays_is_the_plans_own_answer(group, strategy, columns, with_bytes, generation):
+    body = orjson.dumps({**group_to_json(group), "strategy": strategy, "generation": generation})
+    status, answer, stats = work.plan(body, LIMITS, columns, with_bytes)
+    assert status == 200, answer
+    got = orjson.loads(answer)
+    reference = work._planned_as_objects(group_from_json(group_to_json(group)), strategy, generation, columns,
+                                         with_bytes)
+    assert orjson.loads(work.dumps(reference.assignment)) == {k: got[k] for k in reference.assignment}
+    assert got["metrics"] == orjson.loads(work.dumps(reference.report))
+    if with_bytes:
+        assert got["members"] == {m: {"assignment_b64": work.b64(reference.encoded[m]),
+                                      "user_data_b64": work.b64(reference.user_data.get(m))}
+                                  for m in reference.members}
+    else:
+        assert "members" not in got
+    assert list(got["assignment"]) == reference.members
+
+
+@pytest.mark.parametrize("strategy", ["java-sticky", "java-cooperative-sticky"])
+def test_java_faithful_plans_are_written_from_their_plan(strategy):
+    body = orjson.dumps({"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}],
+                         "strategy": strategy})
+    status, answer, _ = work.plan(body, LIMITS)
+    assert status == 200 and sorted(orjson.loads(answer)["members"]) == ["a", "b"]
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky", "range", "roundrobin"])
+@pytest.mark.parametrize("columns", [False, True])
+def test_a_large_plan_with_racks_and_owners_is_the_same_either_way(strategy, columns):
+    """A group the size of a small service load (2,000 partitions, 40 members, half of them
+    owning what they held last time), with replica racks on one topic."""
+    from assignor.model import Group, Member
+    from assignor.strategies import assign
+    from assignor.workloads import carry, java_large
+
+    group = java_large("random50", 20, 100, 40)
+    group = carry(group, assign(strategy, group), 1)
+    members = [Member(m.id, m.topics, m.owned, m.generation, rack=f"r{i % 3}") for i, m in enumerate(group.members)]
+    topic = sorted(group.topics)[0]
+    racks = {topic: [[f"r{p % 3}", f"r{(p + 1) % 3}"] for p in range(group.topics[topic])]}
+    group = Group(group.topics, members, racks)
+    body = orjson.dumps({**group_to_json(group), "strategy": strategy})
+    status, answer, _ = work.plan(body, LIMITS, columns)
+    got = orjson.loads(answer)
+    generation = max(m.generation for m in group.members) + 1
+    reference = work._planned_as_objects(group, strategy, generation, columns, True)
+    assert status == 200 and got["generation"] == generation
+    assert {k: got[k] for k in reference.assignment} == orjson.loads(work.dumps(reference.assignment))
+    assert got["metrics"] == orjson.loads(work.dumps(reference.report))
+    assert {m: got["members"][m]["assignment_b64"] for m in reference.members} == {
+        m: work.b64(reference.encoded[m]) for m in reference.members}
