@@ -25,7 +25,8 @@ from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import InvalidGroupError
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 
-__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "plan_to_json", "unpack_group", "unpack_plan"]
+__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "plan_json_of_owners", "plan_to_columns_json",
+           "plan_to_json", "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
 

@@ -881,6 +881,23 @@ def test_plan_bytes_are_the_assignments_and_the_user_data(partition_lists, proto
         protocol.user_data_for(plan, protocol_name, generation))
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
+       st.integers(0, 2**31 - 1))
+def test_plan_bytes_of_claims_are_plan_bytes_of_the_plan(partition_lists, protocol_name, generation):
+    """A plan given as columns (members' blocks in any order, each member's partitions in its
+    order) is written as `plan_bytes` writes the same plan given as objects."""
+    members = [f"m{i}" for i in range(len(partition_lists))]
+    names = sorted({tp.topic for ps in partition_lists for tp in ps})
+    rows = [(i, names.index(tp.topic), tp.partition) for i in reversed(range(len(members)))
+            for tp in partition_lists[i]]
+    member, topic, partition = (np.array(column, dtype=np.int64) for column in zip(*rows)) if rows else (
+        np.zeros(0, dtype=np.int64),) * 3
+    plan = Plan(protocol_name, dict(zip(members, partition_lists)))
+    assert protocol.plan_bytes_of_claims(Claims(member, topic, partition, names), members, protocol_name,
+                                         generation) == protocol.plan_bytes(plan, protocol_name, generation)
+
+
 def _in_sticky_order(partitions: list[TopicPartition]) -> list[TopicPartition]:
     """Grouped by topic in the order Java's sticky user data lists topics."""
     by_topic: dict[str, list[TopicPartition]] = {}
