@@ -182,13 +182,16 @@ def _partitions(body: bytes) -> tuple[dict, dict]:
 # -- POST /v1/groups/{group_id}/sync -------------------------------------------------------------
 
 
-def group_sync(group_id: str, request: dict, limits: dict[str, int], registry_path: str) -> Answer:
-    """`request` is the validated SyncRequest as a dict. The generation is recorded in the
-    registry from here (one transaction), so a large group's state never crosses processes."""
-    return _answer(_group_sync, group_id, request, limits, registry_path)
+def group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_path: str) -> Answer:
+    """`body` is validated here with `SyncRequest`. The generation is recorded in the registry
+    from here (one transaction), so a large group's state never crosses processes."""
+    return _answer(_group_sync, group_id, body, limits, registry_path)
 
 
-def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_path: str) -> tuple[dict, dict]:
+def _group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_path: str) -> tuple[dict, dict]:
+    from api.models import SyncRequest
+
+    request = _validated(SyncRequest, body).model_dump()
     members = request["members"]
     if len(members) > limits["max_members"]:
         raise Rejected(413, f"max_members: {len(members)} members, the limit is {limits['max_members']}")
@@ -215,7 +218,8 @@ def _group_sync(group_id: str, request: dict, limits: dict[str, int], registry_p
     out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
            "assignments": {m: b64(data) for m, data in result.assignments.items()}, "metrics": report}
     return out, {"strategy": request["protocol"] if request.get("strategy") is None else request["strategy"],
-                 "partitions": report["partitions"], "seconds": seconds, "dropped_claims": report["dropped_claims"]}
+                 "partitions": report["partitions"], "seconds": seconds, "dropped_claims": report["dropped_claims"],
+                 "generation": request["generation"]}
 
 
 _registries: dict[str, Registry] = {}
