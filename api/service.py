@@ -53,7 +53,7 @@ class Planner:
             if self.workers > 0:
                 # forkserver: workers start from a clean process, not a fork of a threaded server.
                 context = multiprocessing.get_context("forkserver")
-                self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+                self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=work.start_worker)
             else:
                 self._executor = ThreadPoolExecutor(1)
         return self._executor
@@ -217,19 +217,24 @@ def reply(status: int, payload: bytes) -> Response:
                              headers={"Content-Length": str(len(payload))})
 
 
-def _settings(request: Request) -> Settings:
+# The getters are coroutines: FastAPI runs a plain function dependency in its thread pool, a
+# hand-off to another thread and back (and a GIL contest with the planners' result thread) for
+# every dependency of every request, to read an attribute.
+
+
+async def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def _registry(request: Request) -> Registry:
+async def _registry(request: Request) -> Registry:
     return request.app.state.registry
 
 
-def _planner(request: Request) -> Planner:
+async def _planner(request: Request) -> Planner:
     return request.app.state.planner
 
 
-def _metrics(request: Request) -> Metrics:
+async def _metrics(request: Request) -> Metrics:
     return request.app.state.metrics
 
 
@@ -260,11 +265,11 @@ class GroupLocks:
                 self._held[group_id] = (lock, users - 1)
 
 
-def _group_locks(request: Request) -> GroupLocks:
+async def _group_locks(request: Request) -> GroupLocks:
     return request.app.state.group_locks
 
 
-def _claim_warnings(request: Request) -> ClaimWarnings:
+async def _claim_warnings(request: Request) -> ClaimWarnings:
     return request.app.state.claim_warnings
 
 

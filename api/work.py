@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import time
 from typing import Any, NamedTuple
 
@@ -32,6 +33,17 @@ from assignor.protocol import plan_bytes, plan_bytes_of_claims
 from assignor.strategies import JAVA_STRATEGIES, assign, check_strategy, plan_owners, protocol_of
 
 Answer = tuple[int, bytes, dict]
+
+
+def start_worker() -> None:
+    """A planning process's first step: import what the handlers need, then hide every object
+    that lives as long as the process from the cyclic collector (`gc.freeze`). The modules,
+    numpy's and pydantic's included, are tens of thousands of objects that each full collection
+    would walk again for nothing; a plan of 10,000 partitions allocates enough to set off such
+    collections, and they cost it about 8% (1.7 of 21 ms, in-process)."""
+    import api.models  # noqa: F401  (the sync, partitions and what-if handlers validate with it)
+
+    gc.freeze()
 
 
 def _answer(handler, *args) -> Answer:

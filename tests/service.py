@@ -15,7 +15,8 @@ from tests.broker import free_port
 
 class Service:
     def __init__(self, tmp_path: Path, token: str | None = None, workers: int = 1,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, log: Path | None = None) -> None:
+        """`log`: a file for the service's log (by default it shares the tests' output)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ASSIGNOR_REGISTRY": str(tmp_path / "registry.sqlite3"),
@@ -23,9 +24,13 @@ class Service:
         env.pop("ASSIGNOR_API_TOKEN", None)
         if token:
             env["ASSIGNOR_API_TOKEN"] = token
+        output = None if log is None else log.open("wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", "warning"], env=env, stdin=subprocess.DEVNULL)
+             "--port", str(self.port), "--log-level", "warning"], env=env, stdin=subprocess.DEVNULL,
+            stdout=output, stderr=output)
+        if output is not None:
+            output.close()  # the service holds its own copy
         self._wait_until_healthy(timeout=30)
 
     def _wait_until_healthy(self, timeout: float) -> None:

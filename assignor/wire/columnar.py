@@ -593,7 +593,10 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
         ranked[seen] = [position[t] for t in listed]
     if np.array_equal(ranked, by_first):
         return None
-    return np.lexsort((np.arange(len(member)), ranked[np.searchsorted(cells, pair)], member))
+    # Each cell's place in the answer: its member's first place plus its rank; rows keep their
+    # order within a cell (a stable sort on one key, not three).
+    place = np.searchsorted(cell_member, cell_member, side="left") + ranked
+    return np.argsort(place[np.searchsorted(cells, pair)], kind="stable")
 
 
 def _ranks_within(group: np.ndarray, order: np.ndarray) -> np.ndarray:

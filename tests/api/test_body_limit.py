@@ -85,3 +85,23 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(service):
     assert status.startswith(b"HTTP/1.1 413"), status
     assert sent < 10 * LIMIT
     assert _healthy(service)
+
+
+def test_a_client_that_leaves_mid_body_is_no_error(tmp_path):
+    """A client gone before its body is in (a load tester stopping) leaves no error and no
+    traceback in the service's log, and the service carries on."""
+    log = tmp_path / "service.log"
+    running = Service(tmp_path, workers=1, log=log)
+    try:
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", running.port), timeout=10) as connection:
+                connection.sendall(_head("Content-Length: 100000\r\n") + b'{"topics": {')
+                time.sleep(0.2)  # the route is reading the body when the client leaves
+        time.sleep(0.5)
+        assert _healthy(running)
+        with urllib.request.urlopen(f"{running.url}/metrics", timeout=5) as reply:
+            assert 'status="499"' in reply.read().decode()
+    finally:
+        running.stop()
+    text = log.read_text()
+    assert "Traceback" not in text and "ERROR" not in text, text

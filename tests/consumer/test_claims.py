@@ -1,5 +1,6 @@
 """The strategies' vectorised claim resolution equals the reference rules (assignor.solver.claims)."""
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -97,3 +98,26 @@ def test_dropped_claims_name_each_reason():
         ("m0", ("b", 0)): "not_subscribed", ("m0", ("x", 0)): "unknown_topic", ("m0", ("a", 9)): "no_such_partition",
         ("m0", ("a", 0)): "same_generation_conflict", ("m1", ("a", 0)): "same_generation_conflict",
         ("m0", ("a", 1)): "older_generation"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 6).flatmap(lambda known: st.tuples(
+    st.just(known),
+    st.lists(st.lists(st.sampled_from([f"t{i}" for i in range(known + 2)]), max_size=6).map(tuple),
+             max_size=6, unique=True),
+    st.lists(st.booleans(), min_size=6, max_size=6))))
+def test_topic_indices_are_each_subscriptions_distinct_known_topics(case):
+    """`dense._topic_indices` indexes all new subscriptions (distinct, as `build` passes them)
+    at once; each answer is the plain definition: the indices of its topics the group has,
+    sorted, once each; remembered answers are reused and new ones remembered."""
+    known, subscriptions, remembered = case
+    index = {f"t{i}": i for i in range(known)}
+
+    def plain(topics):
+        return sorted({index[t] for t in topics if t in index})
+
+    memo = {id(s): (s, np.array(plain(s), dtype=np.int64)) for s, keep in zip(subscriptions, remembered) if keep}
+    found = dense._topic_indices(subscriptions, index, memo)
+    assert [f.tolist() for f in found] == [plain(s) for s in subscriptions]
+    assert all(f.dtype == np.int64 for f in found)
+    assert all(memo[id(s)][1] is f for s, f in zip(subscriptions, found))  # new answers remembered
