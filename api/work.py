@@ -24,6 +24,7 @@ from api.errors import Rejected
 from api.protocol_io import b64, unb64
 from api.registry import Registry, open_registry
 from assignor import validate
+from assignor._arrays import gc_paused
 from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, plan_json_of_owners, plan_to_columns_json, plan_to_json
 from assignor.leader import LeaderCache, sync
@@ -47,6 +48,17 @@ def start_worker() -> None:
 
 
 def _answer(handler, *args) -> Answer:
+    """`handler`'s answer, with the cyclic collector paused while it runs. A 10,000-partition
+    plan allocates tens of thousands of containers (the answer's pairs, the members), which set
+    off a dozen young collections that each walk whatever is alive at the time, and nothing of
+    it is cyclic: refcounting frees it all when `_answered` returns, before the collector is
+    back. That saves about 1 ms of a 16 ms plan (in-process, alternating). A request that does
+    make cycles (an exception's traceback) leaves them to the next collection."""
+    with gc_paused():
+        return _answered(handler, *args)
+
+
+def _answered(handler, *args) -> Answer:
     try:
         out, stats = handler(*args)
         return 200, dumps(out), stats

@@ -84,3 +84,13 @@ def test_planning_workers_hide_their_long_lived_objects_from_the_collector():
     finally:
         planner.close()
     assert frozen > 10_000  # the modules, numpy's and pydantic's included
+
+
+def test_handlers_run_with_the_collector_paused():
+    """`work._answer` pauses the cyclic collector for the handler (its containers are acyclic,
+    freed by refcounting) and restores it after."""
+    import gc
+
+    status, answer, _ = work._answer(lambda: ({"collecting": gc.isenabled()}, {}))
+    assert (status, orjson.loads(answer)) == (200, {"collecting": False})
+    assert gc.isenabled()
