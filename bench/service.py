@@ -151,7 +151,8 @@ def run(seconds: int = 30, connections: int = 32, soak_seconds: int = 60) -> dic
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _post(url: str, path: str, body: bytes, timeout: float = 600) -> tuple[int, bytes]:
+def _post(url: str, path: str, body: bytes | None, timeout: float = 600) -> tuple[int, bytes]:
+    """POST `body` (GET when None)."""
     request = urllib.request.Request(url + path, body, {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as reply:
@@ -160,7 +161,7 @@ def _post(url: str, path: str, body: bytes, timeout: float = 600) -> tuple[int, 
         return error.code, error.read()
 
 
-def _timed(url: str, path: str, body: bytes) -> tuple[float, bytes, float]:
+def _timed(url: str, path: str, body: bytes | None) -> tuple[float, bytes, float]:
     """One request timed to the last byte of its answer (parsing it is the client's business),
     and the worst /healthz wait meanwhile."""
     sampler = _Sampler(url)
@@ -189,14 +190,17 @@ def _stalls(url: str) -> dict[str, dict[str, float]]:
             "keys": [f"user-{i}" for i in range(1_000_000)], "partitions": 64, "partitioner": "fnv1a"}),
         "POST /v1/protocol/decode (1,000,000-partition assignment)": ("/v1/protocol/decode", {
             "type": "assignment", "data_b64": assignment}),
+        "POST /v1/protocol/encode (1,000,000-partition assignment)": ("/v1/protocol/encode", {
+            "type": "assignment", "version": 3, "value": {"partitions": [list(tp) for tp in million]}}),
         "POST /v1/whatif (100,000 / 1,000, rolling restart of 10, sticky)": ("/v1/whatif", {
             "group": whatif_group, "events": ["member_leave:" + m["id"] for m in whatif_group["members"][:10]],
             "strategies": ["sticky"]}),
         "POST /v1/groups/{id}/sync (1,000,000 / 2,000)": ("/v1/groups/big/sync", _sync_body(2000, 500, 2000, 1)),
+        "GET /v1/groups/{id} (that group read back)": ("/v1/groups/big", None),
     }
     out = {}
     for label, (path, body) in requests.items():
-        seconds, _answer, worst = _timed(url, path, json.dumps(body).encode())
+        seconds, _answer, worst = _timed(url, path, None if body is None else json.dumps(body).encode())
         out[label] = {"seconds": seconds, "healthz_worst_ms": worst}
     return out
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request, Response
-from fastapi.concurrency import run_in_threadpool
+from fastapi import APIRouter, Request, Response
 
 from api import work
 from api.models import SyncRequest
@@ -13,7 +12,6 @@ from api.service import (
     GroupLocksDep,
     MetricsDep,
     PlannerDep,
-    RegistryDep,
     SettingsDep,
     documented_body,
     reply,
@@ -41,25 +39,24 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
     return reply(status, payload)
 
 
+# The registry is read, and its answers written, by a planning worker: a large group's plan is
+# megabytes of JSON, and the list has a row for every group that ever synced.
 @router.get("/groups")
-async def groups(registry: RegistryDep) -> dict:
+async def groups(planner: PlannerDep, settings: SettingsDep) -> Response:
     """Registered groups: latest generation and how many were recorded."""
-    return {"groups": await run_in_threadpool(registry.groups)}
+    status, payload, _stats = await planner.run(work.registered_groups, settings.registry)
+    return reply(status, payload)
 
 
 @router.get("/groups/{group_id}", responses=NOT_FOUND)
-async def group(group_id: str, registry: RegistryDep) -> dict:
+async def group(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
     """The latest recorded state (members as they joined) and plan of a group."""
-    latest = await run_in_threadpool(registry.latest, group_id)
-    if latest is None:
-        raise HTTPException(404, f"no group {group_id!r} in the registry")
-    return latest
+    status, payload, _stats = await planner.run(work.registered, group_id, settings.registry)
+    return reply(status, payload)
 
 
 @router.get("/groups/{group_id}/history", responses=NOT_FOUND)
-async def history(group_id: str, registry: RegistryDep) -> dict:
+async def history(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
     """One row per recorded generation: members, partitions moved, balance score."""
-    rows = await run_in_threadpool(registry.history, group_id)
-    if not rows:
-        raise HTTPException(404, f"no group {group_id!r} in the registry")
-    return {"group_id": group_id, "generations": rows}
+    status, payload, _stats = await planner.run(work.registered_history, group_id, settings.registry)
+    return reply(status, payload)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from api import work
 from api.models import SimulationRequest
-from api.service import PlannerDep, SettingsDep, reply
+from api.service import PlannerDep, SettingsDep, documented_body, reply
 
 router = APIRouter(tags=["partitioning"])
 
 
-@router.post("/simulations")
-async def simulations(body: SimulationRequest, planner: PlannerDep, settings: SettingsDep) -> Response:
+# The body is small when valid, but a hostile one can be any size up to the body limit: a planning
+# worker parses and validates it (with `SimulationRequest`), as every other body.
+@router.post("/simulations", openapi_extra=documented_body(SimulationRequest))
+async def simulations(request: Request, planner: PlannerDep, settings: SettingsDep) -> Response:
     """Run the producer simulator: a preset (``kip794-series1``, ``kip794-series2``,
     ``kip480``), optionally shortened to ``records``, or up to 8 runs of your own. Each run
     reports throughput, latency percentiles, bytes and batches per broker, and a timeline."""
-    status, payload, _stats = await planner.run(work.simulation, body.model_dump(), settings.limits())
+    status, payload, _stats = await planner.run(work.simulation, await request.body(), settings.limits())
     return reply(status, payload)

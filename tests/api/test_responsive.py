@@ -4,6 +4,7 @@ planning workers, not on the event loop. A reduced-size regression of the benchm
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import threading
@@ -12,6 +13,10 @@ import urllib.request
 
 import pytest
 
+from assignor.json_format import group_to_json
+from assignor.model import TopicPartition
+from assignor.protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from assignor.workloads import java_large
 from tests.service import Service
 
 pytestmark = pytest.mark.integration
@@ -68,22 +73,18 @@ def _heavy_requests() -> dict[str, tuple[str, dict]]:
     """A reduced heavy request of every other endpoint whose cost grows with its input: each
     takes 0.4 s or more of CPU (on this project's 2-core machine), which on the event loop would
     be the worst wait (each fails this test there: tried)."""
-    import base64
-
-    from assignor.json_format import group_to_json
-    from assignor.model import TopicPartition
-    from assignor.protocol import Assignment, Subscription, encode_assignment, encode_subscription
-    from assignor.workloads import java_large
-
     plan_group = group_to_json(java_large("uniform", 250, 2000, 1000))
     whatif_group = group_to_json(java_large("uniform", 100, 1000, 400))
-    assignment = encode_assignment(Assignment([TopicPartition(f"t{i % 100}", i // 100) for i in range(400_000)]))
+    partitions = [TopicPartition(f"t{i % 100}", i // 100) for i in range(400_000)]
+    assignment = encode_assignment(Assignment(partitions))
     topics = [f"t{i:03d}" for i in range(500)]
     metadata = base64.b64encode(encode_subscription(Subscription(topics))).decode()
     return {
         "plans": ("/v1/plans", {**plan_group, "strategy": "sticky"}),
         "protocol-decode": ("/v1/protocol/decode", {"type": "assignment",
                                                     "data_b64": base64.b64encode(assignment).decode()}),
+        "protocol-encode": ("/v1/protocol/encode", {"type": "assignment", "version": 3, "value": {
+            "partitions": [list(tp) for tp in partitions]}}),
         "whatif": ("/v1/whatif", {"group": whatif_group, "strategies": ["sticky"],
                                   "events": ["member_leave:" + m["id"] for m in whatif_group["members"][:10]]}),
         "sync": ("/v1/groups/responsive/sync", {
@@ -92,12 +93,33 @@ def _heavy_requests() -> dict[str, tuple[str, dict]]:
     }
 
 
-@pytest.mark.parametrize("endpoint", ["plans", "protocol-decode", "whatif", "sync"])
+@pytest.mark.parametrize("endpoint", ["plans", "protocol-decode", "protocol-encode", "whatif", "sync"])
 def test_healthz_answers_while_a_heavy_request_runs(service, endpoint):
     path, request = _heavy_requests()[endpoint]
     body = json.dumps(request).encode()
     worst, polls = _worst_healthz_while(service, lambda: _post(f"{service.url}{path}", body))
     assert polls >= 3 and worst < 0.25, (worst, polls)
+
+
+def test_healthz_answers_while_a_large_group_is_read_back(service):
+    """``GET /v1/groups/{id}`` of a group at the partition limit (2,000,000): 40 MB of JSON to
+    write (0.4 s on the event loop before)."""
+    _path, request = _heavy_requests()["sync"]
+    topics = {f"t{i:04d}": {"partitions": 2000} for i in range(1000)}
+    metadata = base64.b64encode(encode_subscription(Subscription(list(topics)))).decode()
+    members = [{**m, "metadata_b64": metadata} for m in request["members"]]
+    body = json.dumps({**request, "topics": topics, "members": members}).encode()
+    assert _post(f"{service.url}/v1/groups/read-back/sync", body) == 200
+
+    answer = []
+
+    def read() -> None:  # parsed after: parsing holds this process's interpreter, the poller's too
+        with urllib.request.urlopen(f"{service.url}/v1/groups/read-back", timeout=120) as reply:
+            answer.append(reply.read())
+
+    worst, polls = _worst_healthz_while(service, read)
+    assert polls >= 3 and worst < 0.25, (worst, polls)
+    assert len(json.loads(answer[0])["plan"]["assignment"]) == 2000
 
 
 def test_partitions_answers_match_the_per_key_partitioner(service):
