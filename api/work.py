@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import gc
+import os
+import tempfile
 import time
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import orjson
@@ -34,6 +38,54 @@ from assignor.protocol import plan_bytes, plan_bytes_of_claims
 from assignor.strategies import JAVA_STRATEGIES, assign, check_strategy, plan_owners, protocol_of
 
 Answer = tuple[int, bytes, dict]
+
+
+class Spooled(NamedTuple):
+    """A request body or an answer in a file, handed between the service's process and a
+    planning process instead of the bytes (`handed_over`)."""
+
+    path: str
+    size: int
+
+
+#: Bodies and answers larger than this cross processes as files (`handed_over`).
+SPOOL_BYTES = 8 << 20
+
+
+def handed_over(function: Callable[..., Answer], *args: Any) -> tuple[int, bytes | Spooled, dict]:
+    """`function(*args)` as the planning pool runs it, with large bodies and answers in files:
+    a `Spooled` argument is read here, and an answer larger than `SPOOL_BYTES` is written to a
+    file whose path goes back instead. Bytes cross processes pickled, and the service's process
+    copies them whole with the interpreter held, which the event loop waits for: joining and
+    pickling a 40 MB body held it 75 ms, reading and unpickling a 140 MB plan 190 ms. A file
+    is written and read there a megabyte at a time (`api.service.read_body`, `reply`)."""
+    status, payload, stats = function(*(_read(a) if isinstance(a, Spooled) else a for a in args))
+    if len(payload) <= SPOOL_BYTES:
+        return status, payload, stats
+    with spool_file() as file:
+        file.write(payload)
+    return status, Spooled(file.name, len(payload)), stats
+
+
+def spool_file() -> Any:
+    """A new file for `Spooled` data, in memory (/dev/shm) where there is one; the caller
+    removes it (`discard`)."""
+    shared = "/dev/shm"
+    where = shared if os.path.isdir(shared) and os.access(shared, os.W_OK) else tempfile.gettempdir()
+    return tempfile.NamedTemporaryFile(dir=where, prefix="kafka-sticky-assignor-", suffix=".json", delete=False)
+
+
+def _read(spooled: Spooled) -> bytes:
+    with open(spooled.path, "rb") as file:
+        return file.read()
+
+
+def discard(*values: Any) -> None:
+    """Remove the file of each `Spooled` among `values` (already gone is fine)."""
+    for value in values:
+        if isinstance(value, Spooled):
+            with contextlib.suppress(OSError):
+                os.unlink(value.path)
 
 
 def start_worker() -> None:

@@ -240,7 +240,7 @@ def _service_rows() -> None:
         print(f"{label} | {row[f'big_{form}_mb']:.1f} MB | {row[f'big_{form}_seconds']:.2f} | "
               f"{row[f'big_{form}_valid']} | {row[f'big_{form}_healthz_worst_ms']:.1f}", flush=True)
     print()
-    print("heavy request (each endpoint) | seconds | /healthz worst ms", flush=True)
+    print("heaviest request (each endpoint, at the limits) | seconds | /healthz worst ms", flush=True)
     for label, figures in row["stalls"].items():
         print(f"{label} | {figures['seconds']:.2f} | {figures['healthz_worst_ms']:.1f}", flush=True)
     print()

@@ -4,8 +4,8 @@
    2 threads); a sampler calls ``/healthz`` every 20 ms on its own connection meanwhile.
 2. One 1,000,000-partition / 2,000-member plan, timed to the last byte of the answer, in the
    default form and as ``?format=columns&bytes=false``.
-3. The worst ``/healthz`` wait while the heaviest request of each endpoint runs (a stall shows
-   as the worst wait, not a mean).
+3. The worst ``/healthz`` wait while the heaviest request of each endpoint runs, at the service's
+   limits (a stall shows as the worst wait, not a mean).
 4. ``/v1/groups/{id}/sync`` of 100 members / 10,000 partitions, one generation after another
    on one kept-alive connection, as a leader holds it.
 5. Soak: 1,000 distinct groups syncing for 60 s: answers that are not 200, and the resident
@@ -30,6 +30,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -176,31 +177,45 @@ def _timed(url: str, path: str, body: bytes | None) -> tuple[float, bytes, float
 
 
 def _stalls(url: str) -> dict[str, dict[str, float]]:
-    """The worst /healthz wait while a heavy request of each endpoint runs."""
+    """The worst /healthz wait while the heaviest request of each endpoint runs: at the service's
+    limits (2,000,000 partitions, 10,000 members, 1,000,000 keys, a 64 MiB body), except what-if,
+    whose cost is per event (its body and answer are far below the limits)."""
+    import numpy as np
+
     from assignor.json_format import group_to_json
-    from assignor.model import TopicPartition
-    from assignor.protocol import Assignment, encode_assignment
+    from assignor.model import Claims
+    from assignor.protocol import encode_assignments
     from assignor.workloads import java_large
 
-    million = [TopicPartition(f"t{i % 500:03d}", i // 500) for i in range(1_000_000)]
-    assignment = base64.b64encode(encode_assignment(Assignment(million))).decode()
-    whatif_group = group_to_json(java_large("uniform", 100, 1000, 1000))
-    requests = {
-        "POST /v1/partitions (1,000,000 keys, fnv1a)": ("/v1/partitions", {
-            "keys": [f"user-{i}" for i in range(1_000_000)], "partitions": 64, "partitioner": "fnv1a"}),
-        "POST /v1/protocol/decode (1,000,000-partition assignment)": ("/v1/protocol/decode", {
-            "type": "assignment", "data_b64": assignment}),
-        "POST /v1/protocol/encode (1,000,000-partition assignment)": ("/v1/protocol/encode", {
-            "type": "assignment", "version": 3, "value": {"partitions": [list(tp) for tp in million]}}),
-        "POST /v1/whatif (100,000 / 1,000, rolling restart of 10, sticky)": ("/v1/whatif", {
-            "group": whatif_group, "events": ["member_leave:" + m["id"] for m in whatif_group["members"][:10]],
-            "strategies": ["sticky"]}),
-        "POST /v1/groups/{id}/sync (1,000,000 / 2,000)": ("/v1/groups/big/sync", _sync_body(2000, 500, 2000, 1)),
+    def assignment_b64(partitions: int) -> str:  # one member's, written on arrays (a tuple each is slow)
+        flat = np.arange(partitions, dtype=np.int64)
+        claims = Claims(np.zeros(partitions, dtype=np.int64), flat % 500, flat // 500,
+                        [f"t{t:03d}" for t in range(500)])
+        return base64.b64encode(encode_assignments(claims, 1, "", 0).messages()[0]).decode()
+
+    def whatif_body() -> dict:
+        group = group_to_json(java_large("uniform", 100, 1000, 1000))
+        return {"group": group, "events": ["member_leave:" + m["id"] for m in group["members"][:10]],
+                "strategies": ["sticky"]}
+
+    requests: dict[str, tuple[str, Callable[[], dict] | None]] = {
+        "POST /v1/plans (2,000,000 / 10,000)": ("/v1/plans", lambda: _group("uniform", 500, 4000, 10_000)),
+        "POST /v1/partitions (1,000,000 keys of 60 bytes, fnv1a)": ("/v1/partitions", lambda: {
+            "keys": [f"user-{i:055d}" for i in range(1_000_000)], "partitions": 64, "partitioner": "fnv1a"}),
+        "POST /v1/protocol/decode (11,500,000-partition assignment)": ("/v1/protocol/decode", lambda: {
+            "type": "assignment", "data_b64": assignment_b64(11_500_000)}),
+        "POST /v1/protocol/encode (4,000,000-partition assignment)": ("/v1/protocol/encode", lambda: {
+            "type": "assignment", "version": 3,
+            "value": {"partitions": [[f"t{i % 500:03d}", i // 500] for i in range(4_000_000)]}}),
+        "POST /v1/whatif (100,000 / 1,000, rolling restart of 10, sticky)": ("/v1/whatif", whatif_body),
+        "POST /v1/groups/{id}/sync (2,000,000 / 10,000)": ("/v1/groups/big/sync",
+                                                          lambda: _sync_body(10_000, 500, 4000, 1)),
         "GET /v1/groups/{id} (that group read back)": ("/v1/groups/big", None),
     }
     out = {}
-    for label, (path, body) in requests.items():
-        seconds, _answer, worst = _timed(url, path, None if body is None else json.dumps(body).encode())
+    for label, (path, make) in requests.items():
+        body = None if make is None else json.dumps(make()).encode()
+        seconds, _answer, worst = _timed(url, path, body)
         out[label] = {"seconds": seconds, "healthz_worst_ms": worst}
     return out
 

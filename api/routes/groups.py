@@ -14,6 +14,7 @@ from api.service import (
     PlannerDep,
     SettingsDep,
     documented_body,
+    read_body,
     reply,
 )
 
@@ -29,10 +30,13 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
     assignment bytes out. The generation is recorded in the registry. Claims of owned
     partitions the plan could not keep are in ``metrics.dropped_claims``, logged once per group
     and generation and counted in ``/metrics`` (``assignor_dropped_claims``) by reason."""
-    body = await request.body()
-    async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
-        status, payload, stats = await planner.run(work.group_sync, group_id, body, settings.limits(),
-                                                   settings.registry)
+    body = await read_body(request)
+    try:
+        async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
+            status, payload, stats = await planner.run(work.group_sync, group_id, body, settings.limits(),
+                                                       settings.registry)
+    finally:
+        work.discard(body)  # (a spooled body, should this request end while it waits for the lock)
     metrics.observe(stats)
     if "dropped_claims" in stats:
         warnings.sync(group_id, stats["generation"], stats["dropped_claims"])

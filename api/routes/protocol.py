@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request, Response
 
 from api import work
 from api.models import DecodeRequest, EncodeRequest
-from api.service import PlannerDep, documented_body, reply
+from api.service import PlannerDep, documented_body, read_body, reply
 
 router = APIRouter(tags=["protocol"])
 
@@ -18,12 +18,12 @@ router = APIRouter(tags=["protocol"])
 @router.post("/protocol/decode", openapi_extra=documented_body(DecodeRequest))
 async def protocol_decode(request: Request, planner: PlannerDep) -> Response:
     """Decode consumer-protocol bytes (base64) into JSON."""
-    status, payload, _stats = await planner.run(work.protocol_decode, await request.body())
+    status, payload, _stats = await planner.run(work.protocol_decode, await read_body(request))
     return reply(status, payload)
 
 
 @router.post("/protocol/encode", openapi_extra=documented_body(EncodeRequest))
 async def protocol_encode(request: Request, planner: PlannerDep) -> Response:
     """Encode JSON (the fields `decode` returns) into consumer-protocol bytes, base64."""
-    status, payload, _stats = await planner.run(work.protocol_encode, await request.body())
+    status, payload, _stats = await planner.run(work.protocol_encode, await read_body(request))
     return reply(status, payload)

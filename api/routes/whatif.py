@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from api import work
 from api.models import WhatIfRequest
-from api.service import NOT_FOUND, PlannerDep, SettingsDep, documented_body, reply
+from api.service import NOT_FOUND, PlannerDep, SettingsDep, documented_body, read_body, reply
 
 router = APIRouter(tags=["planning"])
 
@@ -16,6 +16,6 @@ router = APIRouter(tags=["planning"])
 @router.post("/whatif", responses=NOT_FOUND, openapi_extra=documented_body(WhatIfRequest))
 async def whatif(request: Request, planner: PlannerDep, settings: SettingsDep) -> Response:
     """Replay events on a group under each strategy: moves, revocations, rounds, balance."""
-    status, payload, _stats = await planner.run(work.whatif, await request.body(), settings.limits(),
+    status, payload, _stats = await planner.run(work.whatif, await read_body(request), settings.limits(),
                                                 settings.registry)
     return reply(status, payload)

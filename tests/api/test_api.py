@@ -3,6 +3,7 @@ protocol encode/decode, partitioning, limits, auth and metrics."""
 
 import asyncio
 import base64
+from pathlib import Path
 
 import httpx
 import pytest
@@ -364,3 +365,68 @@ async def test_group_locks_exclude_per_group_and_are_forgotten_after():
     await asyncio.gather(*(sync(f"g{i % 50}") for i in range(500)))
     assert set(most.values()) == {1} and len(most) == 50
     assert len(locks) == 0
+
+
+async def test_large_bodies_and_answers_cross_processes_as_files_and_leave_none(tmp_path, monkeypatch):
+    """A body past `work.SPOOL_BYTES` reaches the worker as a file, an answer past it comes
+    back as one (`work.handed_over`); the answer is the worker's own, and no file is left."""
+    import orjson
+
+    from api import work
+    from assignor.json_format import group_to_json
+    from assignor.workloads import java_large
+
+    def spooled_files() -> set[str]:  # where the worker spools (its defaults: this process's are patched)
+        with work.spool_file() as probe:
+            pass
+        work.discard(work.Spooled(probe.name, 0))
+        folder = Path(probe.name).parent
+        return {p.name for p in folder.glob("kafka-sticky-assignor-*")}
+
+    before = spooled_files()
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(work.tempfile, "tempdir", str(spool))
+    monkeypatch.setattr(work.os, "access", lambda *_: False)  # no /dev/shm: the temporary folder
+    monkeypatch.setattr(work, "SPOOL_BYTES", 1000)  # this process's, for bodies; the worker keeps 8 MiB
+    made, spool_file = [], work.spool_file
+    monkeypatch.setattr(work, "spool_file", lambda: made.append(1) or spool_file())
+    body = orjson.dumps({**group_to_json(java_large("uniform", 100, 3000, 100)), "strategy": "sticky"})
+    app = create_app(settings(tmp_path, workers=1))
+    try:
+        async with await client_for(app) as c:
+            response = await c.post("/v1/plans", content=body, headers={"content-type": "application/json"})
+    finally:
+        app.state.planner.close()
+    assert response.status_code == 200
+    assert len(response.content) > 8 << 20  # past the worker's SPOOL_BYTES: it came back as a file
+    got, direct = orjson.loads(response.content), orjson.loads(work.plan(body, settings(tmp_path).limits())[1])
+    assert {**got, "plan_seconds": 0} == {**direct, "plan_seconds": 0}
+    assert made and list(spool.glob("kafka-sticky-assignor-*")) == []  # the body went as a file, now gone
+    monkeypatch.undo()
+    assert spooled_files() == before
+
+
+async def test_a_spooled_body_is_removed_whatever_becomes_of_its_request(tmp_path):
+    """Refused (503), answered or failed: the file of a spooled body does not outlive the call."""
+    from fastapi import HTTPException
+
+    from api import work
+    from api.service import Planner
+
+    planner = Planner(settings(tmp_path, max_pending=0))
+    try:
+        for crowded in (True, False):
+            path = tmp_path / "body.json"
+            path.write_bytes(b'{"topics": {"t": 1}, "members": [{"id": "a", "topics": ["t"]}]}')
+            planner.in_flight = planner.capacity if crowded else 0
+            if crowded:
+                with pytest.raises(HTTPException):
+                    await planner.run(work.plan, work.Spooled(str(path), path.stat().st_size), {})
+            else:
+                status, answer, _ = await planner.run(work.plan, work.Spooled(str(path), path.stat().st_size),
+                                                      settings(tmp_path).limits())
+                assert status == 200 and b'"assigned":1' in answer
+            assert not path.exists()
+    finally:
+        planner.close()

@@ -73,14 +73,13 @@ def test_a_large_plan_with_racks_and_owners_is_the_same_either_way(strategy, col
 def test_planning_workers_hide_their_long_lived_objects_from_the_collector():
     """`work.start_worker` runs first in each planning process: what the imports made is frozen,
     so the full collections a large plan sets off do not walk it again."""
-    import asyncio
     import gc
 
     from api.service import Planner
 
     planner = Planner(Settings(workers=1))
     try:
-        frozen = asyncio.run(planner.run(gc.get_freeze_count))
+        frozen = planner._pool().submit(gc.get_freeze_count).result()
     finally:
         planner.close()
     assert frozen > 10_000  # the modules, numpy's and pydantic's included
