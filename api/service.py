@@ -108,10 +108,13 @@ async def read_body(request: Request) -> bytes | work.Spooled:
                 file = work.spool_file()
                 file.writelines(chunks)
                 chunks = []
-    except BaseException:
+    except BaseException as error:
         if file is not None:
             file.close()
             work.discard(work.Spooled(file.name, size))
+        if isinstance(error, OSError):  # no room for it where bodies are spooled
+            raise HTTPException(503, f"cannot take the body now ({error.strerror}); retry shortly",
+                                headers={"Retry-After": "1"}) from None
         raise
     if file is None:
         return b"".join(chunks)

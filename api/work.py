@@ -62,16 +62,25 @@ def handed_over(function: Callable[..., Answer], *args: Any) -> tuple[int, bytes
     status, payload, stats = function(*(_read(a) if isinstance(a, Spooled) else a for a in args))
     if len(payload) <= SPOOL_BYTES:
         return status, payload, stats
-    with spool_file() as file:
-        file.write(payload)
+    file = spool_file()
+    try:
+        with file:
+            file.write(payload)
+    except OSError:  # no room: the answer goes the slow way, but it goes
+        discard(Spooled(file.name, 0))
+        return status, payload, stats
     return status, Spooled(file.name, len(payload)), stats
 
 
 def spool_file() -> Any:
-    """A new file for `Spooled` data, in memory (/dev/shm) where there is one; the caller
-    removes it (`discard`)."""
-    shared = "/dev/shm"
-    where = shared if os.path.isdir(shared) and os.access(shared, os.W_OK) else tempfile.gettempdir()
+    """A new file for `Spooled` data; the caller removes it (`discard`). In memory (/dev/shm)
+    when that has a gigabyte to spare, else in the temporary folder: a container's /dev/shm is
+    often 64 MB, less than one large answer."""
+    shared, where = "/dev/shm", tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        room = os.statvfs(shared)
+        if room.f_bavail * room.f_frsize >= 1 << 30 and os.access(shared, os.W_OK):
+            where = shared
     return tempfile.NamedTemporaryFile(dir=where, prefix="kafka-sticky-assignor-", suffix=".json", delete=False)
 
 

@@ -93,3 +93,30 @@ def test_handlers_run_with_the_collector_paused():
     status, answer, _ = work._answer(lambda: ({"collecting": gc.isenabled()}, {}))
     assert (status, orjson.loads(answer)) == (200, {"collecting": False})
     assert gc.isenabled()
+
+
+def test_large_answers_are_handed_over_as_files_or_as_bytes_when_there_is_no_room(monkeypatch, tmp_path):
+    big = b"x" * (work.SPOOL_BYTES + 1)
+    status, spooled, stats = work.handed_over(lambda: (200, big, {"n": 1}))
+    try:
+        assert (status, stats) == (200, {"n": 1}) and isinstance(spooled, work.Spooled)
+        with open(spooled.path, "rb") as file:
+            assert file.read() == big and spooled.size == len(big)
+    finally:
+        work.discard(spooled)
+    assert work.handed_over(lambda: (200, b"{}", {})) == (200, b"{}", {})  # small: as they are
+
+    class Full:  # a spool folder with no room left
+        name = str(tmp_path / "full.json")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(work, "spool_file", Full)
+    assert work.handed_over(lambda: (200, big, {})) == (200, big, {})
