@@ -1,8 +1,9 @@
 """The service's CPU work, as plain functions over JSON bytes, run in a process pool.
 
-Each takes the request (the body as bytes for plans: parsing a large group is itself CPU work,
-so it happens here, off the event loop) and returns ``(status, json_bytes, stats)``, where stats
-are the few figures the service's metrics need, so the event loop never parses a large answer.
+Each takes the request (its body as bytes: parsing and validating a large body is itself CPU
+work, so it happens here, off the event loop) and returns ``(status, json_bytes, stats)``, where
+stats are the few figures the service's metrics need, so the event loop never parses a large
+answer. The pool runs them through `handed_over`, which passes large bodies and answers as files.
 Errors in the caller's input are 4xx answers with the core's message, never exceptions: the core
 raises `AssignorError` (and its `ProtocolError`) for input it cannot use, and those messages name
 the field or the member.
