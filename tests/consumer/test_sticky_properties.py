@@ -117,3 +117,18 @@ def medium_groups(draw):
 @given(medium_groups())
 def test_medium_groups_reach_the_exact_optimum(group):
     assert_optimal(group)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(0, 6)), unique=True, max_size=60))
+def test_the_deal_order_is_the_lexsort_of_its_triples(triples):
+    """`sticky._deal_order` sorts one key where the product fits, else lexsorts: one order."""
+    import numpy as np
+
+    from assignor.strategies import sticky
+
+    k, round_, member = (np.array(column, dtype=np.int64) for column in zip(*triples)) if triples else (
+        np.zeros(0, dtype=np.int64),) * 3
+    expected = np.lexsort((member, round_, k)).tolist()
+    assert sticky._deal_order(k, round_, member, (6, 7)).tolist() == expected
+    assert sticky._deal_order(k, round_, member, (6, 7), limit=0).tolist() == expected
