@@ -10,6 +10,7 @@ naming the field or limit.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,6 +37,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # What exists now lives as long as the service (FastAPI, pydantic's schemas, the routes:
+        # some 70,000 objects): out of the cyclic collector's sight, a full collection no longer
+        # walks them, which held the event loop about 20 ms each time.
+        gc.freeze()
         yield
         planner.close()
 
