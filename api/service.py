@@ -77,8 +77,7 @@ class Planner:
             finally:
                 self.in_flight -= 1
         finally:
-            if any(isinstance(arg, work.Spooled) for arg in args):  # read by now, or never will be
-                in_background(work.discard, *args)
+            release(*args)  # a spooled body is read by now, or never will be
 
     def close(self, wait: bool = True) -> None:
         if self._executor is not None:
@@ -94,6 +93,13 @@ def in_background(function: Callable, *args) -> None:
         asyncio.get_running_loop().run_in_executor(None, function, *args)
     except RuntimeError:  # no loop running (a stream finalised after the loop stopped)
         function(*args)
+
+
+def release(*values) -> None:
+    """Remove the files of the `work.Spooled` among `values`, in the background (`in_background`);
+    removing one already gone is fine."""
+    if any(isinstance(value, work.Spooled) for value in values):
+        in_background(work.discard, *values)
 
 
 def _discard_answer(future: Future) -> None:
@@ -122,7 +128,7 @@ async def read_body(request: Request) -> bytes | work.Spooled:
     except BaseException as error:
         if file is not None:
             file.close()
-            work.discard(work.Spooled(file.name, size))
+            release(work.Spooled(file.name, size))
         if isinstance(error, OSError):  # no room for it where bodies are spooled
             raise HTTPException(503, f"cannot take the body now ({error.strerror}); retry shortly",
                                 headers={"Retry-After": "1"}) from None

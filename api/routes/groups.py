@@ -15,6 +15,7 @@ from api.service import (
     SettingsDep,
     documented_body,
     read_body,
+    release,
     reply,
 )
 
@@ -36,7 +37,7 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
             status, payload, stats = await planner.run(work.group_sync, group_id, body, settings.limits(),
                                                        settings.registry)
     finally:
-        work.discard(body)  # (a spooled body, should this request end while it waits for the lock)
+        release(body)  # (a spooled body, should this request end while it waits for the lock)
     metrics.observe(stats)
     if "dropped_claims" in stats:
         warnings.sync(group_id, stats["generation"], stats["dropped_claims"])
