@@ -280,9 +280,18 @@ def reply(status: int, payload: bytes | work.Spooled) -> Response:
     async def pieces() -> AsyncIterator[bytes]:
         for start in range(0, len(view), CHUNK):
             yield view[start : start + CHUNK]
+            await _others_turn()
 
     return StreamingResponse(pieces(), status_code=status, media_type="application/json",
                              headers={"Content-Length": str(len(payload))})
+
+
+async def _others_turn() -> None:
+    """Let the event loop run whatever else is ready before the next chunk. Sending a chunk
+    suspends only when the socket's buffer is full; to a client that reads as fast as it comes
+    (loopback) a whole answer went out in one step of the loop: a 167 MB one held /healthz
+    60-140 ms."""
+    await asyncio.sleep(0)
 
 
 def _spooled_reply(status: int, spooled: work.Spooled) -> Response:
@@ -293,6 +302,7 @@ def _spooled_reply(status: int, spooled: work.Spooled) -> Response:
         try:
             while chunk := file.read(CHUNK):
                 yield chunk
+                await _others_turn()
         finally:
             in_background(file.close)  # the last close frees the file's pages
 
