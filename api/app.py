@@ -41,6 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # some 70,000 objects): out of the cyclic collector's sight, a full collection no longer
         # walks them, which held the event loop about 20 ms each time.
         gc.freeze()
+        planner.start()  # before the first request, which would otherwise wait for it
         yield
         planner.close()
 

@@ -295,6 +295,17 @@ async def test_planning_in_worker_processes(tmp_path):
         app.state.planner.close()
 
 
+async def test_every_planning_process_starts_with_the_service(tmp_path):
+    """Started with the service, not by the first requests (starting one holds the event loop)."""
+    app = create_app(settings(tmp_path, workers=2))
+    try:
+        async with app.router.lifespan_context(app):
+            pool = app.state.planner._pool()
+            assert len(pool._processes) == 2  # (the standard pool's own record of its processes)
+    finally:
+        app.state.planner.close()
+
+
 async def test_history_survives_a_restart(tmp_path):
     body = {"protocol": "roundrobin", "generation": 1, "topics": {"t": {"partitions": 2}},
             "members": [{"member_id": "a", "metadata_b64": join_metadata(["t"])}]}
