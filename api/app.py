@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -20,10 +21,13 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from api import work
 from api.registry import open_registry
 from api.routes import groups, health, partitions, plans, protocol, simulations, whatif
 from api.service import ERRORS, BodyLimit, ClaimWarnings, GroupLocks, Measure, Metrics, Planner, authorised, reply
 from api.settings import Settings
+
+log = logging.getLogger("api")
 
 #: The /v1 resources, each its own module of `api.routes`.
 V1_ROUTERS = (plans, groups, whatif, simulations, protocol, partitions)
@@ -41,6 +45,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # some 70,000 objects): out of the cyclic collector's sight, a full collection no longer
         # walks them, which held the event loop about 20 ms each time.
         gc.freeze()
+        for path in work.sweep_spool():
+            log.warning("removed %s, left by a process that no longer runs (killed mid-request)", path)
         planner.start()  # before the first request, which would otherwise wait for it
         yield
         planner.close()

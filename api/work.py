@@ -15,6 +15,7 @@ import base64
 import binascii
 import contextlib
 import gc
+import glob
 import os
 import tempfile
 import time
@@ -73,16 +74,48 @@ def handed_over(function: Callable[..., Answer], *args: Any) -> tuple[int, bytes
     return status, Spooled(file.name, len(payload)), stats
 
 
+#: Spooled files are named this, then the PID of the process that made them (`sweep_spool`).
+SPOOL_PREFIX = "kafka-sticky-assignor-"
+_SHARED = "/dev/shm"
+
+
 def spool_file() -> Any:
     """A new file for `Spooled` data; the caller removes it (`discard`). In memory (/dev/shm)
     when that has a gigabyte to spare, else in the temporary folder: a container's /dev/shm is
     often 64 MB, less than one large answer."""
-    shared, where = "/dev/shm", tempfile.gettempdir()
+    where = tempfile.gettempdir()
     with contextlib.suppress(OSError):
-        room = os.statvfs(shared)
-        if room.f_bavail * room.f_frsize >= 1 << 30 and os.access(shared, os.W_OK):
-            where = shared
-    return tempfile.NamedTemporaryFile(dir=where, prefix="kafka-sticky-assignor-", suffix=".json", delete=False)
+        room = os.statvfs(_SHARED)
+        if room.f_bavail * room.f_frsize >= 1 << 30 and os.access(_SHARED, os.W_OK):
+            where = _SHARED
+    return tempfile.NamedTemporaryFile(dir=where, prefix=f"{SPOOL_PREFIX}{os.getpid()}-", suffix=".json",
+                                       delete=False)
+
+
+def sweep_spool() -> list[str]:
+    """Remove the spooled files of processes that no longer run, and name them. A service killed
+    mid-request (SIGKILL, the out-of-memory killer) cannot remove its own, and in /dev/shm they
+    hold memory until the machine restarts; the service sweeps when it starts. The files of a
+    running process (another service, say) stay."""
+    removed = []
+    for folder in dict.fromkeys((_SHARED, tempfile.gettempdir())):
+        for path in glob.glob(os.path.join(glob.escape(folder), SPOOL_PREFIX + "*")):
+            pid = os.path.basename(path)[len(SPOOL_PREFIX):].split("-", 1)[0]
+            if pid.isdigit() and not _running(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                    removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal sent: whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, as another user's
+        return True
+    return True
 
 
 def _read(spooled: Spooled) -> bytes:

@@ -482,3 +482,36 @@ async def test_a_large_answer_leaves_the_event_loop_a_turn_between_chunks(tmp_pa
         beside.cancel()
     assert b"".join(chunk for chunk, _ in seen) == payload and len(seen) == 6
     assert all(later > earlier for (_, earlier), (_, later) in zip(seen, seen[1:]))
+
+
+async def test_spooled_files_of_processes_that_no_longer_run_are_swept_at_start(tmp_path, monkeypatch, caplog):
+    """A service killed mid-request leaves its spooled files; the next one removes them when it
+    starts, and leaves those of processes that still run."""
+    import os
+    import subprocess
+    import sys
+
+    from api import work
+
+    monkeypatch.setattr(work, "_SHARED", str(tmp_path / "shm"))
+    monkeypatch.setattr(work.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "shm").mkdir()
+    (tmp_path / "tmp").mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = int(gone.stdout)
+    left = [tmp_path / "shm" / f"{work.SPOOL_PREFIX}{dead}-abc.json",
+            tmp_path / "tmp" / f"{work.SPOOL_PREFIX}{dead}-x.json"]
+    kept = [tmp_path / "shm" / f"{work.SPOOL_PREFIX}{os.getpid()}-abc.json", tmp_path / "tmp" / "other.json",
+            tmp_path / "tmp" / f"{work.SPOOL_PREFIX}12345678.json"]  # (no PID in the name: not ours to judge)
+    for path in left + kept:
+        path.write_bytes(b"{}")
+    app = create_app(settings(tmp_path, workers=0))
+    try:
+        with caplog.at_level("WARNING", logger="api"):
+            async with app.router.lifespan_context(app):
+                pass
+    finally:
+        app.state.planner.close()
+    assert [p for p in left + kept if p.exists()] == kept
+    assert sorted(r.args[0] for r in caplog.records if "no longer runs" in r.getMessage()) == sorted(map(str, left))
