@@ -54,7 +54,8 @@ class Planner:
             if self.workers > 0:
                 # forkserver: workers start from a clean process, not a fork of a threaded server.
                 context = multiprocessing.get_context("forkserver")
-                self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=work.start_worker)
+                self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=work.start_worker,
+                                                     initargs=(os.getpid(),))
             else:
                 self._executor = ThreadPoolExecutor(1)
         return self._executor

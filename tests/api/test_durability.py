@@ -1,13 +1,14 @@
 """Nothing answered is lost when the service is killed: eight leaders sync their groups without
 pause, the service gets SIGKILL mid-stream, and after a restart on the same registry (SQLite and
 PostgreSQL) every generation answered 200 is in the history, every row reads whole, and the
-service answers within 5 s of starting again."""
+service answers within 5 s of starting again. Nothing of the killed service runs on."""
 
 from __future__ import annotations
 
 import base64
 import http.client
 import json
+import os
 import threading
 import time
 import urllib.request
@@ -94,3 +95,45 @@ def test_sigkill_during_syncs_loses_no_answered_generation(tmp_path, registry):
     # Every row whole: each field of each row parses (a torn write would leave one that does not).
     for row in store._rows("SELECT state, plan, metrics FROM generations"):
         assert all(isinstance(json.loads(row[field]), dict) for field in ("state", "plan", "metrics"))
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes started by `pid`, by theirs, and so on (from /proc)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, of in parent.items() if of in frontier} - found
+        found |= frontier
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except OSError:
+        return False
+
+
+def test_nothing_of_a_killed_service_runs_on(tmp_path):
+    """Its planning processes, the forkserver that started them and the resource tracker end
+    with it: they used to run on for good after a SIGKILL, each holding its memory."""
+    service = Service(tmp_path, workers=2)
+    try:
+        started = _descendants(service.process.pid)
+        assert len(started) >= 3, started  # the workers start with the service, and the forkserver
+        service.process.kill()
+        service.process.wait()
+        deadline = time.monotonic() + 15
+        while (left := {pid for pid in started if _running(pid)}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not left, left
+    finally:
+        service.stop()
