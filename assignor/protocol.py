@@ -7,8 +7,9 @@ This module gathers the public names of `assignor.wire` in one place:
   `member_from_metadata`;
 - the columnar API, a whole group at once (`assignor.wire.columnar`): `Messages`, `Roster`,
   `read_join_group`, `encode_join_group`, `encode_assignments` (with the next user data:
-  `plan_bytes_of_claims`), `read_assignments`, and over plain objects `members_from_metadata`,
-  `assignments_for` and `user_data_for` (both at once: `plan_bytes`);
+  `plan_bytes_of_claims`), `read_assignments` (and `read_assignment`: one, with its version
+  and user data), and over plain objects `members_from_metadata`, `assignments_for` and
+  `user_data_for` (both at once: `plan_bytes`);
 - the caches a leader keeps across rebalances (`DecodeCache`, `EncodeCache`) and
   `ProtocolError`.
 
@@ -33,6 +34,7 @@ from assignor.wire.columnar import (
     members_from_metadata,
     plan_bytes,
     plan_bytes_of_claims,
+    read_assignment,
     read_assignments,
     read_join_group,
     user_data_for,
@@ -78,6 +80,7 @@ __all__ = [
     "members_from_metadata",
     "plan_bytes",
     "plan_bytes_of_claims",
+    "read_assignment",
     "read_assignments",
     "read_join_group",
     "user_data_for",

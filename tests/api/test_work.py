@@ -120,3 +120,19 @@ def test_large_answers_are_handed_over_as_files_or_as_bytes_when_there_is_no_roo
 
     monkeypatch.setattr(work, "spool_file", Full)
     assert work.handed_over(lambda: (200, big, {})) == (200, big, {})
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "bb", "dé", ""]), st.integers(0, 2**31 - 1)), max_size=40),
+       st.none() | st.binary(max_size=8), st.integers(0, 3))
+def test_a_decoded_assignment_is_the_object_readers_answer(pairs, user_data, version):
+    """``/v1/protocol/decode`` reads an assignment in columns; the object reader is the reference."""
+    from api import protocol_io
+    from assignor.model import TopicPartition
+    from assignor.protocol import Assignment, decode_assignment, encode_assignment
+
+    blob = encode_assignment(Assignment([TopicPartition(t, p) for t, p in pairs], user_data), version=version)
+    plain = decode_assignment(blob)
+    assert protocol_io.decode("assignment", blob) == {
+        "version": plain.version, "partitions": [[tp.topic, tp.partition] for tp in plain.partitions],
+        "user_data_b64": work.b64(plain.user_data)}

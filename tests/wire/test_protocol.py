@@ -647,6 +647,31 @@ def test_assignments_at_once_equal_one_at_a_time(partition_lists, rng, garble):
             == [(i, tp.topic, tp.partition) for i, a in enumerate(expected) for tp in a.partitions]
 
 
+@settings(max_examples=300, deadline=None)
+@given(LONG_PARTITIONS | PARTITIONS, st.none() | st.binary(max_size=12), st.integers(0, 3), st.integers(0, 9),
+       st.binary(max_size=6), st.randoms(use_true_random=False), st.floats(0, 0.3))
+def test_one_assignment_in_columns_reads_as_the_object_reader_does(partitions, user_data, version, newer, trailing,
+                                                                   rng, garble):
+    """`read_assignment` against `decode_assignment`, its reference: versions the schema knows and
+    newer ones (read with the fields known), trailing bytes, and garbled bytes (the same error)."""
+    blob = protocol.encode_assignment(protocol.Assignment(partitions, user_data), version=version)
+    if newer:  # a version past the highest known, and whatever a newer client adds after the fields
+        blob = (protocol.HIGHEST_VERSION + newer).to_bytes(2, "big") + blob[2:] + trailing
+    if rng.random() < garble:
+        blob = _garbled(blob, rng)
+    try:
+        expected = protocol.decode_assignment(blob)
+    except ProtocolError as e:
+        with pytest.raises(ProtocolError, match=re.escape(str(e))):
+            protocol.read_assignment(blob)
+        return
+    got_version, claims, got_user_data = protocol.read_assignment(blob)
+    assert (got_version, got_user_data) == (expected.version, expected.user_data)
+    assert [claims.names[t] for t in claims.topic] == [tp.topic for tp in expected.partitions]
+    assert claims.partition.tolist() == [tp.partition for tp in expected.partitions]
+    assert set(claims.member.tolist()) <= {0}
+
+
 def test_one_long_message_among_many_short_ones():
     """Lockstep rounds stop when few messages are left; the long ones finish on their own."""
     short = [[TopicPartition(f"t{i % 7}", i)] for i in range(40)]
