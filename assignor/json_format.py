@@ -25,8 +25,8 @@ from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import InvalidGroupError
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 
-__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "plan_json_of_owners", "plan_to_columns_json",
-           "plan_to_json", "unpack_group", "unpack_plan"]
+__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_owners",
+           "plan_to_columns_json", "plan_to_json", "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
 
@@ -209,8 +209,7 @@ def plan_json_of_owners(topics: Sequence[str], counts: Iterable[int], members: S
     partitions = (by_member - offsets[topic]).tolist()
     with gc_paused():  # a large plan's pairs are a million small lists; nothing cyclic is made
         if not columns:
-            names = np.array(list(topics) or [""], dtype=object)[topic].tolist()
-            pairs = list(map(list, zip(names, partitions)))
+            pairs = pairs_json(topics, topic, partitions)
             return {"assignment": {m: pairs[bounds[i] : bounds[i + 1]] for i, m in enumerate(members)}}
         out: dict[str, dict[str, list[int]]] = {m: {} for m in members}
         mine = list(out.values())
@@ -219,6 +218,13 @@ def plan_json_of_owners(topics: Sequence[str], counts: Iterable[int], members: S
         for start, end, member, t in zip(starts.tolist(), ends, holder[starts].tolist(), topic[starts].tolist()):
             mine[member][topics[t]] = partitions[start:end]
         return {"assignment": out}
+
+
+def pairs_json(names: Sequence[str], topic: np.ndarray, partitions: list[int]) -> list[list[Any]]:
+    """``[[topic, partition], ...]`` (the JSON form of partitions) from columns: each one's
+    topic as an index into `names`, and its partition; no TopicPartition made on the way."""
+    named = np.array(list(names), dtype=object)[topic].tolist()
+    return list(map(list, zip(named, partitions)))
 
 
 def _racks_json(group: Group) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from assignor.wire.arrays import Frames, RunReader, TPColumns, frame_tp_columns,
 from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
 from assignor.wire.cache import TOPIC_LIST_PREFIX, DecodeCache, EncodeCache, topic_list_prefix
 from assignor.wire.codec import check_version
-from assignor.wire.fields import LENGTH_SIZE, ArrayReader, FieldColumns, field_offsets, read_fields
+from assignor.wire.fields import LENGTH_SIZE, ArrayReader, FieldColumns, Fields, field_offsets, read_fields
 from assignor.wire.messages import (
     HIGHEST_VERSION,
     decode_assignment,
@@ -58,6 +58,7 @@ __all__ = [
     "encode_join_group",
     "members_from_metadata",
     "plan_bytes",
+    "read_assignment",
     "read_assignments",
     "read_join_group",
     "user_data_for",
@@ -73,7 +74,7 @@ def read_assignments(messages: Messages, cache: DecodeCache | None = None) -> Cl
     ProtocolError
         For the first assignment that does not decode, as `decode_assignment` would.
     """
-    return _read_assignments(messages, cache)
+    return _read_assignments(messages, cache)[1]
 
 
 def read_assignment(data: bytes, cache: DecodeCache | None = None) -> tuple[int, Claims, bytes | None]:
@@ -88,28 +89,26 @@ def read_assignment(data: bytes, cache: DecodeCache | None = None) -> tuple[int,
         As `decode_assignment` would.
     """
     joined = Messages.of([data])
-    cache = DecodeCache() if cache is None else cache
-    with gc_paused():
-        read = read_fields(ASSIGNMENT, joined, {"assigned_partitions": _partitions_reader(cache)})
-        if not read.ok[0] or read.version is None:  # irregular: the reference reader raises the precise error
-            plain = decode_assignment(data)
-            return plain.version, _claims_from_entries([_entries_of(0, plain.partitions)]), plain.user_data
-        claims = _claims_from_entries([_owned_columns(read.fields["assigned_partitions"], read.ok)])
+    read, claims = _read_assignments(joined, cache)
+    if not read.ok[0] or read.version is None:  # irregular: read by the reference reader, which has the rest too
+        plain = decode_assignment(data)
+        return plain.version, claims, plain.user_data
     user_data = read.fields["user_data"]
     length = int(user_data.value[0])
     start = int(joined.base[0] + user_data.at[0]) + LENGTH_SIZE[NULLABLE_BYTES]
     return int(read.version[0]), claims, None if length < 0 else bytes(joined.data[start : start + length])
 
 
-def _read_assignments(joined: Messages, cache: DecodeCache | None) -> Claims:
-    """`read_assignments`: the regular messages at once, the others by the reference reader."""
+def _read_assignments(joined: Messages, cache: DecodeCache | None) -> tuple[Fields, Claims]:
+    """`read_assignments`, with the fields read: the regular messages at once, the others
+    (not `ok` there) by the reference reader."""
     cache = DecodeCache() if cache is None else cache
     with gc_paused():
         read = read_fields(ASSIGNMENT, joined, {"assigned_partitions": _partitions_reader(cache)})
         parts = [_owned_columns(read.fields["assigned_partitions"], read.ok)]
         for i in np.flatnonzero(~read.ok).tolist():  # irregular: the reference reader raises the precise error
             parts.append(_entries_of(i, decode_assignment(joined.message(i)).partitions))
-        return _claims_from_entries(parts)
+        return read, _claims_from_entries(parts)
 
 
 def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> list[Member]:
