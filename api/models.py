@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+
+from assignor.protocols import PROTOCOLS, protocol_named
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy
 
 INT32_MAX = 2**31 - 1
 
@@ -20,9 +23,19 @@ EXAMPLE_GROUP = {
 
 
 
-#: Every strategy name the core knows (`assignor.STRATEGIES`).
-StrategyName = Literal["sticky", "cooperative-sticky", "java-sticky", "java-cooperative-sticky", "range",
-                       "roundrobin"]
+def _strategy(name: str) -> str:
+    return check_strategy(name)  # UnknownStrategyError (a ValueError) lists the known names
+
+
+def _protocol(name: str) -> str:
+    return protocol_named(name).name  # UnknownProtocolError (a ValueError) lists the known names
+
+
+#: A strategy name the core knows (`assignor.strategies.REGISTRY`), listed in OpenAPI.
+StrategyName = Annotated[str, AfterValidator(_strategy), WithJsonSchema({"type": "string", "enum": list(REGISTRY)})]
+#: A consumer protocol the core plans for (`assignor.protocols.PROTOCOLS`), listed in OpenAPI.
+ProtocolName = Annotated[str, AfterValidator(_protocol), WithJsonSchema({"type": "string", "enum": list(PROTOCOLS)})]
+
 
 class _Strict(BaseModel):
     # Strict: `false` is not 0 and `0` is not false; what the schema says is what is accepted.
@@ -49,8 +62,8 @@ class PlanRequest(_Strict):
     stamp into sticky/cooperative user data (default: the highest member generation + 1)."""
 
     model_config = ConfigDict(extra="forbid", strict=True,
-                              json_schema_extra={"examples": [{"strategy": "sticky", **EXAMPLE_GROUP}]})
-    strategy: StrategyName = "sticky"
+                              json_schema_extra={"examples": [{"strategy": DEFAULT_STRATEGY.name, **EXAMPLE_GROUP}]})
+    strategy: StrategyName = DEFAULT_STRATEGY.name
     generation: int | None = Field(None, ge=0, le=INT32_MAX)
     topics: dict[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]
     members: list[PlanMember] = []
@@ -72,12 +85,12 @@ class SyncRequest(_Strict):
     topics' partition counts and every member's raw metadata."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{
-        "protocol": "sticky", "generation": 7, "topics": {"orders": {"partitions": 6}},
+        "protocol": DEFAULT_STRATEGY.protocol.name, "generation": 7, "topics": {"orders": {"partitions": 6}},
         "members": [{"member_id": "c1", "metadata_b64": "AAMAAAABAAZvcmRlcnP/////AAAAAAAAAAT//w=="}],
     }]})
-    protocol: Literal["sticky", "cooperative-sticky", "range", "roundrobin"]
-    #: The strategy that plans, by default the protocol's own; "java-sticky" and
-    #: "java-cooperative-sticky" plan "sticky" / "cooperative-sticky" as a Java leader would.
+    protocol: ProtocolName
+    #: The strategy that plans, by default ours of the protocol; Java's strategies plan their
+    #: protocols as a Java leader would.
     strategy: StrategyName | None = None
     generation: int = Field(ge=-1, le=INT32_MAX)
     topics: dict[str, TopicSpec]
@@ -129,7 +142,7 @@ class PartitionsRequest(_Strict):
 
 
 class SimulationConfig(_Strict):
-    """One run; fields as `assignor.producer.simulate.Config` (defaults: the KIP-794 setup)."""
+    """One run; fields as `assignor.partitioners.simulate.Config` (defaults: the KIP-794 setup)."""
 
     label: str = "run"
     records: int = Field(122_880, ge=1, le=500_000)

@@ -34,12 +34,12 @@ from api.registry import Registry, open_registry
 from assignor import validate
 from assignor._arrays import gc_paused
 from assignor.errors import AssignorError
-from assignor.json_format import group_from_json, plan_json_of_owners, plan_to_columns_json, plan_to_json
+from assignor.json_format import group_from_json, plan_json_of_claims
 from assignor.leader import LeaderCache, sync
-from assignor.model import Group, Plan
-from assignor.producer.librdkafka import partitions_for_keys_as
-from assignor.protocol import plan_bytes, plan_bytes_of_claims
-from assignor.strategies import JAVA_STRATEGIES, assign, check_strategy, plan_owners, protocol_of
+from assignor.model import Group
+from assignor.partitioners.librdkafka import partitions_for_keys_as
+from assignor.protocol import plan_bytes_of_claims
+from assignor.strategies import DEFAULT_STRATEGY, Strategy, strategy_named
 
 Answer = tuple[int, bytes, dict]
 
@@ -239,7 +239,7 @@ def plan(body: bytes, limits: dict[str, int], columns: bool = False, with_bytes:
 
 def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) -> tuple[dict, dict]:
     data = _object(body)
-    strategy = data.pop("strategy", "sticky")
+    strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
     generation = data.pop("generation", None)
     if not isinstance(strategy, str):
         raise Rejected(422, "strategy: expected a string")
@@ -249,9 +249,7 @@ def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) 
         generation = max((m.generation for m in group.members), default=-1) + 1
     elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
         raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
-    check_strategy(strategy)
-    planned = (_planned_as_objects if strategy in JAVA_STRATEGIES else _planned_on_arrays)(group, strategy, generation,
-                                                                                           columns, with_bytes)
+    planned = _planned(strategy_named(strategy), group, generation, columns, with_bytes)
     out = {**planned.assignment, "strategy": strategy, "generation": generation}
     if planned.encoded is not None:
         out["members"] = {m: {"assignment_b64": b64(planned.encoded[m]), "user_data_b64": b64(planned.user_data.get(m))}
@@ -272,33 +270,22 @@ class Planned(NamedTuple):
     seconds: float  # planning alone
 
 
-def _planned_on_arrays(group: Group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> Planned:
-    """Our strategies plan on arrays, and the answer is written from them: no TopicPartition
-    per partition made, read back and written again. `_planned_as_objects` is the reference
-    (a property test holds the two to one answer)."""
+def _planned(strategy: Strategy, group: Group, generation: int, columns: bool, with_bytes: bool) -> Planned:
+    """Every strategy plans on arrays, and the answer is written from them in the order its
+    SyncGroup bytes list each member's partitions (Java's, for Java's strategies): no
+    TopicPartition per partition made, read back and written again. A property test holds the
+    answer to the plan as objects (`assign`)."""
     started = time.perf_counter()
-    layout, owner = plan_owners(strategy, group)
+    result = strategy.planned(group)
     seconds = time.perf_counter() - started
+    layout, owner = result.layout, result.owner
     members = [m.id for m in layout.members]
     report = validate.report_of_layout(group, layout, owner, strategy)
     if report is None:
-        report = validate.report(group, Plan(strategy, layout.assignment(owner)))
-    encoded, user_data = plan_bytes_of_claims(layout.owned_claims(owner), members, strategy, generation) \
-        if with_bytes else (None, {})
-    return Planned(members, plan_json_of_owners(layout.topics, layout.counts, members, owner, columns), encoded,
-                   user_data, report, seconds)
-
-
-def _planned_as_objects(group: Group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> Planned:
-    """The answer from the strategy's `Plan`: for the Java-faithful strategies (Java's order,
-    the bytes of their protocol as a Java leader writes them)."""
-    started = time.perf_counter()
-    result = assign(strategy, group)
-    seconds = time.perf_counter() - started
-    wire = protocol_of(strategy)
-    encoded, user_data = plan_bytes(result, wire, generation, as_java=wire != strategy) if with_bytes else (None, {})
-    return Planned(list(result.assignment), plan_to_columns_json(result) if columns else plan_to_json(result),
-                   encoded, user_data, validate.report(group, result), seconds)
+        report = validate.report(group, result.plan(strategy.name))
+    encoded, user_data = plan_bytes_of_claims(result.assigned, members, strategy.protocol, generation,
+                                              as_java=strategy.java) if with_bytes else (None, {})
+    return Planned(members, plan_json_of_claims(result.assigned, members, columns), encoded, user_data, report, seconds)
 
 
 def partitions(body: bytes) -> Answer:
@@ -496,7 +483,7 @@ def simulation(body: bytes, limits: dict[str, int]) -> Answer:
 
 def _simulation(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
     from api.models import SimulationRequest
-    from assignor.producer import simulate
+    from assignor.partitioners import simulate
 
     request = _validated(SimulationRequest, body).model_dump()
     if (request.get("preset") is None) == (request.get("runs") is None):

@@ -86,7 +86,7 @@ def _whatif(args: argparse.Namespace) -> int:
     return 0
 
 
-def _whatif_tables(output: dict[str, Any]) -> None:
+def _whatif_tables(output: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -130,7 +130,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    from assignor.producer import simulate
+    from assignor.partitioners import simulate
 
     configs = simulate.preset(args.preset, args.records, args.seed)
     results = []
@@ -154,20 +154,36 @@ def _simulate(args: argparse.Namespace) -> int:
                           f"{r.batches:,}", f"{r.mean_batch_bytes:,.0f}")
         Console(width=None if sys.stdout.isatty() else 160).print(table)  # a pipe gets whole rows
     if args.plot:
-        from assignor.producer.simulate_plot import plot
+        from assignor.partitioners.simulate_plot import plot
 
         for path in plot(results, args.plot, args.preset):
             print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
-def _pipeline(args: argparse.Namespace) -> int:
+#: Commands that adapters outside the core add (the Spark jobs' ``pipeline``), found by name in
+#: this entry-point group of the installed package: the core never imports an adapter.
+COMMANDS_GROUP = "assignor.commands"
+
+
+def _command(name: str) -> Any:
+    """The runner an adapter registered for command `name` (``run(argv) -> exit code``)."""
+    from importlib.metadata import entry_points
+
+    found = [point for point in entry_points(group=COMMANDS_GROUP) if point.name == name]
+    if not found:
+        raise AssignorError(f"the {name} command is not installed here (reinstall the package)")
     try:
-        from pipeline.cli import run as run_job  # not in the core: needs the [spark] extra
+        return found[0].load()
     except ImportError as error:
-        raise AssignorError(f"the pipeline needs the [spark] extra ({error})") from None
+        raise AssignorError(f"the {name} command needs the [spark] extra: pip install "
+                            f"'kafka-sticky-assignor[spark]' ({error})") from None
+
+
+def _pipeline(args: argparse.Namespace) -> int:
+    run_job = _command("pipeline")
     try:
-        return run_job(args.job)
+        return int(run_job(args.job))
     except ValueError as error:  # bad partition counts and the like, before any work
         raise AssignorError(str(error)) from None
 

@@ -25,8 +25,8 @@ from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import InvalidGroupError
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 
-__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_owners",
-           "plan_to_columns_json", "plan_to_json", "unpack_group", "unpack_plan"]
+__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
+           "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
 
@@ -202,21 +202,38 @@ def plan_json_of_owners(topics: Sequence[str], counts: Iterable[int], members: S
     counts = np.asarray(list(counts), dtype=np.int64)
     flats = np.flatnonzero(owner >= 0)
     by_member = flats[stable_order(owner[flats])]
-    holder = owner[by_member]
-    bounds = np.searchsorted(holder, np.arange(len(members) + 1)).tolist()
     offsets = np.concatenate([[0], np.cumsum(counts)])
     topic = np.repeat(np.arange(len(counts)), counts)[by_member]
-    partitions = (by_member - offsets[topic]).tolist()
+    return _plan_json(topics, members, owner[by_member], topic, (by_member - offsets[topic]).tolist(), columns)
+
+
+def plan_json_of_claims(assigned: Claims, members: Sequence[str], columns: bool = False) -> dict[str, Any]:
+    """`plan_to_json` (with `columns`, `plan_to_columns_json`) of a plan given as columns
+    (`assigned`: member index into `members`, each member's partitions in the plan's order)."""
+    order = stable_order(assigned.member)
+    return _plan_json(assigned.names, members, assigned.member[order], assigned.topic[order],
+                      assigned.partition[order].tolist(), columns)
+
+
+def _plan_json(topics: Sequence[str], members: Sequence[str], holder: np.ndarray, topic: np.ndarray,
+               partitions: list[int], columns: bool) -> dict[str, Any]:
+    """The JSON forms of a plan from its columns, ordered by member (`holder`)."""
+    bounds = np.searchsorted(holder, np.arange(len(members) + 1)).tolist()
     with gc_paused():  # a large plan's pairs are a million small lists; nothing cyclic is made
         if not columns:
             pairs = pairs_json(topics, topic, partitions)
             return {"assignment": {m: pairs[bounds[i] : bounds[i + 1]] for i, m in enumerate(members)}}
         out: dict[str, dict[str, list[int]]] = {m: {} for m in members}
         mine = list(out.values())
-        starts = np.flatnonzero(run_starts(holder, topic))  # one run per member and topic
+        starts = np.flatnonzero(run_starts(holder, topic))  # one run per member and topic (in flat order)
         ends = [*starts[1:].tolist(), len(partitions)]
         for start, end, member, t in zip(starts.tolist(), ends, holder[starts].tolist(), topic[starts].tolist()):
-            mine[member][topics[t]] = partitions[start:end]
+            by_topic = mine[member]
+            name = topics[t]
+            if name in by_topic:  # a topic met again further on in the member's list (Java's order)
+                by_topic[name].extend(partitions[start:end])
+            else:
+                by_topic[name] = partitions[start:end]
         return {"assignment": out}
 
 

@@ -24,17 +24,18 @@ from typing import Any
 import numpy as np
 
 from assignor import validate
-from assignor.errors import AssignorError
-from assignor.json_format import group_to_json, pack_group, pack_plan, plan_to_json
-from assignor.model import Claims, Group, Plan
+from assignor.errors import AssignorError, UnknownStrategyError
+from assignor.json_format import pack_group, pack_plan, plan_to_json
+from assignor.model import Group, Plan
+from assignor.protocols import PROTOCOLS, Protocol, protocol_named
 from assignor.solver.dense import Layout, PlanMemo
-from assignor.strategies import JAVA_STRATEGIES, check_strategy, plan_owners, protocol_of
-from assignor.strategies.java_sticky import JavaStickyAssignor
+from assignor.strategies import REGISTRY, strategy_named
+from assignor.strategies.strategy import Leader, Planned, Strategy
 from assignor.wire.buffers import Messages
 from assignor.wire.cache import DecodeCache, EncodeCache
-from assignor.wire.columnar import Roster, assignments_for, encode_assignments, read_join_group
+from assignor.wire.columnar import Roster, encode_assignments, read_join_group
 
-__all__ = ["LeaderCache", "SyncResult", "sync"]
+__all__ = ["LeaderCache", "SyncResult", "rebalance", "sync"]
 
 
 @dataclass
@@ -58,9 +59,18 @@ class LeaderCache:
     decode: DecodeCache = field(default_factory=DecodeCache)
     encode: EncodeCache = field(default_factory=EncodeCache)
     plans: PlanMemo = field(default_factory=PlanMemo)
-    #: The Java leaders of the Java-faithful strategies: their memory (the highest generation
-    #: seen) lasts as long as the cache, as a Java leader's assignor instance does.
-    java: dict[str, JavaStickyAssignor] = field(default_factory=dict)
+    #: The leaders of the strategies that keep one (Java's: their memory, the highest generation
+    #: seen, lasts as long as the cache, as a Java leader's assignor instance does).
+    leaders: dict[str, Leader] = field(default_factory=dict)
+
+    def leader(self, strategy: Strategy) -> Leader | None:
+        """The leader this cache keeps for `strategy` (None for a strategy that keeps none)."""
+        if strategy.new_leader is None:
+            return None
+        found = self.leaders.get(strategy.name)
+        if found is None:
+            found = self.leaders[strategy.name] = strategy.new_leader()
+        return found
 
     def entries(self) -> int:
         """How many entries the three parts hold together."""
@@ -74,8 +84,8 @@ class LeaderCache:
 
 @dataclass(frozen=True, eq=False)
 class SyncResult:
-    """One rebalance as the leader planned it: each member's SyncGroup bytes (`assignments`),
-    and the group and plan behind them.
+    """One rebalance as the leader planned it: each member's SyncGroup bytes (`messages`, or as
+    a dict, `assignments`), and the group and plan behind them.
 
     `group` (what the members said, as the core sees it) and `plan` are made on first use: with
     every member's owned partitions and every assigned partition a Python tuple, they cost a
@@ -83,62 +93,67 @@ class SyncResult:
     it can keep packed (`packed_json`).
     """
 
-    assignments: dict[str, bytes]  # member id -> ConsumerProtocolAssignment bytes
-    #: The group as planned; with `owned` given, its members' own ``owned`` are empty.
+    strategy: Strategy
+    #: The group as planned: its members' own ``owned`` are empty (their claims are `roster`'s).
     planned: Group
-    #: Every member's claims as columns (member index in ``planned.members`` order), as read.
-    owned: Claims | None
-    #: The plan as dense arrays (our strategies): the layout and each flat partition's owner.
-    layout: Layout | None = None
-    owner: np.ndarray | None = None
-    protocol: str = ""
-    #: The plan, when it was made as objects (the Java-faithful strategies).
-    given_plan: Plan | None = None
+    #: Every member as decoded, with its claims as columns (member index in ``planned.members`` order).
+    roster: Roster
+    #: The plan on arrays (the layout, each flat partition's owner, the plan as columns).
+    result: Planned
+    #: Every member's SyncGroup assignment, laid end to end in layout member order.
+    messages: Messages
+
+    @property
+    def protocol(self) -> str:
+        return self.strategy.protocol.name
+
+    @property
+    def layout(self) -> Layout:
+        return self.result.layout
+
+    @property
+    def owner(self) -> np.ndarray:
+        return self.result.owner
+
+    @cached_property
+    def assignments(self) -> dict[str, bytes]:
+        """Member id -> ConsumerProtocolAssignment bytes."""
+        return dict(zip([m.id for m in self.layout.members], self.messages.messages()))
 
     @cached_property
     def group(self) -> Group:
-        if self.owned is None:
-            return self.planned
-        members = Roster(list(self.planned.members), self.owned).owning()
-        return Group.assembled(self.planned.topics, members, self.planned.partition_racks)
+        return Group.assembled(self.planned.topics, self.roster.owning(), self.planned.partition_racks)
 
     @cached_property
     def plan(self) -> Plan:
-        if self.layout is not None and self.owner is not None:
-            return Plan(self.protocol, self.layout.assignment(self.owner))
-        if self.given_plan is None:
-            raise ValueError("a SyncResult holds its plan, or the layout and owners it is made from")
-        return self.given_plan
+        return self.result.plan(self.strategy.name)
 
     def report(self) -> dict[str, Any]:
         """The oracle's report of this plan (`validate.report`), from the dense arrays when
         they can give it (`validate.report_of_layout`)."""
-        if self.layout is not None and self.owner is not None:
-            found = None
-            if self.owned is not None:
-                found = validate.report_of_layout(self.planned, self.layout, self.owner, self.protocol, self.owned)
-            if found is None:  # (dropped claims are named from the members' own claims)
-                found = validate.report_of_layout(self.group, self.layout, self.owner, self.protocol)
-            if found is not None:
-                return found
+        found = validate.report_of_layout(self.planned, self.layout, self.owner, self.strategy, self.roster.claims)
+        if found is None:  # (dropped claims are named from the members' own claims)
+            found = validate.report_of_layout(self.group, self.layout, self.owner, self.strategy)
+        if found is not None:
+            return found
         return validate.report(self.group, self.plan)
 
     def packed_json(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The group and the plan as JSON to keep: packed from the columns and arrays when the
-        plan has them (`json_format.pack_group`, `pack_plan`: a list of numbers in place of a
-        pair per partition), else `group_to_json` and `plan_to_json`'s forms.
-        `json_format.unpack_group` / `unpack_plan` give those forms back from either."""
-        if self.owned is None or self.layout is None or self.owner is None:
-            return group_to_json(self.group), plan_to_json(self.plan)
+        """The group and the plan as JSON to keep, packed from the columns and arrays
+        (`json_format.pack_group`, `pack_plan`: a list of numbers in place of a pair per
+        partition); `json_format.unpack_group` / `unpack_plan` give `group_to_json` and
+        `plan_to_json`'s forms back. A plan in an order of the strategy's own (Java's) is kept in
+        `plan_to_json`'s form, which keeps that order."""
         layout = self.layout
-        return (pack_group(self.planned, self.owned),
-                pack_plan(layout.topics, layout.counts, [m.id for m in layout.members], self.owner))
+        plan = pack_plan(layout.topics, layout.counts, [m.id for m in layout.members], self.owner) \
+            if not self.strategy.java else plan_to_json(self.plan)
+        return pack_group(self.planned, self.roster.claims), plan
 
 
 def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
          partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
          cache: LeaderCache | None = None, strategy: str | None = None) -> SyncResult:
-    """Plan one rebalance for `protocol` ("sticky", "cooperative-sticky", "range", "roundrobin").
+    """Plan one rebalance for `protocol` (a name of `assignor.protocols.PROTOCOLS`).
 
     `strategy`: the strategy that plans, by default the protocol's own; ``java-sticky`` /
     ``java-cooperative-sticky`` plan the ``sticky`` / ``cooperative-sticky`` protocols as a Java
@@ -157,36 +172,43 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
         Unknown protocol or an invalid group (bad partition counts or racks), a strategy of
         another protocol, or (`JavaAssignorFailure`) a group on which Java's assignor fails.
     """
-    check_strategy(protocol)
-    if protocol in JAVA_STRATEGIES:
+    if isinstance(protocol, str) and protocol not in PROTOCOLS and protocol in REGISTRY:
         raise AssignorError(f"{protocol!r} is a strategy, not a protocol: its protocol is "
-                            f"{JAVA_STRATEGIES[protocol]!r}")
-    strategy = protocol if strategy is None else strategy
-    if protocol_of(strategy) != protocol:
-        raise AssignorError(f"strategy {strategy!r} plans the {protocol_of(strategy)!r} protocol, not {protocol!r}")
+                            f"{REGISTRY[protocol].protocol.name!r}")
+    wire = protocol_named(protocol)
+    chosen = _protocol_strategy(wire) if strategy is None else strategy_named(strategy)
+    if chosen.protocol is not wire:
+        raise AssignorError(f"strategy {chosen.name!r} plans the {chosen.protocol.name!r} protocol, not {wire.name!r}")
+    # The topics and racks checked once (the members are decoded, valid by construction).
+    definition = Group(topics=topics, members=(), partition_racks=partition_racks)
+    return rebalance(chosen, generation, definition, list(metadata), Messages.of_members(metadata), cache)
+
+
+def _protocol_strategy(protocol: Protocol) -> Strategy:
+    """The strategy a protocol plans with unless told otherwise: ours of that protocol."""
+    for strategy in REGISTRY.values():
+        if strategy.protocol is protocol and not strategy.java:
+            return strategy
+    raise UnknownStrategyError(f"no strategy plans the {protocol.name!r} protocol")
+
+
+def rebalance(strategy: Strategy, generation: int, definition: Group, ids: Sequence[str], joined: Messages,
+              cache: LeaderCache | None = None, leader: Leader | None = None) -> SyncResult:
+    """The leader's whole job for one rebalance, from JoinGroup to SyncGroup, for every strategy:
+    read every member's metadata (`joined`, laid end to end in the order of `ids`) as its
+    protocol carries it, plan on the claims as columns, and write each member's assignment (as
+    a Java leader does for Java's strategies). `definition`: the topics and racks (its members
+    are not read). `leader`: the strategy's leader whose memory carries over (by default the
+    one `cache` keeps for it)."""
     cache = LeaderCache() if cache is None else cache
-    # Every member's metadata at once (the columnar path), planned on the claims as columns.
-    roster = read_join_group(list(metadata), Messages.of_members(metadata), protocol, cache.decode)
+    roster = read_join_group(ids, joined, strategy.protocol, cache.decode)
     # The members as planned own nothing themselves: their claims stay in columns (`build`
     # reads those), and become tuples only if the caller asks for `SyncResult.group`.
-    planned = Group(topics=topics, members=roster.members, partition_racks=partition_racks)
-    if strategy in JAVA_STRATEGIES:
-        group = Group.assembled(planned.topics, roster.owning(), planned.partition_racks)
-        return _sync_as_java(protocol, strategy, generation, group, cache)
-    layout, owner = plan_owners(protocol, planned, roster.claims, cache.plans)
-    messages = encode_assignments(layout.owned_claims(owner), len(layout.members), protocol, generation,
-                                  cache=cache.encode)
-    cache.settle()
-    return SyncResult(dict(zip([m.id for m in layout.members], messages.messages())), planned, roster.claims,
-                      layout, owner, protocol)
-
-
-def _sync_as_java(protocol: str, strategy: str, generation: int, group: Group, cache: LeaderCache) -> SyncResult:
-    """`sync` with a Java-faithful strategy: the plan in Java's order, written as Java writes it."""
-    leader = cache.java.get(strategy)
+    planned = Group.assembled(definition.topics, roster.members, definition.partition_racks)
     if leader is None:
-        leader = cache.java[strategy] = JavaStickyAssignor(cooperative=protocol == "cooperative-sticky")
-    plan = leader.assign(group)
+        leader = cache.leader(strategy)
+    result = strategy.planned(planned, roster.claims, cache.plans, leader)
+    messages = encode_assignments(result.assigned, len(result.layout.members), strategy.protocol, generation,
+                                  cache=cache.encode, as_java=strategy.java)
     cache.settle()
-    return SyncResult(assignments_for(plan, protocol, generation, as_java=True), group, None, protocol=protocol,
-                      given_plan=plan)
+    return SyncResult(strategy, planned, roster, result, messages)

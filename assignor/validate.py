@@ -46,6 +46,7 @@ from assignor._arrays import gc_paused, run_starts
 from assignor.model import Claims, Group, Plan, TopicPartition
 from assignor.solver import claims, dense, racks
 from assignor.solver.dense import Layout
+from assignor.strategies import REGISTRY, Strategy
 
 __all__ = ["Optimum", "balance_score", "dropped_claims", "optimum", "report"]
 
@@ -53,8 +54,17 @@ _MAX_ERRORS = 20
 
 _NOT_BALANCED = "not balanced (KIP-54): a member holds a partition a member two or more lighter could take"
 
-#: Strategies under the cooperative protocol (KIP-429): ours, and Java's as Java runs it.
-_COOPERATIVE = ("cooperative-sticky", "java-cooperative-sticky")
+
+
+def _handover_rules(strategy: str | Strategy) -> tuple[bool, bool]:
+    """(cooperative, safe): whether the strategy plans under a cooperative protocol (KIP-429:
+    partitions still claimed are withheld, not unassigned), and whether it promises never to
+    hand a partition over while another member still claims it (ours do; Java's does not
+    always, which is flagged, not an error). A plan of a strategy we do not know: eager."""
+    known = REGISTRY.get(strategy) if isinstance(strategy, str) else strategy
+    if known is None:
+        return False, False
+    return known.protocol.cooperative, known.protocol.cooperative and not known.java
 
 
 def balance_score(loads: Iterable[int]) -> int:
@@ -118,7 +128,8 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
             loads[member.id] = 0
     revoking = set()
     unsafe: list[str] = []
-    if plan.strategy in _COOPERATIVE:
+    cooperative, safe = _handover_rules(plan.strategy)
+    if cooperative:
         claimed = _claimed_by(group)
         revoking = {tp for tp in not_assigned if tp in claimed}
         for member_id, partitions in plan.assignment.items():
@@ -126,7 +137,7 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
                 others = claimed[tp] - {member_id}
                 if others:
                     unsafe.append(f"{tp} given to {member_id} while {min(others)} still owns it")
-        if plan.strategy == "cooperative-sticky":
+        if safe:
             errors.extend(unsafe)
     unassigned = not_assigned - revoking
     if unassigned:
@@ -164,7 +175,7 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
     flags = []
     if not result["balanced"]:
         flags.append(_NOT_BALANCED)
-    if unsafe and plan.strategy != "cooperative-sticky":
+    if unsafe and not safe:
         flags.append(f"{len(unsafe)} partition(s) handed over while still claimed, e.g. {unsafe[0]}")
     if exact:
         best = optimum(group)
@@ -179,7 +190,7 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
     return result
 
 
-def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: str,
+def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: str | Strategy,
                      owned: Claims | None = None) -> dict[str, Any] | None:
     """`report` of a plan made on dense arrays (`layout` and the `owner` of each flat partition,
     as `assignor.strategies.plan_owners` returns them, for `group` with its members' claims),
@@ -220,7 +231,7 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
     exists = (topic >= 0) & (partition >= 0) & (partition < layout.counts[np.maximum(topic, 0)] if topics else False)
     claimed_flat, claimant = layout.offsets[topic[exists]] + partition[exists], member[exists]
     revoking = np.zeros(layout.total, dtype=bool)
-    if strategy in _COOPERATIVE:
+    if _handover_rules(strategy)[0]:
         revoking[claimed_flat] = True
         revoking &= must & ~assigned
         handed = (owner[claimed_flat] >= 0) & (owner[claimed_flat] != claimant)

@@ -26,30 +26,94 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, cast
 
 import numpy as np
 
 from assignor import protocol, validate
 from assignor._arrays import appended, gc_paused, run_starts
-from assignor.errors import AssignorError, JavaAssignorFailure
-from assignor.leader import LeaderCache
+from assignor.errors import JavaAssignorFailure, WhatIfError
+from assignor.leader import LeaderCache, rebalance
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan
 from assignor.solver import dense
 from assignor.solver.dense import Layout
-from assignor.strategies import JAVA_STRATEGIES, check_strategy, java_leader, plan_owners, protocol_of
-from assignor.strategies.java_sticky import JavaStickyAssignor
+from assignor.strategies import REGISTRY, check_strategy, java_counterparts, strategy_named
+from assignor.strategies.strategy import Leader, Strategy
 
-__all__ = ["ALL_STRATEGIES", "Event", "WhatIfError", "apply_event", "compare", "parse_event", "run"]
+__all__ = ["ALL_STRATEGIES", "Comparison", "Event", "Figures", "Result", "Step", "StrategyRun", "Summary",
+           "WhatIfError", "apply_event", "compare", "parse_event", "run"]
 
-ALL_STRATEGIES = ("sticky", "cooperative-sticky", "java-sticky", "java-cooperative-sticky", "range", "roundrobin")
+#: Every registered strategy, in the registry's order.
+ALL_STRATEGIES = tuple(REGISTRY)
 _MAX_ROUNDS = 10
-# One step of a run: the event, what it cost (rounds, moves, ...) and the figures after it.
-Step = dict[str, Any]
 
 
-class WhatIfError(AssignorError):
-    """An event that cannot apply to the group (unknown member, malformed arguments)."""
+class Figures(TypedDict):
+    """How the group stands after a rebalance: balance and spread of what members own, the
+    largest spread of one topic, and rack locality (None without racks)."""
+
+    balance_score: int
+    spread: int
+    topic_spread: int
+    rack_locality: float | None
+
+
+class Step(Figures, total=False):
+    """One step of a run: the event, what it cost and the `Figures` after it. ``failed`` (Java's
+    assignor failed: nothing changed hands) and ``assignment`` (with ``include_plans``) appear
+    only where they apply."""
+
+    event: str
+    rounds: int
+    revoked: int
+    moved: int
+    reassigned: int
+    unsafe_handovers: int
+    failed: str
+    assignment: dict[str, list[list[str | int]]]
+
+
+class Summary(TypedDict):
+    """A strategy's whole run (`run`), the steps after the first added up."""
+
+    steps: int
+    rounds: int
+    revoked: int
+    moved: int
+    reassigned: int
+    unsafe_handovers: int
+    failed_steps: int
+    final_balance_score: int
+    final_spread: int
+    max_spread: int
+    rack_locality: float | None
+
+
+class Comparison(TypedDict):
+    """What switching from a Java strategy to ours changes over a run (`compare`): positive
+    figures are gains."""
+
+    moves_saved: int
+    reassignments_saved: int
+    revocations_saved: int
+    rounds_saved: int
+    balance_score_gained: int
+    spread_gained: int
+    unsafe_handovers_avoided: int
+    java_failures: int
+
+
+class StrategyRun(TypedDict):
+    steps: list[Step]
+    summary: Summary
+
+
+class Result(TypedDict, total=False):
+    """`run`'s answer: each strategy's run, and ``comparisons`` (``"JAVA vs OURS"``) when a
+    Java strategy ran beside ours."""
+
+    strategies: dict[str, StrategyRun]
+    comparisons: dict[str, Comparison]
 
 
 @dataclass(frozen=True)
@@ -143,7 +207,7 @@ class _State:
     numbering: _Numbering
     cache: LeaderCache
     flats: _Flats | None = None  # `owned` as flat partitions, see `_owners_now`
-    leader: JavaStickyAssignor | None = None  # the Java leader of a Java-faithful strategy (`java_leader`)
+    leader: Leader | None = None  # the leader of a strategy that keeps one (Java's), for the whole run
 
 
 class _Numbering(dict[str, int]):
@@ -167,7 +231,7 @@ class _Numbering(dict[str, int]):
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
-        include_plans: bool = False, check: bool = False) -> dict[str, Any]:
+        include_plans: bool = False, check: bool = False) -> Result:
     """Replay `events` on `group` for each strategy.
 
     The first step ("current") rebalances the group as given, starting from its members' owned
@@ -187,8 +251,8 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
 
 
 def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool
-         ) -> dict[str, Any]:
-    result: dict[str, dict[str, Any]] = {}
+         ) -> Result:
+    result: dict[str, StrategyRun] = {}
     initial = _claims_of(group.members)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     cache = LeaderCache()
@@ -198,7 +262,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
         state = _State(ids, numbering.of(ids), initial,
                        np.array([m.generation for m in group.members], dtype=np.int64),
                        max([m.generation for m in group.members], default=0) + 1, numbering, cache,
-                       leader=java_leader(name))
+                       leader=_new_leader(name))
         steps = [_step(group, state, name, "current", include_plans, check, None)]
         definition = group
         for event in events:
@@ -206,15 +270,15 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
                 definition = step_group
                 steps.append(_step(definition, state, name, label, include_plans, check, steps[-1]))
         result[name] = {"steps": steps, "summary": _summary(steps)}
-    out: dict[str, Any] = {"strategies": result}
-    comparisons = {f"{java} vs {ours}": compare(result[java]["summary"], result[ours]["summary"])
-                   for java, ours in JAVA_STRATEGIES.items() if java in result and ours in result}
+    out: Result = {"strategies": result}
+    comparisons = {f"{java} vs {ours}": compare(result[java.name]["summary"], result[ours.name]["summary"])
+                   for java, ours in java_counterparts() if java.name in result and ours.name in result}
     if comparisons:
         out["comparisons"] = comparisons
     return out
 
 
-def compare(java: dict[str, Any], ours: dict[str, Any]) -> dict[str, int]:
+def compare(java: Summary, ours: Summary) -> Comparison:
     """What switching from a Java strategy to ours changes over a run, from the two summaries:
     positive figures are gains (fewer moves, a lower balance score, ...)."""
     return {
@@ -236,13 +300,19 @@ def _step(definition: Group, state: _State, strategy: str, label: str, include_p
     try:
         return _rebalance(definition, state, strategy, label, include_plans, check)
     except JavaAssignorFailure as failure:
-        kept = {key: previous[key] for key in ("balance_score", "spread", "topic_spread", "rack_locality")} \
-            if previous is not None else {"balance_score": 0, "spread": 0, "topic_spread": 0, "rack_locality": None}
-        step = {"event": label, "rounds": 1, "revoked": 0, "moved": 0, "reassigned": 0, "unsafe_handovers": 0,
-                **kept, "failed": str(failure)}
+        kept = Figures(balance_score=previous["balance_score"], spread=previous["spread"],
+                       topic_spread=previous["topic_spread"], rack_locality=previous["rack_locality"]) \
+            if previous is not None else Figures(balance_score=0, spread=0, topic_spread=0, rack_locality=None)
+        step = cast(Step, {"event": label, "rounds": 1, "revoked": 0, "moved": 0, "reassigned": 0,
+                           "unsafe_handovers": 0, **kept, "failed": str(failure)})
         if include_plans:
             step["assignment"] = _assignment_of(state)
         return step
+
+
+def _new_leader(strategy: str) -> Leader | None:
+    found = strategy_named(strategy)
+    return None if found.new_leader is None else found.new_leader()
 
 
 def _claims_of(members: Sequence[Member]) -> Claims:
@@ -288,7 +358,8 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     present_numbers = state.numbering.of(present)
     before, before_flats = state.owned, state.flats
     rounds = revoked = unsafe = 0
-    wire = protocol_of(strategy)
+    chosen = strategy_named(strategy)
+    cooperative = chosen.protocol.cooperative
     while True:
         rounds += 1
         position = state.numbering.positions(state.numbers, present_numbers)  # of each member now, in `present`
@@ -298,40 +369,36 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         generations[position[:-1][kept]] = state.generation[kept]
         # Every member's metadata laid end to end, as the leader's JoinGroup response holds it.
         cache = state.cache
-        metadata = protocol.encode_join_group(definition.members, owned, generations, wire, cache.encode)
-        roster = protocol.read_join_group(present, metadata, wire, cache.decode)
-        group = Group.assembled(definition.topics, roster.members, definition.partition_racks)
-        layout, owner = plan_owners(strategy, group, roster.claims, cache.plans, state.leader)
-        if wire == "cooperative-sticky":
+        metadata = protocol.encode_join_group(definition.members, owned, generations, chosen.protocol, cache.encode)
+        generation = state.group_generation
+        synced = rebalance(chosen, generation, definition, present, metadata, cache, state.leader)
+        state.group_generation += 1
+        group, roster, layout, owner = synced.planned, synced.roster, synced.layout, synced.owner
+        if cooperative:
             unsafe += _unsafe_handovers(layout, roster, owner)
         if check:
-            _check(group, roster, layout, owner, strategy)
-        generation = state.group_generation
-        state.group_generation += 1
-        # SyncGroup: one assignment per member, in layout order, each decoded by its member.
-        sync = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), wire, generation,
-                                           cache=cache.encode)
+            _check(group, roster, layout, owner, chosen)
+        # SyncGroup: each member decodes its assignment (in layout order).
         ids = list(map(attrgetter("id"), layout.members))
-        assigned = protocol.read_assignments(sync, cache.decode)
-        cache.settle()
+        assigned = protocol.read_assignments(synced.messages, cache.decode)
         old_flats = state.flats
         owner_now, state.flats = _owners_now(layout, assigned)
         numbers = state.numbering.of(ids)
         position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
         if rounds == 1:
             before_position = position
-        if wire == "cooperative-sticky":
+        if cooperative:
             revoked += _given_up(layout, position, state.owned, owner_now, old_flats)
         else:  # eager: every member still in the group revokes all it owned before rejoining
             revoked += int((position >= 0).sum())
         state.ids, state.numbers, state.owned = ids, numbers, assigned
         state.generation = np.full(len(ids), generation, dtype=np.int64)
-        withheld = wire == "cooperative-sticky" and _withheld(layout, len(assigned.member))
+        withheld = cooperative and _withheld(layout, len(assigned.member))
         if not withheld or rounds >= _MAX_ROUNDS:
             break
     moved, reassigned = _changes(layout, before_position, before, owner_now, before_flats)
-    step = {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
-            "unsafe_handovers": unsafe, **_measure(group, layout, state.owned)}
+    step = cast(Step, {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
+                       "unsafe_handovers": unsafe, **_measure(group, layout, state.owned)})
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step
@@ -433,16 +500,16 @@ def _unsafe_handovers(layout: Layout, roster: protocol.Roster, owner: np.ndarray
     return int(np.unique(flats[ok][(given >= 0) & (given != claimant[ok])]).size)
 
 
-def _check(group: Group, roster: protocol.Roster, layout: Layout, owner: np.ndarray, strategy: str) -> None:
+def _check(group: Group, roster: protocol.Roster, layout: Layout, owner: np.ndarray, strategy: Strategy) -> None:
     """The oracle on this round: the group as decoded, with owned partitions, and the plan."""
     owned = roster.owning()
     full = Group(topics=group.topics, members=owned, partition_racks=group.partition_racks)
-    report = validate.report(full, Plan(strategy, layout.assignment(owner)))
+    report = validate.report(full, Plan(strategy.name, layout.assignment(owner)))
     if not report["valid"]:  # raised, not asserted: `python -O` must not skip the check
         raise AssertionError(report["errors"])
 
 
-def _measure(group: Group, layout: Layout, owned: Claims) -> dict[str, Any]:
+def _measure(group: Group, layout: Layout, owned: Claims) -> Figures:
     """Balance and spread of what members own after the rebalance, and rack locality: `owned`
     as the members decoded it from SyncGroup (member index in the order of ``layout.members``,
     the order the leader sent assignments in), `layout` from the last round's plan."""
@@ -485,7 +552,7 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> dict[str, Any]:
             "topic_spread": topic_spread, "rack_locality": locality}
 
 
-def _summary(steps: list[Step]) -> dict[str, Any]:
+def _summary(steps: list[Step]) -> Summary:
     changes = steps[1:] or steps  # the first step is the group as given; a failed step changes nothing
     return {"steps": len(changes), "rounds": sum(s["rounds"] for s in changes),
             "revoked": sum(s["revoked"] for s in changes), "moved": sum(s["moved"] for s in changes),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from assignor import Group, Member, Plan
+from assignor import AssignorError, Group, Member, Plan
 
 SEED = 20241025
 _MASK = 2**64 - 1
@@ -45,7 +45,7 @@ def java_subscriptions(kind: str, topics: int, members: int) -> tuple[list[str],
             chosen = [names[j] for j in range(topics) if next(rng) >> 63 == 1]
             subscriptions[m] = chosen or [names[i % topics]]
         return names, subscriptions
-    raise ValueError(f"unknown kind {kind!r}")
+    raise AssignorError(f"unknown kind {kind!r}")
 
 
 def java_large(kind: str, topics: int, partitions: int, members: int) -> Group:

@@ -257,7 +257,7 @@ def _service_rows() -> None:
 
 
 def _simulate_in_child(queue) -> None:
-    from assignor.producer import simulate
+    from assignor.partitioners import simulate
 
     rows = []
     for name in ("kip794-series1", "kip794-series2", "kip480"):

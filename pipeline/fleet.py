@@ -22,24 +22,36 @@ import json
 import math
 import time
 from collections.abc import Sequence
+from typing import cast, get_type_hints
 
 import pandas as pd
 
 from assignor import whatif
 from assignor.errors import AssignorError
 from assignor.model import UNKNOWN_GENERATION, Group, Member, TopicPartition
+from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack")
 GROUPS_SCHEMA = ("cluster string, group_id string, member_id string, topics array<string>, "
                  "owned array<struct<topic: string, partition: int>>, generation int, rack string")
 TOPICS_SCHEMA = "cluster string, topic string, partitions int"
 
+#: Spark's type of each Python type a typed record's field has.
+_SPARK_TYPES = {int: "bigint", float: "double", str: "string", float | None: "double", str | None: "string"}
+
+
+def _columns_of(record: type) -> dict[str, str]:
+    """A typed record's fields (a TypedDict of `assignor.whatif`) as Spark columns."""
+    return {name: _SPARK_TYPES[kind] for name, kind in get_type_hints(record).items()}
+
+
+#: One row per group x strategy: who and what, then the what-if engine's summary
+#: (`assignor.whatif.Summary`, its columns derived from it), then what the job adds.
 RESULT_COLUMNS = {
     "cluster": "string", "group_id": "string", "kind": "string", "strategy": "string", "member_id": "string",
-    "reason": "string", "members": "bigint", "partitions": "bigint", "steps": "bigint", "rounds": "bigint",
-    "revoked": "bigint", "moved": "bigint", "reassigned": "bigint", "final_balance_score": "bigint",
-    "final_spread": "bigint", "max_spread": "bigint", "rack_locality": "double", "skipped_events": "bigint",
-    "plan_seconds": "double", "plan": "string", "unsafe_handovers": "bigint", "failed_steps": "bigint",
+    "reason": "string", "members": "bigint", "partitions": "bigint",
+    **_columns_of(whatif.Summary),
+    "skipped_events": "bigint", "plan_seconds": "double", "plan": "string",
 }
 RESULT_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in RESULT_COLUMNS.items())
 _PANDAS_TYPES = {"string": "object", "bigint": "Int64", "double": "float64"}
@@ -171,41 +183,36 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
             errors.append(_error(cluster, group_id, None, str(error), strategy))
             continue
         seconds = time.perf_counter() - started
-        summary = result["summary"]
         plan = json.dumps(result["steps"][-1]["assignment"], sort_keys=True) if include_plan else None
         rows.append({"cluster": cluster, "group_id": group_id, "kind": "result", "strategy": strategy,
                      "member_id": None, "reason": None, "members": len(group_members),
-                     "partitions": sum(group.topics.values()), "steps": summary["steps"],
-                     "rounds": summary["rounds"], "revoked": summary["revoked"], "moved": summary["moved"],
-                     "reassigned": summary["reassigned"], "final_balance_score": summary["final_balance_score"],
-                     "final_spread": summary["final_spread"], "max_spread": summary["max_spread"],
-                     "rack_locality": summary["rack_locality"], "skipped_events": skipped,
-                     "plan_seconds": seconds, "plan": plan, "unsafe_handovers": summary["unsafe_handovers"],
-                     "failed_steps": summary["failed_steps"]})
+                     "partitions": sum(group.topics.values()), **result["summary"], "skipped_events": skipped,
+                     "plan_seconds": seconds, "plan": plan})
     return _frame(rows + errors)
 
 
-#: (Java's strategy, ours): the pairs `switching` compares.
-PAIRS = (("java-sticky", "sticky"), ("java-cooperative-sticky", "cooperative-sticky"))
-
-
 def switching(results: pd.DataFrame) -> pd.DataFrame:
-    """Per group and pair of strategies run on it, what switching from Java's assignor to ours
-    changes (`assignor.whatif.compare`'s figures: positive is better with ours)."""
-    columns = ["cluster", "group_id", "java", "ours", "moves_saved", "revocations_saved", "rounds_saved",
-               "balance_score_gained", "spread_gained", "unsafe_handovers_avoided", "java_failures"]
+    """Per group and pair of strategies run on it (`assignor.strategies.java_counterparts`),
+    what switching from Java's assignor to ours changes: `assignor.whatif.compare` of the two
+    summaries (positive is better with ours)."""
+    summary_columns = list(get_type_hints(whatif.Summary))
+    columns = ["cluster", "group_id", "java", "ours", *get_type_hints(whatif.Comparison)]
     rows = []
     keyed = results.set_index(["cluster", "group_id", "strategy"])
     for (cluster, group_id), _ in results.groupby(["cluster", "group_id"], sort=True):
-        for java, ours in PAIRS:
-            if (cluster, group_id, java) not in keyed.index or (cluster, group_id, ours) not in keyed.index:
+        for java, ours in java_counterparts():
+            if (cluster, group_id, java.name) not in keyed.index or (cluster, group_id, ours.name) not in keyed.index:
                 continue
-            a, b = keyed.loc[(cluster, group_id, java)], keyed.loc[(cluster, group_id, ours)]
-            rows.append([cluster, group_id, java, ours, int(a.moved - b.moved), int(a.revoked - b.revoked),
-                         int(a.rounds - b.rounds), int(a.final_balance_score - b.final_balance_score),
-                         int(a.max_spread - b.max_spread), int(a.unsafe_handovers - b.unsafe_handovers),
-                         int(a.failed_steps)])
+            a, b = (_summary(keyed.loc[(cluster, group_id, s.name)], summary_columns) for s in (java, ours))
+            rows.append([cluster, group_id, java.name, ours.name, *whatif.compare(a, b).values()])
     return pd.DataFrame(rows, columns=columns)
+
+
+def _summary(row: pd.Series, columns: list[str]) -> whatif.Summary:
+    """A result row's summary, as the what-if engine gave it."""
+    values = {name: (None if pd.isna(row[name]) else row[name].item() if hasattr(row[name], "item") else row[name])
+              for name in columns}
+    return cast(whatif.Summary, values)
 
 
 def switching_summary(per_group: pd.DataFrame) -> pd.DataFrame:

@@ -20,14 +20,10 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from assignor.errors import AssignorError
+from assignor.errors import ExecutorEnvironmentError
 from pipeline.probe import NEEDED, PACKAGES, probe
 
 __all__ = ["NEEDED", "ExecutorEnvironmentError", "check_executors", "code_zip", "ship"]
-
-
-class ExecutorEnvironmentError(AssignorError):
-    """The executors' Python cannot run the job (a library missing, another Python version)."""
 
 
 def code_zip(directory: Path) -> Path:

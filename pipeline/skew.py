@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from assignor.partitioners import murmur2_many
-from assignor.producer.murmur import partitions_of_hashes
+from assignor.partitioners.murmur import partitions_of_hashes
 
 HOT_KEYS = 10
 NULL_KEY = "null key: keyless records are not placed by key"

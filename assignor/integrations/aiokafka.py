@@ -42,10 +42,11 @@ from typing import Any
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
 from assignor import leader
+from assignor.errors import AssignorError
 from assignor.model import UNKNOWN_GENERATION, TopicPartition
-from assignor.producer.builtin import BuiltInPartitioner
-from assignor.producer.keyless import StickyPartitioner
-from assignor.producer.murmur import PartitionerError, partition_for_key
+from assignor.partitioners.builtin import BuiltInPartitioner
+from assignor.partitioners.keyless import StickyPartitioner
+from assignor.partitioners.murmur import PartitionerError, partition_for_key
 from assignor.protocol import (
     ProtocolError,
     Subscription,
@@ -54,6 +55,8 @@ from assignor.protocol import (
     encode_subscription,
     members_from_metadata,
 )
+from assignor.protocols import STICKY
+from assignor.strategies import strategy_named
 
 __all__ = ["KafkaPartitioner", "StickyAssignor", "StickyProducer"]
 
@@ -103,12 +106,13 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
         The protocol on the wire is ``sticky`` either way.
     """
 
-    name = "sticky"
+    name = STICKY.name
 
     def __init__(self, *, rack: str | None = None, service_url: str | None = None, token: str | None = None,
                  timeout: float = 3.0, group_id: str | None = None, strategy: str = "sticky") -> None:
-        if strategy not in ("sticky", "java-sticky"):
-            raise ValueError(f"strategy must be 'sticky' or 'java-sticky', got {strategy!r}")
+        if strategy_named(strategy).protocol is not STICKY:
+            raise AssignorError(f"strategy {strategy!r} plans the {strategy_named(strategy).protocol.name!r} "
+                                f"protocol; this assignor speaks {STICKY.name!r}")
         self.strategy = strategy
         self.rack = rack
         self.service_url = service_url.rstrip("/") if service_url else None

@@ -1,8 +1,12 @@
-"""Assignment strategies, looked up by their Kafka protocol name."""
+"""Assignment strategies, registered once and looked up by name.
+
+Every strategy is one `Strategy` object (its protocol, how it plans on objects and on arrays,
+whether it is Kafka's own); every list of strategy names in the library, the service, the CLI
+and the Spark job is derived from `REGISTRY`. Adding a strategy is one module that makes its
+`Strategy`, and one line in `_register` below.
+"""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
@@ -15,46 +19,52 @@ from assignor.strategies import java_sticky as _java
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
 from assignor.strategies import sticky as _sticky
+from assignor.strategies.strategy import Leader, Strategy
 
-__all__ = ["JAVA_STRATEGIES", "STRATEGIES", "assign", "check_strategy", "java_leader", "plan_owners",
-           "protocol_of"]
-
-#: Strategy name -> strategy function ``(Group) -> Plan``. Our strategies are named after their
-#: Kafka protocol; the Java-faithful ones plan under the protocol `protocol_of` names.
-STRATEGIES: dict[str, Callable[[Group], Plan]] = {
-    _range.NAME: _range.assign,
-    _roundrobin.NAME: _roundrobin.assign,
-    _sticky.NAME: _sticky.assign,
-    _cooperative.NAME: _cooperative.assign,
-    _java.NAME: _java.assign,
-    _java.COOPERATIVE_NAME: _java.assign_cooperative,
-}
-
-#: The Java-faithful strategies (KIP-54 as Java's client runs it) and the protocol each plans for.
-JAVA_STRATEGIES: dict[str, str] = {_java.NAME: _sticky.NAME, _java.COOPERATIVE_NAME: _cooperative.NAME}
-
-#: Protocol name -> ``(Group, Claims | None, memo) -> (Layout, owner per flat partition)``: the
-#: same plans on dense arrays, for callers that keep groups as columns (the what-if engine).
-_OWNERS: dict[str, Callable[..., tuple[Layout, np.ndarray]]] = {
-    _range.NAME: _range.plan_owners,
-    _roundrobin.NAME: _roundrobin.plan_owners,
-    _sticky.NAME: _sticky.plan_owners,
-    _cooperative.NAME: _cooperative.plan_owners,
-    _java.NAME: lambda group, claims, memo, leader=None: _java.plan_owners(False, group, claims, memo, leader),
-    _java.COOPERATIVE_NAME: lambda group, claims, memo, leader=None: _java.plan_owners(True, group, claims, memo,
-                                                                                       leader),
-}
+__all__ = ["DEFAULT_STRATEGY", "REGISTRY", "STRATEGIES", "Strategy", "assign", "check_strategy", "java_counterparts",
+           "plan_owners", "strategy_named"]
 
 
-def assign(strategy: str, group: Group) -> Plan:
-    """Plan the assignment of `group` with the strategy of this protocol name.
+def _register(*strategies: Strategy) -> dict[str, Strategy]:
+    registry: dict[str, Strategy] = {}
+    for strategy in strategies:
+        if strategy.name in registry:
+            raise ValueError(f"two strategies named {strategy.name!r}")
+        registry[strategy.name] = strategy
+    return registry
+
+
+#: Every strategy, by name, in the order lists show them: ours first, then Java's, then the rest.
+REGISTRY: dict[str, Strategy] = _register(
+    _sticky.STRATEGY,
+    _cooperative.STRATEGY,
+    _java.STRATEGY,
+    _java.COOPERATIVE_STRATEGY,
+    _range.STRATEGY,
+    _roundrobin.STRATEGY,
+)
+
+#: The strategy used where none is named: ours, eager.
+DEFAULT_STRATEGY: Strategy = _sticky.STRATEGY
+
+#: Strategy name -> ``(Group) -> Plan`` (the public mapping `assignor.STRATEGIES`).
+STRATEGIES = {name: strategy.assign for name, strategy in REGISTRY.items()}
+
+
+def strategy_named(strategy: object) -> Strategy:
+    """The registered strategy of this name (or `strategy` itself when it is one).
 
     Raises
     ------
     UnknownStrategyError
         When no strategy has this name.
     """
-    return STRATEGIES[check_strategy(strategy)](group)
+    if isinstance(strategy, Strategy):
+        return strategy
+    found = REGISTRY.get(strategy) if isinstance(strategy, str) else None
+    if found is None:
+        raise UnknownStrategyError(f"unknown strategy {strategy!r}; known: {', '.join(sorted(REGISTRY))}")
+    return found
 
 
 def check_strategy(strategy: object) -> str:
@@ -65,38 +75,35 @@ def check_strategy(strategy: object) -> str:
     UnknownStrategyError
         When no strategy has this name.
     """
-    if not isinstance(strategy, str) or strategy not in STRATEGIES:
-        known = ", ".join(sorted(STRATEGIES))
-        raise UnknownStrategyError(f"unknown strategy {strategy!r}; known: {known}")
-    return strategy
+    return strategy_named(strategy).name
 
 
-def protocol_of(strategy: str) -> str:
-    """The Kafka protocol a strategy plans for (what members name in JoinGroup): its own name,
-    or ``sticky`` / ``cooperative-sticky`` for the Java-faithful strategies.
+def assign(strategy: str, group: Group) -> Plan:
+    """Plan the assignment of `group` with the strategy of this name.
 
     Raises
     ------
     UnknownStrategyError
         When no strategy has this name.
     """
-    return JAVA_STRATEGIES.get(check_strategy(strategy), strategy)
+    return strategy_named(strategy).assign(group)
 
 
-def java_leader(strategy: str) -> _java.JavaStickyAssignor | None:
-    """A fresh Java leader for a Java-faithful strategy (its memory lasts as long as the caller
-    keeps it), None for our own strategies."""
-    return _java.JavaStickyAssignor(cooperative=_java.COOPERATIVE_NAME == strategy) if strategy in JAVA_STRATEGIES \
-        else None
-
-
-def plan_owners(strategy: str, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
-                leader: _java.JavaStickyAssignor | None = None) -> tuple[Layout, np.ndarray]:
+def plan_owners(strategy: str | Strategy, group: Group, claims: Claims | None = None,
+                memo: dense.PlanMemo | None = None, leader: Leader | None = None) -> tuple[Layout, np.ndarray]:
     """`assign` as the layout and each flat partition's owner (member index in layout order,
     ``NO_OWNER`` when unassigned); owned partitions from `claims` when given. `memo`: see
     `assignor.solver.dense.build` (a caller planning the same topics again and again keeps one).
-    `leader`: for a Java-faithful strategy, the Java leader (`java_leader`) whose memory carries
-    over between rebalances."""
-    if leader is not None:
-        return _OWNERS[check_strategy(strategy)](group, claims, memo, leader)
-    return _OWNERS[check_strategy(strategy)](group, claims, memo)
+    `leader`: for a strategy that keeps one (`Strategy.new_leader`), the leader whose memory
+    carries over between rebalances."""
+    return strategy_named(strategy).plan_owners(group, claims, memo, leader)
+
+
+def java_counterparts() -> list[tuple[Strategy, Strategy]]:
+    """Each of Java's strategies with ours for the same protocol: the pairs whose difference is
+    what switching a Java fleet to ours changes."""
+    ours: dict[object, Strategy] = {}
+    for strategy in REGISTRY.values():
+        if not strategy.java:
+            ours.setdefault(strategy.protocol, strategy)
+    return [(s, ours[s.protocol]) for s in REGISTRY.values() if s.java and s.protocol in ours]

@@ -19,12 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from assignor.model import Claims, Group, Plan
+from assignor.protocols import COOPERATIVE_STICKY
 from assignor.solver import dense
 from assignor.strategies import sticky
+from assignor.strategies.strategy import Strategy, stateless
 
-__all__ = ["assign"]
+__all__ = ["STRATEGY", "assign", "plan_owners"]
 
-NAME = "cooperative-sticky"
 
 
 def assign(group: Group) -> Plan:
@@ -40,7 +41,7 @@ def assign(group: Group) -> Plan:
     ([0], [])
     """
     layout, owner = plan_owners(group)
-    return Plan(NAME, layout.assignment(owner))
+    return Plan(STRATEGY.name, layout.assignment(owner))
 
 
 def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
@@ -52,3 +53,6 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     handed_over = (count == 0) | ((count == 1) & (claimant == owner))
     owner[(owner >= 0) & ~handed_over] = dense.NO_OWNER
     return layout, owner
+
+
+STRATEGY = Strategy(COOPERATIVE_STICKY.name, COOPERATIVE_STICKY, assign, stateless(plan_owners))

@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from assignor.model import Claims, Group, Plan
+from assignor.protocols import RANGE
 from assignor.solver import dense
+from assignor.strategies.strategy import Strategy, stateless
 
-__all__ = ["assign"]
+__all__ = ["STRATEGY", "assign", "plan_owners"]
 
-NAME = "range"
 
 
 def assign(group: Group) -> Plan:
@@ -27,7 +28,7 @@ def assign(group: Group) -> Plan:
     [('a', [0, 1]), ('b', [2])]
     """
     layout, owner = plan_owners(group)
-    return Plan(NAME, layout.assignment(owner))
+    return Plan(STRATEGY.name, layout.assignment(owner))
 
 
 def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
@@ -48,3 +49,6 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     has = n > 0
     owner[has] = member[first[flat_topic[has]] + rank[has]]
     return layout, owner
+
+
+STRATEGY = Strategy(RANGE.name, RANGE, assign, stateless(plan_owners))

@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from assignor.model import Claims, Group, Plan
+from assignor.protocols import ROUNDROBIN
 from assignor.solver import dense
+from assignor.strategies.strategy import Strategy, stateless
 
-__all__ = ["assign"]
+__all__ = ["STRATEGY", "assign", "plan_owners"]
 
-NAME = "roundrobin"
 
 
 def assign(group: Group) -> Plan:
@@ -29,7 +30,7 @@ def assign(group: Group) -> Plan:
     {'a': [('t0', 0)], 'b': [('t1', 0), ('t1', 1)]}
     """
     layout, owner = plan_owners(group)
-    return Plan(NAME, layout.assignment(owner))
+    return Plan(STRATEGY.name, layout.assignment(owner))
 
 
 def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
@@ -57,3 +58,6 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
         if len(dealt_to):
             turn = (int(dealt_to[-1]) + 1) % members
     return layout, owner
+
+
+STRATEGY = Strategy(ROUNDROBIN.name, ROUNDROBIN, assign, stateless(plan_owners))

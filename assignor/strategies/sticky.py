@@ -17,11 +17,12 @@ import numpy as np
 
 from assignor._arrays import run_starts, stable_order
 from assignor.model import Claims, Group, Plan
+from assignor.protocols import STICKY
 from assignor.solver import balance, dense, racks
+from assignor.strategies.strategy import Strategy, stateless
 
-__all__ = ["assign"]
+__all__ = ["STRATEGY", "assign", "plan_owners"]
 
-NAME = "sticky"
 
 
 def assign(group: Group) -> Plan:
@@ -38,7 +39,7 @@ def assign(group: Group) -> Plan:
     ([0, 1], [2, 3])
     """
     layout, owner = plan_owners(group)
-    return Plan(NAME, layout.assignment(owner))
+    return Plan(STRATEGY.name, layout.assignment(owner))
 
 
 def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
@@ -196,3 +197,6 @@ def _deal_order(k: np.ndarray, round_: np.ndarray, member: np.ndarray, shape: tu
     if shape[0] * rounds * shape[1] < limit:
         return np.argsort((k * rounds + round_) * shape[1] + member)
     return np.lexsort((member, round_, k))
+
+
+STRATEGY = Strategy(STICKY.name, STICKY, assign, stateless(plan_owners))

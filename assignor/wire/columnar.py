@@ -28,13 +28,15 @@ from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
 from assignor.ordering import java_key, spread, string_hash
+from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire.arrays import Frames, RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
 from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
 from assignor.wire.cache import TOPIC_LIST_PREFIX, DecodeCache, EncodeCache, topic_list_prefix
 from assignor.wire.codec import check_version
 from assignor.wire.fields import LENGTH_SIZE, ArrayReader, FieldColumns, Fields, field_offsets, read_fields
 from assignor.wire.messages import (
-    HIGHEST_VERSION,
+    ASSIGNMENT_VERSION,
+    SUBSCRIPTION_VERSION,
     decode_assignment,
     decode_sticky_user_data,
     encode_cooperative_user_data,
@@ -111,7 +113,7 @@ def _read_assignments(joined: Messages, cache: DecodeCache | None) -> tuple[Fiel
         return read, _claims_from_entries(parts)
 
 
-def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> list[Member]:
+def members_from_metadata(metadata: Mapping[str, bytes], protocol: Protocol | str) -> list[Member]:
     """`member_from_metadata` for a whole JoinGroup response (member id -> metadata bytes).
 
     Raises
@@ -119,7 +121,7 @@ def members_from_metadata(metadata: Mapping[str, bytes], protocol_name: str) -> 
     ProtocolError
         Naming the member whose metadata does not decode.
     """
-    return read_join_group(list(metadata), Messages.of_members(metadata), protocol_name).owning()
+    return read_join_group(list(metadata), Messages.of_members(metadata), protocol).owning()
 
 
 class Roster(NamedTuple):
@@ -136,7 +138,7 @@ class Roster(NamedTuple):
             return [Member.decoded(m.id, m.topics, m.generation, m.rack, mine) for m, mine in zip(self.members, owned)]
 
 
-def read_join_group(ids: Sequence[str], messages: Messages, protocol_name: str,
+def read_join_group(ids: Sequence[str], messages: Messages, protocol: Protocol | str,
                     cache: DecodeCache | None = None) -> Roster:
     """`members_from_metadata` as columns, without a tuple per owned partition: member
     ``ids[i]`` sent ``messages.message(i)``.
@@ -152,10 +154,10 @@ def read_join_group(ids: Sequence[str], messages: Messages, protocol_name: str,
     ProtocolError
         Naming the member whose metadata does not decode.
     """
-    return _read_join_group(list(ids), messages, protocol_name, cache)
+    return _read_join_group(list(ids), messages, resolve(protocol), cache)
 
 
-def _read_join_group(ids: list[str], joined: Messages, protocol_name: str, cache: DecodeCache | None) -> Roster:
+def _read_join_group(ids: list[str], joined: Messages, protocol: Protocol, cache: DecodeCache | None) -> Roster:
     cache = DecodeCache() if cache is None else cache
     with gc_paused():
         read = read_fields(SUBSCRIPTION, joined, {"topics": _topic_lists_reader(cache),
@@ -170,10 +172,11 @@ def _read_join_group(ids: list[str], joined: Messages, protocol_name: str, cache
         user_data = fields["user_data"]
         data_at = joined.base + user_data.at + LENGTH_SIZE[NULLABLE_BYTES]
         data_length = user_data.value
-        parts: list[TPColumns] = []
+        parts: list[TPColumns] = []  # every member's owned partitions, from where the protocol carries them
+        in_user_data: list[TPColumns] = []  # those in sticky user data
         from_user_data = np.full(len(ids), UNKNOWN_GENERATION, dtype=np.int64)
         known_from_user_data = np.zeros(len(ids), dtype=bool)
-        if protocol_name == "sticky":
+        if protocol.user_data is UserData.STICKY:
             chosen = np.flatnonzero(ok & (data_length > 0))
             inner = joined._replace(base=data_at[chosen], limit=data_at[chosen] + data_length[chosen])
             # V1 (KIP-341) when it reads; V0 when only the assignment does (no generation after it).
@@ -183,37 +186,32 @@ def _read_join_group(ids: list[str], joined: Messages, protocol_name: str, cache
             from_user_data[chosen[v1]] = sticky.fields["generation"].value[v1]
             known_from_user_data[chosen[v1]] = True
             columns = _owned_columns(previous, previous.read)
-            parts.append(columns._replace(entry_message=chosen[columns.entry_message]))
+            in_user_data.append(columns._replace(entry_message=chosen[columns.entry_message]))
             for j in np.flatnonzero(~(v1 | v0)).tolist():
                 # Read alone: user data that does not parse gets Java's fallback (nothing owned,
                 # generation unknown); the rest (one whose neighbour held bad text) reads whole.
                 i, user = int(chosen[j]), decode_sticky_user_data(inner.message(j))
                 if user.partitions:
-                    parts.append(_entries_of(i, user.partitions))
+                    in_user_data.append(_entries_of(i, user.partitions))
                 known_from_user_data[i] = user.generation is not None
                 from_user_data[i] = UNKNOWN_GENERATION if user.generation is None else user.generation
+        elif protocol.user_data is UserData.GENERATION:  # INT32 generation; shorter reads as unknown
+            chosen = np.flatnonzero(ok & (data_length >= 0))
+            inner = joined._replace(base=data_at[chosen], limit=data_at[chosen] + data_length[chosen])
+            cooperative = read_fields(COOPERATIVE_USER_DATA, inner)
+            known_from_user_data[chosen] = True
+            from_user_data[chosen] = np.where(cooperative.ok, cooperative.fields["generation"].value,
+                                              UNKNOWN_GENERATION)
+        if protocol.owned_in is Carrier.USER_DATA:
+            parts.extend(in_user_data)
         else:
             parts.append(_owned_columns(fields["owned_partitions"], ok))
-            if protocol_name == "cooperative-sticky":  # INT32 generation; shorter reads as unknown
-                chosen = np.flatnonzero(ok & (data_length >= 0))
-                inner = joined._replace(base=data_at[chosen], limit=data_at[chosen] + data_length[chosen])
-                cooperative = read_fields(COOPERATIVE_USER_DATA, inner)
-                known_from_user_data[chosen] = True
-                from_user_data[chosen] = np.where(cooperative.ok, cooperative.fields["generation"].value,
-                                                  UNKNOWN_GENERATION)
-        # The generation rules of `member_from_metadata`: for "sticky" the user data's alone;
-        # otherwise the subscription's when known (negative reads as unknown, as Java's
-        # Optional.empty()), else the user data's.
-        from_data = np.where(known_from_user_data, np.maximum(from_user_data, UNKNOWN_GENERATION), UNKNOWN_GENERATION)
-        if protocol_name == "sticky":
-            generation = from_data.tolist()
-        else:
-            subscribed = np.maximum(fields["generation_id"].value, UNKNOWN_GENERATION)
-            generation = np.where(subscribed >= 0, subscribed, from_data).tolist()
+        from_data = np.where(known_from_user_data, from_user_data, UNKNOWN_GENERATION)
+        generation = protocol.generation(fields["generation_id"].value, from_data).tolist()
         members = Member.decoded_many(ids, topics, generation, racks)
         for i in np.flatnonzero(~ok).tolist():
             # Irregular bytes: the reference reader, which raises the precise error.
-            member = _named(ids[i], member_from_metadata, ids[i], joined.message(i), protocol_name)
+            member = _named(ids[i], member_from_metadata, ids[i], joined.message(i), protocol)
             parts.append(_entries_of(i, member.owned))
             members[i] = Member.decoded(ids[i], member.topics, member.generation, member.rack)
         return Roster(members, _claims_from_entries(parts))
@@ -380,7 +378,7 @@ def _claims_per_member(claims: Claims, members: int) -> list[tuple[TopicPartitio
 
 
 def encode_join_group(members: Sequence[Member], owned: Claims, generations: Sequence[int] | np.ndarray,
-                      protocol_name: str, cache: EncodeCache | None = None) -> Messages:
+                      protocol: Protocol | str, cache: EncodeCache | None = None) -> Messages:
     """Each member's JoinGroup metadata (Subscription v3) as its client sends it for this
     protocol, from its topics, rack, generation and owned partitions (`owned`, member index in
     `members` order), laid end to end as `read_join_group` reads them:
@@ -416,7 +414,7 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
     def subscription(sizes: Sizes, array: Any) -> tuple[dict[str, Any], Any]:
         """Each member's field offsets and message size when its framed array has this size."""
         user_data, owned_partitions = sizes(array)
-        return field_offsets(SUBSCRIPTION, HIGHEST_VERSION, {"topics": list_size, "user_data": user_data,
+        return field_offsets(SUBSCRIPTION, SUBSCRIPTION_VERSION, {"topics": list_size, "user_data": user_data,
                                                             "owned_partitions": owned_partitions, "rack_id": rack_size})
 
     def frame(sizes: Sizes, before: Any) -> tuple[Frames, dict[str, Any]]:
@@ -424,7 +422,8 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
                                   lambda array: subscription(sizes, array)[1] - before - array)
         return frames, subscription(sizes, frames.array_end - frames.array_at)[0]
 
-    if protocol_name == "sticky":
+    protocol = resolve(protocol)
+    if protocol.owned_sent_in is Carrier.USER_DATA:
         member, topic, partition = _in_sticky_order(member, topic, partition, owned.names)
         # A member that never had an assignment (generation unknown, nothing owned) sends null
         # user data; its framed array (empty) is then the subscription's owned partitions,
@@ -442,12 +441,12 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
         frames.put_ints((frames.array_at + inner["generation"])[has_data], generation[has_data], 4)
         frames.put_ints((frames.start + offsets["owned_partitions"])[has_data], 0, 4)
     else:
-        cooperative = protocol_name == "cooperative-sticky"
-        if cooperative:  # owned partitions in Java's order; the generation in the user data too
+        cooperative = protocol.user_data is UserData.GENERATION  # the generation in the user data too
+        if protocol.owned_sent_in is Carrier.SUBSCRIPTION:  # owned partitions in Java's order
             java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
             by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
             member, topic, partition = member[by_java], topic[by_java], partition[by_java]
-        else:  # other protocols: no user data, nothing owned
+        else:  # eager members revoked everything before joining: nothing owned
             member = topic = partition = np.zeros(0, dtype=np.int64)
         user_data = null + (field_offsets(COOPERATIVE_USER_DATA, None, {})[1] if cooperative else 0)
 
@@ -460,7 +459,7 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
         if cooperative:
             inner = field_offsets(COOPERATIVE_USER_DATA, None, {})[0]
             frames.put_ints(user_data_at + null + inner["generation"], generation, 4)
-    frames.put_ints(frames.start, HIGHEST_VERSION, 2)
+    frames.put_ints(frames.start, SUBSCRIPTION_VERSION, 2)
     frames.put_bytes(frames.start + offsets["topics"], list_of, lists)
     frames.put_ints(frames.start + offsets["generation_id"], generation, 4)
     frames.put_bytes(frames.start + offsets["rack_id"], rack_of, racks)
@@ -499,58 +498,82 @@ def _named(member_id: str, decode: Callable[..., Member], *args: object) -> Memb
         raise ProtocolError(f"member {member_id!r}: {error}") from None
 
 
-def assignments_for(plan: Plan, protocol_name: str, generation: int,
-                    version: int = HIGHEST_VERSION, *, as_java: bool = False) -> dict[str, bytes]:
+def assignments_for(plan: Plan, protocol: Protocol | str, generation: int,
+                    version: int = ASSIGNMENT_VERSION, *, as_java: bool = False) -> dict[str, bytes]:
     """SyncGroup assignment bytes per member.
 
-    For ``"sticky"`` each assignment carries V1 sticky user data (the member's partitions and
-    `generation`): Java and aiokafka members ignore it, and a member that reads it learns the
-    generation it must report at the next rebalance (KIP-341) without asking its client.
-    `as_java`: the bytes a Java leader writes instead (no user data, each member's partitions
-    grouped by topic as they first appear in the plan).
+    Where the protocol says so (`Protocol.assignment_user_data`: ``sticky``) each assignment
+    carries V1 sticky user data (the member's partitions and `generation`): Java and aiokafka
+    members ignore it, and a member that reads it learns the generation it must report at the
+    next rebalance (KIP-341) without asking its client. `as_java`: the bytes a Java leader
+    writes instead (no user data, each member's partitions grouped by topic as they first
+    appear in the plan).
     """
     members, columns = _plan_columns(plan, "partitions")
-    joined, _ = _assignments(*columns, len(members), "" if as_java else protocol_name, generation, version)
+    joined, _ = _assignments(*columns, len(members), _carries(protocol, as_java), generation, version)
     return dict(zip(members, joined.messages()))
 
 
-def user_data_for(plan: Plan, protocol_name: str, generation: int) -> dict[str, bytes]:
+def user_data_for(plan: Plan, protocol: Protocol | str, generation: int) -> dict[str, bytes]:
     """The user data each member sends at its next JoinGroup after `plan`, as the Java client
-    writes it: for ``"sticky"`` V1 sticky user data (the member's partitions, topics in Java's
-    order, `sticky_topic_order`, and `generation`), all members' at once; for ``"cooperative-sticky"``
-    the generation; none for other protocols. Each is `encode_sticky_user_data` /
-    `encode_cooperative_user_data` of that member (a property test holds them equal)."""
-    if protocol_name != "sticky":
-        return _other_user_data(list(plan.assignment), protocol_name, generation)
+    writes it (`Protocol.user_data`): for ``sticky`` V1 sticky user data (the member's
+    partitions, topics in Java's order, `sticky_topic_order`, and `generation`), all members' at
+    once; for ``cooperative-sticky`` the generation; none for other protocols. Each is
+    `encode_sticky_user_data` / `encode_cooperative_user_data` of that member (a property test
+    holds them equal)."""
+    protocol = resolve(protocol)
+    if protocol.user_data is not UserData.STICKY:
+        return _other_user_data(list(plan.assignment), protocol, generation)
     members, columns = _plan_columns(plan, "previous_assignment")
     return dict(zip(members, _sticky_user_data_of(*columns, len(members), generation).messages()))
 
 
-def plan_bytes(plan: Plan, protocol_name: str, generation: int, version: int = HIGHEST_VERSION, *,
+def plan_bytes(plan: Plan, protocol: Protocol | str, generation: int, version: int = ASSIGNMENT_VERSION, *,
                as_java: bool = False) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """`assignments_for` and `user_data_for` of one plan, reading it once: for ``"sticky"``
+    """`assignments_for` and `user_data_for` of one plan, reading it once: for ``sticky``
     the user data is the copy each assignment carries (unless `as_java`, whose assignments
     carry none)."""
+    protocol = resolve(protocol)
     members, columns = _plan_columns(plan, "partitions")
-    joined, carried = _assignments(*columns, len(members), "" if as_java else protocol_name, generation, version)
+    joined, carried = _assignments(*columns, len(members), _carries(protocol, as_java), generation, version)
     assignments = dict(zip(members, joined.messages()))
-    if protocol_name != "sticky":
-        return assignments, _other_user_data(members, protocol_name, generation)
+    if protocol.user_data is not UserData.STICKY:
+        return assignments, _other_user_data(members, protocol, generation)
     user_data = carried if carried is not None else _sticky_user_data_of(*columns, len(members), generation)
     return assignments, dict(zip(members, user_data.messages()))
 
 
-def plan_bytes_of_claims(assigned: Claims, members: Sequence[str], protocol_name: str, generation: int,
-                         version: int = HIGHEST_VERSION, cache: EncodeCache | None = None
-                         ) -> tuple[dict[str, bytes], dict[str, bytes]]:
+def plan_bytes_of_claims(assigned: Claims, members: Sequence[str], protocol: Protocol | str, generation: int,
+                         version: int = ASSIGNMENT_VERSION, cache: EncodeCache | None = None, *,
+                         as_java: bool = False) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """`plan_bytes` of a plan given as columns (`assigned`, member index into `members`, each
     member's partitions in the order given), as a leader that planned on arrays has it: no
     tuple per partition read. A property test holds it to `plan_bytes`."""
-    joined, carried = _assignments_of_claims(assigned, len(members), protocol_name, generation, version, cache)
+    protocol = resolve(protocol)
+    joined, carried = _assignments_of_claims(assigned, len(members), _carries(protocol, as_java), generation,
+                                             version, cache)
     assignments = dict(zip(members, joined.messages()))
+    if protocol.user_data is not UserData.STICKY:
+        return assignments, _other_user_data(list(members), protocol, generation)
     if carried is None:
-        return assignments, _other_user_data(list(members), protocol_name, generation)
+        carried = _sticky_user_data_of_claims(assigned, len(members), generation, cache)
     return assignments, dict(zip(members, carried.messages()))
+
+
+def _sticky_user_data_of_claims(assigned: Claims, members: int, generation: int, cache: EncodeCache | None
+                                ) -> Messages:
+    """`_sticky_user_data_of` a plan given as columns in any member order."""
+    cache = EncodeCache() if cache is None else cache
+    order = stable_order(assigned.member)
+    encoded = list(cache.name_table(assigned.names, "previous_assignment.topic").encoded)
+    return _sticky_user_data_of(assigned.member[order], assigned.topic[order], assigned.partition[order], encoded,
+                                members, generation)
+
+
+def _carries(protocol: Protocol | str, as_java: bool) -> bool:
+    """Whether assignments carry sticky user data: where the protocol says so, and never from a
+    Java leader."""
+    return resolve(protocol).assignment_user_data and not as_java
 
 
 def _plan_columns(plan: Plan, field: str) -> tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]]:
@@ -560,9 +583,9 @@ def _plan_columns(plan: Plan, field: str) -> tuple[list[str], tuple[np.ndarray, 
         return members, tp_columns_of([plan.assignment[m] for m in members], field)
 
 
-def _other_user_data(members: list[str], protocol_name: str, generation: int) -> dict[str, bytes]:
-    """`user_data_for` a protocol other than "sticky": the generation, or nothing."""
-    if protocol_name == "cooperative-sticky":
+def _other_user_data(members: list[str], protocol: Protocol, generation: int) -> dict[str, bytes]:
+    """`user_data_for` a protocol without sticky user data: the generation, or nothing."""
+    if protocol.user_data is UserData.GENERATION:
         return dict.fromkeys(members, encode_cooperative_user_data(generation))
     return {}
 
@@ -640,32 +663,34 @@ def _in_sticky_order(member: np.ndarray, topic: np.ndarray, partition: np.ndarra
     return member[java], topic[java], partition[java]
 
 
-def encode_assignments(assigned: Claims, members: int, protocol_name: str, generation: int,
-                       version: int = HIGHEST_VERSION, cache: EncodeCache | None = None) -> Messages:
+def encode_assignments(assigned: Claims, members: int, protocol: Protocol | str, generation: int,
+                       version: int = ASSIGNMENT_VERSION, cache: EncodeCache | None = None, *,
+                       as_java: bool = False) -> Messages:
     """`assignments_for` a plan given as columns (`assigned`, member index < `members`; each
     member's partitions in the order given), without a tuple per partition: the assignments
     laid end to end in member order, as `read_assignments` reads them."""
-    return _assignments_of_claims(assigned, members, protocol_name, generation, version, cache)[0]
+    return _assignments_of_claims(assigned, members, _carries(protocol, as_java), generation, version, cache)[0]
 
 
-def _assignments_of_claims(assigned: Claims, members: int, protocol_name: str, generation: int, version: int,
+def _assignments_of_claims(assigned: Claims, members: int, carry_user_data: bool, generation: int, version: int,
                            cache: EncodeCache | None) -> tuple[Messages, Messages | None]:
     """`_assignments` of columns in any member order."""
     cache = EncodeCache() if cache is None else cache
     order = stable_order(assigned.member)
     encoded = cache.name_table(assigned.names, "partitions.topic")
     return _assignments(assigned.member[order], assigned.topic[order], assigned.partition[order], encoded,
-                        members, protocol_name, generation, version)
+                        members, carry_user_data, generation, version)
 
 
 def _assignments(member: np.ndarray, topic: np.ndarray, partition: np.ndarray, encoded: list[bytes] | NameTable,
-                 members: int, protocol_name: str, generation: int, version: int) -> tuple[Messages, Messages | None]:
+                 members: int, carry_user_data: bool, generation: int, version: int
+                 ) -> tuple[Messages, Messages | None]:
     """Every member's assignment in one buffer, from the columns of their partitions (member
-    non-decreasing): version, the array, then the user data: for "sticky", V1 sticky user data
-    (the same array again, then the generation), else null. Also, for "sticky", where each
+    non-decreasing): version, the array, then the user data: with `carry_user_data`, V1 sticky
+    user data (the same array again, then the generation), else null. Also, with it, where each
     one's user data lies in that buffer (as messages of their own)."""
     version = check_version(ASSIGNMENT, version)
-    sticky = protocol_name == "sticky"
+    sticky = carry_user_data
     if sticky:
         encode_cooperative_user_data(generation)  # checks it fits an INT32
         # The partitions in sticky user data order (Java's), for the assignment too: each

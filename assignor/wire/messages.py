@@ -20,6 +20,7 @@ from typing import cast
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Member, TopicPartition
 from assignor.ordering import hashmap_order, java_key, java_sorted
+from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire import codec
 from assignor.wire.schema import (
     ASSIGNMENT,
@@ -30,7 +31,9 @@ from assignor.wire.schema import (
 )
 
 __all__ = [
+    "ASSIGNMENT_VERSION",
     "HIGHEST_VERSION",
+    "SUBSCRIPTION_VERSION",
     "Assignment",
     "StickyUserData",
     "Subscription",
@@ -46,8 +49,12 @@ __all__ = [
     "sticky_topic_order",
 ]
 
-#: Highest ConsumerProtocol version written; newer ones are read with v3's fields.
-HIGHEST_VERSION = SUBSCRIPTION.highest_version
+#: The highest version of each message we write (Kafka's specs give each its own version
+#: range; newer versions are read with the fields known here).
+SUBSCRIPTION_VERSION = SUBSCRIPTION.highest_version
+ASSIGNMENT_VERSION = ASSIGNMENT.highest_version
+#: The Subscription's highest version, under its earlier name.
+HIGHEST_VERSION = SUBSCRIPTION_VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +66,7 @@ class Subscription:
     owned_partitions: Sequence[TopicPartition] = ()
     generation_id: int = UNKNOWN_GENERATION
     rack_id: str | None = None
-    version: int = HIGHEST_VERSION
+    version: int = SUBSCRIPTION_VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +75,7 @@ class Assignment:
 
     partitions: Sequence[TopicPartition]
     user_data: bytes | None = None
-    version: int = HIGHEST_VERSION
+    version: int = ASSIGNMENT_VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +124,7 @@ def _flattened(entries: list[tuple[str, list[int]]], name: str) -> list[TopicPar
 # -- ConsumerProtocolSubscription --------------------------------------------------------------
 
 
-def encode_subscription(subscription: Subscription, version: int = HIGHEST_VERSION) -> bytes:
+def encode_subscription(subscription: Subscription, version: int = SUBSCRIPTION_VERSION) -> bytes:
     """Serialise as Java does: topics sorted, owned partitions sorted by topic then partition.
 
     Examples
@@ -159,7 +166,7 @@ def decode_subscription(data: bytes) -> Subscription:
 # -- ConsumerProtocolAssignment ----------------------------------------------------------------
 
 
-def encode_assignment(assignment: Assignment, version: int = HIGHEST_VERSION) -> bytes:
+def encode_assignment(assignment: Assignment, version: int = ASSIGNMENT_VERSION) -> bytes:
     """Serialise an assignment: topics in first-appearance order (as Java groups them).
 
     Examples
@@ -269,35 +276,36 @@ def decode_cooperative_user_data(data: bytes | None) -> int | None:
 # -- the leader's view of one member -----------------------------------------------------------
 
 
-def member_from_metadata(member_id: str, metadata: bytes, protocol_name: str) -> Member:
-    """Build the core Member from a JoinGroup member's metadata for this protocol.
+def member_from_metadata(member_id: str, metadata: bytes, protocol: Protocol | str) -> Member:
+    """Build the core Member from a JoinGroup member's metadata for this protocol (an
+    `assignor.protocols.Protocol`, or its name).
 
-    Owned partitions: from the sticky user data for the eager ``"sticky"`` protocol (eager
-    members revoke everything before joining, so Subscription v1+ owned partitions are empty),
-    from Subscription v1+ ``owned_partitions`` for every other protocol.
-
-    Generation, as Java's assignors read it: for the eager ``"sticky"`` protocol the one in the
-    sticky user data alone (V1; -1 for V0 or no user data), even where a Subscription v2+
-    ``generation_id`` says otherwise (``StickyAssignor.memberData``); for every other protocol
-    Subscription v2+ ``generation_id`` when it is known (>= 0), else the generation in the user
-    data (cooperative INT32), else -1 (``CooperativeStickyAssignor.memberData``).
+    Owned partitions come from where the protocol carries them (`Protocol.owned_in`): the sticky
+    user data for the eager ``sticky`` protocol (eager members revoke everything before joining,
+    so Subscription v1+ owned partitions are empty), Subscription v1+ ``owned_partitions``
+    otherwise. The generation, as Java's assignors read it (`Protocol.generation_in`): for
+    ``sticky`` the one in the sticky user data alone (V1; -1 for V0 or no user data), even where
+    a Subscription v2+ ``generation_id`` says otherwise (``StickyAssignor.memberData``); for
+    ``cooperative-sticky`` Subscription v2+ ``generation_id`` when it is known (>= 0), else the
+    cooperative user data's (``CooperativeStickyAssignor.memberData``).
 
     Raises
     ------
     ProtocolError
         When the subscription bytes do not decode (sticky user data falls back as Java's does).
     """
+    protocol = resolve(protocol)
     subscription = decode_subscription(metadata)
     owned: Sequence[TopicPartition] = subscription.owned_partitions
     from_user_data = None
-    generation = subscription.generation_id
-    if protocol_name == "sticky":
+    if protocol.user_data is UserData.STICKY:
         sticky = decode_sticky_user_data(subscription.user_data)
-        owned, from_user_data = sticky.partitions, sticky.generation
-        generation = UNKNOWN_GENERATION
-    elif protocol_name == "cooperative-sticky":
+        from_user_data = sticky.generation
+        if protocol.owned_in is Carrier.USER_DATA:
+            owned = sticky.partitions
+    elif protocol.user_data is UserData.GENERATION:
         from_user_data = decode_cooperative_user_data(subscription.user_data)
-    if generation < 0:
-        generation = UNKNOWN_GENERATION if from_user_data is None else max(from_user_data, UNKNOWN_GENERATION)
+    generation = int(protocol.generation(subscription.generation_id,
+                                         UNKNOWN_GENERATION if from_user_data is None else from_user_data))
     return Member(member_id, topics=subscription.topics, owned=owned, generation=generation,
                   rack=subscription.rack_id)

@@ -127,7 +127,7 @@ def test_healthz_answers_while_a_large_group_is_read_back(service):
 
 
 def test_partitions_answers_match_the_per_key_partitioner(service):
-    from assignor.producer.librdkafka import partition_function
+    from assignor.partitioners.librdkafka import partition_function
 
     keys = ["", "a", "user-1", "ключ", "x" * 300]
     for partitioner in ("fnv1a", "consistent", "murmur2"):

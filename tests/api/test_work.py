@@ -8,22 +8,39 @@ from hypothesis import strategies as st
 
 from api import work
 from api.settings import Settings
-from assignor.json_format import group_from_json, group_to_json
+from assignor import validate
+from assignor.json_format import group_from_json, group_to_json, plan_to_columns_json, plan_to_json
+from assignor.protocol import plan_bytes
+from assignor.strategies import REGISTRY, assign, strategy_named
 from tests.consumer.test_validate import claimed_groups
 
 LIMITS = Settings().limits()
 
 
+def reference_planned(group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> work.Planned:
+    """The answer written the plain way, from the strategy's `Plan` (objects, in its order)."""
+    chosen = strategy_named(strategy)
+    plan = assign(strategy, group)
+    encoded, user_data = plan_bytes(plan, chosen.protocol, generation, as_java=chosen.java) if with_bytes \
+        else (None, {})
+    return work.Planned(list(plan.assignment), plan_to_columns_json(plan) if columns else plan_to_json(plan),
+                        encoded, user_data, validate.report(group, plan), 0.0)
+
+
 @settings(max_examples=300, deadline=None)
-@given(claimed_groups(), st.sampled_from(["sticky", "cooperative-sticky", "range", "roundrobin"]),
+@given(claimed_groups(), st.sampled_from(list(REGISTRY)),
        st.booleans(), st.booleans(), st.integers(0, 5))
 def test_a_plan_written_from_arrays_is_the_plans_own_answer(group, strategy, columns, with_bytes, generation):
     body = orjson.dumps({**group_to_json(group), "strategy": strategy, "generation": generation})
     status, answer, stats = work.plan(body, LIMITS, columns, with_bytes)
+    try:
+        reference = reference_planned(group_from_json(group_to_json(group)), strategy, generation, columns,
+                                      with_bytes)
+    except Exception as error:  # Java's assignor fails on some hostile groups: the answer says so
+        assert status == 422 and str(error) in orjson.loads(answer)["detail"]
+        return
     assert status == 200, answer
     got = orjson.loads(answer)
-    reference = work._planned_as_objects(group_from_json(group_to_json(group)), strategy, generation, columns,
-                                         with_bytes)
     assert orjson.loads(work.dumps(reference.assignment)) == {k: got[k] for k in reference.assignment}
     assert got["metrics"] == orjson.loads(work.dumps(reference.report))
     if with_bytes:
@@ -43,7 +60,7 @@ def test_java_faithful_plans_are_written_from_their_plan(strategy):
     assert status == 200 and sorted(orjson.loads(answer)["members"]) == ["a", "b"]
 
 
-@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky", "range", "roundrobin"])
+@pytest.mark.parametrize("strategy", list(REGISTRY))
 @pytest.mark.parametrize("columns", [False, True])
 def test_a_large_plan_with_racks_and_owners_is_the_same_either_way(strategy, columns):
     """A group the size of a small service load (2,000 partitions, 40 members, half of them
@@ -62,7 +79,7 @@ def test_a_large_plan_with_racks_and_owners_is_the_same_either_way(strategy, col
     status, answer, _ = work.plan(body, LIMITS, columns)
     got = orjson.loads(answer)
     generation = max(m.generation for m in group.members) + 1
-    reference = work._planned_as_objects(group, strategy, generation, columns, True)
+    reference = reference_planned(group, strategy, generation, columns, True)
     assert status == 200 and got["generation"] == generation
     assert {k: got[k] for k in reference.assignment} == orjson.loads(work.dumps(reference.assignment))
     assert got["metrics"] == orjson.loads(work.dumps(reference.report))

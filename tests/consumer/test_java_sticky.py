@@ -219,8 +219,8 @@ def test_leader_sync_writes_what_a_java_leader_writes(call_id, strategy, call):
 
     java = "java-cooperative-sticky" if strategy == "cooperative-sticky" else "java-sticky"
     cache = LeaderCache()
-    cache.java[java] = JavaStickyAssignor(java == "java-cooperative-sticky",
-                                          call["input"]["leader_max_generation_before"])
+    cache.leaders[java] = JavaStickyAssignor(java == "java-cooperative-sticky",
+                                             call["input"]["leader_max_generation_before"])
     metadata = {sub["member_id"]: bytes.fromhex(sub["wire_v3_hex"]) for sub in call["input"]["subscriptions"]}
     result = sync(strategy, 9, call["input"]["topics"], metadata, cache=cache, strategy=java)
     for member, tps in call["output"].items():

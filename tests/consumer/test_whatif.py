@@ -136,9 +136,10 @@ def reference_run(group: Group, events: list, strategy: str) -> list[dict]:
     metadata encoded one by one, `members_from_metadata`, `assign`, `assignments_for`,
     `decode_assignment`, and the figures counted with dicts. The engine must agree exactly."""
     from assignor import JavaAssignorFailure, protocol, validate
-    from assignor.strategies import java_leader, protocol_of
+    from assignor.strategies import strategy_named
 
-    wire, leader = protocol_of(strategy), java_leader(strategy)
+    chosen = strategy_named(strategy)
+    wire, leader = chosen.protocol.name, chosen.new_leader() if chosen.new_leader else None
     owned = {m.id: list(m.owned) for m in group.members}
     generation = {m.id: m.generation for m in group.members}
     group_generation = max([m.generation for m in group.members], default=0) + 1

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from assignor.producer.librdkafka import LibrdkafkaPartitioner, partition_function
+from assignor.partitioners.librdkafka import LibrdkafkaPartitioner, partition_function
 from tests.integration.test_aiokafka_integration import create_topic
 
 confluent_kafka = pytest.importorskip("confluent_kafka")

@@ -7,9 +7,9 @@ import zlib
 import pytest
 
 from assignor.partitioners import PartitionerError, fnv1a, partition_for_key, partition_function
-from assignor.producer.examples import parse_mapping
-from assignor.producer.librdkafka import LIBRDKAFKA_PARTITIONERS, LibrdkafkaPartitioner
-from assignor.producer.plugin import Cluster, Partitioner, Record, choose, create, names, register
+from assignor.partitioners.examples import parse_mapping
+from assignor.partitioners.librdkafka import LIBRDKAFKA_PARTITIONERS, LibrdkafkaPartitioner
+from assignor.partitioners.plugin import Cluster, Partitioner, Record, choose, create, names, register
 
 # librdkafka's own FNV-1a unit test values (computed with Go's hash/fnv), keys as in its test.
 FNV1A = {b"kafka": 0xD33C4E1, b"giberish123456789": 0x77A58295, b"1234": 0x23BDD03, b"234": 0x2DEA3CD2,
@@ -198,7 +198,7 @@ def test_vectorised_partitioners_equal_the_per_key_ones(name):
     key by key, over keys of every length from 0 to 40 bytes."""
     import random
 
-    from assignor.producer.librdkafka import partitions_for_keys_as
+    from assignor.partitioners.librdkafka import partitions_for_keys_as
 
     rng = random.Random(name)
     keys = [bytes(rng.randrange(256) for _ in range(rng.randrange(41))) for _ in range(3000)]

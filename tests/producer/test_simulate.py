@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from assignor.cli import main
-from assignor.producer import simulate
-from assignor.producer.simulate import Config, SimulationError
+from assignor.partitioners import simulate
+from assignor.partitioners.simulate import Config, SimulationError
 
 
 def runs(name: str, records: int | None = 40_000) -> dict[str, simulate.Result]:

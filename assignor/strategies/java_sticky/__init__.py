@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
@@ -28,12 +29,15 @@ from assignor._arrays import gc_paused
 from assignor.errors import JavaAssignorFailure
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition, topic_partitions
 from assignor.ordering import hashmap_order
+from assignor.protocols import COOPERATIVE_STICKY, STICKY
 from assignor.solver import dense
 from assignor.strategies.java_sticky import constrained, general
 from assignor.strategies.java_sticky.member_data import java_topics, read_claims
 from assignor.strategies.java_sticky.racks import RackInfo
+from assignor.strategies.strategy import Planned, Strategy
 
-__all__ = ["COOPERATIVE_NAME", "NAME", "JavaStickyAssignor", "assign", "assign_cooperative", "plan_owners"]
+__all__ = ["COOPERATIVE_NAME", "COOPERATIVE_STRATEGY", "NAME", "STRATEGY", "JavaStickyAssignor", "assign",
+           "assign_cooperative", "plan_owners", "planned"]
 
 NAME = "java-sticky"
 COOPERATIVE_NAME = "java-cooperative-sticky"
@@ -196,27 +200,35 @@ def assign_cooperative(group: Group) -> Plan:
     return JavaStickyAssignor(cooperative=True).assign(group)
 
 
-def plan_owners(cooperative: bool, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
-                leader: JavaStickyAssignor | None = None) -> tuple[dense.Layout, np.ndarray]:
-    """The Java plan as the layout and each flat partition's owner (see
-    `assignor.strategies.plan_owners`); owned partitions from `claims` (in their order) when
-    given. `leader`: the Java leader whose memory carries over between rebalances (a fresh one
-    when omitted)."""
+def planned(cooperative: bool, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
+            leader: JavaStickyAssignor | None = None) -> Planned:
+    """The Java plan on arrays (see `assignor.strategies.strategy.Planned`), each member's
+    partitions in Java's order; owned partitions from `claims` (in their order) when given.
+    `leader`: the Java leader whose memory carries over between rebalances (a fresh one when
+    omitted)."""
     if leader is None:
         leader = JavaStickyAssignor(cooperative)
     if claims is not None:
         group = Group.assembled(group.topics, _owning(group.members, claims), group.partition_racks)
     plan = leader.assign(group)
     layout = dense.build(group, claims, memo)
-    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
     index = layout.topic_index()
-    for i, member in enumerate(layout.members):
-        tps = plan.assignment[member.id]
-        if tps:
-            topics = np.fromiter((index[tp.topic] for tp in tps), dtype=np.int64, count=len(tps))
-            partitions = np.fromiter((tp.partition for tp in tps), dtype=np.int64, count=len(tps))
-            owner[layout.offsets[topics] + partitions] = i
-    return layout, owner
+    lists = [plan.assignment[member.id] for member in layout.members]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    pairs = [tp for tps in lists for tp in tps]
+    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
+    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
+    member = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
+    owner[layout.offsets[topics] + partitions] = member
+    return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
+
+
+def plan_owners(cooperative: bool, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
+                leader: JavaStickyAssignor | None = None) -> tuple[dense.Layout, np.ndarray]:
+    """`planned`'s layout and each flat partition's owner."""
+    found = planned(cooperative, group, claims, memo, leader)
+    return found.layout, found.owner
 
 
 def _owning(members: Sequence[Member], claims: Claims) -> list[Member]:
@@ -231,3 +243,11 @@ def _owning(members: Sequence[Member], claims: Claims) -> list[Member]:
         owned = tuple(topic_partitions([topics[r] for r in rows], [partitions[r] for r in rows]))
         result.append(Member.decoded(m.id, m.topics, m.generation, m.rack, owned))
     return result
+
+
+#: Java's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (KIP-54, KIP-429), each under its
+#: protocol, with a leader whose memory (the highest generation seen) lasts between rebalances.
+STRATEGY = Strategy(NAME, STICKY, assign, partial(planned, False), java=True,
+                    new_leader=partial(JavaStickyAssignor, False))
+COOPERATIVE_STRATEGY = Strategy(COOPERATIVE_NAME, COOPERATIVE_STICKY, assign_cooperative, partial(planned, True),
+                                java=True, new_leader=partial(JavaStickyAssignor, True))

@@ -1,5 +1,5 @@
 """What a plug-in partitioner implements and sees: the `Partitioner` base class, the `Record`
-it places and the `Cluster` it may know of (the registry is `assignor.producer.plugin`)."""
+it places and the `Cluster` it may know of (the registry is `assignor.partitioners.plugin`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assignor.producer.murmur import PartitionerError
+from assignor.partitioners.murmur import PartitionerError
 
 __all__ = ["Cluster", "Partitioner", "Record"]
 

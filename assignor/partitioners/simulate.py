@@ -41,19 +41,15 @@ from typing import Any
 
 import numpy as np
 
-from assignor.errors import AssignorError
-from assignor.producer.builtin import SWITCH_RULES, BuiltInPartitioner
-from assignor.producer.keyless import RoundRobinPartitioner, StickyPartitioner
+from assignor.errors import SimulationError
+from assignor.partitioners.builtin import SWITCH_RULES, BuiltInPartitioner
+from assignor.partitioners.keyless import RoundRobinPartitioner, StickyPartitioner
 
 __all__ = ["PRESETS", "Config", "Result", "SimulationError", "preset", "run"]
 
 BATCH_HEADER = 61
 TOPIC = "foo"
 PARTITIONERS = ("builtin", "default", "roundrobin")
-
-
-class SimulationError(AssignorError):
-    """A configuration the simulator cannot run (named field and reason)."""
 
 
 @dataclass(frozen=True)

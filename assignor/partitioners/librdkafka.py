@@ -33,8 +33,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from assignor.producer.keyless import _count
-from assignor.producer.murmur import (
+from assignor.partitioners.keyless import _count
+from assignor.partitioners.murmur import (
     PartitionerError,
     flatten_keys,
     hash_rows,

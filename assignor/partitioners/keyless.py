@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from assignor.producer.murmur import PartitionerError, partition_for_key, to_positive
+from assignor.partitioners.murmur import PartitionerError, partition_for_key, to_positive
 
 __all__ = ["DefaultPartitioner", "RoundRobinPartitioner", "StickyPartitioner"]
 

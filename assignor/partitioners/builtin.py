@@ -22,8 +22,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from assignor.producer.keyless import _choices, _count
-from assignor.producer.murmur import PartitionerError, partition_for_key
+from assignor.partitioners.keyless import _choices, _count
+from assignor.partitioners.murmur import PartitionerError, partition_for_key
 
 __all__ = ["BuiltInPartitioner"]
 

@@ -13,17 +13,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from assignor.errors import AssignorError
+from assignor.errors import PartitionerError
 
 __all__ = ["PartitionerError", "murmur2", "murmur2_many", "partition_for_key", "partitions_for_keys"]
 
 _SEED = 0x9747B28C
 _M = 0x5BD1E995
 _MASK = 0xFFFFFFFF
-
-
-class PartitionerError(AssignorError):
-    """A partitioner cannot choose: no partitions, a null key where one is needed, bad input."""
 
 
 def murmur2(key: bytes) -> int:

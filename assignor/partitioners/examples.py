@@ -5,7 +5,7 @@ with one key stay in order inside their region or priority band.
 
 Examples
 --------
->>> from assignor.producer.plugin import Cluster, Record, choose, create
+>>> from assignor.partitioners.plugin import Cluster, Record, choose, create
 >>> region = create("region", {"region.partition.mapping": "US:0-2,EU:3-5,APAC:6-8"})
 >>> choose(region, Record("orders", b"user-1", {"region": "EU"}), Cluster({"orders": 9})) in (3, 4, 5)
 True
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from assignor.producer.interface import Cluster, Partitioner, Record
-from assignor.producer.murmur import PartitionerError, partition_for_key
+from assignor.partitioners.interface import Cluster, Partitioner, Record
+from assignor.partitioners.murmur import PartitionerError, partition_for_key
 
 __all__ = ["EXAMPLES", "PriorityPartitioner", "RegionPartitioner", "parse_mapping"]
 
@@ -106,5 +106,5 @@ class PriorityPartitioner(Partitioner):
         return band[_slot(record.key, len(band))]
 
 
-#: The examples by the name the registry (`assignor.producer.plugin`) gives them.
+#: The examples by the name the registry (`assignor.partitioners.plugin`) gives them.
 EXAMPLES: dict[str, type[Partitioner]] = {"region": RegionPartitioner, "priority": PriorityPartitioner}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from assignor.producer.simulate import Result
+from assignor.partitioners.simulate import Result
 
 
 def plot(results: Sequence[Result], directory: str | Path, name: str) -> list[Path]:

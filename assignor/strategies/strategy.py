@@ -1,0 +1,118 @@
+"""What a strategy *is*, as one object: its name, the consumer protocol it plans for, how it
+plans on objects and on arrays, and whether it is Kafka's own algorithm.
+
+Each strategy module makes one `Strategy`; `assignor.strategies` registers them. The rest of the
+code reads these fields and never compares a strategy's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from typing import Protocol as Interface
+
+import numpy as np
+
+from assignor.model import Claims, Group, Plan, TopicPartition, topic_partitions
+from assignor.protocols import Protocol
+from assignor.solver.dense import Layout, PlanMemo
+
+__all__ = ["Leader", "Planned", "Strategy", "stateless"]
+
+
+class Leader(Interface):
+    """A group leader's assignor whose memory outlives one rebalance (Java's assignor instances
+    keep the highest generation they have seen)."""
+
+    def assign(self, group: Group) -> Plan: ...
+
+
+class Planned:
+    """One plan on arrays: the layout, each flat partition's `owner` (member index in layout
+    order, ``NO_OWNER`` when unassigned), and the plan as columns in the order its SyncGroup
+    bytes list each member's partitions (`assigned`: flat order, or the strategy's own)."""
+
+    __slots__ = ("_assigned", "layout", "owner")
+
+    def __init__(self, layout: Layout, owner: np.ndarray, assigned: Claims | None = None) -> None:
+        self.layout, self.owner, self._assigned = layout, owner, assigned
+
+    @property
+    def assigned(self) -> Claims:
+        """The plan as `Claims`: member index in layout order, each member's partitions in the
+        strategy's order (flat order unless the strategy gave its own)."""
+        if self._assigned is None:
+            self._assigned = self.layout.owned_claims(self.owner)
+        return self._assigned
+
+    def plan(self, strategy: str) -> Plan:
+        """The plan as objects."""
+        if self._assigned is None:  # flat order: the layout makes the objects fastest
+            return Plan(strategy, self.layout.assignment(self.owner))
+        ids = [m.id for m in self.layout.members]
+        claims = self._assigned
+        names = np.array(claims.names, dtype=object)[claims.topic].tolist() if len(claims.topic) else []
+        tps = topic_partitions(names, claims.partition.tolist())
+        per_member: dict[str, list[TopicPartition]] = {m: [] for m in ids}
+        for m, tp in zip(claims.member.tolist(), tps):
+            per_member[ids[m]].append(tp)
+        return Plan(strategy, per_member)
+
+
+#: ``(group, claims, memo, leader) -> Planned``.
+Owners = Callable[[Group, Claims | None, PlanMemo | None, Any], Planned]
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """One assignment strategy.
+
+    Parameters
+    ----------
+    name : str
+        The name `assign` and every adapter take.
+    protocol : Protocol
+        The consumer protocol it plans for (what members name in JoinGroup).
+    assign : callable
+        ``Group -> Plan``: the plan as objects, each member's partitions in the strategy's order.
+    owners : callable
+        ``(group, claims, memo, leader) -> Planned``: the same plan on dense arrays, owned
+        partitions from `claims` when given; `memo` see `assignor.solver.dense.build`.
+    java : bool
+        Kafka's own algorithm exactly as the Java client runs it: its plans keep Java's order
+        (`order_matters`), and a leader writes its SyncGroup bytes as a Java leader does.
+    new_leader : callable, optional
+        A fresh `Leader` whose memory carries over between rebalances, for strategies that have
+        one (Java's keep the highest generation they saw); None for stateless strategies.
+    """
+
+    name: str
+    protocol: Protocol
+    assign: Callable[[Group], Plan]
+    owners: Owners
+    java: bool = False
+    new_leader: Callable[[], Leader] | None = None
+
+    def __str__(self) -> str:
+        return self.name
+
+    def planned(self, group: Group, claims: Claims | None = None, memo: PlanMemo | None = None,
+                leader: Leader | None = None) -> Planned:
+        """`owners`, with a fresh leader where the strategy keeps one and none is given."""
+        if leader is None and self.new_leader is not None:
+            leader = self.new_leader()
+        return self.owners(group, claims, memo, leader)
+
+    def plan_owners(self, group: Group, claims: Claims | None = None, memo: PlanMemo | None = None,
+                    leader: Leader | None = None) -> tuple[Layout, np.ndarray]:
+        """`planned`'s layout and owners."""
+        planned = self.planned(group, claims, memo, leader)
+        return planned.layout, planned.owner
+
+
+def stateless(plan_owners: Callable[[Group, Claims | None, PlanMemo | None], tuple[Layout, np.ndarray]]) -> Owners:
+    """`Strategy.owners` of a strategy that keeps nothing between rebalances (no leader)."""
+    def owners(group: Group, claims: Claims | None, memo: PlanMemo | None, leader: Any) -> Planned:
+        return Planned(*plan_owners(group, claims, memo))
+    return owners
