@@ -1,7 +1,7 @@
 """The FastAPI application factory: ``uvicorn --factory api.app:create_app``.
 
-`create_app` builds the shared pieces (`api.service`: planning pool, metrics, registry, per-group
-locks), installs the body limit and the error handlers, and includes one router per resource
+`create_app` builds the shared pieces (`api.pool`, `api.metrics`, the registry, per-group locks
+from `api.dependencies`), installs the body limit and the error handlers, and includes one router per resource
 (`api.routes`). Planning (plans, leader syncs, what-if, simulations) runs in a process pool sized
 to the machine, behind a bounded queue: when the queue is full the answer is 503 with
 ``Retry-After``, and the event loop stays free for ``/healthz`` and the page. Bad input is a 4xx
@@ -21,10 +21,14 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from api import work
+from api import transport
+from api.bodies import reply
+from api.dependencies import ERRORS, GroupLocks, authorised
+from api.metrics import ClaimWarnings, Metrics
+from api.middleware import BodyLimit, Measure
+from api.pool import Planner
 from api.registry import open_registry
 from api.routes import groups, health, partitions, plans, protocol, simulations, whatif
-from api.service import ERRORS, BodyLimit, ClaimWarnings, GroupLocks, Measure, Metrics, Planner, authorised, reply
 from api.settings import Settings
 
 log = logging.getLogger("api")
@@ -45,7 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # some 70,000 objects): out of the cyclic collector's sight, a full collection no longer
         # walks them, which held the event loop about 20 ms each time.
         gc.freeze()
-        for path in work.sweep_spool():
+        for path in transport.sweep_spool():
             log.warning("removed %s, left by a process that no longer runs (killed mid-request)", path)
         planner.start()  # before the first request, which would otherwise wait for it
         yield

@@ -23,7 +23,7 @@ from typing import Any
 from assignor import validate
 from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, plan_to_json
-from assignor.strategies import STRATEGIES, assign
+from assignor.strategies import DEFAULT_STRATEGY, STRATEGIES, assign
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     plan = commands.add_parser("plan", help="plan one assignment of a group given as JSON")
     plan.add_argument("group", help="group JSON file, or - for stdin")
-    plan.add_argument("--strategy", default="sticky", choices=sorted(STRATEGIES))
+    plan.add_argument("--strategy", default=DEFAULT_STRATEGY.name, choices=sorted(STRATEGIES))
     plan.add_argument("--compact", action="store_true", help="print the JSON on one line")
     whatif = commands.add_parser("whatif", help="replay events on a group under each strategy")
     whatif.add_argument("group", help="group JSON file, or - for stdin")

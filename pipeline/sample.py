@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from assignor import Group, Member, assign
+from assignor.strategies import DEFAULT_STRATEGY
 
 OWNED_TYPE = pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())]))
 GROUPS_ARROW = pa.schema([("cluster", pa.string()), ("group_id", pa.string()), ("member_id", pa.string()),
@@ -52,7 +53,7 @@ def fleet(clusters: int = 2, groups: int = 50, topics: int = 20, seed: int = 7,
             ids = [f"consumer-{g}-{m}" for m in range(size)]
             group = Group(topics={t: counts[t] for t in pool},
                           members=[Member(i, list(s)) for i, s in zip(ids, subscriptions)])
-            plan = assign("sticky", group)
+            plan = assign(DEFAULT_STRATEGY.name, group)
             generation = int(rng.integers(1, 50))
             racked = rng.random() < 0.3
             for i, (member_id, subscription) in enumerate(zip(ids, subscriptions)):

@@ -4,20 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api import work
+from api.bodies import documented_body, read_body, reply
+from api.dependencies import NOT_FOUND, ClaimWarningsDep, GroupLocksDep, MetricsDep, PlannerDep, SettingsDep
+from api.handlers import groups as groups_handlers
 from api.models import SyncRequest
-from api.service import (
-    NOT_FOUND,
-    ClaimWarningsDep,
-    GroupLocksDep,
-    MetricsDep,
-    PlannerDep,
-    SettingsDep,
-    documented_body,
-    read_body,
-    release,
-    reply,
-)
+from api.pool import release
 
 router = APIRouter(tags=["groups"])
 
@@ -34,7 +25,7 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
     body = await read_body(request)
     try:
         async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
-            status, payload, stats = await planner.run(work.group_sync, group_id, body, settings.limits(),
+            status, payload, stats = await planner.run(groups_handlers.group_sync, group_id, body, settings.limits(),
                                                        settings.registry)
     finally:
         release(body)  # (a spooled body, should this request end while it waits for the lock)
@@ -49,19 +40,19 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
 @router.get("/groups")
 async def groups(planner: PlannerDep, settings: SettingsDep) -> Response:
     """Registered groups: latest generation and how many were recorded."""
-    status, payload, _stats = await planner.run(work.registered_groups, settings.registry)
+    status, payload, _stats = await planner.run(groups_handlers.registered_groups, settings.registry)
     return reply(status, payload)
 
 
 @router.get("/groups/{group_id}", responses=NOT_FOUND)
 async def group(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
     """The latest recorded state (members as they joined) and plan of a group."""
-    status, payload, _stats = await planner.run(work.registered, group_id, settings.registry)
+    status, payload, _stats = await planner.run(groups_handlers.registered, group_id, settings.registry)
     return reply(status, payload)
 
 
 @router.get("/groups/{group_id}/history", responses=NOT_FOUND)
 async def history(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
     """One row per recorded generation: members, partitions moved, balance score."""
-    status, payload, _stats = await planner.run(work.registered_history, group_id, settings.registry)
+    status, payload, _stats = await planner.run(groups_handlers.registered_history, group_id, settings.registry)
     return reply(status, payload)

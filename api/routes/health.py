@@ -9,8 +9,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from api.bodies import reply
+from api.dependencies import MetricsDep, RegistryDep, SettingsDep, authorised
 from api.models import Problem
-from api.service import MetricsDep, RegistryDep, SettingsDep, authorised, reply
 
 PAGE = Path(__file__).resolve().parent.parent / "page.html"
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api import work
+from api.bodies import documented_body, read_body, reply
+from api.dependencies import MetricsDep, PlannerDep, SettingsDep
+from api.handlers import partitions as partitions_handlers
 from api.models import PartitionsRequest
-from api.service import MetricsDep, PlannerDep, SettingsDep, documented_body, read_body, reply
 
 router = APIRouter(tags=["partitioning"])
 
@@ -16,6 +17,6 @@ router = APIRouter(tags=["partitioning"])
 async def partitions(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep) -> Response:
     """The partition of each key: Java's producer formula (murmur2 over all partitions) or
     librdkafka's CRC32 or FNV-1a hash partitioner, each vectorised."""
-    status, payload, stats = await planner.run(work.partitions, await read_body(request))
+    status, payload, stats = await planner.run(partitions_handlers.partitions, await read_body(request))
     metrics.observe(stats)
     return reply(status, payload)

@@ -6,9 +6,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api import work
+from api.bodies import documented_body, read_body, reply
+from api.dependencies import MetricsDep, PlannerDep, SettingsDep
+from api.handlers import plans as plans_handlers
 from api.models import PlanRequest
-from api.service import MetricsDep, PlannerDep, SettingsDep, documented_body, read_body, reply
 
 router = APIRouter(tags=["planning"])
 
@@ -35,7 +36,7 @@ async def plans(request: Request, planner: PlannerDep, metrics: MetricsDep, sett
     ``user_data_b64`` it will send next (unless ``bytes=false``), and the oracle's report
     (``metrics``, dropped claims included).
     """
-    status, payload, stats = await planner.run(work.plan, await read_body(request), settings.limits(),
+    status, payload, stats = await planner.run(plans_handlers.plan, await read_body(request), settings.limits(),
                                                answer_format == "columns", with_bytes)
     metrics.observe(stats)
     return reply(status, payload)

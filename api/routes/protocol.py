@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api import work
+from api.bodies import documented_body, read_body, reply
+from api.dependencies import PlannerDep
+from api.handlers import protocol as protocol_handlers
 from api.models import DecodeRequest, EncodeRequest
-from api.service import PlannerDep, documented_body, read_body, reply
 
 router = APIRouter(tags=["protocol"])
 
@@ -18,12 +19,12 @@ router = APIRouter(tags=["protocol"])
 @router.post("/protocol/decode", openapi_extra=documented_body(DecodeRequest))
 async def protocol_decode(request: Request, planner: PlannerDep) -> Response:
     """Decode consumer-protocol bytes (base64) into JSON."""
-    status, payload, _stats = await planner.run(work.protocol_decode, await read_body(request))
+    status, payload, _stats = await planner.run(protocol_handlers.protocol_decode, await read_body(request))
     return reply(status, payload)
 
 
 @router.post("/protocol/encode", openapi_extra=documented_body(EncodeRequest))
 async def protocol_encode(request: Request, planner: PlannerDep) -> Response:
     """Encode JSON (the fields `decode` returns) into consumer-protocol bytes, base64."""
-    status, payload, _stats = await planner.run(work.protocol_encode, await read_body(request))
+    status, payload, _stats = await planner.run(protocol_handlers.protocol_encode, await read_body(request))
     return reply(status, payload)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api import work
+from api.bodies import documented_body, read_body, reply
+from api.dependencies import PlannerDep, SettingsDep
+from api.handlers import simulations as simulations_handlers
 from api.models import SimulationRequest
-from api.service import PlannerDep, SettingsDep, documented_body, read_body, reply
 
 router = APIRouter(tags=["partitioning"])
 
@@ -18,5 +19,6 @@ async def simulations(request: Request, planner: PlannerDep, settings: SettingsD
     """Run the producer simulator: a preset (``kip794-series1``, ``kip794-series2``,
     ``kip480``), optionally shortened to ``records``, or up to 8 runs of your own. Each run
     reports throughput, latency percentiles, bytes and batches per broker, and a timeline."""
-    status, payload, _stats = await planner.run(work.simulation, await read_body(request), settings.limits())
+    status, payload, _stats = await planner.run(simulations_handlers.simulation, await read_body(request),
+                                                settings.limits())
     return reply(status, payload)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api import work
+from api.bodies import documented_body, read_body, reply
+from api.dependencies import NOT_FOUND, PlannerDep, SettingsDep
+from api.handlers import whatif as whatif_handlers
 from api.models import WhatIfRequest
-from api.service import NOT_FOUND, PlannerDep, SettingsDep, documented_body, read_body, reply
 
 router = APIRouter(tags=["planning"])
 
@@ -16,6 +17,6 @@ router = APIRouter(tags=["planning"])
 @router.post("/whatif", responses=NOT_FOUND, openapi_extra=documented_body(WhatIfRequest))
 async def whatif(request: Request, planner: PlannerDep, settings: SettingsDep) -> Response:
     """Replay events on a group under each strategy: moves, revocations, rounds, balance."""
-    status, payload, _stats = await planner.run(work.whatif, await read_body(request), settings.limits(),
+    status, payload, _stats = await planner.run(whatif_handlers.whatif, await read_body(request), settings.limits(),
                                                 settings.registry)
     return reply(status, payload)

@@ -56,7 +56,7 @@ from assignor.protocol import (
     members_from_metadata,
 )
 from assignor.protocols import STICKY
-from assignor.strategies import strategy_named
+from assignor.strategies import DEFAULT_STRATEGY, strategy_named
 
 __all__ = ["KafkaPartitioner", "StickyAssignor", "StickyProducer"]
 
@@ -109,7 +109,7 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
     name = STICKY.name
 
     def __init__(self, *, rack: str | None = None, service_url: str | None = None, token: str | None = None,
-                 timeout: float = 3.0, group_id: str | None = None, strategy: str = "sticky") -> None:
+                 timeout: float = 3.0, group_id: str | None = None, strategy: str = DEFAULT_STRATEGY.name) -> None:
         if strategy_named(strategy).protocol is not STICKY:
             raise AssignorError(f"strategy {strategy!r} plans the {strategy_named(strategy).protocol.name!r} "
                                 f"protocol; this assignor speaks {STICKY.name!r}")

@@ -8,6 +8,8 @@ and the Spark job is derived from `REGISTRY`. Adding a strategy is one module th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
+
 import numpy as np
 
 from assignor.errors import UnknownStrategyError
@@ -47,8 +49,24 @@ REGISTRY: dict[str, Strategy] = _register(
 #: The strategy used where none is named: ours, eager.
 DEFAULT_STRATEGY: Strategy = _sticky.STRATEGY
 
-#: Strategy name -> ``(Group) -> Plan`` (the public mapping `assignor.STRATEGIES`).
-STRATEGIES = {name: strategy.assign for name, strategy in REGISTRY.items()}
+class _Plans(Mapping[str, Callable[[Group], Plan]]):
+    """Strategy name -> ``(Group) -> Plan``, read from `REGISTRY` as it stands."""
+
+    def __getitem__(self, name: str) -> Callable[[Group], Plan]:
+        return REGISTRY[name].assign
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(REGISTRY)
+
+    def __len__(self) -> int:
+        return len(REGISTRY)
+
+    def __repr__(self) -> str:
+        return f"STRATEGIES({list(REGISTRY)})"
+
+
+#: Strategy name -> ``(Group) -> Plan`` (the public mapping `assignor.STRATEGIES`), a view of `REGISTRY`.
+STRATEGIES: Mapping[str, Callable[[Group], Plan]] = _Plans()
 
 
 def strategy_named(strategy: object) -> Strategy:

@@ -362,7 +362,7 @@ async def test_group_locks_exclude_per_group_and_are_forgotten_after():
     service sees every group id that ever synced)."""
     import asyncio
 
-    from api.service import GroupLocks
+    from api.dependencies import GroupLocks
 
     locks, inside, most = GroupLocks(), {}, {}
 
@@ -379,29 +379,30 @@ async def test_group_locks_exclude_per_group_and_are_forgotten_after():
 
 
 async def test_large_bodies_and_answers_cross_processes_as_files_and_leave_none(tmp_path, monkeypatch):
-    """A body past `work.SPOOL_BYTES` reaches the worker as a file, an answer past it comes
-    back as one (`work.handed_over`); the answer is the worker's own, and no file is left."""
+    """A body past `transport.SPOOL_BYTES` reaches the worker as a file, an answer past it comes
+    back as one (`transport.handed_over`); the answer is the worker's own, and no file is left."""
     import orjson
 
-    from api import work
+    from api import transport
+    from api.handlers import plans as plans_handlers
     from assignor.json_format import group_to_json
     from assignor.workloads import java_large
 
     def spooled_files() -> set[str]:  # where the worker spools (its defaults: this process's are patched)
-        with work.spool_file() as probe:
+        with transport.spool_file() as probe:
             pass
-        work.discard(work.Spooled(probe.name, 0))
+        transport.discard(transport.Spooled(probe.name, 0))
         folder = Path(probe.name).parent
         return {p.name for p in folder.glob("kafka-sticky-assignor-*")}
 
     before = spooled_files()
     spool = tmp_path / "spool"
     spool.mkdir()
-    monkeypatch.setattr(work.tempfile, "tempdir", str(spool))
-    monkeypatch.setattr(work.os, "access", lambda *_: False)  # no /dev/shm: the temporary folder
-    monkeypatch.setattr(work, "SPOOL_BYTES", 1000)  # this process's, for bodies; the worker keeps 8 MiB
-    made, spool_file = [], work.spool_file
-    monkeypatch.setattr(work, "spool_file", lambda: made.append(1) or spool_file())
+    monkeypatch.setattr(transport.tempfile, "tempdir", str(spool))
+    monkeypatch.setattr(transport.os, "access", lambda *_: False)  # no /dev/shm: the temporary folder
+    monkeypatch.setattr(transport, "SPOOL_BYTES", 1000)  # this process's, for bodies; the worker keeps 8 MiB
+    made, spool_file = [], transport.spool_file
+    monkeypatch.setattr(transport, "spool_file", lambda: made.append(1) or spool_file())
     body = orjson.dumps({**group_to_json(java_large("uniform", 100, 3000, 100)), "strategy": "sticky"})
     app = create_app(settings(tmp_path, workers=1))
     try:
@@ -411,7 +412,8 @@ async def test_large_bodies_and_answers_cross_processes_as_files_and_leave_none(
         app.state.planner.close()
     assert response.status_code == 200
     assert len(response.content) > 8 << 20  # past the worker's SPOOL_BYTES: it came back as a file
-    got, direct = orjson.loads(response.content), orjson.loads(work.plan(body, settings(tmp_path).limits())[1])
+    got = orjson.loads(response.content)
+    direct = orjson.loads(plans_handlers.plan(body, settings(tmp_path).limits())[1])
     assert {**got, "plan_seconds": 0} == {**direct, "plan_seconds": 0}
     for _ in range(500):  # the body's file is removed in the background, off the event loop
         if not list(spool.glob("kafka-sticky-assignor-*")):
@@ -426,8 +428,9 @@ async def test_a_spooled_body_is_removed_whatever_becomes_of_its_request(tmp_pat
     """Refused (503), answered or failed: the file of a spooled body does not outlive the call."""
     from fastapi import HTTPException
 
-    from api import work
-    from api.service import Planner
+    from api import transport
+    from api.handlers import plans as plans_handlers
+    from api.pool import Planner
 
     planner = Planner(settings(tmp_path, max_pending=0))
     try:
@@ -437,9 +440,10 @@ async def test_a_spooled_body_is_removed_whatever_becomes_of_its_request(tmp_pat
             planner.in_flight = planner.capacity if crowded else 0
             if crowded:
                 with pytest.raises(HTTPException):
-                    await planner.run(work.plan, work.Spooled(str(path), path.stat().st_size), {})
+                    await planner.run(plans_handlers.plan, transport.Spooled(str(path), path.stat().st_size), {})
             else:
-                status, answer, _ = await planner.run(work.plan, work.Spooled(str(path), path.stat().st_size),
+                status, answer, _ = await planner.run(plans_handlers.plan,
+                                                      transport.Spooled(str(path), path.stat().st_size),
                                                       settings(tmp_path).limits())
                 assert status == 200 and b'"assigned":1' in answer
             for _ in range(500):  # removed in the background, off the event loop
@@ -456,14 +460,14 @@ async def test_a_large_answer_leaves_the_event_loop_a_turn_between_chunks(tmp_pa
     """Each megabyte of a large answer goes out in a step of its own: another task runs between
     any two, even when sending never had to wait (a fast reader on loopback), where a 167 MB
     answer otherwise went out in one step and held /healthz."""
-    from api import work
-    from api.service import CHUNK, reply
+    from api import transport
+    from api.bodies import CHUNK, reply
 
     payload = b"x" * (5 * CHUNK + 7)
     if spooled:
         path = tmp_path / "answer.json"
         path.write_bytes(payload)
-        response = reply(200, work.Spooled(str(path), len(payload)))
+        response = reply(200, transport.Spooled(str(path), len(payload)))
     else:
         response = reply(200, payload)
     turns, seen = 0, []
@@ -491,19 +495,19 @@ async def test_spooled_files_of_processes_that_no_longer_run_are_swept_at_start(
     import subprocess
     import sys
 
-    from api import work
+    from api import transport
 
-    monkeypatch.setattr(work, "_SHARED", str(tmp_path / "shm"))
-    monkeypatch.setattr(work.tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setattr(transport, "_SHARED", str(tmp_path / "shm"))
+    monkeypatch.setattr(transport.tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "shm").mkdir()
     (tmp_path / "tmp").mkdir()
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True)
     dead = int(gone.stdout)
-    left = [tmp_path / "shm" / f"{work.SPOOL_PREFIX}{dead}-abc.json",
-            tmp_path / "tmp" / f"{work.SPOOL_PREFIX}{dead}-x.json"]
-    kept = [tmp_path / "shm" / f"{work.SPOOL_PREFIX}{os.getpid()}-abc.json", tmp_path / "tmp" / "other.json",
-            tmp_path / "tmp" / f"{work.SPOOL_PREFIX}12345678.json"]  # (no PID in the name: not ours to judge)
+    left = [tmp_path / "shm" / f"{transport.SPOOL_PREFIX}{dead}-abc.json",
+            tmp_path / "tmp" / f"{transport.SPOOL_PREFIX}{dead}-x.json"]
+    kept = [tmp_path / "shm" / f"{transport.SPOOL_PREFIX}{os.getpid()}-abc.json", tmp_path / "tmp" / "other.json",
+            tmp_path / "tmp" / f"{transport.SPOOL_PREFIX}12345678.json"]  # (no PID in the name: not ours to judge)
     for path in left + kept:
         path.write_bytes(b"{}")
     app = create_app(settings(tmp_path, workers=0))

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, settings
 from pydantic import ValidationError
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from api import work
 from api.app import create_app
+from api.handlers import plans as plans_handlers
 from api.models import EXAMPLE_GROUP, PlanRequest
 from api.settings import Settings
 
@@ -74,5 +74,5 @@ def test_the_plan_schema_and_the_worker_agree(name):
         documented = True
     except ValidationError:
         documented = False
-    status = work.plan(json.dumps(body).encode(), Settings().limits())[0]
+    status = plans_handlers.plan(json.dumps(body).encode(), Settings().limits())[0]
     assert documented == (status == 200), (documented, status)

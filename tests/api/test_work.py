@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api import work
+from api import protocol_io, transport
+from api.handlers import answers
+from api.handlers import plans as plans_handlers
 from api.settings import Settings
 from assignor import validate
 from assignor.json_format import group_from_json, group_to_json, plan_to_columns_json, plan_to_json
@@ -17,13 +19,13 @@ from tests.consumer.test_validate import claimed_groups
 LIMITS = Settings().limits()
 
 
-def reference_planned(group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> work.Planned:
+def reference_planned(group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> plans_handlers.Planned:
     """The answer written the plain way, from the strategy's `Plan` (objects, in its order)."""
     chosen = strategy_named(strategy)
     plan = assign(strategy, group)
     encoded, user_data = plan_bytes(plan, chosen.protocol, generation, as_java=chosen.java) if with_bytes \
         else (None, {})
-    return work.Planned(list(plan.assignment), plan_to_columns_json(plan) if columns else plan_to_json(plan),
+    return plans_handlers.Planned(list(plan.assignment), plan_to_columns_json(plan) if columns else plan_to_json(plan),
                         encoded, user_data, validate.report(group, plan), 0.0)
 
 
@@ -32,7 +34,7 @@ def reference_planned(group, strategy: str, generation: int, columns: bool, with
        st.booleans(), st.booleans(), st.integers(0, 5))
 def test_a_plan_written_from_arrays_is_the_plans_own_answer(group, strategy, columns, with_bytes, generation):
     body = orjson.dumps({**group_to_json(group), "strategy": strategy, "generation": generation})
-    status, answer, stats = work.plan(body, LIMITS, columns, with_bytes)
+    status, answer, stats = plans_handlers.plan(body, LIMITS, columns, with_bytes)
     try:
         reference = reference_planned(group_from_json(group_to_json(group)), strategy, generation, columns,
                                       with_bytes)
@@ -41,11 +43,11 @@ def test_a_plan_written_from_arrays_is_the_plans_own_answer(group, strategy, col
         return
     assert status == 200, answer
     got = orjson.loads(answer)
-    assert orjson.loads(work.dumps(reference.assignment)) == {k: got[k] for k in reference.assignment}
-    assert got["metrics"] == orjson.loads(work.dumps(reference.report))
+    assert orjson.loads(answers.dumps(reference.assignment)) == {k: got[k] for k in reference.assignment}
+    assert got["metrics"] == orjson.loads(answers.dumps(reference.report))
     if with_bytes:
-        assert got["members"] == {m: {"assignment_b64": work.b64(reference.encoded[m]),
-                                      "user_data_b64": work.b64(reference.user_data.get(m))}
+        assert got["members"] == {m: {"assignment_b64": protocol_io.b64(reference.encoded[m]),
+                                      "user_data_b64": protocol_io.b64(reference.user_data.get(m))}
                                   for m in reference.members}
     else:
         assert "members" not in got
@@ -56,7 +58,7 @@ def test_a_plan_written_from_arrays_is_the_plans_own_answer(group, strategy, col
 def test_java_faithful_plans_are_written_from_their_plan(strategy):
     body = orjson.dumps({"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}],
                          "strategy": strategy})
-    status, answer, _ = work.plan(body, LIMITS)
+    status, answer, _ = plans_handlers.plan(body, LIMITS)
     assert status == 200 and sorted(orjson.loads(answer)["members"]) == ["a", "b"]
 
 
@@ -76,23 +78,23 @@ def test_a_large_plan_with_racks_and_owners_is_the_same_either_way(strategy, col
     racks = {topic: [[f"r{p % 3}", f"r{(p + 1) % 3}"] for p in range(group.topics[topic])]}
     group = Group(group.topics, members, racks)
     body = orjson.dumps({**group_to_json(group), "strategy": strategy})
-    status, answer, _ = work.plan(body, LIMITS, columns)
+    status, answer, _ = plans_handlers.plan(body, LIMITS, columns)
     got = orjson.loads(answer)
     generation = max(m.generation for m in group.members) + 1
     reference = reference_planned(group, strategy, generation, columns, True)
     assert status == 200 and got["generation"] == generation
-    assert {k: got[k] for k in reference.assignment} == orjson.loads(work.dumps(reference.assignment))
-    assert got["metrics"] == orjson.loads(work.dumps(reference.report))
+    assert {k: got[k] for k in reference.assignment} == orjson.loads(answers.dumps(reference.assignment))
+    assert got["metrics"] == orjson.loads(answers.dumps(reference.report))
     assert {m: got["members"][m]["assignment_b64"] for m in reference.members} == {
-        m: work.b64(reference.encoded[m]) for m in reference.members}
+        m: protocol_io.b64(reference.encoded[m]) for m in reference.members}
 
 
 def test_planning_workers_hide_their_long_lived_objects_from_the_collector():
-    """`work.start_worker` runs first in each planning process: what the imports made is frozen,
+    """`transport.start_worker` runs first in each planning process: what the imports made is frozen,
     so the full collections a large plan sets off do not walk it again."""
     import gc
 
-    from api.service import Planner
+    from api.pool import Planner
 
     planner = Planner(Settings(workers=1))
     try:
@@ -103,25 +105,25 @@ def test_planning_workers_hide_their_long_lived_objects_from_the_collector():
 
 
 def test_handlers_run_with_the_collector_paused():
-    """`work._answer` pauses the cyclic collector for the handler (its containers are acyclic,
+    """`answers.answer` pauses the cyclic collector for the handler (its containers are acyclic,
     freed by refcounting) and restores it after."""
     import gc
 
-    status, answer, _ = work._answer(lambda: ({"collecting": gc.isenabled()}, {}))
+    status, answer, _ = answers.answer(lambda: ({"collecting": gc.isenabled()}, {}))
     assert (status, orjson.loads(answer)) == (200, {"collecting": False})
     assert gc.isenabled()
 
 
 def test_large_answers_are_handed_over_as_files_or_as_bytes_when_there_is_no_room(monkeypatch, tmp_path):
-    big = b"x" * (work.SPOOL_BYTES + 1)
-    status, spooled, stats = work.handed_over(lambda: (200, big, {"n": 1}))
+    big = b"x" * (transport.SPOOL_BYTES + 1)
+    status, spooled, stats = transport.handed_over(lambda: (200, big, {"n": 1}))
     try:
-        assert (status, stats) == (200, {"n": 1}) and isinstance(spooled, work.Spooled)
+        assert (status, stats) == (200, {"n": 1}) and isinstance(spooled, transport.Spooled)
         with open(spooled.path, "rb") as file:
             assert file.read() == big and spooled.size == len(big)
     finally:
-        work.discard(spooled)
-    assert work.handed_over(lambda: (200, b"{}", {})) == (200, b"{}", {})  # small: as they are
+        transport.discard(spooled)
+    assert transport.handed_over(lambda: (200, b"{}", {})) == (200, b"{}", {})  # small: as they are
 
     class Full:  # a spool folder with no room left
         name = str(tmp_path / "full.json")
@@ -135,8 +137,8 @@ def test_large_answers_are_handed_over_as_files_or_as_bytes_when_there_is_no_roo
         def write(self, data):
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(work, "spool_file", Full)
-    assert work.handed_over(lambda: (200, big, {})) == (200, big, {})
+    monkeypatch.setattr(transport, "spool_file", Full)
+    assert transport.handed_over(lambda: (200, big, {})) == (200, big, {})
 
 
 @settings(max_examples=100, deadline=None)
@@ -152,4 +154,4 @@ def test_a_decoded_assignment_is_the_object_readers_answer(pairs, user_data, ver
     plain = decode_assignment(blob)
     assert protocol_io.decode("assignment", blob) == {
         "version": plain.version, "partitions": [[tp.topic, tp.partition] for tp in plain.partitions],
-        "user_data_b64": work.b64(plain.user_data)}
+        "user_data_b64": protocol_io.b64(plain.user_data)}

@@ -1,0 +1,111 @@
+"""What the routes share, held by the app (`create_app`) and reached through dependencies:
+`Annotated` aliases (`PlannerDep`, ...) give each route the piece it needs; the bearer token
+check; per-group locks; the error answers every /v1 call documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from api.metrics import ClaimWarnings, Metrics
+from api.models import Problem
+from api.pool import Planner
+from api.registry import Registry
+from api.settings import Settings
+
+log = logging.getLogger("api")
+
+#: The error answers every /v1 call can give (all with a Problem body).
+ERRORS: dict[int | str, dict] = {
+    401: {"model": Problem, "description": "missing or wrong bearer token (when one is configured)"},
+    413: {"model": Problem, "description": "over a configured limit, named in `detail`"},
+    422: {"model": Problem, "description": "malformed input; `detail` names the field"},
+    503: {"model": Problem, "description": "planning queue full; retry after `Retry-After` seconds"}}
+
+
+NOT_FOUND: dict[int | str, dict] = {404: {"model": Problem, "description": "no such group in the registry"}}
+
+
+async def _settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+async def _registry(request: Request) -> Registry:
+    return request.app.state.registry
+
+
+async def _planner(request: Request) -> Planner:
+    return request.app.state.planner
+
+
+async def _metrics(request: Request) -> Metrics:
+    return request.app.state.metrics
+
+
+class GroupLocks:
+    """One lock per group, kept only while a sync of that group runs or waits: the service sees
+    every group id that ever synced, and keeping a lock for each would grow without bound."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[asyncio.Lock, int]] = {}  # group id -> (lock, syncs using it)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, group_id: str) -> AsyncIterator[None]:
+        # One event loop: nothing runs between reading and writing the entry.
+        lock, users = self._held.get(group_id, (None, 0))
+        lock = lock or asyncio.Lock()
+        self._held[group_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._held[group_id]
+            if users == 1:
+                del self._held[group_id]
+            else:
+                self._held[group_id] = (lock, users - 1)
+
+
+async def _group_locks(request: Request) -> GroupLocks:
+    return request.app.state.group_locks
+
+
+async def _claim_warnings(request: Request) -> ClaimWarnings:
+    return request.app.state.claim_warnings
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+
+
+RegistryDep = Annotated[Registry, Depends(_registry)]
+
+
+PlannerDep = Annotated[Planner, Depends(_planner)]
+
+
+MetricsDep = Annotated[Metrics, Depends(_metrics)]
+
+
+GroupLocksDep = Annotated[GroupLocks, Depends(_group_locks)]
+
+
+ClaimWarningsDep = Annotated[ClaimWarnings, Depends(_claim_warnings)]
+
+
+async def authorised(request: Request, settings: SettingsDep) -> None:
+    """The bearer token, when one is configured (compared in constant time)."""
+    if settings.token is None:
+        return
+    given = request.headers.get("authorization", "").encode()
+    if not hmac.compare_digest(given, f"Bearer {settings.token}".encode()):
+        raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})

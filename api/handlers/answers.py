@@ -1,0 +1,80 @@
+"""What every handler shares: an answer is ``(status, json_bytes, stats)``; errors in the
+caller's input are 4xx answers with the core's message, never exceptions.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+from api.errors import Rejected
+from assignor._arrays import gc_paused
+from assignor.errors import AssignorError
+from assignor.model import Group
+
+log = logging.getLogger("api")
+
+Answer = tuple[int, bytes, dict]
+
+
+def answer(handler, *args) -> Answer:
+    """`handler`'s answer, with the cyclic collector paused while it runs. A 10,000-partition
+    plan allocates tens of thousands of containers (the answer's pairs, the members), which set
+    off a dozen young collections that each walk whatever is alive at the time, and nothing of
+    it is cyclic: refcounting frees it all when `_answered` returns, before the collector is
+    back. That saves about 1 ms of a 16 ms plan (in-process, alternating). A request that does
+    make cycles (an exception's traceback) leaves them to the next collection."""
+    with gc_paused():
+        return _answered(handler, *args)
+
+
+def _answered(handler, *args) -> Answer:
+    try:
+        out, stats = handler(*args)
+        return 200, dumps(out), stats
+    except Rejected as error:
+        return error.status, dumps({"detail": error.detail}), {}
+    except AssignorError as error:
+        return 422, dumps({"detail": str(error)}), {}
+
+
+def dumps(value: Any) -> bytes:
+    """JSON bytes by orjson: several times faster than `json` on a plan of a million pairs."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+
+
+def json_object(body: bytes) -> dict:
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        # A lone surrogate escape ("\\ud800") is text no UTF-8 can hold: say so.
+        what = "a string is not UTF-8, " if "surrogate" in str(error) else ""
+        raise Rejected(422, f"body: not valid JSON ({what}{error})") from None
+    if not isinstance(data, dict):
+        raise Rejected(422, "body: expected a JSON object")
+    return data
+
+
+def validated(model: type[BaseModel], body: bytes) -> Any:
+    """`body` parsed (`json_object` refuses lone surrogates, naming UTF-8) and validated by
+    `model`, the one that documents it in OpenAPI; the first problem named, as a 422."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(json_object(body))
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        raise Rejected(422, f"{where}: {first['msg']}") from None
+
+
+def check_limits(group: Group, limits: dict[str, int]) -> None:
+    """413 naming the limit when a group is larger than the service accepts."""
+    if len(group.members) > limits["max_members"]:
+        raise Rejected(413, f"max_members: {len(group.members)} members, the limit is {limits['max_members']}")
+    partitions = sum(group.topics.values())
+    if partitions > limits["max_partitions"]:
+        raise Rejected(413, f"max_partitions: {partitions} partitions, the limit is {limits['max_partitions']}")

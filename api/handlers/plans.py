@@ -1,0 +1,75 @@
+"""``POST /v1/plans`` in a planning process.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, NamedTuple
+
+from api.errors import Rejected
+from api.handlers.answers import Answer, answer, check_limits, json_object
+from api.protocol_io import b64
+from assignor import validate
+from assignor.json_format import group_from_json, plan_json_of_claims
+from assignor.model import Group
+from assignor.protocol import plan_bytes_of_claims
+from assignor.strategies import DEFAULT_STRATEGY, Strategy, strategy_named
+
+log = logging.getLogger("api")
+
+def plan(body: bytes, limits: dict[str, int], columns: bool = False, with_bytes: bool = True) -> Answer:
+    """`columns`: the assignment as topic -> partitions per member (compact for big groups);
+    `with_bytes`: each member's SyncGroup assignment and next user data, base64."""
+    return answer(_plan, body, limits, columns, with_bytes)
+
+
+def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) -> tuple[dict, dict]:
+    data = json_object(body)
+    strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
+    generation = data.pop("generation", None)
+    if not isinstance(strategy, str):
+        raise Rejected(422, "strategy: expected a string")
+    group = group_from_json(data)
+    check_limits(group, limits)
+    if generation is None:
+        generation = max((m.generation for m in group.members), default=-1) + 1
+    elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
+        raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
+    planned = _planned(strategy_named(strategy), group, generation, columns, with_bytes)
+    out = {**planned.assignment, "strategy": strategy, "generation": generation}
+    if planned.encoded is not None:
+        out["members"] = {m: {"assignment_b64": b64(planned.encoded[m]), "user_data_b64": b64(planned.user_data.get(m))}
+                          for m in planned.members}
+    out.update(metrics=planned.report, plan_seconds=planned.seconds)
+    return out, {"strategy": strategy, "partitions": planned.report["partitions"], "seconds": planned.seconds}
+
+
+class Planned(NamedTuple):
+    """One plan as `/v1/plans` answers it: the assignment in the asked form, each member's
+    bytes (None when not asked for) and the oracle's report."""
+
+    members: list[str]
+    assignment: dict[str, Any]
+    encoded: dict[str, bytes] | None
+    user_data: dict[str, bytes]
+    report: dict[str, Any]
+    seconds: float  # planning alone
+
+
+def _planned(strategy: Strategy, group: Group, generation: int, columns: bool, with_bytes: bool) -> Planned:
+    """Every strategy plans on arrays, and the answer is written from them in the order its
+    SyncGroup bytes list each member's partitions (Java's, for Java's strategies): no
+    TopicPartition per partition made, read back and written again. A property test holds the
+    answer to the plan as objects (`assign`)."""
+    started = time.perf_counter()
+    result = strategy.planned(group)
+    seconds = time.perf_counter() - started
+    layout, owner = result.layout, result.owner
+    members = [m.id for m in layout.members]
+    report = validate.report_of_layout(group, layout, owner, strategy)
+    if report is None:
+        report = validate.report(group, result.plan(strategy.name))
+    encoded, user_data = plan_bytes_of_claims(result.assigned, members, strategy.protocol, generation,
+                                              as_java=strategy.java) if with_bytes else (None, {})
+    return Planned(members, plan_json_of_claims(result.assigned, members, columns), encoded, user_data, report, seconds)

@@ -1,0 +1,98 @@
+"""The planning pool (`Planner`): the processes that run the handlers, admission and its queue,
+and work handed to a thread so the event loop never waits on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+
+from fastapi import HTTPException
+
+from api import transport
+from api.settings import Settings
+
+log = logging.getLogger("api")
+
+class Planner:
+    """A pool of planning workers with a bounded number of requests in it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.capacity = max(settings.workers, 1) + max(settings.max_pending, 0)
+        self.workers = settings.workers
+        self._executor: Executor | None = None
+        self.in_flight = 0
+
+    def _pool(self) -> Executor:
+        if self._executor is None:
+            if self.workers > 0:
+                # forkserver: workers start from a clean process, not a fork of a threaded server.
+                context = multiprocessing.get_context("forkserver")
+                self._executor = ProcessPoolExecutor(self.workers, mp_context=context,
+                                                     initializer=transport.start_worker,
+                                                     initargs=(os.getpid(),))
+            else:
+                self._executor = ThreadPoolExecutor(1)
+        return self._executor
+
+    def start(self) -> None:
+        """Start every planning process now, not as the first requests come: a process pool
+        starts its processes one at a time, when a request finds none idle, and starting one
+        holds the event loop (20-40 ms, 60-77 ms on a slower machine), so a request that met
+        it, or a /healthz call behind it, waited. Each process gets a no-op to start it; they
+        arrive together, so none finds another idle."""
+        pool = self._pool()
+        for _ in range(max(self.workers, 1)):
+            pool.submit(int)
+
+    async def run(self, function: Callable, *args) -> tuple[int, bytes | transport.Spooled, dict]:
+        """`function(*args)` in the pool (`transport.handed_over`: `transport.Spooled` bodies and answers
+        cross as files); 503 when the pool is full."""
+        try:
+            if self.in_flight >= self.capacity:
+                raise HTTPException(503, f"planning queue full ({self.capacity} requests); retry shortly",
+                                    headers={"Retry-After": "1"})
+            self.in_flight += 1
+            try:
+                future = self._pool().submit(transport.handed_over, function, *args)
+                try:
+                    return await asyncio.wrap_future(future)
+                except asyncio.CancelledError:
+                    future.add_done_callback(_discard_answer)
+                    raise
+            finally:
+                self.in_flight -= 1
+        finally:
+            release(*args)  # a spooled body is read by now, or never will be
+
+    def close(self, wait: bool = True) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=wait, cancel_futures=True)
+            self._executor = None
+
+
+def in_background(function: Callable, *args) -> None:
+    """Run a blocking clean-up in a thread, not on the event loop: removing a large spooled file
+    (its unlink, or the last close of an unlinked one) has the kernel free its pages there and
+    then, tens of milliseconds per 100 MB."""
+    try:
+        asyncio.get_running_loop().run_in_executor(None, function, *args)
+    except RuntimeError:  # no loop running (a stream finalised after the loop stopped)
+        function(*args)
+
+
+def release(*values) -> None:
+    """Remove the files of the `transport.Spooled` among `values`, in the background (`in_background`);
+    removing one already gone is fine."""
+    if any(isinstance(value, transport.Spooled) for value in values):
+        in_background(transport.discard, *values)
+
+
+def _discard_answer(future: Future) -> None:
+    """A cancelled request's answer, when it comes: its spooled file, if any, is removed."""
+    if not future.cancelled() and future.exception() is None:
+        transport.discard(future.result()[1])
