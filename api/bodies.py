@@ -8,6 +8,7 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator
+from typing import Any, cast
 
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
@@ -49,13 +50,14 @@ async def read_body(request: Request) -> bytes | transport.Spooled:
     return transport.Spooled(file.name, size)
 
 
-def documented_body(model: type[BaseModel]) -> dict:
+def documented_body(model: type[BaseModel]) -> dict[str, Any]:
     """The ``openapi_extra`` of a route that reads its body as bytes and has a worker parse and
     validate it (a large body is CPU work that must stay off the event loop): `model`, which the
     worker validates with, documents the body in OpenAPI."""
+    extra = cast(dict[str, Any], model.model_config.get("json_schema_extra"))
     return {"requestBody": {"required": True, "content": {"application/json": {
         "schema": model.model_json_schema(ref_template="#/components/schemas/{model}"),
-        "example": model.model_config["json_schema_extra"]["examples"][0]}}}}
+        "example": extra["examples"][0]}}}}
 
 
 #: Answers larger than this go out a piece at a time (see `reply`).
@@ -73,7 +75,7 @@ def reply(status: int, payload: bytes | transport.Spooled) -> Response:
         return Response(payload, status_code=status, media_type="application/json")
     view = memoryview(payload)
 
-    async def pieces() -> AsyncIterator[bytes]:
+    async def pieces() -> AsyncIterator[bytes | memoryview]:
         for start in range(0, len(view), CHUNK):
             yield view[start : start + CHUNK]
             await _others_turn()

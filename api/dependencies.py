@@ -10,7 +10,7 @@ import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 from fastapi import Depends, HTTPException, Request
 
@@ -23,30 +23,30 @@ from api.settings import Settings
 log = logging.getLogger("api")
 
 #: The error answers every /v1 call can give (all with a Problem body).
-ERRORS: dict[int | str, dict] = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": "missing or wrong bearer token (when one is configured)"},
     413: {"model": Problem, "description": "over a configured limit, named in `detail`"},
     422: {"model": Problem, "description": "malformed input; `detail` names the field"},
     503: {"model": Problem, "description": "planning queue full; retry after `Retry-After` seconds"}}
 
 
-NOT_FOUND: dict[int | str, dict] = {404: {"model": Problem, "description": "no such group in the registry"}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "description": "no such group in the registry"}}
 
 
 async def _settings(request: Request) -> Settings:
-    return request.app.state.settings
+    return cast(Settings, request.app.state.settings)
 
 
 async def _registry(request: Request) -> Registry:
-    return request.app.state.registry
+    return cast(Registry, request.app.state.registry)
 
 
 async def _planner(request: Request) -> Planner:
-    return request.app.state.planner
+    return cast(Planner, request.app.state.planner)
 
 
 async def _metrics(request: Request) -> Metrics:
-    return request.app.state.metrics
+    return cast(Metrics, request.app.state.metrics)
 
 
 class GroupLocks:
@@ -77,11 +77,11 @@ class GroupLocks:
 
 
 async def _group_locks(request: Request) -> GroupLocks:
-    return request.app.state.group_locks
+    return cast(GroupLocks, request.app.state.group_locks)
 
 
 async def _claim_warnings(request: Request) -> ClaimWarnings:
-    return request.app.state.claim_warnings
+    return cast(ClaimWarnings, request.app.state.claim_warnings)
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -29,7 +30,7 @@ class Metrics:
         for reason in DROP_REASONS:  # every reason shows, at 0 until it happens
             self.dropped_claims.labels(reason)
 
-    def observe(self, stats: dict) -> None:
+    def observe(self, stats: dict[str, Any]) -> None:
         if "partitions" in stats:
             self.plan_partitions.observe(stats["partitions"])
             self.plan_seconds.labels(stats["strategy"]).observe(stats["seconds"])
@@ -46,7 +47,7 @@ class ClaimWarnings:
         self._warned: OrderedDict[str, int] = OrderedDict()
         self._remember = remember
 
-    def sync(self, group_id: str, generation: int, dropped: dict) -> bool:
+    def sync(self, group_id: str, generation: int, dropped: dict[str, Any]) -> bool:
         """Log `dropped` (a report's ``dropped_claims``) unless empty or already logged."""
         if not dropped.get("count") or self._warned.get(group_id) == generation:
             return False

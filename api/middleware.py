@@ -7,6 +7,8 @@ import json
 import logging
 import time
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from api.metrics import Metrics
 
 log = logging.getLogger("api")
@@ -14,15 +16,15 @@ log = logging.getLogger("api")
 class Measure:
     """ASGI middleware: each request counted by method, route template and status, and timed."""
 
-    def __init__(self, app, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app, self.metrics = app, metrics
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         started, status = time.perf_counter(), 500
 
-        async def sending(message):
+        async def sending(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
@@ -40,10 +42,10 @@ class Measure:
 class BodyLimit:
     """ASGI middleware: 413 for a body over the limit, by Content-Length or as it streams in."""
 
-    def __init__(self, app, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app, self.limit = app, limit
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         declared = dict(scope.get("headers") or []).get(b"content-length")
@@ -51,7 +53,7 @@ class BodyLimit:
             return await self._reject(send)
         seen = 0
 
-        async def counting_receive():
+        async def counting_receive() -> Message:
             nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
@@ -65,7 +67,7 @@ class BodyLimit:
         except _TooLarge:
             await self._reject(send)
 
-    async def _reject(self, send) -> None:
+    async def _reject(self, send: Send) -> None:
         body = json.dumps({"detail": f"max_body_bytes: the request body is over the limit of {self.limit} bytes"})
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json")]})

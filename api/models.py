@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
@@ -11,7 +11,7 @@ from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy
 
 INT32_MAX = 2**31 - 1
 
-EXAMPLE_GROUP = {
+EXAMPLE_GROUP: dict[str, Any] = {
     "topics": {"orders": 6, "payments": 3},
     "members": [
         {"id": "c1", "topics": ["orders", "payments"], "owned": [["orders", 0], ["orders", 1], ["payments", 0]],
@@ -103,7 +103,7 @@ class WhatIfRequest(_Strict):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{
         "group": EXAMPLE_GROUP, "events": ["member_leave:c1", "partitions_added:orders:12"],
     }]})
-    group: dict | None = None
+    group: dict[str, Any] | None = None
     group_id: str | None = None
     events: list[str] = []
     strategies: list[StrategyName] | None = None
@@ -127,7 +127,7 @@ class EncodeRequest(_Strict):
         {"type": "subscription", "version": 3, "value": {"topics": ["orders"], "generation_id": 4}}]})
     type: MessageType
     version: int = Field(3, ge=0, le=3)
-    value: dict
+    value: dict[str, Any]
 
 
 class PartitionsRequest(_Strict):

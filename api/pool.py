@@ -10,10 +10,12 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
 
 from fastapi import HTTPException
 
 from api import transport
+from api.handlers.answers import Answer
 from api.settings import Settings
 
 log = logging.getLogger("api")
@@ -49,7 +51,8 @@ class Planner:
         for _ in range(max(self.workers, 1)):
             pool.submit(int)
 
-    async def run(self, function: Callable, *args) -> tuple[int, bytes | transport.Spooled, dict]:
+    async def run(self, function: Callable[..., Answer], *args: Any
+                  ) -> tuple[int, bytes | transport.Spooled, dict[str, Any]]:
         """`function(*args)` in the pool (`transport.handed_over`: `transport.Spooled` bodies and answers
         cross as files); 503 when the pool is full."""
         try:
@@ -75,7 +78,7 @@ class Planner:
             self._executor = None
 
 
-def in_background(function: Callable, *args) -> None:
+def in_background(function: Callable[..., object], *args: Any) -> None:
     """Run a blocking clean-up in a thread, not on the event loop: removing a large spooled file
     (its unlink, or the last close of an unlinked one) has the kernel free its pages there and
     then, tens of milliseconds per 100 MB."""
@@ -85,14 +88,14 @@ def in_background(function: Callable, *args) -> None:
         function(*args)
 
 
-def release(*values) -> None:
+def release(*values: Any) -> None:
     """Remove the files of the `transport.Spooled` among `values`, in the background (`in_background`);
     removing one already gone is fine."""
     if any(isinstance(value, transport.Spooled) for value in values):
         in_background(transport.discard, *values)
 
 
-def _discard_answer(future: Future) -> None:
+def _discard_answer(future: Future[Any]) -> None:
     """A cancelled request's answer, when it comes: its spooled file, if any, is removed."""
     if not future.cancelled() and future.exception() is None:
         transport.discard(future.result()[1])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable
 from typing import Any
 
 from api.errors import Rejected
@@ -16,7 +17,7 @@ from assignor.json_format import pairs_json, partitions_from_json
 from assignor.model import TopicPartition
 
 
-def _pairs(partitions) -> list[list]:
+def _pairs(partitions: Iterable[TopicPartition]) -> list[list[str | int]]:
     return [[tp.topic, tp.partition] for tp in partitions]
 
 
@@ -27,7 +28,7 @@ def _partitions(value: Any, where: str) -> list[TopicPartition]:
         raise Rejected(422, str(error)) from None
 
 
-def decode(kind: str, data: bytes) -> dict:
+def decode(kind: str, data: bytes) -> dict[str, Any]:
     if kind == "subscription":
         s = protocol.decode_subscription(data)
         return {"version": s.version, "topics": list(s.topics), "user_data_b64": b64(s.user_data),
@@ -49,7 +50,7 @@ def decode(kind: str, data: bytes) -> dict:
     return {"generation": protocol.decode_cooperative_user_data(data)}
 
 
-def encode(kind: str, version: int, value: dict) -> bytes:
+def encode(kind: str, version: int, value: dict[str, Any]) -> bytes:
     try:
         if kind == "subscription":
             unknown = set(value) - {"topics", "user_data_b64", "owned_partitions", "generation_id", "rack_id"}
@@ -68,12 +69,12 @@ def encode(kind: str, version: int, value: dict) -> bytes:
             return protocol.encode_sticky_user_data(_partitions(value.get("partitions", []), "value.partitions"),
                                                     value.get("generation"))
         _no_unknown(set(value) - {"generation"})
-        return protocol.encode_cooperative_user_data(value.get("generation"))
+        return protocol.encode_cooperative_user_data(value.get("generation"))  # type: ignore[arg-type]  # checked there
     except (TypeError, AttributeError) as error:  # a field of the wrong JSON type
         raise Rejected(422, f"value: {error}") from None
 
 
-def _no_unknown(unknown: set) -> None:
+def _no_unknown(unknown: set[str]) -> None:
     if unknown:
         raise Rejected(422, f"value: unknown field(s) {sorted(unknown)}")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,23 +94,23 @@ class Registry:
     def __init__(self) -> None:
         self._local = threading.local()
 
-    def _connection(self):
+    def _connection(self) -> Any:
         db = getattr(self._local, "db", None)
         if db is None or self._broken(db):
             db = self._local.db = self._connect()
         return db
 
-    def _connect(self):
+    def _connect(self) -> Any:
         raise NotImplementedError
 
-    def _broken(self, db) -> bool:
+    def _broken(self, db: Any) -> bool:
         return False
 
-    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+    def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
         """Run `statements` (SQL with ``{p}`` placeholders, values) in one transaction."""
         raise NotImplementedError
 
-    def _rows(self, sql: str, values: tuple = ()) -> list[dict[str, Any]]:
+    def _rows(self, sql: str, values: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         return [dict(row) for row in self._connection().execute(sql.format(p=self.placeholder), values).fetchall()]
 
     def ping(self) -> bool:
@@ -120,7 +121,8 @@ class Registry:
             self._local.db = None
             return False
 
-    def record(self, group_id: str, generation: int, protocol: str, state: dict, plan: dict, metrics: dict,
+    def record(self, group_id: str, generation: int, protocol: str, state: dict[str, Any], plan: dict[str, Any],
+               metrics: Mapping[str, Any],
                keep: int | None = None) -> None:
         """Store one generation (replacing a retried sync of the same generation), atomically;
         with `keep`, the group's older generations past its newest `keep` go in the same
@@ -167,7 +169,7 @@ class SQLiteRegistry(Registry):
         db.row_factory = sqlite3.Row
         return db
 
-    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+    def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
         db = self._connection()
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -206,13 +208,13 @@ class PostgresRegistry(Registry):
         except psycopg.Error as error:
             raise RegistryError(f"registry: cannot use {_without_password(url)}: {error}".strip()) from None
 
-    def _connect(self):
+    def _connect(self) -> Any:
         return self._psycopg.connect(self.url, autocommit=True, row_factory=self._dict_row, connect_timeout=10)
 
-    def _broken(self, db) -> bool:
-        return db.closed or db.broken
+    def _broken(self, db: Any) -> bool:
+        return bool(db.closed or db.broken)
 
-    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+    def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
         db = self._connection()
         with db.transaction():  # rolled back on any error, committed on leaving
             for sql, values in statements:

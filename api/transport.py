@@ -33,7 +33,7 @@ class Spooled(NamedTuple):
 SPOOL_BYTES = 8 << 20
 
 
-def handed_over(function: Callable[..., Answer], *args: Any) -> tuple[int, bytes | Spooled, dict]:
+def handed_over(function: Callable[..., Answer], *args: Any) -> tuple[int, bytes | Spooled, dict[str, Any]]:
     """`function(*args)` as the planning pool runs it, with large bodies and answers in files:
     a `Spooled` argument is read here, and an answer larger than `SPOOL_BYTES` is written to a
     file whose path goes back instead. Bytes cross processes pickled, and the service's process

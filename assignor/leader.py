@@ -128,7 +128,7 @@ class SyncResult:
     def plan(self) -> Plan:
         return self.result.plan(self.strategy.name)
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> validate.ExactReport:
         """The oracle's report of this plan (`validate.report`), from the dense arrays when
         they can give it (`validate.report_of_layout`)."""
         found = validate.report_of_layout(self.planned, self.layout, self.owner, self.strategy, self.roster.claims)

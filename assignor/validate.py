@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -48,12 +48,44 @@ from assignor.solver import claims, dense, racks
 from assignor.solver.dense import Layout
 from assignor.strategies import REGISTRY, Strategy
 
-__all__ = ["Optimum", "balance_score", "dropped_claims", "optimum", "report"]
+__all__ = ["ExactReport", "Optimum", "Report", "balance_score", "dropped_claims", "optimum", "report",
+           "report_of_layout"]
 
 _MAX_ERRORS = 20
 
 _NOT_BALANCED = "not balanced (KIP-54): a member holds a partition a member two or more lighter could take"
 
+
+
+class Report(TypedDict):
+    """What `report` says of a plan (its JSON form is the record itself)."""
+
+    valid: bool
+    errors: list[str]
+    balanced: bool
+    balance_score: int
+    spread: int
+    min_load: int
+    max_load: int
+    members: int
+    partitions: int
+    assigned: int
+    moved: int
+    kept: int
+    revoking: int
+    rack_local: int
+    rack_locality: float | None
+    unsafe_handovers: int
+    dropped_claims: dict[str, Any]
+    flags: list[str]
+    # With `exact`, the optimum's figures: ``optimal_balance_score``, ``max_rack_local`` and
+    # ``min_moves`` (`ExactReport`).
+
+
+class ExactReport(Report, total=False):
+    optimal_balance_score: int
+    max_rack_local: int
+    min_moves: int
 
 
 def _handover_rules(strategy: str | Strategy) -> tuple[bool, bool]:
@@ -88,7 +120,7 @@ def balance_score(loads: Iterable[int]) -> int:
     return score
 
 
-def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
+def report(group: Group, plan: Plan, *, exact: bool = False) -> ExactReport:
     """Check `plan` against `group` and measure it.
 
     Parameters
@@ -111,7 +143,7 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> dict[str, Any]:
         return _report(group, plan, exact)
 
 
-def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
+def _report(group: Group, plan: Plan, exact: bool) -> ExactReport:
     errors: list[str] = []
     subscribed = {m.id: set(m.topics) for m in group.members}
     loads = {m: len(tps) for m, tps in plan.assignment.items() if m in subscribed}
@@ -153,7 +185,7 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
                   if isinstance(tp, TopicPartition) and racks.replica_racks(group, tp)] if group.partition_racks else []
     rack_local = sum(racks.is_local(group, rack_of[m], tp) for m, tp in with_racks)
     values = list(loads.values()) or [0]
-    result = {
+    result: ExactReport = {
         "valid": not errors,
         "errors": errors[:_MAX_ERRORS],
         "balanced": _kip54_balanced(group, plan, loads),
@@ -171,8 +203,9 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
         "rack_locality": round(rack_local / len(with_racks), 4) if with_racks else None,
         "unsafe_handovers": len(unsafe),
         "dropped_claims": _dropped_summary(settled.dropped),
+        "flags": [],
     }
-    flags = []
+    flags = result["flags"]
     if not result["balanced"]:
         flags.append(_NOT_BALANCED)
     if unsafe and not safe:
@@ -186,12 +219,11 @@ def _report(group: Group, plan: Plan, exact: bool) -> dict[str, Any]:
         if score > best.balance_score and not revoking:
             flags.append(f"not optimally balanced: balance score {score} where "
                          f"{best.balance_score} is reachable")
-    result["flags"] = flags
     return result
 
 
 def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: str | Strategy,
-                     owned: Claims | None = None) -> dict[str, Any] | None:
+                     owned: Claims | None = None) -> ExactReport | None:
     """`report` of a plan made on dense arrays (`layout` and the `owner` of each flat partition,
     as `assignor.strategies.plan_owners` returns them, for `group` with its members' claims),
     from those arrays: a leader measures its plan without a Python step per partition.

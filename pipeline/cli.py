@@ -21,18 +21,14 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def parser(commands=None) -> argparse.ArgumentParser:
-    if commands is None:
-        top = argparse.ArgumentParser(prog="assignor pipeline", description=__doc__.splitlines()[0])
-        commands = top.add_subparsers(dest="job", required=True)
-    else:
-        top = None
+def add_jobs(commands: Any) -> None:
+    """Each job's parser, added to `commands` (an argparse sub-parsers object)."""
     sample = commands.add_parser("make-sample", help="write a sample fleet and records (Parquet)")
     sample.add_argument("--out", required=True)
     sample.add_argument("--clusters", type=int, default=2)
@@ -64,13 +60,12 @@ def parser(commands=None) -> argparse.ArgumentParser:
         job.add_argument("--py-files", default="", help="comma-separated .py/.zip/.egg files for the executors")
         job.add_argument("--archives", default="",
                          help="comma-separated archives unpacked on the executors (e.g. env.tar.gz#env)")
-    return top
 
 
 def run(argv: list[str]) -> int:
     """Parse a job's command line and run it (``assignor pipeline ...`` calls this)."""
     top = argparse.ArgumentParser(prog="assignor pipeline", description=__doc__.splitlines()[0])
-    parser(top.add_subparsers(dest="job", required=True))
+    add_jobs(top.add_subparsers(dest="job", required=True))
     return main(top.parse_args(argv))
 
 
@@ -104,7 +99,7 @@ def _read_local(path: str) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
-def _session(args, app: str):
+def _session(args: argparse.Namespace, app: str) -> Any:
     """The Spark session of a job, with the command line's Spark settings."""
     from pipeline.session import spark_session
 
@@ -133,7 +128,7 @@ def write_local(frame: pd.DataFrame, out: Path, name: str) -> Path:
     return directory
 
 
-def write_spark(frame, out: Path, name: str) -> Path:
+def write_spark(frame: Any, out: Path, name: str) -> Path:
     """A Spark table, as Spark writes it: a directory of Parquet files."""
     directory = out / name
     frame.write.mode("overwrite").parquet(str(directory))
@@ -141,7 +136,7 @@ def write_spark(frame, out: Path, name: str) -> Path:
     return directory
 
 
-def _fleet(args, out: Path) -> pd.DataFrame:
+def _fleet(args: argparse.Namespace, out: Path) -> pd.DataFrame:
     from assignor.whatif import ALL_STRATEGIES
     from pipeline import fleet
 
@@ -214,7 +209,7 @@ def plot_switching(summary: pd.DataFrame, out: Path) -> Path:
     return path
 
 
-def _read_spark(spark, path: str, schema: str):
+def _read_spark(spark: Any, path: str, schema: str) -> Any:
     if path.endswith((".json", ".jsonl")):
         return spark.read.json(path, schema=schema)
     return spark.read.parquet(path)
@@ -245,7 +240,7 @@ def _fleet_summary(result: pd.DataFrame, seconds: float) -> None:
         console.print(f"{len(errors)} rows went to errors (first: {errors.iloc[0]['reason']})")
 
 
-def _skew(args, out: Path) -> dict[str, pd.DataFrame]:
+def _skew(args: argparse.Namespace, out: Path) -> dict[str, pd.DataFrame]:
     from pipeline import skew
 
     counts = [int(n) for n in args.partitions.split(",") if n.strip()]

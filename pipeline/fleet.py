@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
-from typing import cast, get_type_hints
+from collections.abc import Iterable, Sequence
+from typing import Any, cast, get_type_hints
 
 import pandas as pd
 
@@ -61,7 +61,7 @@ def empty_result() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=_PANDAS_TYPES[kind]) for name, kind in RESULT_COLUMNS.items()})
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     if not rows:
         return empty_result()
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
@@ -70,18 +70,18 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def _is_missing(value) -> bool:
+def _is_missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _as_list(value) -> list | None:
+def _as_list(value: object) -> list[Any] | None:
     """Arrays arrive as lists (JSON), numpy arrays (Arrow) or None."""
     if _is_missing(value):
         return None
-    return list(value)
+    return list(cast(Iterable[Any], value))
 
 
-def _topics_of(cluster: str, group_id: str, topics: pd.DataFrame, errors: list[dict]) -> dict[str, int]:
+def _topics_of(cluster: str, group_id: str, topics: pd.DataFrame, errors: list[dict[str, Any]]) -> dict[str, int]:
     known: dict[str, int] = {}
     bad: set[str] = set()
     for row in topics.sort_values("topic", kind="stable").itertuples(index=False):
@@ -98,12 +98,13 @@ def _topics_of(cluster: str, group_id: str, topics: pd.DataFrame, errors: list[d
     return {name: count for name, count in known.items() if name not in bad}
 
 
-def _error(cluster: str, group_id: str, member_id, reason: str, strategy: str | None = None) -> dict:
+def _error(cluster: str, group_id: str, member_id: str | None, reason: str,
+           strategy: str | None = None) -> dict[str, Any]:
     return {"cluster": cluster, "group_id": group_id, "kind": "error", "member_id": member_id, "reason": reason,
             "strategy": strategy}
 
 
-def _member(row, topics: dict[str, int]) -> Member:
+def _member(row: Any, topics: dict[str, int]) -> Member:
     """A Member from one row, or AssignorError saying why the row cannot be used."""
     if _is_missing(row.member_id) or not str(row.member_id):
         raise AssignorError("member_id is missing")
@@ -152,7 +153,7 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
         if optional not in members:
             members = members.assign(**{optional: None})
     cluster, group_id = str(members["cluster"].iloc[0]), str(members["group_id"].iloc[0])
-    errors: list[dict] = []
+    errors: list[dict[str, Any]] = []
     known = _topics_of(cluster, group_id, topics, errors)
     group_members: list[Member] = []
     seen: set[str] = set()
@@ -261,7 +262,8 @@ def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
     return pd.concat(frames, ignore_index=True) if frames else empty_result()
 
 
-def run_spark(spark, groups, topics, events: Sequence[str], strategies: Sequence[str], include_plan: bool = False):
+def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strategies: Sequence[str],
+              include_plan: bool = False) -> Any:
     """The Spark path: a DataFrame of `RESULT_COLUMNS` rows (results and errors)."""
     from pyspark.sql import functions as F
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 __all__ = ["NEEDED", "PACKAGES", "probe"]
 
@@ -17,7 +18,7 @@ PACKAGES = ("assignor", "pipeline")
 NEEDED = {"numpy": "numpy", "pandas": "pandas<3", "pyarrow": "pyarrow", "networkx": "networkx"}
 
 
-def probe(_rows: Iterable) -> Iterator[dict]:
+def probe(_rows: Iterable[Any]) -> Iterator[dict[str, Any]]:
     """On an executor: its Python version and what of `NEEDED` (and the shipped code) imports."""
     found, missing = {}, {}
     for name in (*NEEDED, *PACKAGES):

@@ -10,6 +10,7 @@ sizes. ``bad_rows`` adds a few rows of each kind the jobs must route to ``errors
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +31,8 @@ def fleet(clusters: int = 2, groups: int = 50, topics: int = 20, seed: int = 7,
           bad_rows: bool = False) -> tuple[pa.Table, pa.Table]:
     """(groups table, topics table)."""
     rng = np.random.default_rng(seed)
-    member_rows, topic_rows = [], []
+    member_rows: list[dict[str, Any]] = []
+    topic_rows: list[dict[str, Any]] = []
     per_cluster = [groups // clusters + (1 if c < groups % clusters else 0) for c in range(clusters)]
     for c in range(clusters):
         cluster = f"cluster-{c}"

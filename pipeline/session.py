@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 
 def spark_session(master: str = "local[*]", app: str = "kafka-sticky-assignor", *, quick_jit: bool = False,
                   shuffle_partitions: int | None = None, extra: dict[str, str] | None = None,
-                  py_files: Sequence[str] = (), archives: Sequence[str] = ()):
+                  py_files: Sequence[str] = (), archives: Sequence[str] = ()) -> Any:
     """Build (or reuse) the session.
 
     Local masters bind to 127.0.0.1 and run Python workers with this interpreter (so the workers

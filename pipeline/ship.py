@@ -19,6 +19,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from assignor.errors import ExecutorEnvironmentError
 from pipeline.probe import NEEDED, PACKAGES, probe
@@ -37,7 +38,7 @@ def code_zip(directory: Path) -> Path:
     return path
 
 
-def ship(spark, py_files: Iterable[str] = ()) -> dict:
+def ship(spark: Any, py_files: Iterable[str] = ()) -> dict[str, Any]:
     """On a non-local master: add the code zip and `py_files` to the session, then check the
     executors (`check_executors`, whose report this returns; {} on a local master)."""
     context = spark.sparkContext
@@ -51,12 +52,12 @@ def ship(spark, py_files: Iterable[str] = ()) -> dict:
     return check_executors(context)
 
 
-def check_executors(context) -> dict:
+def check_executors(context: Any) -> dict[str, Any]:
     """Run `probe` in one task; raise `ExecutorEnvironmentError` when the executors lack a
     library or run another Python minor version than the driver."""
     driver = list(sys.version_info[:2])
     try:
-        report = context.parallelize([0], 1).mapPartitions(probe).collect()[0]
+        report: dict[str, Any] = context.parallelize([0], 1).mapPartitions(probe).collect()[0]
     except Exception as error:  # noqa: BLE001 - Py4JJavaError and friends carry the worker's text
         text = str(error)
         if "different version" in text or "different minor versions" in text:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -154,7 +155,8 @@ def read_local(path: str) -> pa.Table:
 
 def _decode_base64(keys: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """Decoded keys and a mask of the ones that were not valid base64."""
-    out, bad = [], np.zeros(len(keys), dtype=bool)
+    out: list[bytes | None] = []
+    bad = np.zeros(len(keys), dtype=bool)
     for i, text in enumerate(keys.to_pylist()):
         if text is None:
             out.append(None)
@@ -240,13 +242,13 @@ def run_local(path: str, counts: Sequence[int], key_encoding: str = "utf-8") -> 
 # -- the Spark path ------------------------------------------------------------------------------
 
 
-def read_spark(spark, path: str):
+def read_spark(spark: Any, path: str) -> Any:
     if str(path).endswith(".csv"):
         return spark.read.csv(path, header=True, schema="topic string, key string, size long, timestamp long")
     return spark.read.parquet(path)
 
 
-def validate_spark(records, key_encoding: str = "utf-8"):
+def validate_spark(records: Any, key_encoding: str = "utf-8") -> Any:
     """(good: topic, key binary, size) and errors (the row + reason), as Spark DataFrames."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
@@ -274,7 +276,7 @@ def validate_spark(records, key_encoding: str = "utf-8"):
     return good, errors
 
 
-def aggregate_spark(good, counts: Sequence[int]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def aggregate_spark(good: Any, counts: Sequence[int]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
@@ -283,7 +285,7 @@ def aggregate_spark(good, counts: Sequence[int]) -> tuple[pd.DataFrame, pd.DataF
     schema = StructType([*keys.schema.fields, *(StructField(f"p_{n}", IntegerType(), False) for n in counts)])
     counts = list(counts)
 
-    def hash_batches(batches):
+    def hash_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
             yield with_partitions(batch, counts)
 
@@ -309,7 +311,7 @@ def aggregate_spark(good, counts: Sequence[int]) -> tuple[pd.DataFrame, pd.DataF
     return per_partition, hot, moves
 
 
-def run_spark(spark, records, counts: Sequence[int], key_encoding: str = "utf-8"):
+def run_spark(spark: Any, records: Any, counts: Sequence[int], key_encoding: str = "utf-8") -> Any:
     """The Spark path: (tables as pandas, errors as a Spark DataFrame to write)."""
     counts = check_counts(counts)
     good, errors = validate_spark(records, key_encoding)

@@ -14,7 +14,9 @@ import sys
 import sysconfig
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyspark
 
@@ -74,7 +76,7 @@ class StandaloneCluster:
             self.stop()
             raise
 
-    def _wait(self, ready, what: str, timeout: float) -> None:
+    def _wait(self, ready: Callable[[dict[str, Any]], bool], what: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for process in self.processes:

@@ -5,6 +5,7 @@ caller's input are 4xx answers with the core's message, never exceptions.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -17,10 +18,13 @@ from assignor.model import Group
 
 log = logging.getLogger("api")
 
-Answer = tuple[int, bytes, dict]
+#: A handler's answer: status, the JSON body, and the few figures the service's metrics need.
+Answer = tuple[int, bytes, dict[str, Any]]
+#: What a handler's body computes: the JSON value to answer with, and its figures for metrics.
+Handled = tuple[dict[str, Any], dict[str, Any]]
 
 
-def answer(handler, *args) -> Answer:
+def answer(handler: Callable[..., Handled], *args: Any) -> Answer:
     """`handler`'s answer, with the cyclic collector paused while it runs. A 10,000-partition
     plan allocates tens of thousands of containers (the answer's pairs, the members), which set
     off a dozen young collections that each walk whatever is alive at the time, and nothing of
@@ -31,7 +35,7 @@ def answer(handler, *args) -> Answer:
         return _answered(handler, *args)
 
 
-def _answered(handler, *args) -> Answer:
+def _answered(handler: Callable[..., Handled], *args: Any) -> Answer:
     try:
         out, stats = handler(*args)
         return 200, dumps(out), stats
@@ -46,7 +50,7 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
-def json_object(body: bytes) -> dict:
+def json_object(body: bytes) -> dict[str, Any]:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as error:

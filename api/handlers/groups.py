@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from api.errors import Rejected
-from api.handlers.answers import Answer, answer, validated
+from api.handlers.answers import Answer, Handled, answer, validated
 from api.protocol_io import b64, unb64
 from api.registry import Registry, open_registry
 from assignor.leader import LeaderCache, sync
@@ -23,7 +23,7 @@ def group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_path
     return answer(_group_sync, group_id, body, limits, registry_path)
 
 
-def _group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_path: str) -> tuple[dict, dict]:
+def _group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_path: str) -> Handled:
     from api.models import SyncRequest
 
     request = validated(SyncRequest, body).model_dump()
@@ -73,7 +73,7 @@ def registry_at(path: str) -> Registry:
     return _registries[path]
 
 
-def registered_group(latest: dict[str, Any]) -> dict:
+def registered_group(latest: dict[str, Any]) -> dict[str, Any]:
     """The registered group as it stands after its latest plan: members own what they were given."""
     state, assignment = latest["state"], latest["plan"]["assignment"]
     members = [{**m, "owned": assignment.get(m["id"], []), "generation": latest["generation"]}
@@ -85,7 +85,7 @@ def registered_groups(registry_path: str) -> Answer:
     return answer(_registered_groups, registry_path)
 
 
-def _registered_groups(registry_path: str) -> tuple[dict, dict]:
+def _registered_groups(registry_path: str) -> Handled:
     return {"groups": registry_at(registry_path).groups()}, {}
 
 
@@ -94,7 +94,7 @@ def registered(group_id: str, registry_path: str) -> Answer:
     return answer(_registered, group_id, registry_path)
 
 
-def _registered(group_id: str, registry_path: str) -> tuple[dict, dict]:
+def _registered(group_id: str, registry_path: str) -> Handled:
     latest = registry_at(registry_path).latest(group_id)
     if latest is None:
         raise Rejected(404, f"no group {group_id!r} in the registry")
@@ -106,7 +106,7 @@ def registered_history(group_id: str, registry_path: str) -> Answer:
     return answer(_registered_history, group_id, registry_path)
 
 
-def _registered_history(group_id: str, registry_path: str) -> tuple[dict, dict]:
+def _registered_history(group_id: str, registry_path: str) -> Handled:
     rows = registry_at(registry_path).history(group_id)
     if not rows:
         raise Rejected(404, f"no group {group_id!r} in the registry")

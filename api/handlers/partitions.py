@@ -9,7 +9,7 @@ import logging
 import time
 
 from api.errors import Rejected
-from api.handlers.answers import Answer, answer, validated
+from api.handlers.answers import Answer, Handled, answer, validated
 from assignor.partitioners.librdkafka import partitions_for_keys_as
 
 log = logging.getLogger("api")
@@ -18,7 +18,7 @@ def partitions(body: bytes) -> Answer:
     return answer(_partitions, body)
 
 
-def _partitions(body: bytes) -> tuple[dict, dict]:
+def _partitions(body: bytes) -> Handled:
     """``POST /v1/partitions`` in a worker: validate with the documented model, decode the keys,
     hash them all at once (`partitions_for_keys_as`)."""
     from api.models import PartitionsRequest

@@ -8,7 +8,7 @@ import time
 from typing import Any, NamedTuple
 
 from api.errors import Rejected
-from api.handlers.answers import Answer, answer, check_limits, json_object
+from api.handlers.answers import Answer, Handled, answer, check_limits, json_object
 from api.protocol_io import b64
 from assignor import validate
 from assignor.json_format import group_from_json, plan_json_of_claims
@@ -24,7 +24,7 @@ def plan(body: bytes, limits: dict[str, int], columns: bool = False, with_bytes:
     return answer(_plan, body, limits, columns, with_bytes)
 
 
-def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) -> tuple[dict, dict]:
+def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) -> Handled:
     data = json_object(body)
     strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
     generation = data.pop("generation", None)
@@ -53,7 +53,7 @@ class Planned(NamedTuple):
     assignment: dict[str, Any]
     encoded: dict[str, bytes] | None
     user_data: dict[str, bytes]
-    report: dict[str, Any]
+    report: validate.ExactReport
     seconds: float  # planning alone
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from api import protocol_io
-from api.handlers.answers import Answer, answer, validated
+from api.handlers.answers import Answer, Handled, answer, validated
 from api.protocol_io import b64, unb64
 
 log = logging.getLogger("api")
@@ -16,7 +16,7 @@ def protocol_decode(body: bytes) -> Answer:
     return answer(_protocol_decode, body)
 
 
-def _protocol_decode(body: bytes) -> tuple[dict, dict]:
+def _protocol_decode(body: bytes) -> Handled:
     from api.models import DecodeRequest
 
     request = validated(DecodeRequest, body)
@@ -29,7 +29,7 @@ def protocol_encode(body: bytes) -> Answer:
     return answer(_protocol_encode, body)
 
 
-def _protocol_encode(body: bytes) -> tuple[dict, dict]:
+def _protocol_encode(body: bytes) -> Handled:
     from api.models import EncodeRequest
 
     request = validated(EncodeRequest, body)

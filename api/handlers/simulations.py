@@ -7,7 +7,7 @@ import logging
 import time
 
 from api.errors import Rejected
-from api.handlers.answers import Answer, answer, validated
+from api.handlers.answers import Answer, Handled, answer, validated
 
 log = logging.getLogger("api")
 
@@ -16,7 +16,7 @@ def simulation(body: bytes, limits: dict[str, int]) -> Answer:
     return answer(_simulation, body, limits)
 
 
-def _simulation(body: bytes, limits: dict[str, int]) -> tuple[dict, dict]:
+def _simulation(body: bytes, limits: dict[str, int]) -> Handled:
     from api.models import SimulationRequest
     from assignor.partitioners import simulate
 

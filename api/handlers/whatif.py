@@ -7,7 +7,7 @@ import logging
 import time
 
 from api.errors import Rejected
-from api.handlers.answers import Answer, answer, check_limits, validated
+from api.handlers.answers import Answer, Handled, answer, check_limits, validated
 from api.handlers.groups import registered_group, registry_at
 from assignor.json_format import group_from_json
 
@@ -17,7 +17,7 @@ def whatif(body: bytes, limits: dict[str, int], registry_path: str) -> Answer:
     return answer(_whatif, body, limits, registry_path)
 
 
-def _whatif(body: bytes, limits: dict[str, int], registry_path: str) -> tuple[dict, dict]:
+def _whatif(body: bytes, limits: dict[str, int], registry_path: str) -> Handled:
     from api.models import WhatIfRequest
     from assignor import whatif as engine
 
@@ -37,4 +37,4 @@ def _whatif(body: bytes, limits: dict[str, int], registry_path: str) -> tuple[di
     strategies = request.get("strategies") or engine.ALL_STRATEGIES
     started = time.perf_counter()
     out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False))
-    return out, {"seconds": time.perf_counter() - started}
+    return dict(out), {"seconds": time.perf_counter() - started}

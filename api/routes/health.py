@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -19,7 +20,7 @@ router = APIRouter()
 
 
 @router.get("/healthz", tags=["health"])
-async def healthz() -> dict:
+async def healthz() -> dict[str, Any]:
     """Liveness: answers from the event loop, whatever the planners are doing."""
     return {"status": "ok"}
 
