@@ -24,7 +24,7 @@ from assignor.strategies import sticky as _sticky
 from assignor.strategies.strategy import Leader, Strategy
 
 __all__ = ["DEFAULT_STRATEGY", "REGISTRY", "STRATEGIES", "Strategy", "assign", "check_strategy", "java_counterparts",
-           "plan_owners", "strategy_named"]
+           "ours_for", "plan_owners", "strategy_named"]
 
 
 def _register(*strategies: Strategy) -> dict[str, Strategy]:
@@ -117,11 +117,14 @@ def plan_owners(strategy: str | Strategy, group: Group, claims: Claims | None = 
     return strategy_named(strategy).plan_owners(group, claims, memo, leader)
 
 
+def ours_for(protocol: object) -> Strategy | None:
+    """Our strategy for `protocol` (the first registered that is not Java's): the one a leader
+    plans a protocol with unless told otherwise."""
+    return next((s for s in REGISTRY.values() if s.protocol is protocol and not s.java), None)
+
+
 def java_counterparts() -> list[tuple[Strategy, Strategy]]:
     """Each of Java's strategies with ours for the same protocol: the pairs whose difference is
     what switching a Java fleet to ours changes."""
-    ours: dict[object, Strategy] = {}
-    for strategy in REGISTRY.values():
-        if not strategy.java:
-            ours.setdefault(strategy.protocol, strategy)
-    return [(s, ours[s.protocol]) for s in REGISTRY.values() if s.java and s.protocol in ours]
+    pairs = [(s, ours_for(s.protocol)) for s in REGISTRY.values() if s.java]
+    return [(java, ours) for java, ours in pairs if ours is not None]
