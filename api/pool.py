@@ -9,7 +9,7 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from fastapi import HTTPException
@@ -60,17 +60,53 @@ class Planner:
                 raise HTTPException(503, f"planning queue full ({self.capacity} requests); retry shortly",
                                     headers={"Retry-After": "1"})
             self.in_flight += 1
+            pool = self._pool()
             try:
-                future = self._pool().submit(transport.handed_over, function, *args)
+                future = pool.submit(transport.handed_over, function, *args)
                 try:
                     return await asyncio.wrap_future(future)
                 except asyncio.CancelledError:
                     future.add_done_callback(_discard_answer)
                     raise
+            except BrokenExecutor as error:
+                # A planning process ended under a request (the kernel's out-of-memory killer, a
+                # SIGKILL, a crash): the pool is broken for good, and every request after it would
+                # fail the same way. A new pool replaces it; this request is told what happened.
+                self._replace(pool)
+                raise HTTPException(500, f"the planning process ended: {error or type(error).__name__}; the "
+                                         "service started a new one") from None
             finally:
                 self.in_flight -= 1
         finally:
             release(*args)  # a spooled body is read by now, or never will be
+
+    def _replace(self, broken: Executor) -> None:
+        """A new pool in place of `broken` (once, however many requests found it broken)."""
+        if self._executor is not broken:
+            return  # replaced already
+        log.error("a planning process ended; starting new ones")
+        broken.shutdown(wait=False, cancel_futures=True)
+        self._executor = None
+        self.start()
+
+    def ready(self) -> bool:
+        """Whether the pool can plan: every process of it alive (a killed one breaks the pool
+        until a request finds it broken and replaces it, or `revive` does)."""
+        executor = self._executor
+        if executor is None or not isinstance(executor, ProcessPoolExecutor):
+            return True
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        return not getattr(executor, "_broken", False) and all(p.is_alive() for p in processes)
+
+    def revive(self) -> bool:
+        """Replace the pool when a process of it ended (`/readyz` calls this), so that a pool
+        broken between requests is ready again without waiting for a request to fail first.
+        Returns whether it was ready."""
+        if self.ready():
+            return True
+        if self._executor is not None:
+            self._replace(self._executor)
+        return False
 
     def close(self, wait: bool = True) -> None:
         if self._executor is not None:

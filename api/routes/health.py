@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.bodies import reply
-from api.dependencies import MetricsDep, RegistryDep, SettingsDep, authorised
+from api.dependencies import MetricsDep, PlannerDep, RegistryDep, SettingsDep, authorised
 from api.models import Problem
 
 PAGE = Path(__file__).resolve().parent.parent / "page.html"
@@ -25,9 +25,15 @@ async def healthz() -> dict[str, Any]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", tags=["health"], responses={503: {"model": Problem, "description": "registry unreachable"}})
-async def readyz(registry: RegistryDep) -> Response:
-    """Readiness: the registry answers."""
+_NOT_READY = "registry unreachable, or no planning process can plan"
+
+
+@router.get("/readyz", tags=["health"], responses={503: {"model": Problem, "description": _NOT_READY}})
+async def readyz(registry: RegistryDep, planner: PlannerDep) -> Response:
+    """Readiness: the registry answers and every planning process runs (a process that ended is
+    replaced here, and the service is ready again once its replacement runs)."""
+    if not planner.revive():
+        return reply(503, b'{"detail": "a planning process ended; new ones are starting"}')
     if await run_in_threadpool(registry.ping):
         return reply(200, b'{"status": "ready"}')
     return reply(503, b'{"detail": "registry unreachable"}')

@@ -137,3 +137,60 @@ def test_nothing_of_a_killed_service_runs_on(tmp_path):
         assert not left, left
     finally:
         service.stop()
+
+
+def _planning_processes(service_pid: int) -> set[int]:
+    """The planning processes: the forkserver's children (the forkserver is the service's child
+    whose command line names it)."""
+    found = set()
+    for pid in _descendants(service_pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if b"forkserver" in cmdline.read():
+                    found |= _descendants(pid)
+        except OSError:
+            continue
+    return found
+
+
+def _status(url: str, body: bytes | None = None) -> int:
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"} if body else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_killed_planning_processes_are_replaced(tmp_path):
+    """Every planning process killed with SIGKILL (as the kernel's out-of-memory killer does):
+    the pool broke for good, and every /v1 call answered 500 until a restart while /readyz said
+    ready. Now /readyz is not ready while no process can plan, new processes replace them, and
+    /v1/plans answers 200 again within 10 s, with no restart."""
+    import signal
+
+    body = json.dumps({"topics": {"t": 6}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}]})
+    service = Service(tmp_path, workers=2)
+    try:
+        assert _status(f"{service.url}/v1/plans", body.encode()) == 200
+        workers = _planning_processes(service.process.pid)
+        assert len(workers) == 2, workers
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _status(f"{service.url}/readyz") == 503
+        statuses = []
+        while time.monotonic() < deadline:
+            statuses.append(_status(f"{service.url}/v1/plans", body.encode()))
+            if statuses[-1] == 200:
+                break
+            time.sleep(0.2)
+        assert statuses[-1] == 200, statuses
+        assert _status(f"{service.url}/readyz") == 200
+        assert _status(f"{service.url}/v1/groups") == 200
+        replaced = _planning_processes(service.process.pid)
+        assert len(replaced) == 2 and not replaced & workers
+    finally:
+        service.stop()

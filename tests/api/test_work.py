@@ -155,3 +155,37 @@ def test_a_decoded_assignment_is_the_object_readers_answer(pairs, user_data, ver
     assert protocol_io.decode("assignment", blob) == {
         "version": plain.version, "partitions": [[tp.topic, tp.partition] for tp in plain.partitions],
         "user_data_b64": protocol_io.b64(plain.user_data)}
+
+
+def test_a_request_whose_planning_process_ends_is_told_so_and_the_next_is_planned():
+    """A planning process that ends under a request (here it exits; the kernel's out-of-memory
+    killer does the same) broke the pool for good: every later request answered 500
+    ``BrokenProcessPool``. Now that request gets a 500 saying what happened, a new pool replaces
+    the broken one, and the next request is planned."""
+    import asyncio
+    import os
+
+    from fastapi import HTTPException
+
+    from api.pool import Planner
+
+    planner = Planner(Settings(workers=1))
+
+    async def scenario() -> tuple[str, int]:
+        planner.start()
+        try:
+            await planner.run(os._exit, 1)
+        except HTTPException as error:
+            told = str(error.detail)
+        else:
+            raise AssertionError("the request whose process ended was answered")
+        body = orjson.dumps({"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]})
+        status, _, _ = await planner.run(plans_handlers.plan, body, LIMITS)
+        return told, status
+
+    try:
+        told, status = asyncio.run(scenario())
+    finally:
+        planner.close()
+    assert told.startswith("the planning process ended") and status == 200
+    assert planner.ready()
