@@ -95,6 +95,8 @@ class Planner:
         executor = self._executor
         if executor is None or not isinstance(executor, ProcessPoolExecutor):
             return True
+        # The executor keeps its processes and its broken flag private (CPython 3.11-3.13 name
+        # them `_processes` and `_broken`); read defensively: missing ones read as ready.
         processes = list((getattr(executor, "_processes", None) or {}).values())
         return not getattr(executor, "_broken", False) and all(p.is_alive() for p in processes)
 
