@@ -81,7 +81,7 @@ class Strategy:
         partitions from `claims` when given; `memo` see `assignor.solver.dense.build`.
     java : bool
         Kafka's own algorithm exactly as the Java client runs it: its plans keep Java's order
-        (`order_matters`), and a leader writes its SyncGroup bytes as a Java leader does.
+        (`Planned.assigned`), and a leader writes its SyncGroup bytes as a Java leader does.
     new_leader : callable, optional
         A fresh `Leader` whose memory carries over between rebalances, for strategies that have
         one (Java's keep the highest generation they saw); None for stateless strategies.

@@ -37,7 +37,7 @@ from assignor.strategies.java_sticky.racks import RackInfo
 from assignor.strategies.strategy import Planned, Strategy
 
 __all__ = ["COOPERATIVE_NAME", "COOPERATIVE_STRATEGY", "NAME", "STRATEGY", "JavaStickyAssignor", "assign",
-           "assign_cooperative", "plan_owners", "planned"]
+           "assign_cooperative", "planned"]
 
 NAME = "java-sticky"
 COOPERATIVE_NAME = "java-cooperative-sticky"
@@ -222,13 +222,6 @@ def planned(cooperative: bool, group: Group, claims: Claims | None = None, memo:
     owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
     owner[layout.offsets[topics] + partitions] = member
     return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
-
-
-def plan_owners(cooperative: bool, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
-                leader: JavaStickyAssignor | None = None) -> tuple[dense.Layout, np.ndarray]:
-    """`planned`'s layout and each flat partition's owner."""
-    found = planned(cooperative, group, claims, memo, leader)
-    return found.layout, found.owner
 
 
 def _owning(members: Sequence[Member], claims: Claims) -> list[Member]:
