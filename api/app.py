@@ -18,12 +18,15 @@ from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
+from starlette.routing import Match, Route
 
 from api import transport
 from api.bodies import reply
 from api.dependencies import ERRORS, GroupLocks, authorised
+from api.errors import field_path
 from api.metrics import ClaimWarnings, Metrics
 from api.middleware import BodyLimit, Measure
 from api.pool import Planner
@@ -81,9 +84,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 async def _invalid_request(_request: Request, error: Exception) -> Response:
-    """422 with one readable line per problem, each naming the field (``body.members.0.id``)."""
+    """422 with one readable line per problem, each naming the field (``members[0].id``)."""
     assert isinstance(error, RequestValidationError)  # registered for it alone
-    problems = ["{}: {}".format(".".join(str(part) for part in e["loc"]), e["msg"]) for e in error.errors()]
+    problems = [f"{field_path(e['loc'])}: {e['msg']}" for e in error.errors()]
     return reply(422, json.dumps({"detail": "; ".join(problems[:20])}).encode())
 
 
@@ -94,11 +97,23 @@ async def _client_left(_request: Request, _error: Exception) -> Response:
     return Response(status_code=499)
 
 
-async def _http_error(_request: Request, error: Exception) -> Response:
+async def _http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, StarletteHTTPException)  # registered for it alone
     # FastAPI answers 400 to a body it cannot parse; malformed JSON is a 422 like any bad field.
-    status, detail = error.status_code, error.detail
+    status, detail, headers = error.status_code, error.detail, error.headers
     if status == 400:
         status, detail = 422, f"body: not valid JSON ({detail})"
+    if status == 405:
+        # Starlette names the methods of the first route whose path matched; a path served by
+        # two routes (GET and DELETE of one group) has both (RFC 9110 15.5.6).
+        headers = {**(headers or {}), "Allow": ", ".join(_methods_of(request))}
     return Response(json.dumps({"detail": detail}), status_code=status, media_type="application/json",
-                    headers=error.headers)
+                    headers=headers)
+
+
+def _methods_of(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route | APIRoute) and route.methods and route.matches(request.scope)[0] != Match.NONE:
+            methods |= route.methods
+    return sorted(methods)

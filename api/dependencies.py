@@ -31,6 +31,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "description": "no such group in the registry"}}
+#: What a sync can meet in the registry besides the errors of every call.
+SYNC_REFUSED: dict[int | str, dict[str, Any]] = {
+    409: {"model": Problem, "description": "a generation older than the group's latest, named in `detail`"},
+    507: {"model": Problem, "description": "a new group while the registry holds `ASSIGNOR_MAX_GROUPS` groups"}}
 
 
 async def _settings(request: Request) -> Settings:

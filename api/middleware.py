@@ -13,6 +13,11 @@ from api.metrics import Metrics
 
 log = logging.getLogger("api")
 
+#: The methods counted by name; any other (a client may send any token as its method) is
+#: ``other``, so the metrics keep a fixed set of labels whatever clients send.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 class Measure:
     """ASGI middleware: each request counted by method, route template and status, and timed."""
 
@@ -35,7 +40,8 @@ class Measure:
         finally:
             # The router writes the matched route into the scope it was given (this one).
             template = getattr(scope.get("route"), "path", "unmatched")
-            self.metrics.requests.labels(scope["method"], template, str(status)).inc()
+            method = scope["method"] if scope["method"] in _METHODS else "other"
+            self.metrics.requests.labels(method, template, str(status)).inc()
             self.metrics.latency.labels(template).observe(time.perf_counter() - started)
 
 

@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy
 
 INT32_MAX = 2**31 - 1
+
+# Every list and map has a maximum length, and validation stops at its first bad item
+# (`fail_fast`): pydantic otherwise records one error per bad item, and a 1 MiB body of
+# `[{}, {}, ...]` cost a worker 800 MB of errors to answer a 422. The maxima are what any
+# setting of the limits could use (`assignor.limits`, checked after validation with the
+# service's own values, answers 413); the body limit caps the rest.
+_MEMBERS = 1_000_000
+_TOPICS = 1_000_000
+_PARTITIONS = 100_000_000
+_REPLICAS = 1_000
+
+
+def _many(maximum: int, **more: Any) -> Any:
+    return Field(max_length=maximum, fail_fast=True, **more)
 
 EXAMPLE_GROUP: dict[str, Any] = {
     "topics": {"orders": 6, "payments": 3},
@@ -50,8 +64,8 @@ class Problem(BaseModel):
 
 class PlanMember(_Strict):
     id: str
-    topics: list[str] = []
-    owned: list[tuple[str, int]] = []
+    topics: list[str] = _many(_TOPICS, default=[])
+    owned: list[tuple[str, int]] = _many(_PARTITIONS, default=[])
     # Any INT32, as on the wire: a negative generation means "unknown" (KIP-341).
     generation: int = Field(-1, ge=-(2**31), le=INT32_MAX)
     rack: str | None = None
@@ -65,14 +79,23 @@ class PlanRequest(_Strict):
                               json_schema_extra={"examples": [{"strategy": DEFAULT_STRATEGY.name, **EXAMPLE_GROUP}]})
     strategy: StrategyName = DEFAULT_STRATEGY.name
     generation: int | None = Field(None, ge=0, le=INT32_MAX)
-    topics: dict[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]
-    members: list[PlanMember] = []
-    partition_racks: dict[str, list[list[str]]] | None = None
+    topics: dict[str, Annotated[int, Field(ge=0, le=INT32_MAX)]] = _many(_TOPICS)
+    members: list[PlanMember] = _many(_MEMBERS)
+    partition_racks: dict[str, Annotated[list[Annotated[list[str], _many(_REPLICAS)]], _many(_PARTITIONS)]] | None = \
+        _many(_TOPICS, default=None, description="replica racks of each partition of a topic (KIP-881), one "
+                                                 "list per partition")
 
 
 class TopicSpec(_Strict):
     partitions: int = Field(ge=0, le=INT32_MAX)
-    racks: list[list[str]] | None = Field(None, description="replica racks of each partition (KIP-881)")
+    racks: list[Annotated[list[str], _many(_REPLICAS)]] | None = _many(
+        _PARTITIONS, default=None, description="replica racks of each partition (KIP-881), one list per partition")
+
+    @model_validator(mode="after")
+    def _a_rack_list_per_partition(self) -> TopicSpec:
+        if self.racks is not None and len(self.racks) != self.partitions:
+            raise ValueError(f"racks: {len(self.racks)} lists for {self.partitions} partitions (one per partition)")
+        return self
 
 
 class SyncMember(_Strict):
@@ -93,8 +116,8 @@ class SyncRequest(_Strict):
     #: protocols as a Java leader would.
     strategy: StrategyName | None = None
     generation: int = Field(ge=-1, le=INT32_MAX)
-    topics: dict[str, TopicSpec]
-    members: list[SyncMember]
+    topics: dict[str, TopicSpec] = _many(_TOPICS)
+    members: list[SyncMember] = _many(_MEMBERS)
 
 
 class WhatIfRequest(_Strict):
@@ -105,8 +128,9 @@ class WhatIfRequest(_Strict):
     }]})
     group: dict[str, Any] | None = None
     group_id: str | None = None
-    events: list[str] = []
-    strategies: list[StrategyName] | None = None
+    events: list[str] = _many(_MEMBERS, default=[], description="what-if events, such as member_leave:c1 or "
+                              "partitions_added:orders:12 (the new total); see assignor.whatif")
+    strategies: list[StrategyName] | None = _many(len(REGISTRY), default=None)
     include_plans: bool = False
 
 
@@ -133,7 +157,7 @@ class EncodeRequest(_Strict):
 class PartitionsRequest(_Strict):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
         {"keys": ["user-1", "user-2"], "partitions": 12, "partitioner": "murmur2"}]})
-    keys: list[str] = Field(max_length=1_000_000)
+    keys: list[str] = _many(_PARTITIONS)
     encoding: Literal["utf-8", "base64"] = "utf-8"
     partitions: int = Field(ge=1, le=INT32_MAX)
     partitioner: Literal["murmur2", "consistent", "fnv1a"] = Field(
@@ -149,7 +173,7 @@ class SimulationConfig(_Strict):
     record_size: int = Field(512, ge=1, le=1_048_576)
     rate: float = Field(2048.0, gt=0, le=1_000_000)
     partitions: int = Field(3, ge=1, le=10_000)
-    brokers: list[float] = Field([20.0, 0.0, 0.0], min_length=1, max_length=100)
+    brokers: list[float] = _many(100, default=[20.0, 0.0, 0.0], min_length=1)
     partitioner: Literal["builtin", "default", "roundrobin"] = "builtin"
     adaptive: bool = True
     availability_timeout_ms: float = Field(0.0, ge=0)
@@ -168,4 +192,4 @@ class SimulationRequest(_Strict):
     preset: Literal["kip794-series1", "kip794-series2", "kip480"] | None = None
     records: int | None = Field(None, ge=1, le=500_000)
     seed: int | None = None
-    runs: list[SimulationConfig] | None = Field(None, min_length=1, max_length=8)
+    runs: list[SimulationConfig] | None = _many(8, default=None, min_length=1)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from assignor.limits import DEFAULT_LIMITS, Limits
+
 
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
@@ -40,16 +42,17 @@ class Settings:
     #: Generations the registry keeps per group (the newest); older ones are deleted as new ones
     #: are recorded.
     history: int = 1000
+    #: Groups the registry holds; a sync of a new group past it answers 507.
+    max_groups: int = 100_000
     #: Planning processes; 0 plans in threads of this process (tests, tiny machines).
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     #: Planning requests allowed to wait for a worker; past this, 503 with Retry-After.
     max_pending: int = 16
     max_body_bytes: int = 64 * 1024 * 1024
-    max_members: int = 10_000
-    max_partitions: int = 2_000_000
-    max_events: int = 5_000
-    #: Records simulated per request, all runs together.
-    max_sim_records: int = 1_000_000
+    #: What one request may build (`assignor.limits.Limits`: members, partitions, topics, what-if
+    #: events and rebalances, simulated records and seconds, keys); past a limit, 413 naming it.
+    #: ``ASSIGNOR_MAX_<FIELD>`` sets each, e.g. ``ASSIGNOR_MAX_PARTITIONS``.
+    limits: Limits = DEFAULT_LIMITS
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -59,19 +62,14 @@ class Settings:
             token=os.environ.get("ASSIGNOR_API_TOKEN") or None,
             metrics_need_token=_env_bool("ASSIGNOR_METRICS_NEED_TOKEN", defaults.metrics_need_token),
             history=_env_int("ASSIGNOR_HISTORY", defaults.history),
+            max_groups=_env_int("ASSIGNOR_MAX_GROUPS", defaults.max_groups),
             workers=_env_int("ASSIGNOR_WORKERS", defaults.workers),
             max_pending=_env_int("ASSIGNOR_MAX_PENDING", defaults.max_pending),
             max_body_bytes=_env_int("ASSIGNOR_MAX_BODY_BYTES", defaults.max_body_bytes),
-            max_members=_env_int("ASSIGNOR_MAX_MEMBERS", defaults.max_members),
-            max_partitions=_env_int("ASSIGNOR_MAX_PARTITIONS", defaults.max_partitions),
-            max_events=_env_int("ASSIGNOR_MAX_EVENTS", defaults.max_events),
-            max_sim_records=_env_int("ASSIGNOR_MAX_SIM_RECORDS", defaults.max_sim_records),
+            limits=Limits(**{name: _env_int(f"ASSIGNOR_{name.upper()}", value)
+                             for name, value in vars(defaults.limits).items()}),
         )
 
     def __post_init__(self) -> None:
         if self.history < 1:
             raise SystemExit(f"ASSIGNOR_HISTORY must be at least 1, got {self.history}")
-
-    def limits(self) -> dict[str, int]:
-        return {"max_members": self.max_members, "max_partitions": self.max_partitions,
-                "max_events": self.max_events, "max_sim_records": self.max_sim_records, "history": self.history}

@@ -61,7 +61,7 @@ class WhatIfError(AssignorError):
 class LimitExceededError(AssignorError):
     """An input larger than a documented limit; the message names the limit and the value."""
 
-    def __init__(self, limit: str, value: int, maximum: int, what: str) -> None:
+    def __init__(self, limit: str, value: int | float, maximum: int | float, what: str) -> None:
         super().__init__(f"{limit}: {what} {value}, the limit is {maximum}")
         self.limit, self.value, self.maximum = limit, value, maximum
 

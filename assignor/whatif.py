@@ -19,6 +19,10 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
     subscribe:ID:TOPIC                  unsubscribe:ID:TOPIC
     partitions_added:TOPIC:NEW_COUNT    topic_created:TOPIC:COUNT      topic_deleted:TOPIC
     rack_changed:ID:RACK                rolling_restart   (each member leaves and rejoins in turn)
+
+``partitions_added`` takes the topic's new partition count (as ``kafka-topics --alter
+--partitions`` does), not the number added. What a run would build is checked against its
+`assignor.limits.Limits` before the first rebalance.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from assignor import protocol, validate
 from assignor._arrays import appended, gc_paused, run_starts
 from assignor.errors import JavaAssignorFailure, WhatIfError
 from assignor.leader import LeaderCache, rebalance
+from assignor.limits import DEFAULT_LIMITS, Limits
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan
 from assignor.solver import dense
 from assignor.solver.dense import Layout
@@ -125,6 +130,7 @@ class Event:
         return ":".join([self.kind, *(",".join(a) if isinstance(a, tuple) else str(a) for a in self.args)])
 
 
+_INT32_MAX = 2**31 - 1
 _ARITY = {"member_join": (2, 3), "member_leave": (1, 1), "subscribe": (2, 2), "unsubscribe": (2, 2),
           "partitions_added": (2, 2), "topic_created": (2, 2), "topic_deleted": (1, 1),
           "rack_changed": (2, 2), "rolling_restart": (0, 0)}
@@ -145,9 +151,12 @@ def parse_event(text: str) -> Event:
     if not low <= len(args) <= high:
         raise WhatIfError(f"{kind}: expected {low}{'' if low == high else f'-{high}'} arguments, got {len(args)}")
     if kind in ("partitions_added", "topic_created"):
-        if not args[1].isdigit():
-            raise WhatIfError(f"{kind}: partition count must be a non-negative integer, got {args[1]!r}")
-        return Event(kind, (args[0], int(args[1])))
+        # ASCII digits only ("²".isdigit() is true), and at most INT32_MAX: partition ids are
+        # INT32 on the wire. The size the count asks for is `Limits.check_events`'s to judge.
+        count = args[1]
+        if not (count.isascii() and count.isdigit()) or len(count) > 10 or int(count) > _INT32_MAX:
+            raise WhatIfError(f"{kind}: partition count must be an integer from 0 to {_INT32_MAX}, got {count!r}")
+        return Event(kind, (args[0], int(count)))
     if kind == "member_join":
         return Event(kind, (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]))
     return Event(kind, tuple(args))
@@ -231,7 +240,7 @@ class _Numbering(dict[str, int]):
 
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
-        include_plans: bool = False, check: bool = False) -> Result:
+        include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS) -> Result:
     """Replay `events` on `group` for each strategy.
 
     The first step ("current") rebalances the group as given, starting from its members' owned
@@ -242,10 +251,15 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     ``balance_score``, ``spread``, ``topic_spread`` (largest spread of one topic),
     ``rack_locality``, and with `include_plans` the final ``assignment``. With `check`, every
     round goes through the oracle and an invalid plan raises AssertionError.
+
+    Raises `LimitExceededError` before any work when the group, the events or a group they
+    lead to is past `limits` (`assignor.limits`).
     """
     events = list(events)
     for name in strategies:
         check_strategy(name)  # unknown names fail before any work
+    limits.check_group(group)
+    limits.check_events(group, events)
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)
         return _run(group, events, strategies, include_plans, check)
 

@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The bottom of the core: plain data and helpers every layer may use.
-FOUNDATION = ("assignor.errors", "assignor.model", "assignor.ordering", "assignor._arrays", "assignor.protocols")
+FOUNDATION = ("assignor.errors", "assignor.model", "assignor.ordering", "assignor._arrays", "assignor.protocols",
+              "assignor.limits")
 SOLVER = ("assignor.solver",)
 WIRE = ("assignor.wire", "assignor.protocol")
 PRODUCER = ("assignor.partitioners", "assignor.partitioners")
@@ -26,7 +27,8 @@ PRODUCER = ("assignor.partitioners", "assignor.partitioners")
 RULES: list[tuple[str, tuple[str, ...], tuple[str, ...] | None]] = [
     ("the foundation imports only itself", FOUNDATION, FOUNDATION),
     ("the wire imports only the model", WIRE, (*FOUNDATION, *WIRE)),
-    ("the producer side imports nothing of the consumer side", PRODUCER, (*PRODUCER, "assignor.errors")),
+    ("the producer side imports nothing of the consumer side", PRODUCER,
+     (*PRODUCER, "assignor.errors", "assignor.limits")),
     ("the solver imports no strategy, wire or adapter", SOLVER, (*FOUNDATION, *SOLVER)),
     ("strategies import the solver, not the wire or what-if", ("assignor.strategies",),
      (*FOUNDATION, *SOLVER, "assignor.strategies")),

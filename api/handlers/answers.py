@@ -11,10 +11,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from api.errors import Rejected
+from api.errors import Rejected, field_path
 from assignor._arrays import gc_paused
-from assignor.errors import AssignorError
-from assignor.model import Group
+from assignor.errors import AssignorError, LimitExceededError
 
 log = logging.getLogger("api")
 
@@ -41,6 +40,8 @@ def _answered(handler: Callable[..., Handled], *args: Any) -> Answer:
         return 200, dumps(out), stats
     except Rejected as error:
         return error.status, dumps({"detail": error.detail}), {}
+    except LimitExceededError as error:  # (an input past `assignor.limits`: too large, not malformed)
+        return 413, dumps({"detail": str(error)}), {}
     except AssignorError as error:
         return 422, dumps({"detail": str(error)}), {}
 
@@ -63,22 +64,24 @@ def json_object(body: bytes) -> dict[str, Any]:
 
 
 def validated(model: type[BaseModel], body: bytes) -> Any:
-    """`body` parsed (`json_object` refuses lone surrogates, naming UTF-8) and validated by
-    `model`, the one that documents it in OpenAPI; the first problem named, as a 422."""
+    """`body` validated by `model`, the one that documents it in OpenAPI; the first problem
+    named, as a 422.
+
+    pydantic reads the JSON itself (``model_validate_json``), stopping at the first bad item of
+    a list (the models' ``fail_fast``): an invalid body costs no Python objects at all (a
+    1 MiB body of ``[{}, {}, ...]`` parsed first cost 2 MB, and before ``fail_fast`` 800 MB),
+    and a valid one validates faster than parsed then validated."""
     from pydantic import ValidationError
 
     try:
-        return model.model_validate(json_object(body))
+        return model.model_validate_json(body)
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "body"
-        raise Rejected(422, f"{where}: {first['msg']}") from None
-
-
-def check_limits(group: Group, limits: dict[str, int]) -> None:
-    """413 naming the limit when a group is larger than the service accepts."""
-    if len(group.members) > limits["max_members"]:
-        raise Rejected(413, f"max_members: {len(group.members)} members, the limit is {limits['max_members']}")
-    partitions = sum(group.topics.values())
-    if partitions > limits["max_partitions"]:
-        raise Rejected(413, f"max_partitions: {partitions} partitions, the limit is {limits['max_partitions']}")
+        if first["type"] == "json_invalid":
+            # A lone surrogate escape ("\\ud800") is text no UTF-8 can hold: say so.
+            what = "a string is not UTF-8, " if b"\\ud" in body.lower() and "escape" in first["msg"] else ""
+            raise Rejected(422, f"body: not valid JSON ({what}{first['msg']})") from None
+        if first["type"] == "model_type" and not first["loc"]:
+            raise Rejected(422, "body: expected a JSON object") from None
+        where = field_path(first["loc"])
+        raise Rejected(422, f"{where}: {first['msg'].removeprefix('Value error, ')}") from None

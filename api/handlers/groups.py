@@ -7,29 +7,37 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 from typing import Any
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer, validated
 from api.protocol_io import b64, unb64
-from api.registry import Registry, open_registry
+from api.registry import OlderGenerationError, Registry, RegistryFullError, open_registry
 from assignor.leader import LeaderCache, sync
+from assignor.limits import Limits
 
 log = logging.getLogger("api")
 
-def group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_path: str) -> Answer:
+def group_sync(group_id: str, body: bytes, limits: Limits, history: int, max_groups: int, registry_path: str
+               ) -> Answer:
     """`body` is validated here with `SyncRequest`. The generation is recorded in the registry
     from here (one transaction), so a large group's state never crosses processes."""
-    return answer(_group_sync, group_id, body, limits, registry_path)
+    return answer(_group_sync, group_id, body, limits, history, max_groups, registry_path)
 
 
-def _group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_path: str) -> Handled:
+def _group_sync(group_id: str, body: bytes, limits: Limits, history: int, max_groups: int, registry_path: str
+                ) -> Handled:
     from api.models import SyncRequest
 
+    check_group_id(group_id)
     request = validated(SyncRequest, body).model_dump()
+    registry = registry_at(registry_path)
+    newest = registry.newest_generation(group_id)
+    if newest is not None and request["generation"] < newest:  # (before planning; the write checks again)
+        raise Rejected(409, str(OlderGenerationError(group_id, request["generation"], newest)))
     members = request["members"]
-    if len(members) > limits["max_members"]:
-        raise Rejected(413, f"max_members: {len(members)} members, the limit is {limits['max_members']}")
+    limits.check_sizes(members=len(members), partitions=0, topics=len(request["topics"]))
     metadata: dict[str, bytes] = {}
     for i, member in enumerate(members):
         if member["member_id"] in metadata:
@@ -37,9 +45,7 @@ def _group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_pat
         metadata[member["member_id"]] = unb64(member["metadata_b64"], f"members[{i}].metadata_b64")
     topics = {name: spec["partitions"] for name, spec in request["topics"].items()}
     racks = {name: spec["racks"] for name, spec in request["topics"].items() if spec.get("racks") is not None}
-    if sum(topics.values()) > limits["max_partitions"]:
-        raise Rejected(413, f"max_partitions: {sum(topics.values())} partitions, the limit is "
-                            f"{limits['max_partitions']}")
+    limits.check_sizes(members=len(members), partitions=sum(topics.values()), topics=len(topics))
     started = time.perf_counter()
     result = sync(request["protocol"], request["generation"], topics, metadata, racks or None, cache=_LEADER_CACHE,
                   strategy=request.get("strategy"))
@@ -48,8 +54,13 @@ def _group_sync(group_id: str, body: bytes, limits: dict[str, int], registry_pat
     # Kept packed (the registry unpacks on reading): a pair per partition, twice, would cost
     # this call more than the planning did.
     state, plan = result.packed_json()
-    registry_at(registry_path).record(group_id, request["generation"], request["protocol"], state, plan, report,
-                                    keep=limits["history"])
+    try:
+        registry.record(group_id, request["generation"], request["protocol"], state, plan, report, keep=history,
+                        max_groups=max_groups)
+    except OlderGenerationError as error:  # (a sync of a newer generation landed while this one planned)
+        raise Rejected(409, str(error)) from None
+    except RegistryFullError as error:
+        raise Rejected(507, str(error)) from None
     out = {"group_id": group_id, "generation": request["generation"], "protocol": request["protocol"],
            "assignments": {m: b64(data) for m, data in result.assignments.items()}, "metrics": report}
     return out, {"strategy": request["protocol"] if request.get("strategy") is None else request["strategy"],
@@ -81,12 +92,14 @@ def registered_group(latest: dict[str, Any]) -> dict[str, Any]:
     return {**state, "members": members}
 
 
-def registered_groups(registry_path: str) -> Answer:
-    return answer(_registered_groups, registry_path)
+def registered_groups(registry_path: str, after: str, limit: int) -> Answer:
+    return answer(_registered_groups, registry_path, after, limit)
 
 
-def _registered_groups(registry_path: str) -> Handled:
-    return {"groups": registry_at(registry_path).groups()}, {}
+def _registered_groups(registry_path: str, after: str, limit: int) -> Handled:
+    """A page of groups in id order; ``next`` is the ``after`` of the next page (None at the end)."""
+    rows = registry_at(registry_path).groups(after, limit)
+    return {"groups": rows, "next": rows[-1]["group_id"] if len(rows) == limit else None}, {}
 
 
 def registered(group_id: str, registry_path: str) -> Answer:
@@ -95,10 +108,24 @@ def registered(group_id: str, registry_path: str) -> Answer:
 
 
 def _registered(group_id: str, registry_path: str) -> Handled:
+    check_group_id(group_id)
     latest = registry_at(registry_path).latest(group_id)
     if latest is None:
         raise Rejected(404, f"no group {group_id!r} in the registry")
     return latest, {}
+
+
+def forget(group_id: str, registry_path: str) -> Answer:
+    """Delete a group from the registry (404 when it has none)."""
+    return answer(_forget, group_id, registry_path)
+
+
+def _forget(group_id: str, registry_path: str) -> Handled:
+    check_group_id(group_id)
+    deleted = registry_at(registry_path).delete(group_id)
+    if not deleted:
+        raise Rejected(404, f"no group {group_id!r} in the registry")
+    return {"group_id": group_id, "deleted_generations": deleted}, {}
 
 
 def registered_history(group_id: str, registry_path: str) -> Answer:
@@ -107,7 +134,32 @@ def registered_history(group_id: str, registry_path: str) -> Answer:
 
 
 def _registered_history(group_id: str, registry_path: str) -> Handled:
+    check_group_id(group_id)
     rows = registry_at(registry_path).history(group_id)
     if not rows:
         raise Rejected(404, f"no group {group_id!r} in the registry")
     return {"group_id": group_id, "generations": rows}, {}
+
+
+#: The longest group id the registry takes (Kafka sets none; ids are names people choose).
+MAX_GROUP_ID = 255
+
+
+def check_group_id(group_id: str, where: str = "group_id") -> None:
+    """422 for an id the registry would store as something else or that would mislead whoever
+    reads it: empty, longer than `MAX_GROUP_ID`, holding U+FFFD (what a path's invalid UTF-8,
+    such as ``%FF`` or the overlong ``%C0%AE``, decodes to: different ids would collide),
+    control characters (NUL, CR, LF), format characters (U+202E turns text around) or
+    unassigned ones."""
+    if not group_id:
+        raise Rejected(422, f"{where}: empty")
+    if len(group_id) > MAX_GROUP_ID:
+        raise Rejected(422, f"{where}: {len(group_id)} characters, the limit is {MAX_GROUP_ID}")
+    for i, char in enumerate(group_id):
+        if char == "\ufffd":
+            raise Rejected(422, f"{where}: character {i} is U+FFFD (the id was not valid UTF-8)")
+        if unicodedata.category(char) in _NOT_PRINTABLE:
+            raise Rejected(422, f"{where}: character {i} (U+{ord(char):04X}) is not printable")
+
+
+_NOT_PRINTABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})

@@ -8,30 +8,34 @@ import time
 from typing import Any, NamedTuple
 
 from api.errors import Rejected
-from api.handlers.answers import Answer, Handled, answer, check_limits, json_object
+from api.handlers.answers import Answer, Handled, answer, json_object
 from api.protocol_io import b64
 from assignor import validate
 from assignor.json_format import group_from_json, plan_json_of_claims
+from assignor.limits import Limits
 from assignor.model import Group
 from assignor.protocol import plan_bytes_of_claims
 from assignor.strategies import DEFAULT_STRATEGY, Strategy, strategy_named
 
 log = logging.getLogger("api")
 
-def plan(body: bytes, limits: dict[str, int], columns: bool = False, with_bytes: bool = True) -> Answer:
+def plan(body: bytes, limits: Limits, columns: bool = False, with_bytes: bool = True) -> Answer:
     """`columns`: the assignment as topic -> partitions per member (compact for big groups);
     `with_bytes`: each member's SyncGroup assignment and next user data, base64."""
     return answer(_plan, body, limits, columns, with_bytes)
 
 
-def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) -> Handled:
+def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handled:
     data = json_object(body)
     strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
     generation = data.pop("generation", None)
     if not isinstance(strategy, str):
         raise Rejected(422, "strategy: expected a string")
+    if "members" not in data:  # (an empty list is a group with no members; a missing one is a mistake)
+        raise Rejected(422, "members: required")
     group = group_from_json(data)
-    check_limits(group, limits)
+    _check_racks(group)
+    limits.check_group(group)
     if generation is None:
         generation = max((m.generation for m in group.members), default=-1) + 1
     elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
@@ -43,6 +47,17 @@ def _plan(body: bytes, limits: dict[str, int], columns: bool, with_bytes: bool) 
                           for m in planned.members}
     out.update(metrics=planned.report, plan_seconds=planned.seconds)
     return out, {"strategy": strategy, "partitions": planned.report["partitions"], "seconds": planned.seconds}
+
+
+def _check_racks(group: Group) -> None:
+    """One rack list per partition of a known topic (the library reads fewer as "no racks known"
+    for the rest; a caller of the service who sends fewer has most likely made a mistake)."""
+    for topic, racks in (group.partition_racks or {}).items():
+        if topic not in group.topics:
+            raise Rejected(422, f"partition_racks.{topic}: no such topic in topics")
+        if len(racks) != group.topics[topic]:
+            raise Rejected(422, f"partition_racks.{topic}: {len(racks)} lists for {group.topics[topic]} partitions "
+                                "(one per partition)")
 
 
 class Planned(NamedTuple):

@@ -8,15 +8,16 @@ import time
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer, validated
+from assignor.limits import Limits
 
 log = logging.getLogger("api")
 
-def simulation(body: bytes, limits: dict[str, int]) -> Answer:
+def simulation(body: bytes, limits: Limits) -> Answer:
     """`body` is validated here with `SimulationRequest`."""
     return answer(_simulation, body, limits)
 
 
-def _simulation(body: bytes, limits: dict[str, int]) -> Handled:
+def _simulation(body: bytes, limits: Limits) -> Handled:
     from api.models import SimulationRequest
     from assignor.partitioners import simulate
 
@@ -27,10 +28,8 @@ def _simulation(body: bytes, limits: dict[str, int]) -> Handled:
         configs = simulate.preset(request["preset"], request.get("records"), request.get("seed"))
     else:
         configs = [simulate.Config(**{**run, "brokers": tuple(run["brokers"])}) for run in request["runs"]]
-    total = sum(c.records for c in configs)
-    if total > limits["max_sim_records"]:
-        raise Rejected(413, f"max_sim_records: {total} records in all runs, the limit is {limits['max_sim_records']}")
+    limits.check_simulation(configs)  # (all runs together, before the first)
     started = time.perf_counter()
-    results = [simulate.run(config) for config in configs]
+    results = [simulate.run(config, limits=limits) for config in configs]
     out = {"preset": request.get("preset"), "runs": [r.to_json() for r in results]}
     return out, {"seconds": time.perf_counter() - started}

@@ -7,17 +7,19 @@ import logging
 import time
 
 from api.errors import Rejected
-from api.handlers.answers import Answer, Handled, answer, check_limits, validated
-from api.handlers.groups import registered_group, registry_at
+from api.handlers.answers import Answer, Handled, answer, validated
+from api.handlers.groups import check_group_id, registered_group, registry_at
+from assignor.errors import LimitExceededError
 from assignor.json_format import group_from_json
+from assignor.limits import Limits
 
 log = logging.getLogger("api")
 
-def whatif(body: bytes, limits: dict[str, int], registry_path: str) -> Answer:
+def whatif(body: bytes, limits: Limits, registry_path: str) -> Answer:
     return answer(_whatif, body, limits, registry_path)
 
 
-def _whatif(body: bytes, limits: dict[str, int], registry_path: str) -> Handled:
+def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
     from api.models import WhatIfRequest
     from assignor import whatif as engine
 
@@ -25,16 +27,22 @@ def _whatif(body: bytes, limits: dict[str, int], registry_path: str) -> Handled:
     if (request["group"] is None) == (request["group_id"] is None):
         raise Rejected(422, "give exactly one of group (inline) or group_id (from the registry)")
     if request["group_id"] is not None:
+        check_group_id(request["group_id"])
         latest = registry_at(registry_path).latest(request["group_id"])
         if latest is None:
             raise Rejected(404, f"no group {request['group_id']!r} in the registry")
         request["group"] = registered_group(latest)
     group = group_from_json(request["group"])
-    check_limits(group, limits)
-    if len(request["events"]) > limits["max_events"]:
-        raise Rejected(413, f"max_events: {len(request['events'])} events, the limit is {limits['max_events']}")
-    events = [engine.parse_event(text) for text in request["events"]]
+    limits.check_group(group)
+    if len(request["events"]) > limits.max_events:  # (before parsing them)
+        raise LimitExceededError("max_events", len(request["events"]), limits.max_events, "events")
+    events = []
+    for i, text in enumerate(request["events"]):
+        try:
+            events.append(engine.parse_event(text))
+        except engine.WhatIfError as error:
+            raise Rejected(422, f"events[{i}]: {error}") from None
     strategies = request.get("strategies") or engine.ALL_STRATEGIES
     started = time.perf_counter()
-    out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False))
+    out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False), limits=limits)
     return dict(out), {"seconds": time.perf_counter() - started}

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
 
 from api.bodies import documented_body, read_body, reply
-from api.dependencies import NOT_FOUND, ClaimWarningsDep, GroupLocksDep, MetricsDep, PlannerDep, SettingsDep
+from api.dependencies import (
+    NOT_FOUND,
+    SYNC_REFUSED,
+    ClaimWarningsDep,
+    GroupLocksDep,
+    MetricsDep,
+    PlannerDep,
+    SettingsDep,
+)
 from api.handlers import groups as groups_handlers
 from api.models import SyncRequest
 from api.pool import release
@@ -15,7 +25,7 @@ router = APIRouter(tags=["groups"])
 
 # A planning worker reads the body (validating it with `SyncRequest`): parsing and validating a
 # hundred members' metadata took the event loop longer than the worker's whole sync.
-@router.post("/groups/{group_id}/sync", openapi_extra=documented_body(SyncRequest))
+@router.post("/groups/{group_id}/sync", openapi_extra=documented_body(SyncRequest), responses=SYNC_REFUSED)
 async def group_sync(group_id: str, request: Request, planner: PlannerDep, metrics: MetricsDep,
                      settings: SettingsDep, locks: GroupLocksDep, warnings: ClaimWarningsDep) -> Response:
     """The remote-assignor call of a group leader: raw JoinGroup metadata in, SyncGroup
@@ -25,8 +35,8 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
     body = await read_body(request)
     try:
         async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
-            status, payload, stats = await planner.run(groups_handlers.group_sync, group_id, body, settings.limits(),
-                                                       settings.registry)
+            status, payload, stats = await planner.run(groups_handlers.group_sync, group_id, body, settings.limits,
+                                                       settings.history, settings.max_groups, settings.registry)
     finally:
         release(body)  # (a spooled body, should this request end while it waits for the lock)
     metrics.observe(stats)
@@ -38,9 +48,15 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
 # The registry is read, and its answers written, by a planning worker: a large group's plan is
 # megabytes of JSON, and the list has a row for every group that ever synced.
 @router.get("/groups")
-async def groups(planner: PlannerDep, settings: SettingsDep) -> Response:
-    """Registered groups: latest generation and how many were recorded."""
-    status, payload, _stats = await planner.run(groups_handlers.registered_groups, settings.registry)
+async def groups(planner: PlannerDep, settings: SettingsDep,
+                 after: Annotated[str, Query(max_length=groups_handlers.MAX_GROUP_ID,
+                                             description="the group id the page starts after (the last "
+                                                         "page's `next`)")] = "",
+                 limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> Response:
+    """Registered groups, a page at a time in id order: each with its latest generation, that
+    generation's time (ISO-8601 UTC) and how many are kept; ``next`` is the ``after`` of the
+    next page, null on the last."""
+    status, payload, _stats = await planner.run(groups_handlers.registered_groups, settings.registry, after, limit)
     return reply(status, payload)
 
 
@@ -48,6 +64,15 @@ async def groups(planner: PlannerDep, settings: SettingsDep) -> Response:
 async def group(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
     """The latest recorded state (members as they joined) and plan of a group."""
     status, payload, _stats = await planner.run(groups_handlers.registered, group_id, settings.registry)
+    return reply(status, payload)
+
+
+@router.delete("/groups/{group_id}", responses=NOT_FOUND)
+async def forget(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
+    """Forget a group: every kept generation is deleted. The registry moves forward only (a
+    sync older than the latest generation answers 409), so a group that Kafka deleted and that
+    starts again from generation 1 is deleted here first."""
+    status, payload, _stats = await planner.run(groups_handlers.forget, group_id, settings.registry)
     return reply(status, payload)
 
 

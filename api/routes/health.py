@@ -48,7 +48,10 @@ async def prometheus(request: Request, metrics: MetricsDep, settings: SettingsDe
     bearer token as /v1."""
     if settings.metrics_need_token:
         await authorised(request, settings)
-    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    # Built in a thread: the labels are a fixed set (`api.middleware.Measure`), but a scrape is
+    # still the event loop's longest piece of work if done on it.
+    text = await run_in_threadpool(generate_latest, metrics.registry)
+    return Response(text, media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)

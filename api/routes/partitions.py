@@ -17,6 +17,7 @@ router = APIRouter(tags=["partitioning"])
 async def partitions(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep) -> Response:
     """The partition of each key: Java's producer formula (murmur2 over all partitions) or
     librdkafka's CRC32 or FNV-1a hash partitioner, each vectorised."""
-    status, payload, stats = await planner.run(partitions_handlers.partitions, await read_body(request))
+    status, payload, stats = await planner.run(partitions_handlers.partitions, await read_body(request),
+                                               settings.limits)
     metrics.observe(stats)
     return reply(status, payload)

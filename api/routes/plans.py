@@ -36,7 +36,7 @@ async def plans(request: Request, planner: PlannerDep, metrics: MetricsDep, sett
     ``user_data_b64`` it will send next (unless ``bytes=false``), and the oracle's report
     (``metrics``, dropped claims included).
     """
-    status, payload, stats = await planner.run(plans_handlers.plan, await read_body(request), settings.limits(),
+    status, payload, stats = await planner.run(plans_handlers.plan, await read_body(request), settings.limits,
                                                answer_format == "columns", with_bytes)
     metrics.observe(stats)
     return reply(status, payload)

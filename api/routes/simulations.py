@@ -20,5 +20,5 @@ async def simulations(request: Request, planner: PlannerDep, settings: SettingsD
     ``kip480``), optionally shortened to ``records``, or up to 8 runs of your own. Each run
     reports throughput, latency percentiles, bytes and batches per broker, and a timeline."""
     status, payload, _stats = await planner.run(simulations_handlers.simulation, await read_body(request),
-                                                settings.limits())
+                                                settings.limits)
     return reply(status, payload)

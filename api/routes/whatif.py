@@ -17,6 +17,6 @@ router = APIRouter(tags=["planning"])
 @router.post("/whatif", responses=NOT_FOUND, openapi_extra=documented_body(WhatIfRequest))
 async def whatif(request: Request, planner: PlannerDep, settings: SettingsDep) -> Response:
     """Replay events on a group under each strategy: moves, revocations, rounds, balance."""
-    status, payload, _stats = await planner.run(whatif_handlers.whatif, await read_body(request), settings.limits(),
+    status, payload, _stats = await planner.run(whatif_handlers.whatif, await read_body(request), settings.limits,
                                                 settings.registry)
     return reply(status, payload)

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from assignor.errors import SimulationError
+from assignor.limits import DEFAULT_LIMITS, Limits
 from assignor.partitioners.builtin import SWITCH_RULES, BuiltInPartitioner
 from assignor.partitioners.keyless import RoundRobinPartitioner, StickyPartitioner
 
@@ -329,12 +330,14 @@ class _Simulation:
         first, last = float(latency[:quarter].mean()), float(latency[-quarter:].mean())
         percentiles = np.percentile(latency, [50, 99, 99.9])
         seconds = (self.sent_at // 1000).astype(np.int64)
+        # Only the seconds that had sends, each window in send order (a stable sort): one pass,
+        # however long the run spans.
+        order = np.argsort(seconds, kind="stable")
+        present, starts = np.unique(seconds[order], return_index=True)
         timeline = []
-        for second in range(int(seconds.max()) + 1):
-            window = latency[seconds == second]
-            if len(window):
-                timeline.append({"second": second, "mean_ms": round(float(window.mean()), 2),
-                                 "p99_ms": round(float(np.percentile(window, 99)), 2)})
+        for second, window in zip(present.tolist(), np.split(latency[order], starts[1:]), strict=True):
+            timeline.append({"second": second, "mean_ms": round(float(window.mean()), 2),
+                             "p99_ms": round(float(np.percentile(window, 99)), 2)})
         batches = sum(self.batches_sent)
         return Result(
             config=c, records=c.records, elapsed_s=elapsed, records_per_s=c.records / elapsed,
@@ -346,9 +349,13 @@ class _Simulation:
             worst_second_p99_ms=max(t["p99_ms"] for t in timeline), timeline=timeline)
 
 
-def run(config: Config, progress: Progress | None = None) -> Result:
-    """Simulate one configuration; `progress(records_sent)` is called now and then."""
-    simulation = _Simulation(config.checked(), progress)
+def run(config: Config, progress: Progress | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Result:
+    """Simulate one configuration; `progress(records_sent)` is called now and then.
+
+    Raises `SimulationError` for a configuration the simulator cannot run and
+    `LimitExceededError` for one past `limits` (records, simulated seconds of sends)."""
+    limits.check_simulation([config.checked()])
+    simulation = _Simulation(config, progress)
     simulation.run()
     return simulation.result()
 

@@ -68,6 +68,12 @@ class Subscription:
     rack_id: str | None = None
     version: int = SUBSCRIPTION_VERSION
 
+    def __post_init__(self) -> None:
+        # A string is a sequence of strings: Subscription("orders") would subscribe to the
+        # topics o, r, d, e, r, s.
+        _not_text(self.topics, "topics", "topic names")
+        _not_text(self.owned_partitions, "owned_partitions", "(topic, partition) pairs")
+
 
 @dataclass(frozen=True, slots=True)
 class Assignment:
@@ -76,6 +82,14 @@ class Assignment:
     partitions: Sequence[TopicPartition]
     user_data: bytes | None = None
     version: int = ASSIGNMENT_VERSION
+
+    def __post_init__(self) -> None:
+        _not_text(self.partitions, "partitions", "(topic, partition) pairs")
+
+
+def _not_text(value: object, name: str, what: str) -> None:
+    if isinstance(value, str | bytes | bytearray):
+        raise ProtocolError(f"{name}: expected a list of {what}, got {type(value).__name__} {value!r:.40}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ protocol encode/decode, partitioning, limits, auth and metrics."""
 
 import asyncio
 import base64
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 
 from api.app import create_app
 from api.settings import Settings
+from assignor.limits import DEFAULT_LIMITS
 from assignor.model import TopicPartition
 from assignor.partitioners import partition_for_key
 from assignor.protocol import (
@@ -28,7 +30,10 @@ def b64(data: bytes) -> str:
 
 
 def settings(tmp_path, **overrides) -> Settings:
-    return Settings(**{"registry": str(tmp_path / "registry.sqlite3"), "workers": 0, **overrides})
+    """Settings for a test; ``max_*`` overrides go into its `Limits`."""
+    limits = {name: overrides.pop(name) for name in list(overrides) if name in vars(DEFAULT_LIMITS)}
+    return Settings(**{"registry": str(tmp_path / "registry.sqlite3"), "workers": 0,
+                       "limits": replace(DEFAULT_LIMITS, **limits), **overrides})
 
 
 async def client_for(app):
@@ -94,7 +99,10 @@ async def test_java_strategies_over_http(client):
     [({"topics": {"t": -1}, "members": []}, 422, "partition count"),
      ({"strategy": "nope", "topics": {}, "members": []}, 422, "unknown strategy"),
      ({"topics": {"t": 1}, "members": [{"topics": ["t"]}]}, 422, "members[0].id: required"),
-     ({"topics": {"t": 1}, "generation": -5}, 422, "generation"),
+     ({"topics": {"t": 1}, "members": [], "generation": -5}, 422, "generation"),
+     ({"topics": {"t": 1}}, 422, "members: required"),
+     ({"topics": {"t": 6}, "members": [], "partition_racks": {"t": [["a"]]}}, 422,
+      "partition_racks.t: 1 lists for 6 partitions"),
      ([1, 2], 422, "expected a JSON object")],
 )
 async def test_bad_plans_are_4xx_with_a_reason(client, body, status, message):
@@ -413,7 +421,7 @@ async def test_large_bodies_and_answers_cross_processes_as_files_and_leave_none(
     assert response.status_code == 200
     assert len(response.content) > 8 << 20  # past the worker's SPOOL_BYTES: it came back as a file
     got = orjson.loads(response.content)
-    direct = orjson.loads(plans_handlers.plan(body, settings(tmp_path).limits())[1])
+    direct = orjson.loads(plans_handlers.plan(body, settings(tmp_path).limits)[1])
     assert {**got, "plan_seconds": 0} == {**direct, "plan_seconds": 0}
     for _ in range(500):  # the body's file is removed in the background, off the event loop
         if not list(spool.glob("kafka-sticky-assignor-*")):
@@ -444,7 +452,7 @@ async def test_a_spooled_body_is_removed_whatever_becomes_of_its_request(tmp_pat
             else:
                 status, answer, _ = await planner.run(plans_handlers.plan,
                                                       transport.Spooled(str(path), path.stat().st_size),
-                                                      settings(tmp_path).limits())
+                                                      settings(tmp_path).limits)
                 assert status == 200 and b'"assigned":1' in answer
             for _ in range(500):  # removed in the background, off the event loop
                 if not path.exists():

@@ -20,9 +20,10 @@ from api.app import create_app
 from api.handlers import plans as plans_handlers
 from api.models import EXAMPLE_GROUP, PlanRequest
 from api.settings import Settings
+from assignor.limits import Limits
 
 _registry = Path(tempfile.mkdtemp(prefix="assignor-schema-")) / "registry.sqlite3"
-app = create_app(Settings(registry=str(_registry), workers=0, max_sim_records=5_000))
+app = create_app(Settings(registry=str(_registry), workers=0, limits=Limits(max_sim_records=5_000)))
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
@@ -74,5 +75,5 @@ def test_the_plan_schema_and_the_worker_agree(name):
         documented = True
     except ValidationError:
         documented = False
-    status = plans_handlers.plan(json.dumps(body).encode(), Settings().limits())[0]
+    status = plans_handlers.plan(json.dumps(body).encode(), Settings().limits)[0]
     assert documented == (status == 200), (documented, status)

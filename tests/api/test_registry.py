@@ -1,12 +1,20 @@
 """The group registry on both databases: SQLite (a file) and a real PostgreSQL server."""
 
+import re
 import threading
 
 import httpx
 import pytest
 
 from api.app import create_app
-from api.registry import PostgresRegistry, RegistryError, SQLiteRegistry, open_registry
+from api.registry import (
+    OlderGenerationError,
+    PostgresRegistry,
+    RegistryError,
+    RegistryFullError,
+    SQLiteRegistry,
+    open_registry,
+)
 from api.settings import Settings
 from tests.api.test_api import join_metadata
 
@@ -77,12 +85,50 @@ def test_a_failed_write_leaves_nothing_behind(location):
 
 def test_the_history_keeps_the_newest_generations_of_each_group(location):
     registry = open_registry(location)
-    for generation in (3, 1, 7, 5, 9):
+    for generation in (1, 3, 5, 7, 9):
         registry.record("g", generation, "range", STATE, PLAN, metrics(0), keep=3)
     registry.record("other", 1, "range", STATE, PLAN, metrics(0), keep=3)
-    registry.record("g", 2, "range", STATE, PLAN, metrics(0), keep=3)  # older than all it keeps: gone at once
     assert [r["generation"] for r in registry.history("g")] == [5, 7, 9]
     assert [r["generation"] for r in registry.history("other")] == [1]
+
+
+def test_the_registry_moves_forward_only(location):
+    """A sync of generation 3 after generation 5 was recorded with the time of its write under
+    generation 5's row in the list of groups: the history went backwards. An older generation
+    is now refused (its leader is a zombie), naming the latest; a retry of the latest replaces
+    it, and times are ISO-8601 UTC."""
+    registry = open_registry(location)
+    registry.record("g", 5, "range", STATE, PLAN, metrics(0))
+    with pytest.raises(OlderGenerationError, match="3 is older than group 'g''s latest generation 5"):
+        registry.record("g", 3, "range", STATE, PLAN, metrics(0))
+    registry.record("g", 5, "range", STATE, PLAN, metrics(2))
+    assert [(r["generation"], r["moved"]) for r in registry.history("g")] == [(5, 2)]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", registry.groups()[0]["recorded"])
+    assert registry.latest("g")["recorded"] == registry.history("g")[0]["recorded"]
+
+
+def test_the_registry_holds_at_most_max_groups(location):
+    registry = open_registry(location)
+    for name in ("a", "b"):
+        registry.record(name, 1, "range", STATE, PLAN, metrics(0), max_groups=2)
+    registry.record("a", 2, "range", STATE, PLAN, metrics(0), max_groups=2)  # a known group goes on
+    with pytest.raises(RegistryFullError, match="max_groups: the registry holds 2 groups"):
+        registry.record("c", 1, "range", STATE, PLAN, metrics(0), max_groups=2)
+    registry.delete("a")
+    registry.record("c", 1, "range", STATE, PLAN, metrics(0), max_groups=2)
+    assert [r["group_id"] for r in registry.groups()] == ["b", "c"]
+
+
+def test_groups_are_listed_a_page_at_a_time(location):
+    registry = open_registry(location)
+    for i in range(5):
+        registry.record(f"g{i}", 1, "range", STATE, PLAN, metrics(0))
+    registry.record("g1", 2, "range", STATE, PLAN, metrics(0))
+    first = registry.groups(limit=2)
+    second = registry.groups(after=first[-1]["group_id"], limit=2)
+    third = registry.groups(after=second[-1]["group_id"], limit=2)
+    assert [[(r["group_id"], r["generation"], r["generations"]) for r in page] for page in (first, second, third)] == [
+        [("g0", 1, 1), ("g1", 2, 2)], [("g2", 1, 1), ("g3", 1, 1)], [("g4", 1, 1)]]
 
 
 def test_history_survives_reopening(location):
@@ -95,14 +141,22 @@ def test_concurrent_writers_lose_nothing(location):
 
     def write(first: int) -> None:
         for generation in range(first, first + 20):
-            registry.record("g", generation, "range", STATE, PLAN, metrics(generation))
+            registry.record(f"own{first}", generation, "range", STATE, PLAN, metrics(generation))
+            try:
+                registry.record("g", generation, "range", STATE, PLAN, metrics(generation))
+            except OlderGenerationError as error:
+                assert error.latest > generation
 
-    threads = [threading.Thread(target=write, args=(start,)) for start in (0, 20, 40, 60)]
+    threads = [threading.Thread(target=write, args=(start,)) for start in (0, 100, 200, 300)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert [r["generation"] for r in registry.history("g")] == list(range(80))
+    for first in (0, 100, 200, 300):
+        assert [r["generation"] for r in registry.history(f"own{first}")] == list(range(first, first + 20))
+    # Racing writers of one group: what each wrote is kept unless a newer one had landed first.
+    kept = [r["generation"] for r in registry.history("g")]
+    assert kept == sorted(kept) and kept[-1] == 319
 
 
 def test_unusable_locations_say_why(postgres):

@@ -16,7 +16,7 @@ from assignor.protocol import plan_bytes
 from assignor.strategies import REGISTRY, assign, strategy_named
 from tests.consumer.test_validate import claimed_groups
 
-LIMITS = Settings().limits()
+LIMITS = Settings().limits
 
 
 def reference_planned(group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> plans_handlers.Planned:

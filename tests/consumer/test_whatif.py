@@ -72,7 +72,8 @@ def test_engine_plans_equal_direct_plans():
 @pytest.mark.parametrize(
     ("text", "message"),
     [("nope:1", "unknown event"), ("member_leave", "expected 1 arguments"),
-     ("partitions_added:t:x", "non-negative integer"), ("member_leave:ghost", "no member 'ghost'"),
+     ("partitions_added:t:x", "an integer from 0 to 2147483647"), ("partitions_added:t:²", "an integer from 0"),
+         ("topic_created:t:2147483648", "an integer from 0 to 2147483647"), ("member_leave:ghost", "no member 'ghost'"),
      ("partitions_added:a:1", "counts only grow"), ("topic_created:a:3", "exists"),
      ("member_join:x:a", "already in the group")],
 )

@@ -1,0 +1,147 @@
+"""The sizes the library, the CLI and the service accept, checked before any work starts.
+
+A few bytes of input can ask for unbounded work: ``topic_created:x:2147483647`` is 26 bytes
+and a plan of two billion partitions; a simulation at ``rate: 1e-8`` records per second spans
+three thousand years of simulated time. Each entry point that expands its input (what-if
+events, simulations, key lists) measures what it would build first and raises
+`LimitExceededError` naming the limit and the value; the service answers it as HTTP 413 with
+the same words. The defaults are what one machine plans in seconds; pass your own `Limits` to
+raise them.
+
+Groups handed in whole (`assignor.assign`) are not checked here: their size is already in the
+caller's memory. The service checks them with `Limits.check_group`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from assignor.errors import LimitExceededError
+
+__all__ = ["DEFAULT_LIMITS", "Limits"]
+
+
+# What the checks read, as shapes: this module sits below the model, what-if and the producer
+# side (all of which call it), so it names none of their classes.
+class _Member(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+class Group(Protocol):
+    @property
+    def topics(self) -> Mapping[str, int]: ...
+    @property
+    def members(self) -> Sequence[_Member]: ...
+
+
+class Event(Protocol):
+    @property
+    def kind(self) -> str: ...
+    @property
+    def args(self) -> tuple[Any, ...]: ...
+
+
+class Config(Protocol):
+    @property
+    def label(self) -> str: ...
+    @property
+    def records(self) -> int: ...
+    @property
+    def rate(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Upper bounds on what one call may build. Each field's name is the name errors give.
+
+    Examples
+    --------
+    >>> Limits(max_partitions=100).check_sizes(members=3, partitions=120, topics=2)
+    Traceback (most recent call last):
+    ...
+    assignor.errors.LimitExceededError: max_partitions: partitions in the group 120, the limit is 100
+    """
+
+    #: Members of one group, at any step of a what-if.
+    max_members: int = 10_000
+    #: Partitions of one group, all topics together, at any step of a what-if.
+    max_partitions: int = 2_000_000
+    #: Topics of one group.
+    max_topics: int = 100_000
+    #: Events of one what-if run.
+    max_events: int = 5_000
+    #: Rebalances of one what-if run per strategy, the first one and every event's included
+    #: (a rolling restart is two per member).
+    max_steps: int = 20_000
+    #: Records simulated in one call, all runs together.
+    max_sim_records: int = 1_000_000
+    #: Simulated seconds of sends of one run (``records / rate``); the KIP-794 runs are 60.
+    max_sim_seconds: float = 3_600.0
+    #: Keys hashed in one call.
+    max_keys: int = 1_000_000
+
+    def check_sizes(self, *, members: int, partitions: int, topics: int, where: str = "in the group") -> None:
+        """`LimitExceededError` for the first of the three counts past its limit."""
+        for limit, value, what in (("max_members", members, "members"), ("max_partitions", partitions, "partitions"),
+                                   ("max_topics", topics, "topics")):
+            maximum = getattr(self, limit)
+            if value > maximum:
+                raise LimitExceededError(limit, value, maximum, f"{what} {where}")
+
+    def check_group(self, group: Group) -> None:
+        """The group's members, partitions and topics against their limits."""
+        self.check_sizes(members=len(group.members), partitions=sum(group.topics.values()), topics=len(group.topics))
+
+    def check_events(self, group: Group, events: Sequence[Event]) -> None:
+        """What replaying `events` on `group` would build, counted without building it: the
+        number of events and of rebalances, and the group's size after each event. Events that
+        cannot apply are left to `assignor.whatif.apply_event`, which names them."""
+        if len(events) > self.max_events:
+            raise LimitExceededError("max_events", len(events), self.max_events, "events")
+        topics = dict(group.topics)
+        members = {member.id for member in group.members}
+        partitions, steps = sum(topics.values()), 1
+        for number, event in enumerate(events, 1):
+            kind, args = event.kind, event.args
+            steps += 2 * len(members) if kind == "rolling_restart" else 1
+            if kind == "member_join":
+                members.add(args[0])
+            elif kind == "member_leave":
+                members.discard(args[0])
+            elif kind in ("partitions_added", "topic_created") and not (kind == "topic_created" and args[0] in topics):
+                partitions += args[1] - topics.get(args[0], 0)
+                topics[args[0]] = args[1]
+            elif kind == "topic_deleted":
+                partitions -= topics.pop(args[0], 0)
+            self.check_sizes(members=len(members), partitions=partitions, topics=len(topics),
+                             where=f"after event {number} ({event})")
+            if steps > self.max_steps:
+                raise LimitExceededError("max_steps", steps, self.max_steps, f"rebalances by event {number} ({event})")
+
+    def check_simulation(self, configs: Iterable[Config]) -> None:
+        """Records of all runs together, and each run's span of simulated sends."""
+        configs = list(configs)
+        records = sum(config.records for config in configs)
+        if records > self.max_sim_records:
+            raise LimitExceededError("max_sim_records", records, self.max_sim_records, "records in all runs")
+        for config in configs:
+            if isinstance(config.rate, int | float) and config.rate > 0:
+                seconds = config.records / config.rate
+                if seconds > self.max_sim_seconds:
+                    raise LimitExceededError("max_sim_seconds", _rounded(seconds), _rounded(self.max_sim_seconds),
+                                             f"simulated seconds of sends in run {config.label!r} (records / rate)")
+
+    def check_keys(self, count: int) -> None:
+        if count > self.max_keys:
+            raise LimitExceededError("max_keys", count, self.max_keys, "keys")
+
+
+def _rounded(seconds: float) -> int | float:
+    return int(seconds) if seconds >= 10 else round(seconds, 3)
+
+
+#: The limits every entry point applies unless given others.
+DEFAULT_LIMITS = Limits()
