@@ -65,7 +65,7 @@ class Problem(BaseModel):
 class PlanMember(_Strict):
     id: str
     topics: list[str] = _many(_TOPICS, default=[])
-    owned: list[tuple[str, int]] = _many(_PARTITIONS, default=[])
+    owned: list[tuple[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]] = _many(_PARTITIONS, default=[])
     # Any INT32, as on the wire: a negative generation means "unknown" (KIP-341).
     generation: int = Field(-1, ge=-(2**31), le=INT32_MAX)
     rack: str | None = None
@@ -84,6 +84,16 @@ class PlanRequest(_Strict):
     partition_racks: dict[str, Annotated[list[Annotated[list[str], _many(_REPLICAS)]], _many(_PARTITIONS)]] | None = \
         _many(_TOPICS, default=None, description="replica racks of each partition of a topic (KIP-881), one "
                                                  "list per partition")
+
+    @model_validator(mode="after")
+    def _a_rack_list_per_partition(self) -> PlanRequest:
+        for topic, racks in (self.partition_racks or {}).items():
+            if topic not in self.topics:
+                raise ValueError(f"partition_racks.{topic}: no such topic in topics")
+            if len(racks) != self.topics[topic]:
+                raise ValueError(f"partition_racks.{topic}: {len(racks)} lists for {self.topics[topic]} partitions "
+                                 "(one per partition)")
+        return self
 
 
 class TopicSpec(_Strict):
@@ -145,7 +155,10 @@ class DecodeRequest(_Strict):
 
 
 class EncodeRequest(_Strict):
-    """`value` has the fields `decode` returns for the same type."""
+    """`value` has the fields `decode` returns for the same type. `version` applies to a
+    subscription (0-3; a field newer than the version asked for is a 422, not dropped) and an
+    assignment (0-3); sticky user data is V1 with a `generation`, else V0; cooperative user data
+    has no version. The answer says the version written."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
         {"type": "subscription", "version": 3, "value": {"topics": ["orders"], "generation_id": 4}}]})

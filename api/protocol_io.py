@@ -50,26 +50,40 @@ def decode(kind: str, data: bytes) -> dict[str, Any]:
     return {"generation": protocol.decode_cooperative_user_data(data)}
 
 
-def encode(kind: str, version: int, value: dict[str, Any]) -> bytes:
+#: The Subscription version each optional field appeared in (ConsumerProtocolSubscription.json):
+#: asked for an older version, the service refuses the field rather than drop it unsaid.
+_SUBSCRIPTION_FIELD_SINCE = {"owned_partitions": 1, "generation_id": 2, "rack_id": 3}
+
+
+def encode(kind: str, version: int, value: dict[str, Any]) -> tuple[bytes, int | None]:
+    """The bytes, and the version written: `version` for a subscription or an assignment; for
+    sticky user data V1 with a generation, else V0; None for cooperative user data (one INT32,
+    no version)."""
     try:
         if kind == "subscription":
             unknown = set(value) - {"topics", "user_data_b64", "owned_partitions", "generation_id", "rack_id"}
             _no_unknown(unknown)
+            for name, since in _SUBSCRIPTION_FIELD_SINCE.items():
+                if version < since and value.get(name) not in (None, [], -1):
+                    raise Rejected(422, f"value.{name}: Subscription v{version} has no {name} (it appeared in "
+                                        f"v{since}); leave it out or encode v{since} or later")
             return protocol.encode_subscription(protocol.Subscription(
                 topics=value.get("topics", []), user_data=_unb64(value.get("user_data_b64")),
                 owned_partitions=_partitions(value.get("owned_partitions", []), "value.owned_partitions"),
-                generation_id=value.get("generation_id", -1), rack_id=value.get("rack_id")), version)
+                generation_id=value.get("generation_id", -1), rack_id=value.get("rack_id")), version), version
         if kind == "assignment":
             _no_unknown(set(value) - {"partitions", "user_data_b64"})
             return protocol.encode_assignment(protocol.Assignment(
                 _partitions(value.get("partitions", []), "value.partitions"),
-                _unb64(value.get("user_data_b64"))), version)
+                _unb64(value.get("user_data_b64"))), version), version
         if kind == "sticky_user_data":
             _no_unknown(set(value) - {"partitions", "generation"})
+            generation = value.get("generation")
             return protocol.encode_sticky_user_data(_partitions(value.get("partitions", []), "value.partitions"),
-                                                    value.get("generation"))
+                                                    generation), 0 if generation is None else 1
         _no_unknown(set(value) - {"generation"})
-        return protocol.encode_cooperative_user_data(value.get("generation"))  # type: ignore[arg-type]  # checked there
+        # (type checked there)
+        return protocol.encode_cooperative_user_data(value.get("generation")), None  # type: ignore[arg-type]
     except (TypeError, AttributeError) as error:  # a field of the wrong JSON type
         raise Rejected(422, f"value: {error}") from None
 

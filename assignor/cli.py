@@ -15,34 +15,42 @@ experiments and prints a table per run (``--json``; ``--plot DIR`` for PNG chart
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import sys
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from assignor import validate
 from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, plan_to_json
+from assignor.limits import DEFAULT_LIMITS
 from assignor.strategies import DEFAULT_STRATEGY, STRATEGIES, assign
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assignor", description="Plan Kafka consumer-group assignments.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     plan = commands.add_parser("plan", help="plan one assignment of a group given as JSON")
-    plan.add_argument("group", help="group JSON file, or - for stdin")
-    plan.add_argument("--strategy", default=DEFAULT_STRATEGY.name, choices=sorted(STRATEGIES))
+    plan.add_argument("group", help="group JSON file (the body of POST /v1/plans), or - for stdin")
+    plan.add_argument("--strategy", choices=sorted(STRATEGIES),
+                      help=f"default: the file's \"strategy\", else {DEFAULT_STRATEGY.name}")
     plan.add_argument("--compact", action="store_true", help="print the JSON on one line")
     whatif = commands.add_parser("whatif", help="replay events on a group under each strategy")
     whatif.add_argument("group", help="group JSON file, or - for stdin")
     whatif.add_argument("--event", action="append", default=[], metavar="KIND:ARGS",
-                        help="e.g. member_leave:c3, partitions_added:orders:24, rolling_restart (repeatable)")
+                        help="e.g. member_leave:c3, partitions_added:orders:24 (24 is the new total), "
+                             "rolling_restart (repeatable)")
     whatif.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
                         help="strategies to compare (repeatable; default: all)")
     whatif.add_argument("--json", action="store_true", help="print the engine's output as JSON")
     whatif.add_argument("--plans", action="store_true", help="include each step's assignment (with --json)")
+    # Parsed by the jobs' own parser (`main` hands it everything after the word, --help too).
     pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample",
-                                   add_help=False)  # the job's own parser answers --help
+                                   add_help=False)
     pipeline.add_argument("job", nargs=argparse.REMAINDER, help="the job and its options (`pipeline.cli`)")
     simulate = commands.add_parser("simulate", help="simulate producer partitioners (KIP-480, KIP-794)")
     simulate.add_argument("--preset", default="kip794-series1",
@@ -66,19 +74,42 @@ def _read_json(path: str) -> Any:
         raise AssignorError(f"{path}: not valid JSON ({error})") from None
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kafka-sticky-assignor")
+    except PackageNotFoundError:  # (run from a checkout that was never installed)
+        return "unknown"
+
+
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
-    group = group_from_json(_read_json(args.group))
-    plan = assign(args.strategy, group)
+    data = _read_json(args.group)
+    strategy = args.strategy
+    if isinstance(data, dict):  # the body of POST /v1/plans: the group, its strategy and generation
+        data = dict(data)
+        named = data.pop("strategy", None)
+        data.pop("generation", None)  # (stamped into user data bytes, which the CLI does not print)
+        if strategy is None and named is not None:
+            if not isinstance(named, str):
+                raise AssignorError("strategy: expected a string")
+            strategy = named
+    group = group_from_json(data)
+    plan = assign(strategy or DEFAULT_STRATEGY.name, group)
     return {**plan_to_json(plan), "metrics": validate.report(group, plan)}
 
 
 def _whatif(args: argparse.Namespace) -> int:
     from assignor import whatif
 
+    if args.plans and not args.json:
+        raise AssignorError("--plans adds each step's assignment to the JSON output: use it with --json")
     group = group_from_json(_read_json(args.group))
     events = [whatif.parse_event(text) for text in args.event]
     strategies = tuple(args.strategy) if args.strategy else whatif.ALL_STRATEGIES
-    output = whatif.run(group, events, strategies, include_plans=args.plans)
+    total = DEFAULT_LIMITS.check_events(group, events) * len(strategies)
+    with _progress("what-if", total) as advance:
+        output = whatif.run(group, events, strategies, include_plans=args.plans, progress=advance)
     if args.json:
         print(json.dumps(output, indent=2))
     else:
@@ -86,18 +117,47 @@ def _whatif(args: argparse.Namespace) -> int:
     return 0
 
 
-def _whatif_tables(output: Any) -> None:
+@contextlib.contextmanager
+def _progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr while the work runs, shown only on a terminal and only once it
+    has run for a second (short runs print nothing extra); ``advance(done)`` moves it."""
     from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda _done: None
+        return
+    started = time.monotonic()
+    with Progress(console=console, transient=True, disable=False, auto_refresh=False) as bar:
+        task = bar.add_task(label, total=total, visible=False)
+
+        def advance(done: int) -> None:
+            if time.monotonic() - started >= 1.0:
+                bar.update(task, completed=done, visible=True, refresh=True)
+
+        yield advance
+
+
+def _console() -> Any:
+    """Tables for stdout: at the terminal's width, or when piped or redirected at the width
+    they need (a cut number is a wrong number)."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 10_000)
+
+
+def _whatif_tables(output: Any) -> None:
     from rich.table import Table
 
-    console = Console()
+    console = _console()
     columns = ("rounds", "revoked", "moved", "reassigned", "balance_score", "spread", "topic_spread",
                "rack_locality")
     for name, result in output["strategies"].items():
         table = Table(title=name, title_justify="left")
         table.add_column("step")
         for column in columns:
-            table.add_column(column.replace("_", " "), justify="right")
+            table.add_column(column.replace("_", " "), justify="right", no_wrap=True)
         for step in result["steps"]:
             event = step["event"] + (" [Java fails]" if "failed" in step else "")
             table.add_row(event, *(_cell(step[c]) for c in columns))
@@ -109,7 +169,7 @@ def _whatif_tables(output: Any) -> None:
     keys = ("steps", "rounds", "revoked", "moved", "reassigned", "final_balance_score", "max_spread", "rack_locality")
     summary.add_column("strategy")
     for key in keys:
-        summary.add_column(key.replace("_", " "), justify="right")
+        summary.add_column(key.replace("_", " "), justify="right", no_wrap=True)
     for name, result in output["strategies"].items():
         summary.add_row(name, *(_cell(result["summary"][k]) for k in keys))
     console.print(summary)
@@ -119,7 +179,7 @@ def _whatif_tables(output: Any) -> None:
         figures = list(next(iter(output["comparisons"].values())))
         compared.add_column("pair")
         for key in figures:
-            compared.add_column(key.replace("_", " "), justify="right")
+            compared.add_column(key.replace("_", " "), justify="right", no_wrap=True)
         for pair, values in output["comparisons"].items():
             compared.add_row(pair, *(_cell(values[k]) for k in figures))
         console.print(compared)
@@ -132,7 +192,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
     from assignor.partitioners import simulate
 
+    if args.plot:
+        _need("matplotlib", "plot", "--plot")  # (before the runs, not after)
     configs = simulate.preset(args.preset, args.records, args.seed)
+    DEFAULT_LIMITS.check_simulation(configs)
     results = []
     with Progress(console=Console(stderr=True), transient=True) as progress:
         for config in configs:
@@ -152,7 +215,7 @@ def _simulate(args: argparse.Namespace) -> int:
                           f"{r.latency_ms['p50']:.0f}", f"{r.latency_ms['p99']:.0f}", f"{r.latency_ms['p99.9']:.0f}",
                           f"{r.latency_growth:.2f}x", " / ".join(f"{b / 1e6:.1f}" for b in r.bytes_per_broker),
                           f"{r.batches:,}", f"{r.mean_batch_bytes:,.0f}")
-        Console(width=None if sys.stdout.isatty() else 160).print(table)  # a pipe gets whole rows
+        _console().print(table)
     if args.plot:
         from assignor.partitioners.simulate_plot import plot
 
@@ -180,12 +243,22 @@ def _command(name: str) -> Any:
                             f"'kafka-sticky-assignor[spark]' ({error})") from None
 
 
-def _pipeline(args: argparse.Namespace) -> int:
+def _need(module: str, extra: str, what: str) -> None:
+    """AssignorError naming the extra to install when `module` is missing."""
+    from importlib.util import find_spec
+
+    if find_spec(module) is None:
+        raise AssignorError(f"{what} needs {module}: pip install 'kafka-sticky-assignor[{extra}]'")
+
+
+def _pipeline(job: list[str]) -> int:
     run_job = _command("pipeline")
     try:
-        return int(run_job(args.job))
+        return int(run_job(job))
     except ValueError as error:  # bad partition counts and the like, before any work
         raise AssignorError(str(error)) from None
+    except OSError as error:  # an --out that is a file, a folder it may not write
+        raise AssignorError(f"{error.filename or 'pipeline'}: {error.strerror or error}") from None
 
 
 def _advance(progress: Any, task: Any, sent: int) -> None:
@@ -199,14 +272,19 @@ def _cell(value: object) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "pipeline":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         if args.command == "whatif":
             return _whatif(args)
         if args.command == "simulate":
             return _simulate(args)
         if args.command == "pipeline":
-            return _pipeline(args)
+            # Everything after the word is the job's (argparse's REMAINDER drops a leading --help).
+            return _pipeline(argv[argv.index("pipeline") + 1:])
         output = _plan(args)
     except AssignorError as error:
         print(f"assignor: error: {error}", file=sys.stderr)

@@ -76,8 +76,10 @@ def _member(index: int, data: Any) -> Member:
 
 def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
     """``[[topic, partition], ...]`` as TopicPartitions; any other shape is an error naming
-    `where` and the entry (a hostile but well-formed claim, such as a negative partition, is
-    the strategies' to drop, not an error here).
+    `where` and the entry. A negative partition is an error too, as in every entry point that
+    reads a group (the CLI, the service, the fleet job's rows): no consumer can send one (the
+    wire's decoders refuse it). A hostile but well-formed claim, such as a partition the topic
+    does not have, is the strategies' to drop, not an error here.
 
     Raises
     ------
@@ -91,6 +93,8 @@ def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
         if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
                 and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
             raise InvalidGroupError(f"{where}[{j}]: expected [topic, partition], got {pair!r}")
+        if pair[1] < 0:
+            raise InvalidGroupError(f"{where}[{j}]: negative partition {pair[1]} of topic {pair[0]!r}")
         partitions.append(TopicPartition(pair[0], pair[1]))
     return partitions
 

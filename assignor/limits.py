@@ -95,10 +95,11 @@ class Limits:
         """The group's members, partitions and topics against their limits."""
         self.check_sizes(members=len(group.members), partitions=sum(group.topics.values()), topics=len(group.topics))
 
-    def check_events(self, group: Group, events: Sequence[Event]) -> None:
+    def check_events(self, group: Group, events: Sequence[Event]) -> int:
         """What replaying `events` on `group` would build, counted without building it: the
         number of events and of rebalances, and the group's size after each event. Events that
-        cannot apply are left to `assignor.whatif.apply_event`, which names them."""
+        cannot apply are left to `assignor.whatif.apply_event`, which names them. Returns the
+        number of rebalances (the first one included)."""
         if len(events) > self.max_events:
             raise LimitExceededError("max_events", len(events), self.max_events, "events")
         topics = dict(group.topics)
@@ -120,6 +121,7 @@ class Limits:
                              where=f"after event {number} ({event})")
             if steps > self.max_steps:
                 raise LimitExceededError("max_steps", steps, self.max_steps, f"rebalances by event {number} ({event})")
+        return steps
 
     def check_simulation(self, configs: Iterable[Config]) -> None:
         """Records of all runs together, and each run's span of simulated sends."""

@@ -27,7 +27,7 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, NamedTuple, TypedDict, cast
@@ -45,8 +45,8 @@ from assignor.solver.dense import Layout
 from assignor.strategies import REGISTRY, check_strategy, java_counterparts, strategy_named
 from assignor.strategies.strategy import Leader, Strategy
 
-__all__ = ["ALL_STRATEGIES", "Comparison", "Event", "Figures", "Result", "Step", "StrategyRun", "Summary",
-           "WhatIfError", "apply_event", "compare", "parse_event", "run"]
+__all__ = ["ALL_STRATEGIES", "Comparison", "Event", "Figures", "Progress", "Result", "Step", "StrategyRun",
+           "Summary", "WhatIfError", "apply_event", "compare", "count_steps", "parse_event", "run"]
 
 #: Every registered strategy, in the registry's order.
 ALL_STRATEGIES = tuple(REGISTRY)
@@ -239,8 +239,13 @@ class _Numbering(dict[str, int]):
         return found
 
 
+#: Called after each rebalance a run plans with the number planned so far, all strategies together.
+Progress = Callable[[int], None]
+
+
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
-        include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS) -> Result:
+        include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS,
+        progress: Progress | None = None) -> Result:
     """Replay `events` on `group` for each strategy.
 
     The first step ("current") rebalances the group as given, starting from its members' owned
@@ -253,7 +258,8 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     round goes through the oracle and an invalid plan raises AssertionError.
 
     Raises `LimitExceededError` before any work when the group, the events or a group they
-    lead to is past `limits` (`assignor.limits`).
+    lead to is past `limits` (`assignor.limits`). `progress(planned)` is called after each
+    rebalance; `count_steps` says how many a run has per strategy.
     """
     events = list(events)
     for name in strategies:
@@ -261,12 +267,24 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     limits.check_group(group)
     limits.check_events(group, events)
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)
-        return _run(group, events, strategies, include_plans, check)
+        return _run(group, events, strategies, include_plans, check, progress or _quiet)
 
 
-def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool
-         ) -> Result:
+def count_steps(group: Group, events: Sequence[Event]) -> int:
+    """The rebalances `run` plans per strategy: the first, and one per event (two per member
+    for a rolling restart)."""
+    return Limits(max_members=2**63, max_partitions=2**63, max_topics=2**63, max_events=2**63,
+                  max_steps=2**63).check_events(group, events)
+
+
+def _quiet(_planned: int) -> None:
+    pass
+
+
+def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool,
+         progress: Progress) -> Result:
     result: dict[str, StrategyRun] = {}
+    planned = 0
     initial = _claims_of(group.members)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     cache = LeaderCache()
@@ -278,11 +296,15 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
                        max([m.generation for m in group.members], default=0) + 1, numbering, cache,
                        leader=_new_leader(name))
         steps = [_step(group, state, name, "current", include_plans, check, None)]
+        planned += 1
+        progress(planned)
         definition = group
         for event in events:
             for label, step_group in _expand(definition, event):
                 definition = step_group
                 steps.append(_step(definition, state, name, label, include_plans, check, steps[-1]))
+                planned += 1
+                progress(planned)
         result[name] = {"steps": steps, "summary": _summary(steps)}
     out: Result = {"strategies": result}
     comparisons = {f"{java} vs {ours}": compare(result[java.name]["summary"], result[ours.name]["summary"])

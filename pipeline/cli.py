@@ -29,18 +29,25 @@ if TYPE_CHECKING:
 
 def add_jobs(commands: Any) -> None:
     """Each job's parser, added to `commands` (an argparse sub-parsers object)."""
-    sample = commands.add_parser("make-sample", help="write a sample fleet and records (Parquet)")
-    sample.add_argument("--out", required=True)
-    sample.add_argument("--clusters", type=int, default=2)
-    sample.add_argument("--groups", type=int, default=50)
-    sample.add_argument("--topics", type=int, default=20)
-    sample.add_argument("--records", type=int, default=100_000)
-    sample.add_argument("--seed", type=int, default=7)
-    sample.add_argument("--no-bad-rows", action="store_true", help="leave out the rows meant for `errors`")
+    sample = commands.add_parser("make-sample", help="write a sample fleet and records (Parquet)",
+                                 description="Write a sample fleet (groups.parquet: one row per member; "
+                                             "topics.parquet: partition counts) and records.parquet (keys and "
+                                             "sizes) for fleet-whatif and key-skew.")
+    sample.add_argument("--out", required=True, help="the folder to write into (created)")
+    sample.add_argument("--clusters", type=_positive, default=2, help="Kafka clusters (default: 2)")
+    sample.add_argument("--groups", type=_positive, default=50, help="consumer groups per cluster (default: 50)")
+    sample.add_argument("--topics", type=_positive, default=20, help="topics per cluster (default: 20)")
+    sample.add_argument("--records", type=_positive, default=100_000,
+                        help="records in records.parquet (default: 100000)")
+    sample.add_argument("--seed", type=int, default=7, help="the random seed; same seed, same files (default: 7)")
+    sample.add_argument("--no-bad-rows", action="store_true",
+                        help="leave out the malformed rows meant to land in errors/")
     fleet = commands.add_parser("fleet-whatif", help="replay events on every group under each strategy")
     fleet.add_argument("--groups", required=True, help="member rows (Parquet, or JSON lines ending in .json/.jsonl)")
     fleet.add_argument("--topics", required=True, help="topic rows (Parquet or JSON lines)")
-    fleet.add_argument("--event", action="append", default=[], metavar="KIND:ARGS")
+    fleet.add_argument("--event", action="append", default=[], metavar="KIND:ARGS",
+                       help="e.g. member_leave:c3, partitions_added:orders:24 (24 is the new total), "
+                            "rolling_restart (repeatable; see assignor.whatif)")
     fleet.add_argument("--strategy", action="append", help="default: all six")
     fleet.add_argument("--plans", action="store_true", help="include each group's final plan (JSON)")
     fleet.add_argument("--plot", action="store_true",
@@ -62,6 +69,16 @@ def add_jobs(commands: Any) -> None:
                          help="comma-separated archives unpacked on the executors (e.g. env.tar.gz#env)")
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def run(argv: list[str]) -> int:
     """Parse a job's command line and run it (``assignor pipeline ...`` calls this)."""
     top = argparse.ArgumentParser(prog="assignor pipeline", description=__doc__.splitlines()[0])
@@ -70,14 +87,26 @@ def run(argv: list[str]) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Run a parsed job. Raises ValueError (a message for the user, not a traceback) for input
+    that cannot work, before Spark starts: files that do not exist, bad partition counts."""
     if args.job == "make-sample":
         from pipeline import sample
 
         paths = sample.write(args.out, clusters=args.clusters, groups=args.groups, topics=args.topics,
                              records_count=args.records, seed=args.seed, bad_rows=not args.no_bad_rows)
+        import pyarrow.parquet as pq
+
         for name, path in paths.items():
-            print(f"{name}: {path}")
+            print(f"wrote {path} ({pq.read_metadata(path).num_rows:,} rows)")
+        print(f"a sample of {args.clusters} clusters x {args.groups} groups over {args.topics} topics"
+              f"{'' if args.no_bad_rows else ', with malformed rows meant for errors/'}")
         return 0
+    for option in ("groups", "topics", "records"):
+        given: str | None = getattr(args, option, None)
+        if given is not None and "://" not in given and not Path(given).exists():
+            raise ValueError(f"--{option}: no such file or folder: {given}")
+    if args.job == "key-skew":
+        _counts(args.partitions)  # (before Spark starts)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -132,7 +161,8 @@ def write_spark(frame: Any, out: Path, name: str) -> Path:
     """A Spark table, as Spark writes it: a directory of Parquet files."""
     directory = out / name
     frame.write.mode("overwrite").parquet(str(directory))
-    print(f"wrote {directory}/")
+    rows = frame.sparkSession.read.parquet(str(directory)).count()  # (what was written, from its metadata)
+    print(f"wrote {directory}/ ({rows:,} rows)")
     return directory
 
 
@@ -164,7 +194,7 @@ def _fleet(args: argparse.Namespace, out: Path) -> pd.DataFrame:
 
 def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:
     """The fleet's answer to "what would switching from Java's assignors to ours change":
-    `switching.parquet` (per group and pair), a table, and with `plot` a chart."""
+    `switching/` (Parquet, per group and pair), a table, and with `plot` a chart."""
     from rich.console import Console
     from rich.table import Table
 
@@ -182,7 +212,7 @@ def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:
         table.add_column(column.replace("_", " "), justify="left" if column in ("java", "ours") else "right")
     for row in summary.itertuples(index=False):
         table.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row))
-    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    Console(width=None if sys.stdout.isatty() else 10_000).print(table)
     if plot:
         print(f"wrote {plot_switching(summary, out)}")
 
@@ -219,7 +249,7 @@ def _fleet_summary(result: pd.DataFrame, seconds: float) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 140)
+    console = Console(width=None if sys.stdout.isatty() else 10_000)  # piped: whole rows, never a cut number
     if "kind" not in result or "moved" not in result:
         console.print(result)
         return
@@ -243,14 +273,14 @@ def _fleet_summary(result: pd.DataFrame, seconds: float) -> None:
 def _skew(args: argparse.Namespace, out: Path) -> dict[str, pd.DataFrame]:
     from pipeline import skew
 
-    counts = [int(n) for n in args.partitions.split(",") if n.strip()]
+    counts = _counts(args.partitions)
     if args.local:
         tables = skew.run_local(args.records, counts, args.key_encoding)
         write_local(tables["errors"], out, "errors")
     else:
         spark = _session(args, "key-skew")
         tables, errors = skew.run_spark(spark, skew.read_spark(spark, args.records), counts, args.key_encoding)
-        write_spark(errors, out, "errors")
+        write_spark(errors, out, "errors")  # (it says how many rows it wrote)
     for name in ("partitions", "skew", "hot_keys", "moves"):
         write_local(tables[name], out, name)
     if args.plot:
@@ -259,11 +289,19 @@ def _skew(args: argparse.Namespace, out: Path) -> dict[str, pd.DataFrame]:
     return tables
 
 
+def _counts(text: str) -> list[int]:
+    """``12,16,24`` as partition counts; anything else is a ValueError naming the option."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isascii() and part.isdigit() and 0 < int(part) < 2**31 for part in parts):
+        raise ValueError(f"--partitions: expected comma-separated partition counts from 1 to 2147483647, got {text!r}")
+    return [int(part) for part in parts]
+
+
 def _skew_summary(tables: dict[str, pd.DataFrame], seconds: float) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 140)
+    console = Console(width=None if sys.stdout.isatty() else 10_000)
     table = Table(title=f"key-skew in {seconds:.1f} s", title_justify="left")
     for column in ("topic", "partitions", "records", "max/mean records", "max/mean bytes", "empty",
                    "hottest key share"):
@@ -279,6 +317,9 @@ def _skew_summary(tables: dict[str, pd.DataFrame], seconds: float) -> None:
     for row in tables["moves"].itertuples(index=False):
         moves.add_row(row.topic, f"{row.from_n} -> {row.to_n}", f"{row.key_fraction:.1%}", f"{row.byte_fraction:.1%}")
     console.print(moves)
+    errors = len(tables["errors"]) if "errors" in tables else None
+    if errors is not None:
+        console.print(f"{errors:,} rows went to errors/" if errors else "no rows went to errors/")
 
 
 def plot_skew(partitions: pd.DataFrame, out: Path) -> list[Path]:

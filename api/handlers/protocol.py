@@ -33,5 +33,5 @@ def _protocol_encode(body: bytes) -> Handled:
     from api.models import EncodeRequest
 
     request = validated(EncodeRequest, body)
-    data = protocol_io.encode(request.type, request.version, request.value)
-    return {"type": request.type, "version": request.version, "data_b64": b64(data)}, {}
+    data, version = protocol_io.encode(request.type, request.version, request.value)
+    return {"type": request.type, "version": version, "data_b64": b64(data)}, {}

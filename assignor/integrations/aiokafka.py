@@ -324,8 +324,17 @@ class StickyProducer:
 
     async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None,
                    partition: int | None = None, timestamp_ms: int | None = None, headers: Headers = None) -> Any:
-        """Like ``AIOKafkaProducer.send``; returns its delivery future."""
+        """Like ``AIOKafkaProducer.send``; returns its delivery future.
+
+        Raises
+        ------
+        PartitionerError
+            When the producer was not started: aiokafka's own ``send`` would wait for metadata
+            that never comes (nothing fetches it before ``start``)."""
         producer = self.producer
+        sender = getattr(producer, "_sender", None)
+        if sender is not None and getattr(sender, "_sender_task", True) is None:  # (aiokafka 0.11-0.14)
+            raise PartitionerError("the producer is not started: await producer.start() before sending")
         if partition is None:
             partition = await self._choose(topic, key, value, headers)
         return await producer.send(topic, value=value, key=key, partition=partition,

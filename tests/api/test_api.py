@@ -272,6 +272,20 @@ async def test_protocol_encode_decode_round_trip(client):
     sticky = (await client.post("/v1/protocol/encode", json={"type": "sticky_user_data",
                                                               "value": {"partitions": [["t", 0]], "generation": 2}}))
     assert sticky.json()["data_b64"] == b64(encode_sticky_user_data([TopicPartition("t", 0)], 2))
+    # The version written, not the request's default 3 (sticky user data has V0 and V1 only).
+    assert sticky.json()["version"] == 1
+    v0 = await client.post("/v1/protocol/encode", json={"type": "sticky_user_data", "value": {"partitions": []}})
+    assert v0.json()["version"] == 0
+    cooperative = await client.post("/v1/protocol/encode", json={"type": "cooperative_user_data",
+                                                                  "value": {"generation": 3}})
+    assert cooperative.json()["version"] is None
+    # A field the version asked for cannot hold is refused, not dropped without a word.
+    older = await client.post("/v1/protocol/encode", json={"type": "subscription", "version": 0, "value": value})
+    assert older.status_code == 422
+    assert older.json()["detail"].startswith("value.owned_partitions: Subscription v0 has no owned_partitions")
+    two = await client.post("/v1/protocol/encode", json={"type": "subscription", "version": 2,
+                                                          "value": {**value, "rack_id": None}})
+    assert two.status_code == 200 and two.json()["version"] == 2
     for body in ({"type": "assignment", "data_b64": b64(b"\x00")}, {"type": "subscription", "data_b64": "%%"},
                  {"type": "cooperative_user_data", "data_b64": b64(b"\x00\x01")}):
         response = await client.post("/v1/protocol/decode", json=body)

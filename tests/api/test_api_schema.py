@@ -49,8 +49,14 @@ PLAN_BODIES = {
     "a member without id": _plan_body(lambda b: b["members"][0].pop("id")),
     "a member field unknown": _plan_body(lambda b: b["members"][0].__setitem__("x", 1)),
     "an owned entry that is no pair": _plan_body(lambda b: b["members"][0].__setitem__("owned", [["orders"]])),
-    "a hostile claim (dropped, not refused)": _plan_body(
+    "a negative owned partition (refused, as by every reader of a group)": _plan_body(
         lambda b: b["members"][0].__setitem__("owned", [["orders", -1]])),
+    "a hostile claim (dropped, not refused)": _plan_body(
+        lambda b: b["members"][0].__setitem__("owned", [["orders", 99]])),
+    "no members": _plan_body(lambda b: b.pop("members")),
+    "racks one list short": _plan_body(lambda b: b.__setitem__("partition_racks", {"orders": [["r"]] * 5})),
+    "racks of every partition": _plan_body(lambda b: b.__setitem__("partition_racks", {"orders": [["r"]] * 6})),
+    "racks of an unknown topic": _plan_body(lambda b: b.__setitem__("partition_racks", {"x": []})),
     "a negative member generation (unknown)": _plan_body(lambda b: b["members"][0].__setitem__("generation", -2)),
     "a member generation past INT32": _plan_body(lambda b: b["members"][0].__setitem__("generation", 2**31)),
     "a rack that is a number": _plan_body(lambda b: b["members"][0].__setitem__("rack", 3)),

@@ -76,7 +76,8 @@ def test_a_registered_strategy_plans_everywhere(registered):
     assert run["strategies"][REVERSED.name]["summary"]["steps"] == 1
     from api.models import PlanRequest
 
-    request = PlanRequest.model_validate(orjson.loads(orjson.dumps({"strategy": REVERSED.name, "topics": {"t": 1}, "members": []})))
+    body = {"strategy": REVERSED.name, "topics": {"t": 1}, "members": []}
+    request = PlanRequest.model_validate(orjson.loads(orjson.dumps(body)))
     assert request.strategy == REVERSED.name
 
 

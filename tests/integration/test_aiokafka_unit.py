@@ -122,3 +122,24 @@ def test_partitioner_keyless_sticks_then_moves_without_a_producer_to_read():
     assert len(set(picks[:9])) == 1
     runs = sum(1 for a, b in itertools.pairwise(picks) if a != b)
     assert runs == 3  # KIP-480: each switch goes to a *different* partition
+
+
+def test_sending_through_a_producer_not_started_fails_at_once():
+    """The README's snippet left out ``await producer.start()``, and ``StickyProducer.send``
+    then waited for ever for metadata nothing fetches; it now says what is missing."""
+    import asyncio
+
+    import pytest
+
+    from assignor.errors import PartitionerError
+    from assignor.integrations.aiokafka import StickyProducer
+
+    async def send() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=f"127.0.0.1:{free_port()}")
+        try:
+            with pytest.raises(PartitionerError, match=r"not started: await producer.start\(\)"):
+                await asyncio.wait_for(StickyProducer(producer).send("orders", b"value"), 5)
+        finally:
+            await producer.stop()
+
+    asyncio.run(send())
