@@ -101,3 +101,42 @@ def test_a_registered_group_can_be_picked(page, service):
     page.wait_for_selector("#heatmaps section[data-strategy='sticky']")
     heat = page.locator("#heatmaps section[data-strategy='sticky'] table.heat")
     assert heat.locator("tr").nth(1).locator("td").first.inner_text() == "m2"
+
+
+def test_no_strategy_picked_is_said_and_runs_nothing(page):
+    """Unchecking every strategy silently ran all six (an empty list means "all" to the API)."""
+    for box in page.locator("#strategy-checks input").all():
+        box.uncheck()
+    page.click("#run")
+    assert page.locator("#error").inner_text() == "Pick at least one strategy."
+    assert page.locator("#summary tbody tr").count() == 0
+
+
+def test_a_failed_run_leaves_no_results_of_an_earlier_one(page):
+    page.click("#run")
+    page.wait_for_selector("#summary tbody tr[data-strategy='sticky']")
+    page.fill("#group", json.dumps({"topics": {"t": -2}, "members": []}))
+    page.click("#run")
+    page.wait_for_function("document.getElementById('error').textContent.includes('422')")
+    assert page.locator("#summary tbody tr").count() == 0
+    assert page.locator("#heatmaps section").count() == 0 and not page.locator("#comparison-card").is_visible()
+
+
+@pytest.mark.parametrize("width", [420, 1280])
+def test_the_page_fits_the_screen(browser, service, width):
+    """At a 420 px viewport the page was 1,182 px wide: the two columns and the wide tables did
+    not reflow. Now the page is never wider than its viewport (tables scroll in their cards)."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    opened = context.new_page()
+    icon = opened.request.get(service.url + "/favicon.ico")
+    assert icon.status == 200 and icon.headers["content-type"] == "image/svg+xml"
+    opened.goto(service.url + "/")
+    opened.click("#run")
+    opened.wait_for_selector("#heatmaps section[data-strategy='sticky']")
+    assert opened.evaluate("document.documentElement.scrollWidth") <= width
+    inputs, results = (opened.locator(selector).bounding_box() for selector in ("#inputs", "#summary"))
+    # Narrow: the inputs above the results; wide: side by side.
+    assert (inputs["y"] + inputs["height"] <= results["y"]) == (width < 860)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    opened.screenshot(path=str(ARTIFACTS / f"ui-{width}px.png"), full_page=True)
+    context.close()
