@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match, Route
@@ -58,7 +59,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         planner.close()
 
-    app = FastAPI(title="kafka-sticky-assignor", version="0.1.0", lifespan=lifespan,
+    # /docs and /redoc from assets installed with fastapi-offline (Swagger UI, ReDoc): they render
+    # on networks that cannot reach a CDN, and run no code fetched from elsewhere.
+    app = FastAPIOffline(title="kafka-sticky-assignor", version="0.1.0", lifespan=lifespan, favicon_url="/favicon.svg",
                   description="Kafka consumer-group assignment planning (sticky KIP-54/341, cooperative-sticky "
                               "KIP-429, range, roundrobin), rebalance what-if, the consumer protocol on the wire "
                               "and Java-exact keyed partitioning.")

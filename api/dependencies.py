@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, cast
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.metrics import ClaimWarnings, Metrics
 from api.models import Problem
@@ -106,10 +107,23 @@ GroupLocksDep = Annotated[GroupLocks, Depends(_group_locks)]
 ClaimWarningsDep = Annotated[ClaimWarnings, Depends(_claim_warnings)]
 
 
-async def authorised(request: Request, settings: SettingsDep) -> None:
-    """The bearer token, when one is configured (compared in constant time)."""
+#: Declares the bearer scheme in OpenAPI, so /docs has an "Authorize" button that sends the
+#: token; `authorised` does the checking itself (the scheme object reads only the first header).
+_BEARER = HTTPBearer(auto_error=False, description="the service's ASSIGNOR_API_TOKEN, when it has one")
+
+
+async def authorised(request: Request, settings: SettingsDep,
+                     _declared: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)] = None) -> None:
+    """The bearer token, when one is configured: exactly one ``Authorization`` header, the
+    scheme in any case (RFC 9110 11.1), the token compared in constant time as the bytes sent
+    (UTF-8 for a token that is not ASCII)."""
     if settings.token is None:
         return
-    given = request.headers.get("authorization", "").encode()
-    if not hmac.compare_digest(given, f"Bearer {settings.token}".encode()):
-        raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+    values = request.headers.getlist("authorization")
+    scheme, _, token = (values[0] if len(values) == 1 else "").strip().partition(" ")
+    # Starlette decodes header bytes as Latin-1: encoding back gives the bytes the client sent.
+    given = token.strip(" ").encode("latin-1", errors="replace")
+    right = hmac.compare_digest(given, settings.token.encode("utf-8"))
+    if not (right and scheme.lower() == "bearer"):
+        detail = "send one Authorization header" if len(values) > 1 else "missing or wrong bearer token"
+        raise HTTPException(401, detail, headers={"WWW-Authenticate": "Bearer"})

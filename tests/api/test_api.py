@@ -541,3 +541,21 @@ async def test_spooled_files_of_processes_that_no_longer_run_are_swept_at_start(
         app.state.planner.close()
     assert [p for p in left + kept if p.exists()] == kept
     assert sorted(r.args[0] for r in caplog.records if "no longer runs" in r.getMessage()) == sorted(map(str, left))
+
+
+async def test_the_bearer_token_is_read_as_rfc_9110_says(tmp_path):
+    """The scheme had to be ``Bearer`` in that case; with two Authorization headers only the
+    first counted; a non-ASCII token could never match (the header read as Latin-1, the token
+    as UTF-8)."""
+    app = create_app(settings(tmp_path, token="sécret-token"))
+    raw = "sécret-token".encode().decode("latin-1")  # what a client sending UTF-8 bytes puts on the wire
+    async with await client_for(app) as c:
+        for value, status in ((f"Bearer {raw}", 200), (f"bearer {raw}", 200), (f"BEARER  {raw}", 200),
+                              (f"Basic {raw}", 401), ("Bearer sécret-token", 401), (f"Bearer {raw}x", 401)):
+            response = await c.get("/v1/groups", headers=[("Authorization", value.encode("latin-1"))])
+            assert response.status_code == status, value
+        twice = await c.get("/v1/groups", headers=[("Authorization", f"Bearer {raw}".encode("latin-1")),
+                                                   ("Authorization", b"Bearer other")])
+        assert twice.status_code == 401 and twice.json()["detail"] == "send one Authorization header"
+        assert "HTTPBearer" in (await c.get("/openapi.json")).json()["components"]["securitySchemes"]
+    app.state.planner.close()
