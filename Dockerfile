@@ -12,4 +12,4 @@ VOLUME /data
 EXPOSE 8000
 # Inside the container the service must listen on all interfaces; compose publishes it on the
 # host's loopback only.
-CMD ["uvicorn", "--factory", "api.app:create_app", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["uvicorn", "--factory", "api.app:create_app", "--host", "0.0.0.0", "--port", "8000", "--timeout-graceful-shutdown", "5"]

@@ -26,7 +26,7 @@ from starlette.routing import Match, Route
 
 from api import transport
 from api.bodies import reply
-from api.dependencies import ERRORS, GroupLocks, authorised
+from api.dependencies import ERRORS, GroupLocks, authorised, known_query
 from api.errors import field_path
 from api.metrics import ClaimWarnings, Metrics
 from api.middleware import BodyLimit, Measure
@@ -79,7 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(ClientDisconnect, _client_left)
 
     app.include_router(health.router)
-    v1 = APIRouter(prefix="/v1", dependencies=[Depends(authorised)], responses=ERRORS)
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(authorised), Depends(known_query)], responses=ERRORS)
     for resource in V1_ROUTERS:
         v1.include_router(resource.router)
     app.include_router(v1)

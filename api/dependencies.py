@@ -127,3 +127,24 @@ async def authorised(request: Request, settings: SettingsDep,
     if not (right and scheme.lower() == "bearer"):
         detail = "send one Authorization header" if len(values) > 1 else "missing or wrong bearer token"
         raise HTTPException(401, detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+async def known_query(request: Request) -> None:
+    """422 for a query parameter the route does not take (``?limt=5`` silently ignored would
+    answer another question than the one asked)."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    known = {param.alias for param in _query_params(dependant)}
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        takes = ", ".join(sorted(known)) or "none"
+        raise HTTPException(422, f"query: unknown parameter(s) {unknown}; this route takes {takes}")
+
+
+def _query_params(dependant: Any) -> list[Any]:
+    found = list(dependant.query_params)
+    for sub in dependant.dependencies:
+        found += _query_params(sub)
+    return found

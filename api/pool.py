@@ -8,6 +8,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
@@ -26,6 +27,8 @@ class Planner:
     def __init__(self, settings: Settings) -> None:
         self.capacity = max(settings.workers, 1) + max(settings.max_pending, 0)
         self.workers = settings.workers
+        self.seconds = settings.request_seconds
+        self.memory_mb = settings.worker_memory_mb
         self._executor: Executor | None = None
         self.in_flight = 0
 
@@ -36,7 +39,7 @@ class Planner:
                 context = multiprocessing.get_context("forkserver")
                 self._executor = ProcessPoolExecutor(self.workers, mp_context=context,
                                                      initializer=transport.start_worker,
-                                                     initargs=(os.getpid(),))
+                                                     initargs=(os.getpid(), self.memory_mb))
             else:
                 self._executor = ThreadPoolExecutor(1)
         return self._executor
@@ -62,10 +65,14 @@ class Planner:
             self.in_flight += 1
             pool = self._pool()
             try:
-                future = pool.submit(transport.handed_over, function, *args)
+                future = pool.submit(transport.handed_over, self.seconds, function, *args)
                 try:
                     return await asyncio.wrap_future(future)
                 except asyncio.CancelledError:
+                    # The client left: work not started yet is dropped; work under way runs on
+                    # until it ends or meets its time limit (a process cannot be interrupted
+                    # safely from here), and its answer is thrown away.
+                    future.cancel()
                     future.add_done_callback(_discard_answer)
                     raise
             except BrokenExecutor as error:
@@ -111,9 +118,24 @@ class Planner:
         return False
 
     def close(self, wait: bool = True) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=wait, cancel_futures=True)
-            self._executor = None
+        """Stop the pool: queued work is dropped; with `wait`, work under way may finish within
+        `_CLOSING_SECONDS`, then its processes are ended (SIGTERM must end the service within
+        seconds, whatever runs)."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + (_CLOSING_SECONDS if wait else 0)
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join(1)
+
+
+#: How long closing the pool waits for work under way before it ends the processes.
+_CLOSING_SECONDS = 2.0
 
 
 def in_background(function: Callable[..., object], *args: Any) -> None:
@@ -135,5 +157,5 @@ def release(*values: Any) -> None:
 
 def _discard_answer(future: Future[Any]) -> None:
     """A cancelled request's answer, when it comes: its spooled file, if any, is removed."""
-    if not future.cancelled() and future.exception() is None:
+    if not future.cancelled() and future.exception() is None:  # (run on, then answered nobody)
         transport.discard(future.result()[1])

@@ -49,6 +49,12 @@ class Settings:
     #: Planning requests allowed to wait for a worker; past this, 503 with Retry-After.
     max_pending: int = 16
     max_body_bytes: int = 64 * 1024 * 1024
+    #: Seconds one request may plan; past it, 504 (0: no limit).
+    request_seconds: float = 120.0
+    #: Data memory of one planning process in MB; an allocation past it is a 507 for that
+    #: request, not the kernel's out-of-memory killer (0: no ceiling). Default: three quarters
+    #: of the machine's memory shared among the workers (`api.transport.memory_ceiling_mb`).
+    worker_memory_mb: int = -1
     #: What one request may build (`assignor.limits.Limits`: members, partitions, topics, what-if
     #: events and rebalances, simulated records and seconds, keys); past a limit, 413 naming it.
     #: ``ASSIGNOR_MAX_<FIELD>`` sets each, e.g. ``ASSIGNOR_MAX_PARTITIONS``.
@@ -66,6 +72,8 @@ class Settings:
             workers=_env_int("ASSIGNOR_WORKERS", defaults.workers),
             max_pending=_env_int("ASSIGNOR_MAX_PENDING", defaults.max_pending),
             max_body_bytes=_env_int("ASSIGNOR_MAX_BODY_BYTES", defaults.max_body_bytes),
+            request_seconds=_env_int("ASSIGNOR_REQUEST_SECONDS", int(defaults.request_seconds)),
+            worker_memory_mb=_env_int("ASSIGNOR_WORKER_MEMORY_MB", defaults.worker_memory_mb),
             limits=Limits(**{name: _env_int(f"ASSIGNOR_{name.upper()}", value)
                              for name, value in vars(defaults.limits).items()}),
         )
@@ -73,3 +81,7 @@ class Settings:
     def __post_init__(self) -> None:
         if self.history < 1:
             raise SystemExit(f"ASSIGNOR_HISTORY must be at least 1, got {self.history}")
+        if self.worker_memory_mb < 0:  # (the default: sized from this machine)
+            from api.transport import memory_ceiling_mb
+
+            object.__setattr__(self, "worker_memory_mb", memory_ceiling_mb(self.workers))

@@ -8,9 +8,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import glob
+import json
 import logging
 import os
+import resource
 import select
+import signal
 import tempfile
 import threading
 import time
@@ -33,14 +36,28 @@ class Spooled(NamedTuple):
 SPOOL_BYTES = 8 << 20
 
 
-def handed_over(function: Callable[..., Answer], *args: Any) -> tuple[int, bytes | Spooled, dict[str, Any]]:
-    """`function(*args)` as the planning pool runs it, with large bodies and answers in files:
-    a `Spooled` argument is read here, and an answer larger than `SPOOL_BYTES` is written to a
-    file whose path goes back instead. Bytes cross processes pickled, and the service's process
-    copies them whole with the interpreter held, which the event loop waits for: joining and
-    pickling a 40 MB body held it 75 ms, reading and unpickling a 140 MB plan 190 ms. A file
-    is written and read there a megabyte at a time (`api.bodies.read_body`, `reply`)."""
-    status, payload, stats = function(*(_read(a) if isinstance(a, Spooled) else a for a in args))
+def handed_over(seconds: float, function: Callable[..., Answer], *args: Any
+                ) -> tuple[int, bytes | Spooled, dict[str, Any]]:
+    """`function(*args)` as the planning pool runs it, within `seconds` (0: no limit), with
+    large bodies and answers in files: a `Spooled` argument is read here, and an answer larger
+    than `SPOOL_BYTES` is written to a file whose path goes back instead. Bytes cross processes
+    pickled, and the service's process copies them whole with the interpreter held, which the
+    event loop waits for: joining and pickling a 40 MB body held it 75 ms, reading and
+    unpickling a 140 MB plan 190 ms. A file is written and read there a megabyte at a time
+    (`api.bodies.read_body`, `reply`).
+
+    Past `seconds` the work stops (a timer signal raises in it) and the answer is a 504; an
+    allocation past the process's memory ceiling (`start_worker`) is a 507. Either way the
+    process goes on planning the next request."""
+    try:
+        with _time_limit(seconds):
+            status, payload, stats = function(*(_read(a) if isinstance(a, Spooled) else a for a in args))
+    except _OutOfTime:
+        return 504, _problem(f"request_seconds: the request ran past the time limit of {seconds:g} s"), {}
+    except MemoryError:
+        gc.collect()
+        return 507, _problem("worker_memory_mb: the request needed more memory than a planning process may use "
+                             f"({_ceiling_mb()} MB)"), {}
     if len(payload) <= SPOOL_BYTES:
         return status, payload, stats
     file = spool_file()
@@ -112,15 +129,68 @@ def discard(*values: Any) -> None:
                 os.unlink(value.path)
 
 
-def start_worker(service: int | None = None) -> None:
-    """A planning process's first step: end with the `service` process (its PID), import what
-    the handlers need, then hide every object that lives as long as the process from the cyclic
+class _OutOfTime(BaseException):
+    """Raised into a request's work by its timer (a BaseException: no handler swallows it)."""
+
+
+def _on_timer(_signal: int, _frame: Any) -> None:
+    raise _OutOfTime
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Any:
+    """A real-time timer around the work of one request, in a planning process's main thread
+    (where the pool runs work and where signals arrive; elsewhere, as in the threads of
+    ``ASSIGNOR_WORKERS=0``, no limit). The work stops between two bytecodes: a long numpy call
+    finishes first."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_timer)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _problem(detail: str) -> bytes:
+    return json.dumps({"detail": detail}).encode()
+
+
+def _ceiling_mb() -> int:
+    soft, _hard = resource.getrlimit(resource.RLIMIT_DATA)
+    return -1 if soft == resource.RLIM_INFINITY else soft >> 20
+
+
+def memory_ceiling_mb(workers: int) -> int:
+    """The default memory ceiling of one planning process: three quarters of the machine's
+    memory shared among the workers (at least 512 MB), so that no request, or several at once,
+    can take the whole machine."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+    return max(512, int(total * 0.75) // max(workers, 1) >> 20)
+
+
+def start_worker(service: int | None = None, memory_mb: int = 0) -> None:
+    """A planning process's first step: end with the `service` process (its PID), cap its data
+    memory at `memory_mb` (0: no cap; an allocation past it is a MemoryError, which
+    `handed_over` answers with 507, not the kernel's out-of-memory killer), import what the
+    handlers need, then hide every object that lives as long as the process from the cyclic
     collector (`gc.freeze`). The modules, numpy's and pydantic's included, are tens of thousands
     of objects that each full collection would walk again for nothing; a plan of 10,000
     partitions allocates enough to set off such collections, and they cost it about 8% (1.7 of
     21 ms, in-process)."""
     if service is not None:
         _end_with(service)
+    if memory_mb > 0:
+        # RLIMIT_DATA counts the heap and private anonymous mappings (numpy's large arrays), not
+        # the shared libraries' code or the address space threads reserve (Linux 4.7+).
+        limit = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, resource.getrlimit(resource.RLIMIT_DATA)[1]))
     import api.models  # noqa: F401  (the sync, partitions and what-if handlers validate with it)
 
     gc.freeze()

@@ -27,7 +27,8 @@ class Service:
         output = None if log is None else log.open("wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", "warning"], env=env, stdin=subprocess.DEVNULL,
+             "--port", str(self.port), "--log-level", "warning", "--timeout-graceful-shutdown", "5"], env=env,
+            stdin=subprocess.DEVNULL,
             stdout=output, stderr=output)
         if output is not None:
             output.close()  # the service holds its own copy

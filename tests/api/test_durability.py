@@ -194,3 +194,75 @@ def test_killed_planning_processes_are_replaced(tmp_path):
         assert len(replaced) == 2 and not replaced & workers
     finally:
         service.stop()
+
+
+def _answer(url: str, body: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return int(reply.status), json.load(reply)
+    except urllib.error.HTTPError as error:
+        return int(error.code), json.load(error)
+
+
+PLAN = {"topics": {"t": 6}, "members": [{"id": "a", "topics": ["t"]}]}
+#: A simulation of several seconds: the five KIP-794 runs at full length.
+LONG_SIMULATION = {"preset": "kip794-series1"}
+
+
+def test_a_request_past_its_time_limit_is_504_and_the_process_plans_on(tmp_path):
+    """``rate: 1e-8`` kept a worker at 100% for more than five minutes after its client gave up.
+    Any request now stops at ``ASSIGNOR_REQUEST_SECONDS`` with a 504, and the same planning
+    process answers the next one."""
+    service = Service(tmp_path, env={"ASSIGNOR_REQUEST_SECONDS": "1"})
+    try:
+        workers = _planning_processes(service.process.pid)
+        started = time.monotonic()
+        status, answer = _answer(f"{service.url}/v1/simulations", LONG_SIMULATION)
+        assert status == 504 and time.monotonic() - started < 10
+        assert answer["detail"] == "request_seconds: the request ran past the time limit of 1 s"
+        assert _answer(f"{service.url}/v1/plans", PLAN)[0] == 200
+        assert _planning_processes(service.process.pid) == workers
+    finally:
+        service.stop()
+
+
+def test_a_request_past_the_memory_ceiling_is_507_and_the_process_plans_on(tmp_path):
+    """A what-if that asked a planning process for 23.6 GB had it killed by the kernel. Past
+    its ceiling (``ASSIGNOR_WORKER_MEMORY_MB``) an allocation now fails in the process: that
+    request answers 507 and the process plans the next."""
+    service = Service(tmp_path, env={"ASSIGNOR_WORKER_MEMORY_MB": "600", "ASSIGNOR_MAX_PARTITIONS": "1000000000"})
+    try:
+        workers = _planning_processes(service.process.pid)
+        group = {"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t", "x"]}]}
+        status, answer = _answer(f"{service.url}/v1/whatif", {"group": group, "events": ["topic_created:x:400000000"],
+                                                              "strategies": ["range"]})
+        assert status == 507, answer
+        assert answer["detail"].startswith("worker_memory_mb: the request needed more memory than a planning")
+        assert _answer(f"{service.url}/v1/plans", PLAN)[0] == 200
+        assert _planning_processes(service.process.pid) == workers
+    finally:
+        service.stop()
+
+
+def test_sigterm_ends_the_service_within_seconds_while_work_runs(tmp_path):
+    """SIGTERM waited at "Waiting for background tasks to complete" for as long as a request
+    planned (minutes), until a second signal."""
+    service = Service(tmp_path, env={"ASSIGNOR_REQUEST_SECONDS": "0"})
+    try:
+        worker = threading.Thread(target=lambda: _status(f"{service.url}/v1/simulations",
+                                                         json.dumps({"preset": "kip794-series2"}).encode()),
+                                  daemon=True)
+        worker.start()
+        time.sleep(1.0)  # the simulation is under way
+        workers = _planning_processes(service.process.pid)
+        started = time.monotonic()
+        service.process.terminate()
+        service.process.wait(timeout=15)
+        assert time.monotonic() - started < 8
+        deadline = time.monotonic() + 5
+        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_running(pid) for pid in workers)
+    finally:
+        service.stop()
