@@ -51,3 +51,76 @@ def test_bad_input_is_a_clear_error(stdin, message):
 def test_missing_file(capsys):
     assert cli.main(["plan", "does-not-exist.json"]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_version_and_the_pipelines_help():
+    """``assignor pipeline --help`` printed "unrecognized arguments: --help" (exit 2); there was
+    no ``--version``."""
+    version = run("--version")
+    assert version.returncode == 0 and re.fullmatch(r"assignor \S+\n", version.stdout)
+    for flag in ("--help", "-h"):
+        shown = run("pipeline", flag)
+        assert shown.returncode == 0 and "make-sample" in shown.stdout and "fleet-whatif" in shown.stdout
+    sample = run("pipeline", "make-sample", "--help")
+    assert "consumer groups per cluster (default: 50)" in " ".join(sample.stdout.split())
+    assert run("plan", "--nope", "examples/group.json").returncode == 2
+
+
+def test_plan_reads_the_body_of_post_v1_plans():
+    """The README says the CLI reads the same form as ``/v1/plans``, which adds ``strategy``
+    and ``generation``; the CLI refused them (unknown fields)."""
+    body = json.loads((ROOT / "examples" / "group.json").read_text())
+    named = run("plan", "-", stdin=json.dumps({**body, "strategy": "range", "generation": 7}))
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout) == json.loads(run("plan", "--strategy", "range", "examples/group.json").stdout)
+    wins = run("plan", "--strategy", "sticky", "-", stdin=json.dumps({**body, "strategy": "range"}))
+    assert json.loads(wins.stdout) == json.loads(run("plan", "--strategy", "sticky", "examples/group.json").stdout)
+
+
+def test_whatif_tables_are_never_cut_when_piped(tmp_path):
+    """Piped, the tables were cut to 80 columns: names became ``curre…`` and 1,797,000 revoked
+    became ``17970…``. A cut number is a wrong number."""
+    group = {"topics": {f"topic-with-a-long-name-{i}": 20_000 for i in range(3)},
+             "members": [{"id": f"member-{i}", "topics": [f"topic-with-a-long-name-{j}" for j in range(3)]}
+                         for i in range(3)]}
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps(group))
+    shown = run("whatif", str(path), "--event", "member_join:a-member-with-a-long-id:topic-with-a-long-name-0",
+                "--strategy", "range")
+    assert shown.returncode == 0, shown.stderr
+    assert "…" not in shown.stdout and "60000" in shown.stdout
+    assert "member_join:a-member-with-a-long-id:topic-with-a-long-name-0" in shown.stdout
+
+
+def test_plans_without_json_and_limits_are_said():
+    plans = run("whatif", "examples/group.json", "--plans")
+    assert plans.returncode == 2 and "--plans adds each step's assignment to the JSON output" in plans.stderr
+    huge = run("whatif", "examples/group.json", "--event", "topic_created:x:2147483647")
+    assert huge.returncode == 2
+    assert "max_partitions: partitions after event 1 (topic_created:x:2147483647)" in huge.stderr
+
+
+def test_plot_without_matplotlib_names_the_extra(monkeypatch, capsys):
+    """``simulate --plot`` after ``make serve``'s install ended in a traceback (no matplotlib)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    assert cli.main(["simulate", "--records", "100", "--plot", "out"]) == 2
+    assert "--plot needs matplotlib: pip install 'kafka-sticky-assignor[plot]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["key-skew", "--records", "no/such.parquet", "--partitions", "12", "--out", "OUT", "--local"],
+      "--records: no such file or folder: no/such.parquet"),
+     (["key-skew", "--records", "examples/group.json", "--partitions", "12,x", "--out", "OUT", "--local"],
+      "--partitions: expected comma-separated partition counts"),
+     (["fleet-whatif", "--groups", "no/groups.parquet", "--topics", "examples/group.json", "--out", "OUT"],
+      "--groups: no such file or folder")],
+)
+def test_pipeline_input_errors_are_messages_before_spark_starts(tmp_path, args, message):
+    """A missing ``--records`` file was a FileNotFoundError traceback (in Spark mode an
+    AnalysisException after 10 s); ``--partitions 12,x`` a ValueError traceback."""
+    shown = run("pipeline", *[str(tmp_path / "out") if a == "OUT" else a for a in args])
+    assert shown.returncode == 2 and message in shown.stderr and "Traceback" not in shown.stderr
