@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from api.bodies import reply
 from api.dependencies import MetricsDep, PlannerDep, RegistryDep, SettingsDep, authorised
 from api.models import Problem
+from assignor.strategies import REGISTRY
 
 PAGE = Path(__file__).resolve().parent.parent / "page.html"
 
@@ -69,4 +71,11 @@ async def favicon() -> Response:
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 async def page() -> HTMLResponse:
-    return HTMLResponse(PAGE.read_text(encoding="utf-8"))
+    """The what-if page, with a checkbox per registered strategy (`assignor.strategies.REGISTRY`:
+    a strategy added there shows here with no change to the page)."""
+    boxes = "".join(f'<label><input type="checkbox" value="{html.escape(name)}" checked>{html.escape(name)}</label>'
+                    for name in REGISTRY)
+    return HTMLResponse(PAGE.read_text(encoding="utf-8").replace(_STRATEGIES, boxes))
+
+
+_STRATEGIES = "<!-- STRATEGIES: one checkbox per registered strategy -->"
