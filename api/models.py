@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sized
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
@@ -51,6 +52,26 @@ StrategyName = Annotated[str, AfterValidator(_strategy), WithJsonSchema({"type":
 ProtocolName = Annotated[str, AfterValidator(_protocol), WithJsonSchema({"type": "string", "enum": list(PROTOCOLS)})]
 
 
+def partition_racks_problem(topics: Mapping[str, int], partition_racks: Mapping[str, Sized]) -> str | None:
+    """What is wrong with a group's ``partition_racks`` (KIP-881), if anything: a topic the group
+    does not have, or not one rack list per partition. (The library reads fewer lists as "no
+    racks known" for the rest; a caller of the service who sends fewer has most likely made a
+    mistake.) `PlanRequest` documents the rule and ``/v1/plans``'s worker applies it."""
+    for topic, racks in partition_racks.items():
+        if topic not in topics:
+            return f"partition_racks.{topic}: no such topic in topics"
+        problem = _rack_lists_problem(f"partition_racks.{topic}", len(racks), topics[topic])
+        if problem:
+            return problem
+    return None
+
+
+def _rack_lists_problem(where: str, lists: int, partitions: int) -> str | None:
+    if lists != partitions:
+        return f"{where}: {lists} lists for {partitions} partitions (one per partition)"
+    return None
+
+
 class _Strict(BaseModel):
     # Strict: `false` is not 0 and `0` is not false; what the schema says is what is accepted.
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -87,12 +108,9 @@ class PlanRequest(_Strict):
 
     @model_validator(mode="after")
     def _a_rack_list_per_partition(self) -> PlanRequest:
-        for topic, racks in (self.partition_racks or {}).items():
-            if topic not in self.topics:
-                raise ValueError(f"partition_racks.{topic}: no such topic in topics")
-            if len(racks) != self.topics[topic]:
-                raise ValueError(f"partition_racks.{topic}: {len(racks)} lists for {self.topics[topic]} partitions "
-                                 "(one per partition)")
+        problem = partition_racks_problem(self.topics, self.partition_racks or {})
+        if problem:
+            raise ValueError(problem)
         return self
 
 
@@ -103,8 +121,9 @@ class TopicSpec(_Strict):
 
     @model_validator(mode="after")
     def _a_rack_list_per_partition(self) -> TopicSpec:
-        if self.racks is not None and len(self.racks) != self.partitions:
-            raise ValueError(f"racks: {len(self.racks)} lists for {self.partitions} partitions (one per partition)")
+        problem = None if self.racks is None else _rack_lists_problem("racks", len(self.racks), self.partitions)
+        if problem:
+            raise ValueError(problem)
         return self
 
 

@@ -129,7 +129,7 @@ def _progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
         yield lambda _done: None
         return
     started = time.monotonic()
-    with Progress(console=console, transient=True, disable=False, auto_refresh=False) as bar:
+    with Progress(console=console, transient=True, auto_refresh=False) as bar:
         task = bar.add_task(label, total=total, visible=False)
 
         def advance(done: int) -> None:

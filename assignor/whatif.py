@@ -46,7 +46,7 @@ from assignor.strategies import REGISTRY, check_strategy, java_counterparts, str
 from assignor.strategies.strategy import Leader, Strategy
 
 __all__ = ["ALL_STRATEGIES", "Comparison", "Event", "Figures", "Progress", "Result", "Step", "StrategyRun",
-           "Summary", "WhatIfError", "apply_event", "compare", "count_steps", "parse_event", "run"]
+           "Summary", "WhatIfError", "apply_event", "compare", "parse_event", "run"]
 
 #: Every registered strategy, in the registry's order.
 ALL_STRATEGIES = tuple(REGISTRY)
@@ -259,7 +259,7 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
 
     Raises `LimitExceededError` before any work when the group, the events or a group they
     lead to is past `limits` (`assignor.limits`). `progress(planned)` is called after each
-    rebalance; `count_steps` says how many a run has per strategy.
+    rebalance; `Limits.check_events` says how many a run has per strategy.
     """
     events = list(events)
     for name in strategies:
@@ -268,13 +268,6 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     limits.check_events(group, events)
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)
         return _run(group, events, strategies, include_plans, check, progress or _quiet)
-
-
-def count_steps(group: Group, events: Sequence[Event]) -> int:
-    """The rebalances `run` plans per strategy: the first, and one per event (two per member
-    for a rolling restart)."""
-    return Limits(max_members=2**63, max_partitions=2**63, max_topics=2**63, max_events=2**63,
-                  max_steps=2**63).check_events(group, events)
 
 
 def _quiet(_planned: int) -> None:

@@ -105,8 +105,7 @@ def main(args: argparse.Namespace) -> int:
         given: str | None = getattr(args, option, None)
         if given is not None and "://" not in given and not Path(given).exists():
             raise ValueError(f"--{option}: no such file or folder: {given}")
-    if args.job == "key-skew":
-        _counts(args.partitions)  # (before Spark starts)
+    counts = _counts(args.partitions) if args.job == "key-skew" else []  # (before Spark starts)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -115,7 +114,7 @@ def main(args: argparse.Namespace) -> int:
         _fleet_summary(result, time.perf_counter() - started)
         _switching(result, out, args.plot)
     else:
-        tables = _skew(args, out)
+        tables = _skew(args, out, counts)
         _skew_summary(tables, time.perf_counter() - started)
     return 0
 
@@ -270,10 +269,9 @@ def _fleet_summary(result: pd.DataFrame, seconds: float) -> None:
         console.print(f"{len(errors)} rows went to errors (first: {errors.iloc[0]['reason']})")
 
 
-def _skew(args: argparse.Namespace, out: Path) -> dict[str, pd.DataFrame]:
+def _skew(args: argparse.Namespace, out: Path, counts: list[int]) -> dict[str, pd.DataFrame]:
     from pipeline import skew
 
-    counts = _counts(args.partitions)
     if args.local:
         tables = skew.run_local(args.records, counts, args.key_encoding)
         write_local(tables["errors"], out, "errors")

@@ -111,7 +111,7 @@ def _registered(group_id: str, registry_path: str) -> Handled:
     check_group_id(group_id)
     latest = registry_at(registry_path).latest(group_id)
     if latest is None:
-        raise Rejected(404, f"no group {group_id!r} in the registry")
+        raise no_such_group(group_id)
     return latest, {}
 
 
@@ -124,7 +124,7 @@ def _forget(group_id: str, registry_path: str) -> Handled:
     check_group_id(group_id)
     deleted = registry_at(registry_path).delete(group_id)
     if not deleted:
-        raise Rejected(404, f"no group {group_id!r} in the registry")
+        raise no_such_group(group_id)
     return {"group_id": group_id, "deleted_generations": deleted}, {}
 
 
@@ -137,8 +137,12 @@ def _registered_history(group_id: str, registry_path: str) -> Handled:
     check_group_id(group_id)
     rows = registry_at(registry_path).history(group_id)
     if not rows:
-        raise Rejected(404, f"no group {group_id!r} in the registry")
+        raise no_such_group(group_id)
     return {"group_id": group_id, "generations": rows}, {}
+
+
+def no_such_group(group_id: str) -> Rejected:
+    return Rejected(404, f"no group {group_id!r} in the registry")
 
 
 #: The longest group id the registry takes (Kafka sets none; ids are names people choose).

@@ -26,6 +26,8 @@ def plan(body: bytes, limits: Limits, columns: bool = False, with_bytes: bool = 
 
 
 def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handled:
+    from api.models import partition_racks_problem
+
     data = json_object(body)
     strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
     generation = data.pop("generation", None)
@@ -34,7 +36,9 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
     if "members" not in data:  # (an empty list is a group with no members; a missing one is a mistake)
         raise Rejected(422, "members: required")
     group = group_from_json(data)
-    _check_racks(group)
+    problem = partition_racks_problem(group.topics, group.partition_racks or {})
+    if problem:
+        raise Rejected(422, problem)
     limits.check_group(group)
     if generation is None:
         generation = max((m.generation for m in group.members), default=-1) + 1
@@ -47,17 +51,6 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
                           for m in planned.members}
     out.update(metrics=planned.report, plan_seconds=planned.seconds)
     return out, {"strategy": strategy, "partitions": planned.report["partitions"], "seconds": planned.seconds}
-
-
-def _check_racks(group: Group) -> None:
-    """One rack list per partition of a known topic (the library reads fewer as "no racks known"
-    for the rest; a caller of the service who sends fewer has most likely made a mistake)."""
-    for topic, racks in (group.partition_racks or {}).items():
-        if topic not in group.topics:
-            raise Rejected(422, f"partition_racks.{topic}: no such topic in topics")
-        if len(racks) != group.topics[topic]:
-            raise Rejected(422, f"partition_racks.{topic}: {len(racks)} lists for {group.topics[topic]} partitions "
-                                "(one per partition)")
 
 
 class Planned(NamedTuple):

@@ -8,7 +8,7 @@ import time
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer, validated
-from api.handlers.groups import check_group_id, registered_group, registry_at
+from api.handlers.groups import check_group_id, no_such_group, registered_group, registry_at
 from assignor.errors import LimitExceededError
 from assignor.json_format import group_from_json
 from assignor.limits import Limits
@@ -30,7 +30,7 @@ def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
         check_group_id(request["group_id"])
         latest = registry_at(registry_path).latest(request["group_id"])
         if latest is None:
-            raise Rejected(404, f"no group {request['group_id']!r} in the registry")
+            raise no_such_group(request["group_id"])
         request["group"] = registered_group(latest)
     group = group_from_json(request["group"])
     limits.check_group(group)

@@ -41,14 +41,6 @@ async def client_for(app):
     return httpx.AsyncClient(transport=transport, base_url="http://test")
 
 
-@pytest.fixture
-async def client(tmp_path):
-    app = create_app(settings(tmp_path))
-    async with await client_for(app) as c:
-        yield c
-    app.state.planner.close()
-
-
 async def test_healthz_readyz_and_metrics(client):
     assert (await client.get("/healthz")).json() == {"status": "ok"}
     assert (await client.get("/readyz")).json() == {"status": "ready"}

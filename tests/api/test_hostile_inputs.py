@@ -13,14 +13,6 @@ from tests.api.test_api import client_for, join_metadata, settings
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-async def client(tmp_path):
-    app = create_app(settings(tmp_path))
-    async with await client_for(app) as c:
-        yield c
-    app.state.planner.close()
-
-
 @pytest.mark.parametrize(
     ("event", "status", "words"),
     [

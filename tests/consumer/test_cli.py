@@ -24,14 +24,6 @@ def test_plan_prints_assignment_and_metrics():
     assert output["metrics"]["valid"] and output["metrics"]["balanced"]
 
 
-def test_readme_cli_example_is_real_output():
-    """The README shows the CLI's real output: regenerate it when behaviour changes."""
-    readme = (ROOT / "README.md").read_text()
-    shown = re.search(r"\$ assignor plan --strategy sticky examples/group.json\n(.*?)\n```", readme, re.S)
-    assert shown, "README must show `assignor plan --strategy sticky examples/group.json` and its output"
-    assert run("plan", "--strategy", "sticky", "examples/group.json").stdout.strip() == shown.group(1).strip()
-
-
 @pytest.mark.parametrize(
     ("stdin", "message"),
     [
