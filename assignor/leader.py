@@ -136,7 +136,7 @@ class SyncResult:
             found = validate.report_of_layout(self.group, self.layout, self.owner, self.strategy)
         if found is not None:
             return found
-        return validate.report(self.group, self.plan)
+        return validate.report(self.group, self.plan, spec=self.layout.spec())
 
     def packed_json(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The group and the plan as JSON to keep, packed from the columns and arrays

@@ -43,6 +43,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from assignor._arrays import gc_paused, run_starts
+from assignor.group_spec import GroupSpec, of_objects
 from assignor.model import Claims, Group, Plan, TopicPartition
 from assignor.solver import claims, dense, racks
 from assignor.solver.dense import Layout
@@ -120,7 +121,7 @@ def balance_score(loads: Iterable[int]) -> int:
     return score
 
 
-def report(group: Group, plan: Plan, *, exact: bool = False) -> ExactReport:
+def report(group: Group, plan: Plan, *, exact: bool = False, spec: GroupSpec | None = None) -> ExactReport:
     """Check `plan` against `group` and measure it.
 
     Parameters
@@ -128,6 +129,11 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> ExactReport:
     exact : bool
         Also solve the group exactly (`optimum`) and add ``optimal_balance_score`` and
         ``min_moves``. Only for small groups: the flow network has one node per partition.
+    spec : GroupSpec, optional
+        The view of `group` to read its members, subscriptions, racks and partition counts
+        through (`assignor.group_spec`): by default ``of_objects(group)``; a leader that
+        numbered the group into columns passes ``layout.spec()``. Claims and replica racks are
+        read from `group` itself.
 
     Returns
     -------
@@ -140,24 +146,25 @@ def report(group: Group, plan: Plan, *, exact: bool = False) -> ExactReport:
     """
     # Sets and arrays of a million partitions, nothing cyclic: no collection while they are made.
     with gc_paused():
-        return _report(group, plan, exact)
+        return _report(group, of_objects(group) if spec is None else spec, plan, exact)
 
 
-def _report(group: Group, plan: Plan, exact: bool) -> ExactReport:
+def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactReport:
     errors: list[str] = []
-    subscribed = {m.id: set(m.topics) for m in group.members}
+    member_ids = spec.member_ids()
+    subscribed = {m: spec.member_subscription(m) for m in member_ids}
     loads = {m: len(tps) for m, tps in plan.assignment.items() if m in subscribed}
-    checked = _unassigned_if_valid(group, plan, subscribed)
+    checked = _unassigned_if_valid(spec, plan, subscribed)
     if checked is None:  # something is wrong: name each problem, partition by partition
-        must = _partitions_to_assign(group)
-        seen = _assignment_errors(group, plan, subscribed, errors)
+        must = _partitions_to_assign(spec, subscribed)
+        seen = _assignment_errors(spec, plan, subscribed, errors)
         to_assign, assigned, not_assigned = len(must), len(seen), must - seen
     else:
         to_assign, assigned, not_assigned = checked
-    for member in group.members:
-        if member.id not in plan.assignment:
-            errors.append(f"member {member.id!r} missing from the assignment")
-            loads[member.id] = 0
+    for member_id in member_ids:
+        if member_id not in plan.assignment:
+            errors.append(f"member {member_id!r} missing from the assignment")
+            loads[member_id] = 0
     revoking = set()
     unsafe: list[str] = []
     cooperative, safe = _handover_rules(plan.strategy)
@@ -180,20 +187,19 @@ def _report(group: Group, plan: Plan, exact: bool) -> ExactReport:
     for tp, owner in settled.owners.items():
         previous.setdefault(owner, set()).add(tp)
     kept = sum(len(previous[m].intersection(tps)) for m, tps in plan.assignment.items() if m in previous)
-    rack_of = {m.id: m.rack for m in group.members}
-    with_racks = [(m, tp) for m, tps in plan.assignment.items() if m in rack_of for tp in tps
+    with_racks = [(m, tp) for m, tps in plan.assignment.items() if m in subscribed for tp in tps
                   if isinstance(tp, TopicPartition) and racks.replica_racks(group, tp)] if group.partition_racks else []
-    rack_local = sum(racks.is_local(group, rack_of[m], tp) for m, tp in with_racks)
+    rack_local = sum(racks.is_local(group, spec.member_rack(m), tp) for m, tp in with_racks)
     values = list(loads.values()) or [0]
     result: ExactReport = {
         "valid": not errors,
         "errors": errors[:_MAX_ERRORS],
-        "balanced": _kip54_balanced(group, plan, loads),
+        "balanced": _kip54_balanced(subscribed, plan, loads),
         "balance_score": balance_score(values),
         "spread": max(values) - min(values),
         "min_load": min(values),
         "max_load": max(values),
-        "members": len(group.members),
+        "members": len(member_ids),
         "partitions": to_assign,
         "assigned": assigned,
         "moved": sum(map(len, previous.values())) - kept,
@@ -296,7 +302,7 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
     return {
         "valid": True, "errors": [], "balanced": balanced, "balance_score": balance_score(values),
         "spread": max(values) - min(values), "min_load": min(values), "max_load": max(values),
-        "members": len(group.members), "partitions": int(must.sum()), "assigned": int(assigned.sum()),
+        "members": len(layout.members), "partitions": int(must.sum()), "assigned": int(assigned.sum()),
         "moved": winners - kept, "kept": kept, "revoking": int(revoking.sum()), "rack_local": 0,
         "rack_locality": None, "unsafe_handovers": 0, "dropped_claims": dropped, "flags": flags,
     }
@@ -343,7 +349,7 @@ def _claimed_by(group: Group) -> dict[TopicPartition, set[str]]:
     return claimed
 
 
-def _unassigned_if_valid(group: Group, plan: Plan, subscribed: dict[str, set[str]]
+def _unassigned_if_valid(spec: GroupSpec, plan: Plan, subscribed: dict[str, frozenset[str]]
                          ) -> tuple[int, int, set[tuple[str, int]]] | None:
     """When nothing in the plan is wrong: how many partitions must be assigned, how many are,
     and those that are not (as (topic, partition) tuples). Nothing is wrong when every entry
@@ -357,9 +363,9 @@ def _unassigned_if_valid(group: Group, plan: Plan, subscribed: dict[str, set[str
         if not set(map(itemgetter(0), partitions)) <= subscribed[member_id]:
             return None
     # Topics with a subscriber that exist: a partition of each is to be assigned exactly once.
-    topics = sorted(_subscribed_topics(group))
+    topics = sorted(_subscribed_topics(subscribed))
     index = {t: i for i, t in enumerate(topics)}
-    counts = np.array([group.topics[t] for t in topics] or [0], dtype=np.int64)
+    counts = np.array([spec.partition_count(t) for t in topics] or [0], dtype=np.int64)
     starts = np.cumsum(counts) - counts
     every = list(chain.from_iterable(plan.assignment.values()))
     numbers = list(map(itemgetter(1), every))
@@ -382,7 +388,7 @@ def _unassigned_if_valid(group: Group, plan: Plan, subscribed: dict[str, set[str
     return to_assign, len(every), not_assigned
 
 
-def _assignment_errors(group: Group, plan: Plan, subscribed: dict[str, set[str]], errors: list[str]
+def _assignment_errors(spec: GroupSpec, plan: Plan, subscribed: dict[str, frozenset[str]], errors: list[str]
                        ) -> set[tuple[str, int]]:
     """`report`'s checks one partition at a time, each problem named in `errors`; returns what
     was assigned (the partitions among it)."""
@@ -395,7 +401,7 @@ def _assignment_errors(group: Group, plan: Plan, subscribed: dict[str, set[str]]
             if not isinstance(tp, TopicPartition):
                 errors.append(f"{member_id}: {tp!r} is not a TopicPartition")
                 continue
-            if tp.topic not in group.topics or not 0 <= tp.partition < group.topics[tp.topic]:
+            if tp.topic not in spec.topic_names() or not 0 <= tp.partition < spec.partition_count(tp.topic):
                 errors.append(f"{member_id}: {tp} does not exist")
             elif tp.topic not in subscribed[member_id]:
                 errors.append(f"{member_id}: {tp} of a topic it does not subscribe to")
@@ -405,27 +411,27 @@ def _assignment_errors(group: Group, plan: Plan, subscribed: dict[str, set[str]]
     return seen
 
 
-def _subscribed_topics(group: Group) -> set[str]:
-    """The topics that exist and have a subscriber."""
-    return set(chain.from_iterable(m.topics for m in group.members)).intersection(group.topics)
+def _subscribed_topics(subscribed: dict[str, frozenset[str]]) -> set[str]:
+    """The topics that exist and have a subscriber (each member's `GroupSpec` subscription)."""
+    return set[str]().union(*set(subscribed.values()))
 
 
-def _partitions_to_assign(group: Group) -> set[tuple[str, int]]:
+def _partitions_to_assign(spec: GroupSpec, subscribed: dict[str, frozenset[str]]) -> set[tuple[str, int]]:
     """Every partition of a topic that exists and has a subscriber, as (topic, partition)
     tuples (equal to TopicPartitions; made in C, not one Python step each)."""
-    topics = _subscribed_topics(group)
-    return set(chain.from_iterable(zip(repeat(t), range(group.topics[t])) for t in topics))
+    topics = _subscribed_topics(subscribed)
+    return set(chain.from_iterable(zip(repeat(t), range(spec.partition_count(t))) for t in topics))
 
 
-def _kip54_balanced(group: Group, plan: Plan, loads: dict[str, int]) -> bool:
+def _kip54_balanced(subscribed: dict[str, frozenset[str]], plan: Plan, loads: dict[str, int]) -> bool:
     if not loads or max(loads.values()) - min(loads.values()) <= 1:
         return True
     # Lowest load among the subscribers of each topic: a holder of that topic with 2+ more
     # partitions than that could give one away.
     lowest: dict[str, int] = {}
-    for member in group.members:
-        for topic in set(member.topics):
-            lowest[topic] = min(lowest.get(topic, loads[member.id]), loads[member.id])
+    for member_id, topics in subscribed.items():
+        for topic in topics:
+            lowest[topic] = min(lowest.get(topic, loads[member_id]), loads[member_id])
     for member_id, partitions in plan.assignment.items():
         for topic in {tp[0] for tp in partitions if isinstance(tp, TopicPartition)}:
             if lowest.get(topic, loads.get(member_id, 0)) <= loads.get(member_id, 0) - 2:
@@ -460,7 +466,9 @@ def optimum(group: Group) -> Optimum:
     import networkx as nx
 
     previous = claims.resolve(group)
-    partitions = [TopicPartition(*tp) for tp in sorted(_partitions_to_assign(group))]
+    spec = of_objects(group)
+    partitions = [TopicPartition(*tp) for tp in sorted(_partitions_to_assign(
+        spec, {m: spec.member_subscription(m) for m in spec.member_ids()}))]
     rack_aware = racks.applies(group)
     rack_weight = len(partitions) + 1
     weight = (len(partitions) + 1) * (rack_weight + 1)

@@ -18,6 +18,7 @@ from typing import Any, cast
 import numpy as np
 
 from assignor._arrays import run_starts, stable_order
+from assignor.group_spec import GroupSpec, SubscriptionType
 from assignor.model import Claims, Group, Member, TopicPartition, topic_partitions
 from assignor.ordering import java_order, java_sorted
 from assignor.solver.claims import is_valid_claim
@@ -109,6 +110,14 @@ class Layout:
         found = self.derived.get("topic_index")
         if found is None:
             found = self.derived["topic_index"] = {t: i for i, t in enumerate(self.topics)}
+        return found
+
+    def spec(self) -> GroupSpec:
+        """The group as `assignor.group_spec.GroupSpec` reads it, from these columns (the same
+        answers as `group_spec.of_objects` of the group this layout numbers)."""
+        found: GroupSpec | None = self.derived.get("spec")
+        if found is None:
+            found = self.derived["spec"] = _ColumnsSpec(self)
         return found
 
     def owned_claims(self, owner: np.ndarray) -> Claims:
@@ -212,6 +221,39 @@ def _topic_indices(subscriptions: list[tuple[str, ...]], index: dict[str, int],
             found[j] = indices
             known[id(subscriptions[j])] = (subscriptions[j], indices)
     return cast(list[np.ndarray], found)
+
+
+class _ColumnsSpec:
+    """`GroupSpec` over a `Layout`: each distinct subscription's topic names made once."""
+
+    __slots__ = ("_layout", "_member_index", "_subscriptions", "_topics")
+
+    def __init__(self, layout: Layout) -> None:
+        self._layout = layout
+        self._topics = frozenset(layout.topics)
+        self._member_index = {m.id: i for i, m in enumerate(layout.members)}
+        names = layout.topics
+        self._subscriptions = [frozenset(names[t] for t in s.tolist()) for s in layout.distinct]
+
+    def member_ids(self) -> Sequence[str]:
+        return [m.id for m in self._layout.members]
+
+    def member_subscription(self, member_id: str) -> frozenset[str]:
+        return self._subscriptions[int(self._layout.subscription_of[self._member_index[member_id]])]
+
+    def member_rack(self, member_id: str) -> str | None:
+        return self._layout.members[self._member_index[member_id]].rack
+
+    def subscription_type(self) -> SubscriptionType:
+        used = np.unique(self._layout.subscription_of)
+        return "homogeneous" if len({self._subscriptions[s] for s in used.tolist()}) <= 1 else "heterogeneous"
+
+    def topic_names(self) -> frozenset[str]:
+        return self._topics
+
+    def partition_count(self, topic: str) -> int:
+        index = self._layout.topic_index().get(topic)
+        return 0 if index is None else int(self._layout.counts[index])
 
 
 def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, validate
+from assignor.group_spec import of_objects
 from assignor.json_format import group_to_json, plan_to_json, unpack_group, unpack_plan
+from assignor.solver import dense
 from assignor.strategies import assign, plan_owners
 
 TOPICS = ["a", "b", "c"]
@@ -43,14 +45,15 @@ def cases(draw):
 @given(cases())
 def test_the_fast_check_and_the_plain_check_agree(case):
     group, plan = case
-    subscribed = {m.id: set(m.topics) for m in group.members}
+    spec = of_objects(group)
+    subscribed = {m: spec.member_subscription(m) for m in spec.member_ids()}
     errors: list[str] = []
-    seen = validate._assignment_errors(group, plan, subscribed, errors)
-    fast = validate._unassigned_if_valid(group, plan, subscribed)
+    seen = validate._assignment_errors(spec, plan, subscribed, errors)
+    fast = validate._unassigned_if_valid(spec, plan, subscribed)
     if errors:
         assert fast is None
         return
-    must = validate._partitions_to_assign(group)
+    must = validate._partitions_to_assign(spec, subscribed)
     if fast is not None:  # (None on a clean plan only where the plain check finds nothing either)
         assert fast == (len(must), len(seen), must - seen)
     report = validate.report(group, plan)
@@ -64,9 +67,35 @@ def claimed_groups(draw):
     counts = {t: draw(st.integers(0, 4)) for t in TOPICS if draw(st.booleans())}
     claim = st.builds(TopicPartition, st.sampled_from([*TOPICS, "x"]), st.integers(-1, 5))
     members = [Member(f"m{i}", draw(st.lists(st.sampled_from([*TOPICS, "x"]), max_size=3, unique=True)),
-                      owned=draw(st.lists(claim, max_size=5)), generation=draw(st.integers(-1, 2)))
+                      owned=draw(st.lists(claim, max_size=5)), generation=draw(st.integers(-1, 2)),
+                      rack=draw(st.sampled_from([None, "r0", "r1"])))
                for i in range(draw(st.integers(0, 5)))]
     return Group(topics=counts, members=members)
+
+
+@settings(max_examples=300, deadline=None)
+@given(claimed_groups())
+def test_the_objects_and_the_columns_are_one_group_spec(group):
+    """`GroupSpec` (KIP-848's read-only view of a group) says the same of a group whether it
+    reads the objects (`of_objects`) or the columns a leader plans on (`Layout.spec`)."""
+    objects, columns = of_objects(group), dense.build(group).spec()
+    assert sorted(objects.member_ids()) == sorted(columns.member_ids())
+    assert objects.topic_names() == columns.topic_names() == set(group.topics)
+    assert objects.subscription_type() == columns.subscription_type()
+    for member in group.members:
+        assert objects.member_subscription(member.id) == columns.member_subscription(member.id)
+        assert objects.member_rack(member.id) == columns.member_rack(member.id) == member.rack
+    for topic in [*TOPICS, "x"]:
+        assert objects.partition_count(topic) == columns.partition_count(topic) == group.topics.get(topic, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases())
+def test_the_oracle_reads_objects_and_columns_alike(case):
+    """The oracle's report of a plan, broken or not, is the same through either `GroupSpec`:
+    one code path checks a group however it is held."""
+    group, plan = case
+    assert validate.report(group, plan) == validate.report(group, plan, spec=dense.build(group).spec())
 
 
 @settings(max_examples=500, deadline=None)
