@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP) $(SERVE_STAMP)
 
 serve: $(SERVE_STAMP)
-	$(BIN)/uvicorn --factory api.app:create_app --host 127.0.0.1 --port 8000 --timeout-graceful-shutdown 5
+	$(BIN)/python -m api --host 127.0.0.1 --port 8000
 
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq

@@ -22,7 +22,12 @@ log = logging.getLogger("api")
 async def read_body(request: Request) -> bytes | transport.Spooled:
     """The request's body as bytes or, once past `transport.SPOOL_BYTES`, written to a file a chunk
     at a time for the worker to read (`transport.handed_over`): a large body joined into one bytes
-    object and pickled for a worker held the event loop 75 ms per 40 MB."""
+    object and pickled for a worker held the event loop 75 ms per 40 MB.
+
+    First it asks the planning pool whether the request may join its queue
+    (`api.pool.Planner.admit`): a request that would be refused is refused before its body is
+    read, not after."""
+    request.app.state.planner.admit()
     chunks: list[bytes] = []
     size, file = 0, None
     try:

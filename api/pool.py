@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import multiprocessing
 import os
 import time
@@ -29,8 +30,36 @@ class Planner:
         self.workers = settings.workers
         self.seconds = settings.request_seconds
         self.memory_mb = settings.worker_memory_mb
+        self.max_wait = settings.max_wait_seconds
         self._executor: Executor | None = None
         self.in_flight = 0
+        #: Recent planning time per request in a worker, seconds (an exponential average); None
+        #: until a request has been planned.
+        self.typical: float | None = None
+
+    def expected_wait(self) -> float:
+        """Seconds a request admitted now would wait before a worker starts it: the requests
+        ahead of it in the queue times the recent planning time, over the workers."""
+        ahead = self.in_flight + 1 - max(self.workers, 1)
+        if ahead <= 0 or self.typical is None:
+            return 0.0
+        return ahead * self.typical / max(self.workers, 1)
+
+    def admit(self) -> None:
+        """Raise a 503 with ``Retry-After`` when a request must not join the queue now: it is
+        full (`max_pending`), or the request would wait past `max_wait_seconds` to start. The
+        routes ask before they read a body (`api.bodies.read_body`), and `run` asks again."""
+        if self.in_flight >= self.capacity:
+            raise HTTPException(503, f"max_pending: planning queue full ({self.capacity} requests); retry shortly",
+                                headers={"Retry-After": "1"})
+        wait = self.expected_wait()
+        if wait > self.max_wait:
+            raise HTTPException(503, f"max_wait_seconds: a request now would wait about {wait:.1f} s for a planning "
+                                     f"process, past the limit of {self.max_wait:g} s; retry later",
+                                headers={"Retry-After": str(max(1, math.ceil(wait - self.max_wait)))})
+
+    def _learn(self, seconds: float) -> None:
+        self.typical = seconds if self.typical is None else 0.8 * self.typical + 0.2 * seconds
 
     def _pool(self) -> Executor:
         if self._executor is None:
@@ -57,35 +86,47 @@ class Planner:
     async def run(self, function: Callable[..., Answer], *args: Any
                   ) -> tuple[int, bytes | transport.Spooled, dict[str, Any]]:
         """`function(*args)` in the pool (`transport.handed_over`: `transport.Spooled` bodies and answers
-        cross as files); 503 when the pool is full."""
+        cross as files); 503 when it may not join the queue (`admit`).
+
+        A planning process that ends under the pool (the kernel's out-of-memory killer, a
+        SIGKILL, a crash) breaks it, failing every request in it, also those that were only
+        waiting: a new pool replaces it, and each such request runs once more there (planning
+        writes nothing, so running it again is safe). A request whose process ends twice gets
+        a 500 naming what happened."""
         try:
-            if self.in_flight >= self.capacity:
-                raise HTTPException(503, f"planning queue full ({self.capacity} requests); retry shortly",
-                                    headers={"Retry-After": "1"})
+            self.admit()
             self.in_flight += 1
-            pool = self._pool()
             try:
-                future = pool.submit(transport.handed_over, self.seconds, function, *args)
-                try:
-                    return await asyncio.wrap_future(future)
-                except asyncio.CancelledError:
-                    # The client left: work not started yet is dropped; work under way runs on
-                    # until it ends or meets its time limit (a process cannot be interrupted
-                    # safely from here), and its answer is thrown away.
-                    future.cancel()
-                    future.add_done_callback(_discard_answer)
-                    raise
-            except BrokenExecutor as error:
-                # A planning process ended under a request (the kernel's out-of-memory killer, a
-                # SIGKILL, a crash): the pool is broken for good, and every request after it would
-                # fail the same way. A new pool replaces it; this request is told what happened.
-                self._replace(pool)
-                raise HTTPException(500, f"the planning process ended: {error or type(error).__name__}; the "
-                                         "service started a new one") from None
+                for attempt in (1, 2):
+                    pool = self._pool()
+                    try:
+                        status, payload, stats, seconds = await self._submit(pool, function, *args)
+                    except BrokenExecutor as error:
+                        self._replace(pool)
+                        if attempt == 2:
+                            raise HTTPException(500, f"the planning process ended: {error or type(error).__name__}; "
+                                                     "the service started a new one") from None
+                        continue
+                    self._learn(seconds)
+                    return status, payload, stats
+                raise AssertionError("unreachable")
             finally:
                 self.in_flight -= 1
         finally:
             release(*args)  # a spooled body is read by now, or never will be
+
+    async def _submit(self, pool: Executor, function: Callable[..., Answer], *args: Any
+                      ) -> tuple[int, bytes | transport.Spooled, dict[str, Any], float]:
+        future = pool.submit(transport.handed_over, self.seconds, function, *args)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            # The client left: work not started yet is dropped; work under way runs on until it
+            # ends or meets its time limit (a process cannot be interrupted safely from here),
+            # and its answer is thrown away.
+            future.cancel()
+            future.add_done_callback(_discard_answer)
+            raise
 
     def _replace(self, broken: Executor) -> None:
         """A new pool in place of `broken` (once, however many requests found it broken)."""

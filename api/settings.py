@@ -18,6 +18,19 @@ def _env_int(name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {value!r}") from None
 
 
+def _env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise SystemExit(f"{name} must be a number, got {value!r}") from None
+    if not 0 <= number < float("inf"):
+        raise SystemExit(f"{name} must be a finite number >= 0, got {value!r}")
+    return number
+
+
 def _env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name, "").strip().lower()
     if value == "":
@@ -46,9 +59,24 @@ class Settings:
     max_groups: int = 100_000
     #: Planning processes; 0 plans in threads of this process (tests, tiny machines).
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
-    #: Planning requests allowed to wait for a worker; past this, 503 with Retry-After.
-    max_pending: int = 16
+    #: Planning requests allowed to wait for a worker at most, however short their expected
+    #: wait; past this, 503 with Retry-After.
+    max_pending: int = 256
+    #: A planning request is queued while it would start within this many seconds (the queue
+    #: ahead of it times the recent planning time per request, over the workers); past it, 503
+    #: with ``Retry-After`` the expected wait (`api.pool.Planner.admit`).
+    max_wait_seconds: float = 5.0
     max_body_bytes: int = 64 * 1024 * 1024
+    #: Request body bytes the service holds at once (in memory or spooled to a file), taken from
+    #: the declared Content-Length before a body is read; past it, 503 with Retry-After.
+    body_budget_bytes: int = 1024 * 1024 * 1024
+    #: Seconds a client has to send a request's line and headers (`api.slow_clients`; 0: no limit).
+    header_seconds: float = 10.0
+    #: Seconds a client may be silent in the middle of a body (0: no limit).
+    body_idle_seconds: float = 30.0
+    #: Proxies whose ``X-Forwarded-For``/``-Proto`` are believed (uvicorn's list: addresses,
+    #: networks, ``*``); empty: none, the peer's own address is the client's.
+    forwarded_allow_ips: str = ""
     #: Seconds one request may plan; past it, 504 (0: no limit).
     request_seconds: float = 120.0
     #: Data memory of one planning process in MB; an allocation past it is a 507 for that
@@ -71,7 +99,12 @@ class Settings:
             max_groups=_env_int("ASSIGNOR_MAX_GROUPS", defaults.max_groups),
             workers=_env_int("ASSIGNOR_WORKERS", defaults.workers),
             max_pending=_env_int("ASSIGNOR_MAX_PENDING", defaults.max_pending),
+            max_wait_seconds=_env_float("ASSIGNOR_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
             max_body_bytes=_env_int("ASSIGNOR_MAX_BODY_BYTES", defaults.max_body_bytes),
+            body_budget_bytes=_env_int("ASSIGNOR_BODY_BUDGET_BYTES", defaults.body_budget_bytes),
+            header_seconds=_env_float("ASSIGNOR_HEADER_SECONDS", defaults.header_seconds),
+            body_idle_seconds=_env_float("ASSIGNOR_BODY_IDLE_SECONDS", defaults.body_idle_seconds),
+            forwarded_allow_ips=os.environ.get("ASSIGNOR_FORWARDED_ALLOW_IPS", defaults.forwarded_allow_ips).strip(),
             request_seconds=_env_int("ASSIGNOR_REQUEST_SECONDS", int(defaults.request_seconds)),
             worker_memory_mb=_env_int("ASSIGNOR_WORKER_MEMORY_MB", defaults.worker_memory_mb),
             limits=Limits(**{name: _env_int(f"ASSIGNOR_{name.upper()}", value)

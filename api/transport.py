@@ -37,7 +37,7 @@ SPOOL_BYTES = 8 << 20
 
 
 def handed_over(seconds: float, function: Callable[..., Answer], *args: Any
-                ) -> tuple[int, bytes | Spooled, dict[str, Any]]:
+                ) -> tuple[int, bytes | Spooled, dict[str, Any], float]:
     """`function(*args)` as the planning pool runs it, within `seconds` (0: no limit), with
     large bodies and answers in files: a `Spooled` argument is read here, and an answer larger
     than `SPOOL_BYTES` is written to a file whose path goes back instead. Bytes cross processes
@@ -48,26 +48,30 @@ def handed_over(seconds: float, function: Callable[..., Answer], *args: Any
 
     Past `seconds` the work stops (a timer signal raises in it) and the answer is a 504; an
     allocation past the process's memory ceiling (`start_worker`) is a 507. Either way the
-    process goes on planning the next request."""
+    process goes on planning the next request.
+
+    Returns the status, the answer (bytes or `Spooled`), the handler's stats and the seconds it
+    took here (the pool's admission learns from them: `api.pool.Planner.admit`)."""
+    started = time.perf_counter()
     try:
         with _time_limit(seconds):
             status, payload, stats = function(*(_read(a) if isinstance(a, Spooled) else a for a in args))
     except _OutOfTime:
-        return 504, _problem(f"request_seconds: the request ran past the time limit of {seconds:g} s"), {}
+        return 504, _problem(f"request_seconds: the request ran past the time limit of {seconds:g} s"), {}, seconds
     except MemoryError:
         gc.collect()
         return 507, _problem("worker_memory_mb: the request needed more memory than a planning process may use "
-                             f"({_ceiling_mb()} MB)"), {}
+                             f"({_ceiling_mb()} MB)"), {}, time.perf_counter() - started
     if len(payload) <= SPOOL_BYTES:
-        return status, payload, stats
+        return status, payload, stats, time.perf_counter() - started
     file = spool_file()
     try:
         with file:
             file.write(payload)
     except OSError:  # no room: the answer goes the slow way, but it goes
         discard(Spooled(file.name, 0))
-        return status, payload, stats
-    return status, Spooled(file.name, len(payload)), stats
+        return status, payload, stats, time.perf_counter() - started
+    return status, Spooled(file.name, len(payload)), stats, time.perf_counter() - started
 
 
 #: Spooled files are named this, then the PID of the process that made them (`sweep_spool`).

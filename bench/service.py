@@ -83,13 +83,19 @@ print(json.dumps(latencies))
         return 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else float("nan")
 
 
+def serve_command(tmp: Path, port: int) -> tuple[list[str], dict[str, str]]:
+    """The command and environment the bench serves with: `make serve`'s (``python -m api``), with
+    none of the environment's ``ASSIGNOR_*`` settings but a registry of its own, so the figures
+    are those a user of `make serve` gets."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ASSIGNOR_")}
+    env["ASSIGNOR_REGISTRY"] = str(tmp / "registry.sqlite3")
+    return [sys.executable, "-m", "api", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"], env
+
+
 def _serve(tmp: Path) -> tuple[subprocess.Popen, str]:
 
     port = _free_port()
-    env = {**os.environ, "ASSIGNOR_REGISTRY": str(tmp / "registry.sqlite3"), "ASSIGNOR_MAX_PENDING": "64"}
-    env.pop("ASSIGNOR_API_TOKEN", None)
-    process = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app",
-                                "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"], env=env)
+    process = subprocess.Popen(*serve_command(tmp, port))
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:

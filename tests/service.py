@@ -1,4 +1,4 @@
-"""The HTTP service in its own uvicorn process on a free loopback port, as users run it."""
+"""The HTTP service in its own process on a free loopback port, as users run it (``python -m api``)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,17 @@ from pathlib import Path
 from tests.broker import free_port
 
 
+def _limit_open_files(soft: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
 class Service:
     def __init__(self, tmp_path: Path, token: str | None = None, workers: int = 1,
-                 env: dict[str, str] | None = None, log: Path | None = None) -> None:
-        """`log`: a file for the service's log (by default it shares the tests' output)."""
+                 env: dict[str, str] | None = None, log: Path | None = None, open_files: int | None = None) -> None:
+        """`log`: a file for the service's log (by default it shares the tests' output);
+        `open_files`: the soft open-file limit it starts with (as a shell's ``ulimit -n``)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ASSIGNOR_REGISTRY": str(tmp_path / "registry.sqlite3"),
@@ -26,8 +33,8 @@ class Service:
             env["ASSIGNOR_API_TOKEN"] = token
         output = None if log is None else log.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", "warning", "--timeout-graceful-shutdown", "5"], env=env,
+            [sys.executable, "-m", "api", "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
+            env=env, preexec_fn=None if open_files is None else lambda: _limit_open_files(open_files),
             stdin=subprocess.DEVNULL,
             stdout=output, stderr=output)
         if output is not None:
