@@ -29,7 +29,7 @@ from api.bodies import reply
 from api.dependencies import ERRORS, GroupLocks, authorised, known_query
 from api.errors import field_path
 from api.metrics import ClaimWarnings, Metrics
-from api.middleware import BodyBudget, BodyLimit, Measure
+from api.middleware import BodyBudget, BodyLimit, Measure, SecurityHeaders, page_policy
 from api.pool import Planner
 from api.registry import open_registry
 from api.routes import groups, health, partitions, plans, protocol, simulations, whatif
@@ -71,10 +71,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.claim_warnings = ClaimWarnings()
 
     # Plain ASGI middleware (not @app.middleware, whose task group would turn the body limit's
-    # signal into a 500); the last added runs first: every answer, 413s included, is measured.
+    # signal into a 500); the last added runs first: every answer, 413s included, is measured,
+    # and every answer, a refused Host's included, carries the security headers.
     app.state.body_budget = BodyBudget(settings.body_budget_bytes)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, budget=app.state.body_budget)
     app.add_middleware(Measure, metrics=metrics)
+    assert settings.allowed_hosts is not None  # (settled by Settings)
+    app.add_middleware(SecurityHeaders, allowed_hosts=settings.allowed_hosts,
+                       page=page_policy(health.rendered_page()))
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(StarletteHTTPException, _http_error)  # FastAPI's HTTPException derives from it
     app.add_exception_handler(ClientDisconnect, _client_left)

@@ -27,6 +27,7 @@ async def read_body(request: Request) -> bytes | transport.Spooled:
     First it asks the planning pool whether the request may join its queue
     (`api.pool.Planner.admit`): a request that would be refused is refused before its body is
     read, not after."""
+    _json_only(request)
     request.app.state.planner.admit()
     chunks: list[bytes] = []
     size, file = 0, None
@@ -55,6 +56,17 @@ async def read_body(request: Request) -> bytes | transport.Spooled:
     return transport.Spooled(file.name, size)
 
 
+def _json_only(request: Request) -> None:
+    """415 unless the body is declared JSON. Only JSON is read, and a browser sends JSON to
+    another origin only after a CORS preflight, which this service never grants: a page
+    elsewhere cannot post here with a "simple" request (``text/plain``, a form) that is then
+    read as JSON."""
+    declared = request.headers.get("content-type", "")
+    media = declared.split(";", 1)[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise HTTPException(415, f"content-type: the body must be application/json, got {declared or 'none'!r}")
+
+
 def documented_body(model: type[BaseModel]) -> dict[str, Any]:
     """The ``openapi_extra`` of a route that reads its body as bytes and has a worker parse and
     validate it (a large body is CPU work that must stay off the event loop): `model`, which the
@@ -62,7 +74,9 @@ def documented_body(model: type[BaseModel]) -> dict[str, Any]:
     extra = cast(dict[str, Any], model.model_config.get("json_schema_extra"))
     return {"requestBody": {"required": True, "content": {"application/json": {
         "schema": model.model_json_schema(ref_template="#/components/schemas/{model}"),
-        "example": extra["examples"][0]}}}}
+        "example": extra["examples"][0]}}},
+        "responses": {"415": {"description": "the body is not declared `application/json`",
+                              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}
 
 
 #: Answers larger than this go out a piece at a time (see `reply`).

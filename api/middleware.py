@@ -1,9 +1,11 @@
-"""The service's ASGI middleware: per-request metrics (`Measure`) and the body limit and budget
-(`BodyLimit`, `BodyBudget`).
+"""The service's ASGI middleware: per-request metrics (`Measure`), the body limit and budget
+(`BodyLimit`, `BodyBudget`), and security headers with the Host check (`SecurityHeaders`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import logging
 import time
@@ -127,3 +129,87 @@ class _TooLarge(Exception):
 
 class _OverBudget(Exception):
     pass
+
+
+#: Headers on every answer: no MIME sniffing, no referrer sent on, never framed, a browsing
+#: context and resources of our own origin only.
+_ALWAYS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+           (b"x-frame-options", b"DENY"), (b"cross-origin-opener-policy", b"same-origin"),
+           (b"cross-origin-resource-policy", b"same-origin")]
+#: An answer that is data (JSON, metrics): nothing in it may run or load anything.
+_DATA_POLICY = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+#: Swagger UI and ReDoc (fastapi-offline's assets, served here): their own scripts and styles,
+#: the inline start-up script they are rendered with, ReDoc's worker.
+_DOCS_POLICY = (b"default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+                b"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; "
+                b"frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+_DOCS_PATHS = ("/docs", "/redoc", "/static-offline-docs/")
+
+
+def page_policy(html: str) -> bytes:
+    """The page's Content-Security-Policy: its inline script and style by their hashes (CSP3),
+    nothing else inline, requests to this origin only, never framed (the page holds a token
+    field: a frame on another site could lure keystrokes into it)."""
+    scripts = " ".join(f"'sha256-{_digest(block)}'" for block in _blocks(html, "script")) or "'none'"
+    styles = " ".join(f"'sha256-{_digest(block)}'" for block in _blocks(html, "style")) or "'none'"
+    return (f"default-src 'none'; script-src {scripts}; style-src {styles}; img-src 'self' data:; "
+            "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'").encode()
+
+
+def _blocks(html: str, tag: str) -> list[str]:
+    found, start = [], 0
+    while (at := html.find(f"<{tag}>", start)) >= 0:
+        end = html.index(f"</{tag}>", at)
+        found.append(html[at + len(tag) + 2 : end])
+        start = end
+    return found
+
+
+def _digest(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+
+class SecurityHeaders:
+    """ASGI middleware: the headers of `_ALWAYS` and a Content-Security-Policy on every answer
+    (the page's own, the docs', or none-of-anything for data), and the Host header checked
+    against the allowed names (a DNS-rebinding page reaches the service under its own name)."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...], page: bytes) -> None:
+        self.app, self.allowed, self.page = app, tuple(h.lower() for h in allowed_hosts), page
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope["path"]
+        policy = self.page if path == "/" else _DOCS_POLICY if path.startswith(_DOCS_PATHS) else _DATA_POLICY
+
+        async def guarded(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"server"]
+                message = {**message, "headers": [*headers, *_ALWAYS, (b"content-security-policy", policy)]}
+            await send(message)
+
+        host = _host_of(scope)
+        if "*" not in self.allowed and not any(_matches(host, allowed) for allowed in self.allowed):
+            body = json.dumps({"detail": f"host: {host!r} is not among the names this service answers to "
+                                         "(ASSIGNOR_ALLOWED_HOSTS)"}).encode()
+            await guarded({"type": "http.response.start", "status": 400,
+                           "headers": [(b"content-type", b"application/json")]})
+            await guarded({"type": "http.response.body", "body": body})
+            return None
+        return await self.app(scope, receive, guarded)
+
+
+def _host_of(scope: Scope) -> str:
+    """The Host header's name, without its port (``[::1]:8000`` -> ``::1``), lower-cased."""
+    value: bytes = dict(scope.get("headers") or []).get(b"host", b"")
+    raw = value.decode("latin-1").strip().lower()
+    if raw.startswith("["):
+        return raw[1 : raw.find("]")] if "]" in raw else raw
+    return raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
+
+
+def _matches(host: str, allowed: str) -> bool:
+    if allowed.startswith("*."):
+        return host.endswith(allowed[1:]) and host != allowed[2:]
+    return host == allowed.strip("[]")

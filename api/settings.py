@@ -74,6 +74,11 @@ class Settings:
     header_seconds: float = 10.0
     #: Seconds a client may be silent in the middle of a body (0: no limit).
     body_idle_seconds: float = 30.0
+    #: Host names the service answers to (``*.example.com`` matches subdomains, ``*`` any);
+    #: another Host is a 400, so a DNS-rebinding page cannot reach it under its own name. By
+    #: default: the loopback names without a token; any name with one (a page elsewhere cannot
+    #: send the token).
+    allowed_hosts: tuple[str, ...] | None = None
     #: Proxies whose ``X-Forwarded-For``/``-Proto`` are believed (uvicorn's list: addresses,
     #: networks, ``*``); empty: none, the peer's own address is the client's.
     forwarded_allow_ips: str = ""
@@ -104,6 +109,8 @@ class Settings:
             body_budget_bytes=_env_int("ASSIGNOR_BODY_BUDGET_BYTES", defaults.body_budget_bytes),
             header_seconds=_env_float("ASSIGNOR_HEADER_SECONDS", defaults.header_seconds),
             body_idle_seconds=_env_float("ASSIGNOR_BODY_IDLE_SECONDS", defaults.body_idle_seconds),
+            allowed_hosts=tuple(h.strip() for h in os.environ["ASSIGNOR_ALLOWED_HOSTS"].split(",") if h.strip())
+            if os.environ.get("ASSIGNOR_ALLOWED_HOSTS", "").strip() else None,
             forwarded_allow_ips=os.environ.get("ASSIGNOR_FORWARDED_ALLOW_IPS", defaults.forwarded_allow_ips).strip(),
             request_seconds=_env_int("ASSIGNOR_REQUEST_SECONDS", int(defaults.request_seconds)),
             worker_memory_mb=_env_int("ASSIGNOR_WORKER_MEMORY_MB", defaults.worker_memory_mb),
@@ -114,6 +121,9 @@ class Settings:
     def __post_init__(self) -> None:
         if self.history < 1:
             raise SystemExit(f"ASSIGNOR_HISTORY must be at least 1, got {self.history}")
+        if self.allowed_hosts is None:
+            loopback = ("localhost", "127.0.0.1", "::1")
+            object.__setattr__(self, "allowed_hosts", ("*",) if self.token else loopback)
         if self.worker_memory_mb < 0:  # (the default: sized from this machine)
             from api.transport import memory_ceiling_mb
 

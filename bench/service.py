@@ -95,7 +95,8 @@ def serve_command(tmp: Path, port: int) -> tuple[list[str], dict[str, str]]:
 def _serve(tmp: Path) -> tuple[subprocess.Popen, str]:
 
     port = _free_port()
-    process = subprocess.Popen(*serve_command(tmp, port))
+    argv, env = serve_command(tmp, port)
+    process = subprocess.Popen(argv, env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:

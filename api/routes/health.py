@@ -73,9 +73,14 @@ async def favicon() -> Response:
 async def page() -> HTMLResponse:
     """The what-if page, with a checkbox per registered strategy (`assignor.strategies.REGISTRY`:
     a strategy added there shows here with no change to the page)."""
+    return HTMLResponse(rendered_page())
+
+
+def rendered_page() -> str:
+    """The page as served (`api.middleware.page_policy` hashes its inline script and style)."""
     boxes = "".join(f'<label><input type="checkbox" value="{html.escape(name)}" checked>{html.escape(name)}</label>'
                     for name in REGISTRY)
-    return HTMLResponse(PAGE.read_text(encoding="utf-8").replace(_STRATEGIES, boxes))
+    return PAGE.read_text(encoding="utf-8").replace(_STRATEGIES, boxes)
 
 
 _STRATEGIES = "<!-- STRATEGIES: one checkbox per registered strategy -->"

@@ -32,7 +32,8 @@ def b64(data: bytes) -> str:
 def settings(tmp_path, **overrides) -> Settings:
     """Settings for a test; ``max_*`` overrides go into its `Limits`."""
     limits = {name: overrides.pop(name) for name in list(overrides) if name in vars(DEFAULT_LIMITS)}
-    return Settings(**{"registry": str(tmp_path / "registry.sqlite3"), "workers": 0,
+    # (the in-process client's Host is "test")
+    return Settings(**{"registry": str(tmp_path / "registry.sqlite3"), "workers": 0, "allowed_hosts": ("test",),
                        "limits": replace(DEFAULT_LIMITS, **limits), **overrides})
 
 

@@ -173,7 +173,7 @@ def test_unusable_locations_say_why(postgres):
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_the_service_on_postgresql(postgres, anyio_backend):
     """Leader syncs from worker processes land in PostgreSQL; reads, what-if and /readyz use it."""
-    app = create_app(Settings(registry=postgres.new_database(), workers=1))
+    app = create_app(Settings(registry=postgres.new_database(), workers=1, allowed_hosts=("test",)))
     body = {"protocol": "sticky", "topics": {"t": {"partitions": 6}},
             "members": [{"member_id": m, "metadata_b64": join_metadata(["t"])} for m in ("a", "b")]}
     try:

@@ -54,7 +54,7 @@ def service(tmp_path):
 def test_unfinished_headers_are_cut_off_and_a_trickle_does_not_extend_them(service):
     """Connections with unfinished headers stayed open for good (slowloris)."""
     with _connect(service) as idle:
-        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # no blank line: the headers never end
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # no blank line: the headers never end
         assert 0.5 < _closed_after(idle) < 5
     with _connect(service) as trickle:
         started = time.monotonic()
@@ -73,7 +73,7 @@ def test_a_stalled_body_is_cut_off_and_gives_its_budget_back(service):
     as they stayed open. A body silent past ``ASSIGNOR_BODY_IDLE_SECONDS`` is now closed, and
     while it waited it held its declared length of the body budget."""
     with _connect(service) as stalled:
-        stalled.sendall(b"POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        stalled.sendall(b"POST /v1/plans HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                         b"Content-Length: 4000\r\n\r\n" + PLAN[:10])
         time.sleep(0.3)
         assert _post(f"{service.url}/v1/plans", PLAN + b" " * 1500) == 503  # 4000 + 1560 > 5000
@@ -85,7 +85,7 @@ def test_a_steady_client_is_not_cut_off(service):
     """The timeouts are for stalls: a request whose headers come in pieces within the limit, and
     a body sent in pieces less than the idle time apart, are answered."""
     with _connect(service) as steady:
-        head = (b"POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        head = (b"POST /v1/plans HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(PLAN))
         steady.sendall(head[:20])
         time.sleep(0.4)
@@ -114,7 +114,7 @@ def test_the_service_answers_while_1100_slow_clients_hang(tmp_path):
     try:
         for _ in range(1100):
             sock = _connect(service)
-            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             crowd.append(sock)
         started = time.monotonic()
         with urllib.request.urlopen(f"{service.url}/healthz", timeout=5) as reply:

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 from assignor.protocol import Subscription, encode_subscription
 from tests.service import Service
@@ -46,6 +46,9 @@ def page(browser, service):
     opened = context.new_page()
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
+    # The page runs under its Content-Security-Policy: anything it blocks is an error here.
+    opened.on("console", lambda message: errors.append(message.text)
+              if "Content Security Policy" in message.text else None)
     opened.goto(service.url + "/")
     yield opened
     context.close()
@@ -81,7 +84,7 @@ def test_bad_group_json_is_reported_on_the_page(page):
     assert "does not parse" in page.locator("#error").inner_text()
     page.fill("#group", json.dumps({"topics": {"t": -2}, "members": []}))
     page.click("#run")
-    page.wait_for_function("document.getElementById('error').textContent.includes('422')")
+    expect(page.locator("#error")).to_contain_text("422")  # (polled by playwright: the page's policy forbids eval)
     assert "partition count" in page.locator("#error").inner_text()
 
 
@@ -117,7 +120,7 @@ def test_a_failed_run_leaves_no_results_of_an_earlier_one(page):
     page.wait_for_selector("#summary tbody tr[data-strategy='sticky']")
     page.fill("#group", json.dumps({"topics": {"t": -2}, "members": []}))
     page.click("#run")
-    page.wait_for_function("document.getElementById('error').textContent.includes('422')")
+    expect(page.locator("#error")).to_contain_text("422")  # (polled by playwright: the page's policy forbids eval)
     assert page.locator("#summary tbody tr").count() == 0
     assert page.locator("#heatmaps section").count() == 0 and not page.locator("#comparison-card").is_visible()
 
@@ -160,10 +163,69 @@ def test_the_api_docs_render_offline(browser, service, path, rendered):
 
     context.route("**/*", local_only)
     opened = context.new_page()
+    blocked: list[str] = []
+    opened.on("console", lambda message: blocked.append(message.text)
+              if "Content Security Policy" in message.text else None)
     opened.goto(service.url + path)
     opened.wait_for_selector(rendered, timeout=20_000)
     assert "kafka-sticky-assignor" in opened.locator(rendered).first.inner_text()
     assert all(kind == "image" for kind, _url in left), left
     if path == "/docs":  # the bearer scheme is declared, so Swagger UI can send the token
         assert opened.locator("button.authorize").count() == 1
+    # The docs run under their own policy; it blocks only ReDoc's logo from its maker's site.
+    assert all(message.startswith("Loading the image 'https://") for message in blocked), blocked
     context.close()
+
+
+def test_a_page_on_another_origin_cannot_write_the_registry(browser, service):
+    """A page on another origin wrote a group into the registry with a "simple" request
+    (``mode: "no-cors"``, ``text/plain``). Tried again from a page served on another origin,
+    both ways: the simple request is refused (415, and its answer unreadable to that page), the
+    JSON one never leaves the browser (its CORS preflight is not granted). Nothing is written."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    body = json.dumps({"protocol": "sticky", "generation": 1, "topics": {"t": {"partitions": 2}},
+                       "members": [{"member_id": "a", "metadata_b64": base64.b64encode(
+                           encode_subscription(Subscription(["t"]))).decode()}]})
+    script = f"""
+      const body = {json.dumps(body)};
+      window.done = Promise.allSettled([
+        fetch("{service.url}/v1/groups/cross-simple/sync",
+              {{method: "POST", mode: "no-cors", headers: {{"Content-Type": "text/plain"}}, body}}),
+        fetch("{service.url}/v1/groups/cross-json/sync",
+              {{method: "POST", headers: {{"Content-Type": "application/json"}}, body}}),
+        fetch("{service.url}/v1/groups/cross-form/sync",
+              {{method: "POST", mode: "no-cors", body: new URLSearchParams({{x: body}})}}),
+      ]).then(results => results.map(r => r.status + (r.reason ? ":" + r.reason : "")));"""
+
+    class Attacker(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            page = f"<!doctype html><script>{script}</script>".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    elsewhere = ThreadingHTTPServer(("127.0.0.2", 0), Attacker)
+    threading.Thread(target=elsewhere.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        opened = context.new_page()
+        opened.goto(f"http://127.0.0.2:{elsewhere.server_address[1]}/")
+        # The requests went (the simple ones reach the service, which refuses them; their
+        # answers, opaque anyway, are also withheld by Cross-Origin-Resource-Policy).
+        assert len(opened.evaluate("window.done")) == 3
+    finally:
+        context.close()
+        elsewhere.shutdown()
+    for group in ("cross-simple", "cross-json", "cross-form"):
+        try:
+            urllib.request.urlopen(f"{service.url}/v1/groups/{group}", timeout=5)
+            raise AssertionError(f"{group} was written")
+        except urllib.error.HTTPError as error:
+            assert error.code == 404
