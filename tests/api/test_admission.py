@@ -154,3 +154,38 @@ def test_the_bench_measures_the_settings_make_serve_uses(tmp_path, monkeypatch):
     argv, env = serve_command(tmp_path, 8123)
     assert argv[:3] == [sys.executable, "-m", "api"] and "--port" in argv and "8123" in argv
     assert {name for name in env if name.startswith("ASSIGNOR_")} == {"ASSIGNOR_REGISTRY"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "streamed"])
+async def test_the_body_limit_at_its_bound(tmp_path, declared):
+    """A body of exactly ``max_body_bytes`` is read; one byte more is a 413, whether its length
+    is declared (refused before reading) or it streams in without one (cut off as it passes).
+    Removing either check, or loosening it, went unnoticed before."""
+    limit = 1000
+    app = create_app(settings(tmp_path, max_body_bytes=limit))
+    plan = json.dumps(PLAN).encode()
+
+    def body(size: int):
+        padded = plan + b" " * (size - len(plan))
+        if declared:
+            return padded
+
+        async def pieces():
+            for start in range(0, size, 100):
+                yield padded[start : start + 100]
+
+        return pieces()
+
+    try:
+        async with await client_for(app) as client:
+            for size, status in ((limit - 1, 200), (limit, 200), (limit + 1, 413)):
+                answer = await client.post("/v1/plans", content=body(size),
+                                           headers={"Content-Type": "application/json"})
+                assert answer.status_code == status, (size, answer.text)
+                if status == 413:
+                    assert answer.json()["detail"] == ("max_body_bytes: the request body is over the limit of 1000 "
+                                                       "bytes")
+            assert app.state.body_budget.held == 0
+    finally:
+        app.state.planner.close()

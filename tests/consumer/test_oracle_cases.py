@@ -1,0 +1,90 @@
+"""The oracle handed plans made wrong by hand, one fault each: the fast check refuses every one,
+the plain check names it in exactly these words, and the report is invalid. Without these, a
+broken oracle (one that stopped reporting a partition assigned twice) passed 709 tests: every
+other test hands it plans made by the strategies, which are right."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assignor import Group, Member, Plan, TopicPartition, validate
+from assignor.group_spec import of_objects
+from assignor.solver import dense
+from assignor.strategies import plan_owners
+
+TP = TopicPartition
+GROUP = Group({"a": 2, "b": 1}, [Member("m1", ("a", "b")), Member("m2", ("a",))])
+GOOD = {"m1": [TP("a", 0), TP("b", 0)], "m2": [TP("a", 1)]}
+
+CASES = [
+    ("a partition twice, across members", {"m1": [TP("a", 0), TP("b", 0)], "m2": [TP("a", 1), TP("a", 0)]},
+     ["TopicPartition(topic='a', partition=0) assigned more than once"]),
+    ("a partition twice, within one member", {"m1": [TP("a", 0), TP("b", 0), TP("b", 0)], "m2": [TP("a", 1)]},
+     ["TopicPartition(topic='b', partition=0) assigned more than once"]),
+    ("a partition missing", {"m1": [TP("a", 0)], "m2": [TP("a", 1)]},
+     ["1 partitions unassigned, e.g. TopicPartition(topic='b', partition=0)"]),
+    ("a topic its member does not subscribe to", {"m1": [TP("a", 0)], "m2": [TP("a", 1), TP("b", 0)]},
+     ["m2: TopicPartition(topic='b', partition=0) of a topic it does not subscribe to"]),
+    ("a partition past the topic's count", {"m1": [TP("a", 0), TP("b", 0), TP("a", 2)], "m2": [TP("a", 1)]},
+     ["m1: TopicPartition(topic='a', partition=2) does not exist"]),
+    ("a topic without metadata", {"m1": [TP("a", 0), TP("b", 0), TP("zz", 0)], "m2": [TP("a", 1)]},
+     ["m1: TopicPartition(topic='zz', partition=0) does not exist"]),
+    ("a negative partition", {"m1": [TP("a", 0), TP("b", 0), TP("a", -1)], "m2": [TP("a", 1)]},
+     ["m1: TopicPartition(topic='a', partition=-1) does not exist"]),
+    ("an entry that is no TopicPartition", {"m1": [TP("a", 0), TP("b", 0), ("a", 1)], "m2": [TP("a", 1)]},
+     ["m1: ('a', 1) is not a TopicPartition"]),
+    ("an unknown member", {**GOOD, "stranger": [TP("a", 0)]},
+     ["assignment for unknown member 'stranger'"]),
+    ("a member missing", {"m1": [TP("a", 0), TP("b", 0), TP("a", 1)]},
+     ["member 'm2' missing from the assignment"]),
+]
+
+
+def test_the_good_plan_is_valid():
+    report = validate.report(GROUP, Plan("sticky", GOOD))
+    assert report["valid"] and report["errors"] == [] and report["assigned"] == 3
+
+
+@pytest.mark.parametrize(("fault", "assignment", "errors"), CASES, ids=[case[0] for case in CASES])
+def test_each_fault_is_named_by_both_checks(fault, assignment, errors):
+    plan = Plan("sticky", assignment)
+    spec = of_objects(GROUP)
+    subscribed = {m: spec.member_subscription(m) for m in spec.member_ids()}
+    named: list[str] = []
+    validate._assignment_errors(spec, plan, subscribed, named)
+    fast = validate._unassigned_if_valid(spec, plan, subscribed)
+    report = validate.report(GROUP, plan)
+    assert not report["valid"], fault
+    assert report["errors"] == errors, fault
+    # The fast check refuses every plan the plain check faults for an entry (a missing partition
+    # or member is no fault of an entry: the fast check counts it, the report names it).
+    if named:
+        assert fast is None, fault
+
+
+def test_the_columns_check_refuses_what_it_cannot_vouch_for():
+    """`report_of_layout` (a leader's plan checked on its arrays) answers None, never a clean
+    report, for an owner array that leaves a partition out or gives one to a non-subscriber."""
+    layout, owner = plan_owners("sticky", GROUP)
+    assert validate.report_of_layout(GROUP, layout, owner, "sticky")["valid"]
+    b0 = int(layout.offsets[layout.topics.index("b")])
+    m2 = [m.id for m in layout.members].index("m2")
+    missing, unsubscribed = owner.copy(), owner.copy()
+    missing[b0] = -1
+    unsubscribed[b0] = m2
+    for wrong in (missing, unsubscribed):
+        assert validate.report_of_layout(GROUP, layout, wrong, "sticky") is None
+        assert not validate.report(GROUP, Plan("sticky", layout.assignment(wrong)))["valid"]
+    assert isinstance(dense.build(GROUP), dense.Layout) and isinstance(owner, np.ndarray)
+
+
+def test_a_cooperative_plan_may_not_hand_over_a_claimed_partition():
+    """KIP-429: a partition another member still claims is withheld this round, never given."""
+    group = Group({"t": 2}, [Member("a", ("t",), owned=(TP("t", 0), TP("t", 1)), generation=1),
+                             Member("b", ("t",))])
+    handed = Plan("cooperative-sticky", {"a": [TP("t", 1)], "b": [TP("t", 0)]})
+    report = validate.report(group, handed)
+    assert report["errors"] == ["TopicPartition(topic='t', partition=0) given to b while a still owns it"]
+    withheld = validate.report(group, Plan("cooperative-sticky", {"a": [TP("t", 1)], "b": []}))
+    assert withheld["valid"] and withheld["revoking"] == 1

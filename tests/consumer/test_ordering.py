@@ -1,0 +1,39 @@
+"""Java's order of strings (``String.compareTo``: UTF-16 code units), which decides who gets what
+in range, roundrobin and the sticky tie-breaks. Python orders by code point; the two differ once
+an id holds a character past U+FFFF (two UTF-16 units from U+D800) beside one in
+U+E000-U+FFFF. Member ids ordered by code point went unnoticed by 743 tests: all were ASCII."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from assignor import Group, Member, TopicPartition
+from assignor.ordering import java_order, java_sorted
+from assignor.strategies import assign
+
+EMOJI, FULLWIDTH_A = "\U0001f600", "\uff21"  # UTF-16: D83D DE00 and FF21; code points 1F600 and FF21
+
+
+def test_a_supplementary_character_sorts_before_the_top_of_the_basic_plane():
+    assert sorted([FULLWIDTH_A, EMOJI]) == [FULLWIDTH_A, EMOJI]  # Python: by code point
+    assert java_sorted([FULLWIDTH_A, EMOJI]) == [EMOJI, FULLWIDTH_A]  # Java: by UTF-16 unit
+    assert java_order([f"m{FULLWIDTH_A}", f"m{EMOJI}", "m"]) == [2, 1, 0]
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(["a", "é", "\ud7ff", "\ue000", FULLWIDTH_A, EMOJI, "\U00010000"]),
+                        max_size=4), max_size=8))
+@example([FULLWIDTH_A, EMOJI])
+def test_java_order_is_utf16_order(texts):
+    assert java_sorted(texts) == sorted(texts, key=lambda t: t.encode("utf-16-be"))
+
+
+@pytest.mark.parametrize("strategy", ["range", "roundrobin"])
+def test_the_client_assignors_give_the_first_partition_to_the_first_member_in_java_order(strategy):
+    """Java's range and roundrobin hand out partitions in member-id order: ``m😀`` before
+    ``mＡ``, although Python puts it after."""
+    group = Group({"t": 2}, [Member(f"m{FULLWIDTH_A}", ("t",)), Member(f"m{EMOJI}", ("t",))])
+    plan = assign(strategy, group)
+    assert plan.assignment[f"m{EMOJI}"] == [TopicPartition("t", 0)]
+    assert plan.assignment[f"m{FULLWIDTH_A}"] == [TopicPartition("t", 1)]
