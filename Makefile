@@ -11,7 +11,7 @@ JAVA := $(shell command -v java || echo /usr/bin/java)
 # The service's load benchmark drives it with Debian's wrk.
 WRK := /usr/bin/wrk
 
-.PHONY: serve test lint bench clean postgres-server
+.PHONY: serve test lint bench clean postgres-server lock audit mutants
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,12 +20,12 @@ $(BIN)/python:
 # Serving needs the [api] extra only; the tests need everything ([test] pulls in the rest).
 SERVE_STAMP := $(VENV)/.installed-serve
 
-$(SERVE_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[api]'
+$(SERVE_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[api]'
 	touch $(SERVE_STAMP)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP) $(SERVE_STAMP)
 
 serve: $(SERVE_STAMP)
@@ -58,3 +58,22 @@ bench: $(STAMP) $(WRK) $(JAVA)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+
+# The pinned versions (constraints.txt) from a fresh environment of the newest allowed versions.
+lock:
+	rm -rf /tmp/assignor-lock && $(PYTHON) -m venv /tmp/assignor-lock
+	/tmp/assignor-lock/bin/python -m pip install --quiet -e '.[test]'
+	{ head -2 constraints.txt; /tmp/assignor-lock/bin/python -m pip freeze --exclude-editable | sort -f; } > constraints.new
+	mv constraints.new constraints.txt
+
+# Known vulnerabilities in the pinned versions (needs the network to reach the advisory database).
+audit: $(STAMP)
+	$(BIN)/python -m pip install --quiet pip-audit
+	$(BIN)/pip-audit -r constraints.txt
+
+# Mutation testing of the code the tests must guard (the oracle, the codec's length checks, the
+# body limit, the claim rules, the key-skew tables); not part of `make test` (it takes long).
+mutants: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'mutmut>=3,<4'
+	$(BIN)/mutmut run
+	$(BIN)/mutmut results

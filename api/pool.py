@@ -146,7 +146,9 @@ class Planner:
         # The executor keeps its processes and its broken flag private (CPython 3.11-3.13 name
         # them `_processes` and `_broken`); read defensively: missing ones read as ready.
         processes = list((getattr(executor, "_processes", None) or {}).values())
-        return not getattr(executor, "_broken", False) and all(p.is_alive() for p in processes)
+        # Every process alive, and all of them there (one the executor dropped is not alive).
+        return (not getattr(executor, "_broken", False) and len(processes) >= max(self.workers, 1)
+                and all(p.is_alive() for p in processes))
 
     def revive(self) -> bool:
         """Replace the pool when a process of it ended (`/readyz` calls this), so that a pool

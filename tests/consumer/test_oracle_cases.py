@@ -36,6 +36,14 @@ CASES = [
      ["m1: ('a', 1) is not a TopicPartition"]),
     ("an unknown member", {**GOOD, "stranger": [TP("a", 0)]},
      ["assignment for unknown member 'stranger'"]),
+    # Every fault is named, not only the first of a member or of the plan (mutation testing
+    # found a `continue` turned into `break` unnoticed).
+    ("an unknown member, then a partition twice", {"stranger": [TP("a", 0)], "m1": [TP("a", 0), TP("b", 0)],
+                                                   "m2": [TP("a", 1), TP("a", 1)]},
+     ["assignment for unknown member 'stranger'", "TopicPartition(topic='a', partition=1) assigned more than once"]),
+    ("an odd entry, then a partition twice", {"m1": [("a", 1), TP("a", 0), TP("b", 0), TP("b", 0)],
+                                             "m2": [TP("a", 1)]},
+     ["m1: ('a', 1) is not a TopicPartition", "TopicPartition(topic='b', partition=0) assigned more than once"]),
     ("a member missing", {"m1": [TP("a", 0), TP("b", 0), TP("a", 1)]},
      ["member 'm2' missing from the assignment"]),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import pytest
 
@@ -31,11 +32,27 @@ def produced(bootstrap: str, topic: str, partitioner: str, keys: list[bytes | No
         assert error is None, error
         placed[i] = message.partition()
 
-    producer.list_topics(topic, timeout=30)  # the partition count, before the first record
+    _wait_for_leaders(producer, topic)
     for i, key in enumerate(keys):
         producer.produce(topic, value=b"v", key=key, on_delivery=lambda e, m, i=i: delivered(e, m, i))
     assert producer.flush(30) == 0
     return [placed[i] for i in range(len(keys))]
+
+
+def _wait_for_leaders(producer, topic: str, seconds: float = 30) -> None:
+    """Until every partition of `topic` has a leader in the producer's metadata. librdkafka's
+    random partitioners choose among the partitions available (with a leader) only: producing
+    while some had none yet made ``test_partitions_equal_librdkafkas[random]`` fail once in a
+    full run and pass alone."""
+    deadline = time.monotonic() + seconds
+    while True:
+        metadata = producer.list_topics(topic, timeout=seconds).topics[topic]
+        partitions = metadata.partitions
+        if metadata.error is None and len(partitions) == PARTITIONS and all(
+                p.leader >= 0 and p.error is None for p in partitions.values()):
+            return
+        assert time.monotonic() < deadline, f"{topic}: not every partition has a leader after {seconds} s"
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("partitioner", ["consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a",
