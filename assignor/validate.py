@@ -152,7 +152,7 @@ def report(group: Group, plan: Plan, *, exact: bool = False, spec: GroupSpec | N
 def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactReport:
     errors: list[str] = []
     member_ids = spec.member_ids()
-    subscribed = {m: spec.member_subscription(m) for m in member_ids}
+    subscribed = _subscriptions(spec)
     loads = {m: len(tps) for m, tps in plan.assignment.items() if m in subscribed}
     checked = _unassigned_if_valid(spec, plan, subscribed)
     if checked is None:  # something is wrong: name each problem, partition by partition
@@ -411,6 +411,11 @@ def _assignment_errors(spec: GroupSpec, plan: Plan, subscribed: dict[str, frozen
     return seen
 
 
+def _subscriptions(spec: GroupSpec) -> dict[str, frozenset[str]]:
+    """Each member's subscription (topics with metadata), by member id."""
+    return {m: spec.member_subscription(m) for m in spec.member_ids()}
+
+
 def _subscribed_topics(subscribed: dict[str, frozenset[str]]) -> set[str]:
     """The topics that exist and have a subscriber (each member's `GroupSpec` subscription)."""
     return set[str]().union(*set(subscribed.values()))
@@ -467,8 +472,7 @@ def optimum(group: Group) -> Optimum:
 
     previous = claims.resolve(group)
     spec = of_objects(group)
-    partitions = [TopicPartition(*tp) for tp in sorted(_partitions_to_assign(
-        spec, {m: spec.member_subscription(m) for m in spec.member_ids()}))]
+    partitions = [TopicPartition(*tp) for tp in sorted(_partitions_to_assign(spec, _subscriptions(spec)))]
     rack_aware = racks.applies(group)
     rack_weight = len(partitions) + 1
     weight = (len(partitions) + 1) * (rack_weight + 1)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer, validated
@@ -18,6 +19,8 @@ from assignor.leader import LeaderCache, sync
 from assignor.limits import Limits
 
 log = logging.getLogger("api")
+
+_Found = TypeVar("_Found")
 
 def group_sync(group_id: str, body: bytes, limits: Limits, history: int, max_groups: int, registry_path: str
                ) -> Answer:
@@ -108,11 +111,7 @@ def registered(group_id: str, registry_path: str) -> Answer:
 
 
 def _registered(group_id: str, registry_path: str) -> Handled:
-    check_group_id(group_id)
-    latest = registry_at(registry_path).latest(group_id)
-    if latest is None:
-        raise no_such_group(group_id)
-    return latest, {}
+    return _of_a_group(group_id, registry_path, Registry.latest), {}
 
 
 def forget(group_id: str, registry_path: str) -> Answer:
@@ -121,10 +120,7 @@ def forget(group_id: str, registry_path: str) -> Answer:
 
 
 def _forget(group_id: str, registry_path: str) -> Handled:
-    check_group_id(group_id)
-    deleted = registry_at(registry_path).delete(group_id)
-    if not deleted:
-        raise no_such_group(group_id)
+    deleted = _of_a_group(group_id, registry_path, Registry.delete)
     return {"group_id": group_id, "deleted_generations": deleted}, {}
 
 
@@ -134,11 +130,18 @@ def registered_history(group_id: str, registry_path: str) -> Answer:
 
 
 def _registered_history(group_id: str, registry_path: str) -> Handled:
-    check_group_id(group_id)
-    rows = registry_at(registry_path).history(group_id)
-    if not rows:
-        raise no_such_group(group_id)
+    rows = _of_a_group(group_id, registry_path, Registry.history)
     return {"group_id": group_id, "generations": rows}, {}
+
+
+def _of_a_group(group_id: str, registry_path: str, read: Callable[[Registry, str], _Found | None]) -> _Found:
+    """`read` of a valid group id from the registry; a 404 when it finds nothing (None, no
+    rows, no generations deleted)."""
+    check_group_id(group_id)
+    found = read(registry_at(registry_path), group_id)
+    if not found:
+        raise no_such_group(group_id)
+    return found
 
 
 def no_such_group(group_id: str) -> Rejected:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from assignor.partitioners.simulate import Result
 
@@ -31,11 +32,7 @@ def plot(results: Sequence[Result], directory: str | Path, name: str) -> list[Pa
     axes.set_ylabel("MB sent")
     axes.set_title(f"{name}: bytes per broker")
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    path = directory / f"{name}-bytes-per-broker.png"
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    written.append(path)
+    written.append(_saved(plt, figure, directory / f"{name}-bytes-per-broker.png"))
 
     figure, axes = plt.subplots(figsize=(8, 4.5))
     for result in results:
@@ -46,9 +43,13 @@ def plot(results: Sequence[Result], directory: str | Path, name: str) -> list[Pa
     axes.set_ylabel("p99 latency per second (ms, log)")
     axes.set_title(f"{name}: latency over time")
     axes.legend(fontsize=8)
+    written.append(_saved(plt, figure, directory / f"{name}-latency.png"))
+    return written
+
+
+def _saved(plt: Any, figure: Any, path: Path) -> Path:
+    """`figure` laid out, written to `path` and closed (pyplot keeps every open figure)."""
     figure.tight_layout()
-    path = directory / f"{name}-latency.png"
     figure.savefig(path, dpi=110)
     plt.close(figure)
-    written.append(path)
-    return written
+    return path

@@ -58,7 +58,7 @@ def test_the_good_plan_is_valid():
 def test_each_fault_is_named_by_both_checks(fault, assignment, errors):
     plan = Plan("sticky", assignment)
     spec = of_objects(GROUP)
-    subscribed = {m: spec.member_subscription(m) for m in spec.member_ids()}
+    subscribed = validate._subscriptions(spec)
     named: list[str] = []
     validate._assignment_errors(spec, plan, subscribed, named)
     fast = validate._unassigned_if_valid(spec, plan, subscribed)

@@ -46,7 +46,7 @@ def cases(draw):
 def test_the_fast_check_and_the_plain_check_agree(case):
     group, plan = case
     spec = of_objects(group)
-    subscribed = {m: spec.member_subscription(m) for m in spec.member_ids()}
+    subscribed = validate._subscriptions(spec)
     errors: list[str] = []
     seen = validate._assignment_errors(spec, plan, subscribed, errors)
     fast = validate._unassigned_if_valid(spec, plan, subscribed)
