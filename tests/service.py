@@ -39,7 +39,10 @@ class Service:
             stdout=output, stderr=output)
         if output is not None:
             output.close()  # the service holds its own copy
+        started = time.monotonic()
         self._wait_until_healthy(timeout=30)
+        #: Seconds from launch until /healthz answered: a baseline for bounds in the same run.
+        self.started_in = time.monotonic() - started
 
     def _wait_until_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -20,6 +20,7 @@ from assignor.model import TopicPartition
 from assignor.protocol import decode_assignment
 from tests.api.test_api import join_metadata
 from tests.service import Service
+from tests.timing import scaled
 
 pytestmark = pytest.mark.integration
 
@@ -75,10 +76,10 @@ def test_sigkill_during_syncs_loses_no_answered_generation(tmp_path, registry):
         service.stop()
     assert all(answered.values()), answered
 
-    started = time.monotonic()
     again = Service(tmp_path, workers=1, env={"ASSIGNOR_REGISTRY": registry})
     try:
-        assert time.monotonic() - started < 5
+        # Recovery adds nothing worth seeing to a start: no slower than twice the first one.
+        assert again.started_in < 2 * service.started_in + scaled(1), (again.started_in, service.started_in)
         with urllib.request.urlopen(f"{again.url}/readyz", timeout=5) as reply:
             assert reply.status == 200
     finally:
@@ -219,7 +220,7 @@ def test_a_request_past_its_time_limit_is_504_and_the_process_plans_on(tmp_path)
         workers = _planning_processes(service.process.pid)
         started = time.monotonic()
         status, answer = _answer(f"{service.url}/v1/simulations", LONG_SIMULATION)
-        assert status == 504 and time.monotonic() - started < 10
+        assert status == 504 and time.monotonic() - started < 1 + scaled(4)
         assert answer["detail"] == "request_seconds: the request ran past the time limit of 1 s"
         assert _answer(f"{service.url}/v1/plans", PLAN)[0] == 200
         assert _planning_processes(service.process.pid) == workers
@@ -259,7 +260,7 @@ def test_sigterm_ends_the_service_within_seconds_while_work_runs(tmp_path):
         started = time.monotonic()
         service.process.terminate()
         service.process.wait(timeout=15)
-        assert time.monotonic() - started < 8
+        assert time.monotonic() - started < scaled(5)
         deadline = time.monotonic() + 5
         while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.1)

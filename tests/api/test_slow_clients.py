@@ -15,6 +15,7 @@ import urllib.request
 import pytest
 
 from tests.service import Service
+from tests.timing import scaled
 
 pytestmark = pytest.mark.integration
 
@@ -119,7 +120,7 @@ def test_the_service_answers_while_1100_slow_clients_hang(tmp_path):
         started = time.monotonic()
         with urllib.request.urlopen(f"{service.url}/healthz", timeout=5) as reply:
             assert reply.status == 200
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < scaled(1)
         assert _post(f"{service.url}/v1/plans", PLAN) == 200
         for sock in crowd[:50]:  # and each is closed in time
             assert _closed_after(sock) < 10
