@@ -1,7 +1,8 @@
 """KIP-54 as the Java client runs it: ``java-sticky`` and ``java-cooperative-sticky``.
 
-Java's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (``AbstractStickyAssignor``,
-apache/kafka 3.5+, with KIP-341 generations, KAFKA-12984 claim conflicts and KIP-881 racks),
+Java's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (``AbstractStickyAssignor``, as in
+the Java client 4.3.0, with KIP-341 generations, KAFKA-12984 claim conflicts, KIP-881 racks and
+KAFKA-15170's rack fixes to the constrained builder),
 reproduced decision for decision so that a plan equals the one a Java leader would send, in
 Java's order within each member. Where Java's choice among equal plans depends on the
 iteration order of a ``java.util.HashMap`` of member ids or a ``HashSet`` of partitions, the

@@ -6,10 +6,14 @@ Steps, as Java runs them:
 
 1. `_keep_owned`: in HashMap order, each member keeps its owned partitions (sorted by partition,
    then topic) up to minQuota, or up to maxQuota while fewer members than ``total % members``
-   have more than minQuota; the rest is revoked.
+   have more than minQuota; the rest, and with racks the owned partitions on another rack, may
+   be revoked (KAFKA-15170: a cooperative leader withholds them when they go to another member,
+   not when they come back to their owner later).
 2. `_unassigned`: every other partition, by topic then partition (Java's two-pointer walk,
    including what it does with a claim of a partition the topic does not have).
-3. `_fill_near` (KIP-881): round-robin within racks, when rack-aware assignment applies.
+3. `_fill_near` (KIP-881): round-robin within racks, when rack-aware assignment applies,
+   counting the members it fills to maxQuota (KAFKA-15170: once enough are, the members at
+   minQuota are full).
 4. `_fill`: round-robin over the members under minQuota, then one more each to members at
    exactly minQuota until enough members hold maxQuota.
 """
@@ -46,7 +50,9 @@ class _Builder:
         self.over_min = 0
         self.under_min: list[str] = []
         self.at_min: list[str] = []
-        self.revoked: set[TopicPartition] = set()
+        #: Owned partitions not kept (over quota, or on another rack), with their owner: given
+        #: to anyone else they change hands (KAFKA-15170, apache/kafka PR #13965).
+        self.maybe_revoked: dict[TopicPartition, str] = {}
         self.assignment: dict[str, list[TopicPartition]] = {m: [] for m in owned}
         self.assigned: list[TopicPartition] = []
         self.transferring: dict[TopicPartition, str] = {}
@@ -70,7 +76,10 @@ class _Builder:
         racks = self.racks.member_rack
         for member, claims in self.owned.items():
             if racks:
-                claims = [tp for tp in claims if not self.racks.mismatch(member, tp)]
+                elsewhere = [tp for tp in claims if self.racks.mismatch(member, tp)]
+                if elsewhere:
+                    self.maybe_revoked.update(zip(elsewhere, repeat(member)))
+                    claims = [tp for tp in claims if not self.racks.mismatch(member, tp)]
             mine = sorted(claims, key=by_partition)
             if self.several:
                 mine = [tp for tp in mine if tp not in self.several]
@@ -85,11 +94,11 @@ class _Builder:
                     self.at_min.clear()
                 target.extend(mine[: self.max_quota])
                 self.assigned.extend(mine[: self.max_quota])
-                self.revoked.update(mine[self.max_quota:])
+                self.maybe_revoked.update(zip(mine[self.max_quota:], repeat(member)))
             else:
                 target.extend(mine[: self.min_quota])
                 self.assigned.extend(mine[: self.min_quota])
-                self.revoked.update(mine[self.min_quota:])
+                self.maybe_revoked.update(zip(mine[self.min_quota:], repeat(member)))
                 if self.over_min < self.expected_over_min:
                     self.at_min.append(member)
 
@@ -136,7 +145,7 @@ class _Builder:
                 count = len(self.assignment[member]) + 1
                 if count >= self.min_quota:
                     self.under_min.remove(member)
-                    if count < self.max_quota:
+                    if count < self.max_quota and self.over_min < self.expected_over_min:
                         self.at_min.append(member)
                 else:
                     index += 1
@@ -147,6 +156,9 @@ class _Builder:
                     member = self.at_min[first]
                     if len(self.assignment[member]) + 1 == self.max_quota:
                         del self.at_min[first]
+                        self.over_min += 1
+                        if self.over_min == self.expected_over_min:
+                            self.at_min.clear()  # every member at minQuota is now full
             if member is None:
                 left.append(tp)
             else:
@@ -199,22 +211,27 @@ class _Builder:
         if rounds <= 0:
             return 0
         width, end = len(members), position + rounds * len(members)
-        watched = self.revoked or self.several
+        watched = self.maybe_revoked or self.several
         for j, member in enumerate(members):
             dealt = unassigned[position + j : end : width]
             self.assignment[member].extend(dealt)
             if watched:
                 for tp in dealt:
-                    if tp in self.revoked or tp in self.several:
-                        self.transferring[tp] = member
+                    self._watch(tp, member)
         return rounds * width
 
     def _give(self, tp: TopicPartition, member: str) -> int:
         target = self.assignment[member]
         target.append(tp)
-        if tp in self.revoked or tp in self.several:
-            self.transferring[tp] = member
+        self._watch(tp, member)
         return len(target)
+
+    def _watch(self, tp: TopicPartition, member: str) -> None:
+        """Record `tp` as changing hands when another member may still own it: one it did not
+        keep, or one claimed by several in the same generation."""
+        owner = self.maybe_revoked.get(tp)
+        if (owner is not None and owner != member) or tp in self.several:
+            self.transferring[tp] = member
 
     def _check_filled(self) -> None:
         if not self.under_min:
