@@ -82,14 +82,18 @@ def table_size(entries: int) -> int:
     return size
 
 
-def hashmap_order(keys: Sequence[str], *, computed: bool = False) -> list[str]:
+def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: bool = False) -> list[str]:
     """The order a ``new HashMap<String, V>()`` iterates `keys` (distinct) added in this order:
     by bucket, then within a bucket in insertion order for ``put``, or newest first for
     ``computeIfAbsent`` (`computed`), which links a new key at the head of its bucket. A resize
     splits a bucket keeping its order, so that holds whatever the table went through.
 
     ``put`` grows the table after the entry that passes three quarters of it; ``computeIfAbsent``
-    before the entry that follows. A bucket of nine keys in a table under 64 makes Java grow the
+    checks at the start of every call, for a key already there too, so the table grows before
+    the next call after that entry: the next new key's, or (`called_after`) a call for a key
+    added before once the last key is in (``CollectionUtils.groupPartitionsByTopic`` calls it
+    once per partition, so a member's 13th topic followed by any partition grows the table to
+    32). A bucket of nine keys in a table under 64 makes Java grow the
     table early (treeifyBin), and the size here accounts for that; a bucket of nine in a table of
     64 or more becomes a tree whose order this does not model (with Java's string hashes that
     takes many keys colliding in their low bits, far outside member ids such as ``consumer-N``).
@@ -102,13 +106,13 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False) -> list[str]:
     (['big-topic', 'other'], ['other', 'big-topic'])
     """
     hashes = [spread(string_hash(k)) for k in keys]
-    mask = _grown_size(hashes, computed) - 1
+    mask = _grown_size(hashes, computed, computed and called_after) - 1
     newest_first = -1 if computed else 1
     position = [(h & mask, newest_first * i) for i, h in enumerate(hashes)]
     return [keys[i] for i in sorted(range(len(keys)), key=position.__getitem__)]
 
 
-def _grown_size(hashes: Sequence[int], computed: bool) -> int:
+def _grown_size(hashes: Sequence[int], computed: bool, called_after: bool = False) -> int:
     """The table size after adding these (spread) hashes in order (see `hashmap_order`)."""
     size = 16
     counts: dict[int, int] = {}
@@ -129,4 +133,6 @@ def _grown_size(hashes: Sequence[int], computed: bool) -> int:
             regrow(n)
         if not computed and n > size * 3 // 4:
             regrow(n)
+    if called_after and len(hashes) > size * 3 // 4:
+        regrow(len(hashes))
     return size

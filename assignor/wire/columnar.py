@@ -610,8 +610,8 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     topic's partitions as given; None when that is the order they are in already.
 
     All members at once: Java's ``computeIfAbsent`` HashMap puts a member's k-th new topic in
-    bucket ``spread(hash) & (size - 1)``, newest first within a bucket, the table growing before
-    the entry past three quarters. A member with nine topics in one bucket of a table under 64
+    bucket ``spread(hash) & (size - 1)``, newest first within a bucket, the table growing at the
+    first call (one per partition) after the entry past three quarters. A member with nine topics in one bucket of a table under 64
     (which makes Java grow early) is ordered by `sticky_topic_order` itself."""
     if not len(member):
         return None
@@ -625,6 +625,12 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     size = np.full(len(cells), 16, dtype=np.int64)
     while (grow := topics_of - 1 > size * 3 // 4).any():
         size[grow] *= 2
+    # A call after the last new topic's first partition checks once more (`hashmap_order`).
+    starts = np.flatnonzero(np.r_[True, cell_member[1:] != cell_member[:-1]])  # each member's first cell
+    last_new = np.maximum.reduceat(first, starts)
+    last_row = np.searchsorted(member, cell_member[starts], side="right") - 1
+    called_after = np.repeat(last_new < last_row, np.diff(np.r_[starts, len(cells)]))
+    size[called_after & (topics_of > size * 3 // 4)] *= 2
     spread_hashes = np.array([spread(string_hash(name)) for name in names] or [0], dtype=np.int64)
     bucket = spread_hashes[cells % width] & (size - 1)
     ranked = _ranks_within(cell_member, np.lexsort((-first, bucket, cell_member)))
@@ -636,7 +642,8 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
         mine = np.flatnonzero(cell_member == m)
         seen = mine[np.argsort(first[mine])]
         listed = [names[t] for t in (cells[seen] % width).tolist()]
-        position = {t: i for i, t in enumerate(sticky_topic_order(listed))}
+        after = bool(called_after[seen[0]])
+        position = {t: i for i, t in enumerate(sticky_topic_order(listed, after))}
         ranked[seen] = [position[t] for t in listed]
     if np.array_equal(ranked, by_first):
         return None

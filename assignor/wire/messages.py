@@ -214,30 +214,36 @@ def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: in
     >>> encode_sticky_user_data([TopicPartition("t0", 0)], generation=1).hex()
     '0000000100027430000000010000000000000001'
     """
-    entries = _grouped(partitions, "previous_assignment")
+    pairs = list(partitions) if not isinstance(partitions, list) else partitions
+    entries = _grouped(pairs, "previous_assignment")
     if len(entries) > 1:
         position = {topic: i for i, (topic, _) in enumerate(entries)}
-        entries = [entries[position[topic]] for topic in sticky_topic_order(list(position))]
+        last = entries[-1][0]
+        called_after = next(i for i, pair in enumerate(pairs) if pair[0] == last) < len(pairs) - 1
+        entries = [entries[position[topic]] for topic in sticky_topic_order(list(position), called_after)]
     if generation is None:
         return codec.encode(STICKY_USER_DATA_V0, {"previous_assignment": entries})
     return codec.encode(STICKY_USER_DATA_V1, {"previous_assignment": entries, "generation": generation})
 
 
-def sticky_topic_order(topics: list[str]) -> list[str]:
+def sticky_topic_order(topics: list[str], called_after: bool = False) -> list[str]:
     """The order Java's sticky user data lists `topics` (distinct, in the order they first
     appear in the member's partitions): ``CollectionUtils.groupPartitionsByTopic`` fills a
-    ``HashMap`` by ``computeIfAbsent``, and the bytes follow its iteration order."""
+    ``HashMap`` by ``computeIfAbsent``, once per partition, and the bytes follow its iteration
+    order. `called_after`: a partition follows the first one of the last topic (each call may
+    grow the table, see `assignor.ordering.hashmap_order`)."""
     if len(topics) < 2:
         return topics
-    found = _STICKY_ORDERS.get(tuple(topics))
+    key = (tuple(topics), called_after)
+    found = _STICKY_ORDERS.get(key)
     if found is None:
-        found = hashmap_order(topics, computed=True)
+        found = hashmap_order(topics, computed=True, called_after=called_after)
         if len(_STICKY_ORDERS) < 4096:  # members of a group mostly share their topic lists
-            _STICKY_ORDERS[tuple(topics)] = found
+            _STICKY_ORDERS[key] = found
     return found
 
 
-_STICKY_ORDERS: dict[tuple[str, ...], list[str]] = {}
+_STICKY_ORDERS: dict[tuple[tuple[str, ...], bool], list[str]] = {}
 
 
 def decode_sticky_user_data(data: bytes | None, *, strict: bool = False) -> StickyUserData:

@@ -936,4 +936,6 @@ def _in_sticky_order(partitions: list[TopicPartition]) -> list[TopicPartition]:
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in partitions:
         by_topic.setdefault(tp.topic, []).append(tp)
-    return [tp for topic in sticky_topic_order(list(by_topic)) for tp in by_topic[topic]]
+    last = list(by_topic)[-1] if by_topic else None
+    called_after = bool(partitions) and [tp.topic for tp in partitions].index(last) < len(partitions) - 1
+    return [tp for topic in sticky_topic_order(list(by_topic), called_after) for tp in by_topic[topic]]
