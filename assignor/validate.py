@@ -13,7 +13,9 @@ valid
     to a member subscribed to its topic; nothing else is assigned; every member has an entry.
     Cooperative plans (KIP-429) may leave a partition unassigned while a member still claims it
     (``revoking``: it is handed out in the next round), and must never give a partition to one
-    member while another still claims it (that member has not revoked it yet).
+    member while another still claims it (that member has not revoked it yet), unless the one
+    it goes to is its rightful owner (the one claimant of the highest generation, KIP-341),
+    which keeps it while stale claimants revoke it.
 balanced (KIP-54)
     Loads differ by at most one, or no member holds a partition that a member with two or more
     fewer partitions could take.
@@ -168,13 +170,15 @@ def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactRepo
     revoking = set()
     unsafe: list[str] = []
     cooperative, safe = _handover_rules(plan.strategy)
+    settled = claims.settle(group)
     if cooperative:
         claimed = _claimed_by(group)
         revoking = {tp for tp in not_assigned if tp in claimed}
         for member_id, partitions in plan.assignment.items():
             for tp in filter(claimed.__contains__, partitions):
+                # The rightful owner (KIP-341) keeps its partition: stale claimants revoke it.
                 others = claimed[tp] - {member_id}
-                if others:
+                if others and settled.owners.get(tp) != member_id:
                     unsafe.append(f"{tp} given to {member_id} while {min(others)} still owns it")
         if safe:
             errors.extend(unsafe)
@@ -182,7 +186,6 @@ def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactRepo
     if unassigned:
         errors.append(f"{len(unassigned)} partitions unassigned, e.g. {TopicPartition(*min(unassigned))}")
 
-    settled = claims.settle(group)
     previous: dict[str, set[TopicPartition]] = {}
     for tp, owner in settled.owners.items():
         previous.setdefault(owner, set()).add(tp)
@@ -272,7 +275,8 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
     if _handover_rules(strategy)[0]:
         revoking[claimed_flat] = True
         revoking &= must & ~assigned
-        handed = (owner[claimed_flat] >= 0) & (owner[claimed_flat] != claimant)
+        given = owner[claimed_flat]
+        handed = (given >= 0) & (given != claimant) & (given != layout.prev_owner[claimed_flat])
         if handed.any():  # an error, or Java's flag with an example: `report` words them
             return None
     if (must & ~assigned & ~revoking).any():

@@ -83,6 +83,10 @@ class Layout:
     derived: dict[str, Any] = dataclass_field(default_factory=dict, compare=False, repr=False)
     # The caller's memo, for what outlives this layout (see `distinct_pairs`).
     kept: PlanMemo | None = dataclass_field(default=None, compare=False, repr=False)
+    # Per flat partition with a previous owner, the member that held it in the most recent
+    # earlier generation and still claims it (KIP-341), or NO_OWNER; None when no partition
+    # has one (no stale claims: the common case).
+    earlier: np.ndarray | None = dataclass_field(default=None, compare=False, repr=False)
 
     @property
     def total(self) -> int:
@@ -190,9 +194,10 @@ def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = No
         topic_of_name = np.array([index.get(name, -1) for name in claims.names] + [-1], dtype=np.int64)
         parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
                   None)
-    prev_owner, prev_object = _resolve_claims(layout, parsed)
+    prev_owner, prev_object, earlier = _resolve_claims(layout, parsed)
     # The caller's memo rides along for derived arrays that outlive this layout.
-    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], kept=memo)
+    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], kept=memo,
+                   earlier=earlier)
 
 
 def _topic_indices(subscriptions: list[tuple[str, ...]], index: dict[str, int],
@@ -360,10 +365,12 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) ->
     return member[good], topic, part, objects[good]
 
 
-def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, np.ndarray]:
+def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Previous owner (and its claim object) per flat partition under the rules of
     `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members.
-    Claims given as columns have no objects (None): every partition's object stays None."""
+    Claims given as columns have no objects (None): every partition's object stays None. Also
+    the most recent earlier owner (`Layout.earlier`): the claimant of the highest generation
+    below the owner's, when one member alone has it."""
     member, topic, part, given = parsed
     carry_objects = given is not None
     # Without objects, a stand-in that is cheap to filter along with the claims.
@@ -387,7 +394,7 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, n
     if carry_objects:
         prev_object[flat[single]] = objects[single]
     if single.all():
-        return prev_owner, prev_object
+        return prev_owner, prev_object, None
     # Partitions claimed more than once: drop a member's repeated claims, then the highest
     # generation wins and a tie at the highest generation cancels (KAFKA-12984).
     flat, member, objects = flat[~single], member[~single], objects[~single]
@@ -403,7 +410,16 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, n
     prev_owner[flat[winners]] = member[winners]
     if carry_objects:
         prev_object[flat[winners]] = objects[winners]
-    return prev_owner, prev_object
+    # The next claimant of a winner's partition, unless two share its generation.
+    second = np.minimum(winners + 1, len(flat) - 1)
+    third = np.minimum(winners + 2, len(flat) - 1)
+    has = (second != winners) & (flat[second] == flat[winners])
+    has &= ~((third != second) & (flat[third] == flat[winners]) & (generation[third] == generation[second]))
+    if not has.any():
+        return prev_owner, prev_object, None
+    earlier = np.full(layout.total, NO_OWNER, dtype=np.int64)
+    earlier[flat[winners[has]]] = member[second[has]]
+    return prev_owner, prev_object, earlier
 
 
 def claimants(layout: Layout) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,14 @@ could give a partition a stale member still held to another member in the same r
 consumers read it at once (franz-go fixed the same bug). Partitions claimed by two members of
 the same generation (KAFKA-12984) are withheld from both and handed out next round.
 
+A partition the plan leaves with its rightful owner (the one claimant of the highest
+generation, KIP-341) stays with it, whatever stale members claim: withholding it would stop the
+member that holds it by right for a round and make nothing safer, as the stale claimants must
+revoke it either way (as Java does: ``testOwnedPartitionsAreInvalidatedForConsumerWithStaleGeneration``,
+``testEnsurePartitionsAssignedToHighestGeneration``). So this is never less available than
+Java's cooperative assignor: what waits a round is what changes hands or is claimed twice in
+one generation.
+
 The second round converges: its owned partitions are this round's plan, from which the eager
 optimum of this round is reachable without moving anything, and the sticky strategy moves the
 fewest partitions, so nothing is withheld again.
@@ -50,7 +58,7 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     flat partition; owned partitions from `claims` when given (see `dense.build`)."""
     layout, owner = sticky.plan_owners(group, claims, memo)
     count, claimant = dense.claimants(layout)
-    handed_over = (count == 0) | ((count == 1) & (claimant == owner))
+    handed_over = (count == 0) | ((count == 1) & (claimant == owner)) | (owner == layout.prev_owner)
     owner[(owner >= 0) & ~handed_over] = dense.NO_OWNER
     return layout, owner
 

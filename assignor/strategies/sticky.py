@@ -7,8 +7,10 @@ Steps, each a private helper:
    With racks (KIP-881), `_split_by_racks` splits classes by the replica racks of partitions.
 3. Counts per class and member: `_uniform_counts` when one class covers everybody (closed form),
    otherwise `assignor.solver.balance.solve` (global optimum, then fewest moves).
-4. `_materialize`: turn counts into partitions, keeping owned partitions first and dealing the
-   rest round-robin so each topic spreads over the members (KAFKA-16277).
+4. `_materialize`: turn counts into partitions, keeping owned partitions first, a partition
+   that must move going back to its most recent earlier owner where that member takes one of
+   its class (KIP-341), and dealing the rest round-robin so each topic spreads over the members
+   (KAFKA-16277).
 """
 
 from __future__ import annotations
@@ -146,10 +148,15 @@ def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np
     owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
 
     # Keep up to x[k, i] of the partitions member i owned in class k. When it must give some up,
-    # keep a topic-spread subset: its first partition of each topic, then its second, ...
+    # keep a topic-spread subset: its first partition of each topic, then its second, ...; but
+    # first give up those whose most recent earlier owner needs one of their class (KIP-341:
+    # a partition that must move goes back to the member that held it before).
     flats = np.flatnonzero(layout.prev_owner >= 0)
     holder = layout.prev_owner[flats]
     over = owned > x
+    kept_counts = np.minimum(owned, x)
+    need = x - kept_counts
+    earlier = layout.earlier
     if over.any():
         # Only the members over their count in some class rank what they hold there.
         giving = over[cls[flats], holder]
@@ -161,7 +168,12 @@ def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np
         starts = run_starts(holder, t)
         rank = np.arange(len(flats)) - np.maximum.accumulate(np.where(starts, np.arange(len(flats)), 0))
         k = cls[flats]
-        order = np.lexsort((t, rank, k, holder))
+        wanted = np.zeros(len(flats), dtype=np.int64)
+        if earlier is not None:
+            back = earlier[flats]
+            has = (back >= 0) & (k >= 0)
+            wanted[has] = need[k[has], back[has]] > 0
+        order = np.lexsort((t, rank, wanted, k, holder))
         flats, holder, k = flats[order], holder[order], k[order]
         starts = run_starts(holder, k)
         position = np.arange(len(flats)) - np.maximum.accumulate(np.where(starts, np.arange(len(flats)), 0))
@@ -169,13 +181,19 @@ def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np
         owner[flats[kept]] = holder[kept]
     else:  # everyone keeps everything (a member left, say)
         owner[flats] = holder
-    kept_counts = np.minimum(owned, x)
 
+    pool = np.flatnonzero((owner < 0) & (cls >= 0))
+    if earlier is not None:  # back to the earlier owner where it needs one of the class
+        back = earlier[pool]
+        for p, e in zip(pool[back >= 0].tolist(), back[back >= 0].tolist()):
+            k_p = cls[p]
+            if need[k_p, e] > 0:
+                owner[p] = e
+                need[k_p, e] -= 1
+        pool = pool[owner[pool] < 0]
     # Deal the rest class by class, round-robin over the members that still need partitions, in
     # topic then partition order: consecutive partitions of a topic go to different members.
-    pool = np.flatnonzero((owner < 0) & (cls >= 0))
     pool = pool[stable_order(cls[pool])]
-    need = x - kept_counts
     k, member = np.nonzero(need)
     n = need[k, member]
     k_rep, member_rep = np.repeat(k, n), np.repeat(member, n)

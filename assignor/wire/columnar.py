@@ -611,8 +611,9 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
 
     All members at once: Java's ``computeIfAbsent`` HashMap puts a member's k-th new topic in
     bucket ``spread(hash) & (size - 1)``, newest first within a bucket, the table growing at the
-    first call (one per partition) after the entry past three quarters. A member with nine topics in one bucket of a table under 64
-    (which makes Java grow early) is ordered by `sticky_topic_order` itself."""
+    first call (one per partition) after the entry past three quarters. A member with nine
+    topics in one bucket of a table under 64 (which makes Java grow early) is ordered by
+    `sticky_topic_order` itself."""
     if not len(member):
         return None
     width = max(len(names), 1)

@@ -135,17 +135,27 @@ def test_an_empty_subscription_passes_javas_equality_test_and_java_fails():
 # -- Java's behaviour kept, and flagged ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("call_id", ["random_03_uniform-r3-c0", "random_05_uniform-r5-c0"])
-def test_cooperative_handover_of_a_still_claimed_partition_is_flagged(call_id):
-    """Java hands partitions a stale member still claims to other members in the same round;
-    the Java-faithful strategy keeps that, and the oracle flags it instead of failing it."""
-    call = dict(golden.calls("cooperative-sticky"))[call_id]
-    group = golden.group_of(call)
-    leader = JavaStickyAssignor(cooperative=True, max_generation=call["input"]["leader_max_generation_before"])
-    report = validate.report(group, leader.assign(group))
-    assert report["valid"] and report["unsafe_handovers"] > 0
-    assert any("still claimed" in flag for flag in report["flags"])
-    assert check(group, assign("cooperative-sticky", group))["unsafe_handovers"] == 0
+def test_javas_cooperative_plans_hand_nothing_over_while_another_member_claims_it():
+    """Java 4.3.0's cooperative assignor withholds every partition changing hands (KAFKA-14639's
+    highest-generation owner keeps its partitions; KAFKA-15170 counts those it drops): over every
+    recorded cooperative call, no partition goes to a member while another member that is not
+    its rightful owner still claims it."""
+    for call_id, call in golden.calls("cooperative-sticky"):
+        group = golden.group_of(call)
+        report = validate.report(group, golden.java_plan(call, "cooperative-sticky"))
+        assert report["valid"] and report["unsafe_handovers"] == 0, call_id
+
+
+def test_a_handover_while_claimed_is_flagged_for_java_and_an_error_for_ours():
+    """The oracle's rule, on a hand-made plan: a partition given to a member while another
+    member claims it, and that member is not its rightful owner."""
+    group = Group({"t": 2}, [Member("a", ["t"], [TP("t", 0), TP("t", 1)], generation=2), Member("b", ["t"])])
+    plan = {"a": [TP("t", 0)], "b": [TP("t", 1)]}
+    java = validate.report(group, Plan("java-cooperative-sticky", plan))
+    assert java["valid"] and java["unsafe_handovers"] == 1 and any("still claimed" in f for f in java["flags"])
+    ours = validate.report(group, Plan("cooperative-sticky", plan))
+    assert not ours["valid"]
+    assert ours["errors"] == ["TopicPartition(topic='t', partition=1) given to b while a still owns it"]
 
 
 # -- the fast paths against Java's steps as Java writes them ------------------------------------
