@@ -152,7 +152,8 @@ class SyncResult:
 
 def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
          partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
-         cache: LeaderCache | None = None, strategy: str | None = None) -> SyncResult:
+         cache: LeaderCache | None = None, strategy: str | None = None, *,
+         assignment_user_data: bool = False) -> SyncResult:
     """Plan one rebalance for `protocol` (a name of `assignor.protocols.PROTOCOLS`).
 
     `strategy`: the strategy that plans, by default the protocol's own; ``java-sticky`` /
@@ -161,8 +162,14 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
 
     `topics` are the partition counts the leader knows; subscribed topics missing from it get
     no partitions (Java skips topics without metadata). `generation` is the one the broker
-    handed out with this JoinGroup response; sticky assignments carry it (KIP-341). `cache`: the
-    caller's `LeaderCache`, kept across rebalances (a fresh one when omitted).
+    handed out with this JoinGroup response. `cache`: the caller's `LeaderCache`, kept across
+    rebalances (a fresh one when omitted).
+
+    The assignments are what a Java leader sends: no user data, so a SyncGroup answer is no
+    larger than Java's (the coordinator stores it in one record under ``message.max.bytes``).
+    `assignment_user_data`: for ``sticky``, each assignment also carries V1 sticky user data
+    with `generation`, for members that cannot learn their generation from their client
+    (KIP-341; our aiokafka assignor reads it from aiokafka's join and needs none).
 
     Raises
     ------
@@ -183,17 +190,19 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
         raise AssignorError(f"strategy {chosen.name!r} plans the {chosen.protocol.name!r} protocol, not {wire.name!r}")
     # The topics and racks checked once (the members are decoded, valid by construction).
     definition = Group(topics=topics, members=(), partition_racks=partition_racks)
-    return rebalance(chosen, generation, definition, list(metadata), Messages.of_members(metadata), cache)
+    return rebalance(chosen, generation, definition, list(metadata), Messages.of_members(metadata), cache,
+                     assignment_user_data=assignment_user_data)
 
 
 def rebalance(strategy: Strategy, generation: int, definition: Group, ids: Sequence[str], joined: Messages,
-              cache: LeaderCache | None = None, leader: Leader | None = None) -> SyncResult:
+              cache: LeaderCache | None = None, leader: Leader | None = None, *,
+              assignment_user_data: bool = False) -> SyncResult:
     """The leader's whole job for one rebalance, from JoinGroup to SyncGroup, for every strategy:
     read every member's metadata (`joined`, laid end to end in the order of `ids`) as its
     protocol carries it, plan on the claims as columns, and write each member's assignment (as
     a Java leader does for Java's strategies). `definition`: the topics and racks (its members
     are not read). `leader`: the strategy's leader whose memory carries over (by default the
-    one `cache` keeps for it)."""
+    one `cache` keeps for it). `assignment_user_data`: as `sync`."""
     cache = LeaderCache() if cache is None else cache
     roster = read_join_group(ids, joined, strategy.protocol, cache.decode)
     # The members as planned own nothing themselves: their claims stay in columns (`build`
@@ -203,6 +212,6 @@ def rebalance(strategy: Strategy, generation: int, definition: Group, ids: Seque
         leader = cache.leader(strategy)
     result = strategy.planned(planned, roster.claims, cache.plans, leader)
     messages = encode_assignments(result.assigned, len(result.layout.members), strategy.protocol, generation,
-                                  cache=cache.encode, as_java=strategy.java)
+                                  cache=cache.encode, as_java=strategy.java, user_data=assignment_user_data)
     cache.settle()
     return SyncResult(strategy, planned, roster, result, messages)

@@ -78,8 +78,9 @@ class Protocol:
         Where the leader reads a member's generation, first choice first: a carrier that says
         nothing (absent, or negative: Java's ``Optional.empty()``) passes to the next.
     assignment_user_data : bool
-        Our leader writes each member's sticky user data into its SyncGroup assignment too, so a
-        member of ours learns its generation from it (KIP-341). Java's leaders write none.
+        A leader of ours can write each member's sticky user data into its SyncGroup assignment
+        too, when asked (``leader.sync(..., assignment_user_data=True)``), so a member learns its
+        generation from it (KIP-341). By default it writes none, as Java's leaders.
     """
 
     name: str

@@ -20,9 +20,13 @@ that caller: ``_on_join_complete(generation, ...)`` for `on_assignment`, the coo
 ``generation`` (already set from the response) and the response's raw member metadata for
 `assign`. The raw bytes matter: aiokafka decodes metadata with the v0 schema, which drops the
 owned partitions, generation and rack of v1+ subscriptions (KIP-881 needs the rack).
-When the caller is not the one expected (another aiokafka version), we fall back: the
-generation written into the sticky assignment's user data by a leader of ours, else the highest
-generation the members report plus one, and metadata re-encoded from aiokafka's decoded view.
+That is how a member learns its generation: leaders (ours by default, and Java's) write no
+user data into SyncGroup assignments, which keeps the coordinator's record of a generation as
+small as Java's. When the caller is not the one expected (another aiokafka version), we fall
+back: the generation in the sticky assignment's user data where a leader was asked to write it
+(``leader.sync(..., assignment_user_data=True)``), else -1 (logged) for `on_assignment`, and for
+`assign` the highest generation the members report plus one, and metadata re-encoded from
+aiokafka's decoded view.
 `tests/integration/test_aiokafka_unit.py` pins the caller names against the installed aiokafka.
 """
 
@@ -168,7 +172,7 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
         caller = _caller_locals("_on_join_complete") or {}
         generation = _int(caller.get("generation"))
         if generation is None:
-            # A leader of ours writes the generation into the assignment's user data.
+            # A leader asked to (assignment_user_data) writes it into the assignment's user data.
             try:
                 generation = decode_sticky_user_data(assignment.user_data or None, strict=True).generation
             except ProtocolError:

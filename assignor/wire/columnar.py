@@ -499,18 +499,20 @@ def _named(member_id: str, decode: Callable[..., Member], *args: object) -> Memb
 
 
 def assignments_for(plan: Plan, protocol: Protocol | str, generation: int,
-                    version: int = ASSIGNMENT_VERSION, *, as_java: bool = False) -> dict[str, bytes]:
-    """SyncGroup assignment bytes per member.
+                    version: int = ASSIGNMENT_VERSION, *, as_java: bool = False,
+                    user_data: bool = False) -> dict[str, bytes]:
+    """SyncGroup assignment bytes per member: as a Java leader writes them, no user data, each
+    member's partitions grouped by topic as they first appear in the plan (with `as_java`, in
+    Java's order too, which is the plan's for Java's strategies).
 
-    Where the protocol says so (`Protocol.assignment_user_data`: ``sticky``) each assignment
-    carries V1 sticky user data (the member's partitions and `generation`): Java and aiokafka
-    members ignore it, and a member that reads it learns the generation it must report at the
-    next rebalance (KIP-341) without asking its client. `as_java`: the bytes a Java leader
-    writes instead (no user data, each member's partitions grouped by topic as they first
-    appear in the plan).
+    `user_data`: where the protocol can (`Protocol.assignment_user_data`: ``sticky``), each
+    assignment also carries V1 sticky user data (the member's partitions and `generation`), for
+    members that cannot learn their generation from their client (KIP-341). Off by default: it
+    doubles the SyncGroup answer, which the coordinator stores in one record under
+    ``message.max.bytes``, and Java and aiokafka members ignore it.
     """
     members, columns = _plan_columns(plan, "partitions")
-    joined, _ = _assignments(*columns, len(members), _carries(protocol, as_java), generation, version)
+    joined, _ = _assignments(*columns, len(members), _carries(protocol, as_java, user_data), generation, version)
     return dict(zip(members, joined.messages()))
 
 
@@ -529,13 +531,13 @@ def user_data_for(plan: Plan, protocol: Protocol | str, generation: int) -> dict
 
 
 def plan_bytes(plan: Plan, protocol: Protocol | str, generation: int, version: int = ASSIGNMENT_VERSION, *,
-               as_java: bool = False) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """`assignments_for` and `user_data_for` of one plan, reading it once: for ``sticky``
-    the user data is the copy each assignment carries (unless `as_java`, whose assignments
-    carry none)."""
+               as_java: bool = False, user_data: bool = False) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """`assignments_for` and `user_data_for` of one plan, reading it once: for ``sticky`` with
+    `user_data` the user data is the copy each assignment carries."""
     protocol = resolve(protocol)
     members, columns = _plan_columns(plan, "partitions")
-    joined, carried = _assignments(*columns, len(members), _carries(protocol, as_java), generation, version)
+    joined, carried = _assignments(*columns, len(members), _carries(protocol, as_java, user_data), generation,
+                                   version)
     assignments = dict(zip(members, joined.messages()))
     if protocol.user_data is not UserData.STICKY:
         return assignments, _other_user_data(members, protocol, generation)
@@ -545,13 +547,13 @@ def plan_bytes(plan: Plan, protocol: Protocol | str, generation: int, version: i
 
 def plan_bytes_of_claims(assigned: Claims, members: Sequence[str], protocol: Protocol | str, generation: int,
                          version: int = ASSIGNMENT_VERSION, cache: EncodeCache | None = None, *,
-                         as_java: bool = False) -> tuple[dict[str, bytes], dict[str, bytes]]:
+                         as_java: bool = False, user_data: bool = False) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """`plan_bytes` of a plan given as columns (`assigned`, member index into `members`, each
     member's partitions in the order given), as a leader that planned on arrays has it: no
     tuple per partition read. A property test holds it to `plan_bytes`."""
     protocol = resolve(protocol)
-    joined, carried = _assignments_of_claims(assigned, len(members), _carries(protocol, as_java), generation,
-                                             version, cache)
+    joined, carried = _assignments_of_claims(assigned, len(members), _carries(protocol, as_java, user_data),
+                                             generation, version, cache)
     assignments = dict(zip(members, joined.messages()))
     if protocol.user_data is not UserData.STICKY:
         return assignments, _other_user_data(list(members), protocol, generation)
@@ -570,10 +572,10 @@ def _sticky_user_data_of_claims(assigned: Claims, members: int, generation: int,
                                 members, generation)
 
 
-def _carries(protocol: Protocol | str, as_java: bool) -> bool:
-    """Whether assignments carry sticky user data: where the protocol says so, and never from a
-    Java leader."""
-    return resolve(protocol).assignment_user_data and not as_java
+def _carries(protocol: Protocol | str, as_java: bool, user_data: bool) -> bool:
+    """Whether assignments carry sticky user data: asked for, where the protocol can, and never
+    from a Java leader."""
+    return user_data and resolve(protocol).assignment_user_data and not as_java
 
 
 def _plan_columns(plan: Plan, field: str) -> tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]]:
@@ -673,11 +675,12 @@ def _in_sticky_order(member: np.ndarray, topic: np.ndarray, partition: np.ndarra
 
 def encode_assignments(assigned: Claims, members: int, protocol: Protocol | str, generation: int,
                        version: int = ASSIGNMENT_VERSION, cache: EncodeCache | None = None, *,
-                       as_java: bool = False) -> Messages:
+                       as_java: bool = False, user_data: bool = False) -> Messages:
     """`assignments_for` a plan given as columns (`assigned`, member index < `members`; each
     member's partitions in the order given), without a tuple per partition: the assignments
     laid end to end in member order, as `read_assignments` reads them."""
-    return _assignments_of_claims(assigned, members, _carries(protocol, as_java), generation, version, cache)[0]
+    return _assignments_of_claims(assigned, members, _carries(protocol, as_java, user_data), generation, version,
+                                  cache)[0]
 
 
 def _assignments_of_claims(assigned: Claims, members: int, carry_user_data: bool, generation: int, version: int,

@@ -418,7 +418,7 @@ async def test_large_bodies_and_answers_cross_processes_as_files_and_leave_none(
     monkeypatch.setattr(transport, "SPOOL_BYTES", 1000)  # this process's, for bodies; the worker keeps 8 MiB
     made, spool_file = [], transport.spool_file
     monkeypatch.setattr(transport, "spool_file", lambda: made.append(1) or spool_file())
-    body = orjson.dumps({**group_to_json(java_large("uniform", 100, 3000, 100)), "strategy": "sticky"})
+    body = orjson.dumps({**group_to_json(java_large("uniform", 100, 4000, 100)), "strategy": "sticky"})
     app = create_app(settings(tmp_path, workers=1))
     try:
         async with await client_for(app) as c:

@@ -51,8 +51,10 @@ def test_assign_outside_aiokafka_falls_back_to_decoded_metadata_and_stays_sticky
         assignment = ConsumerProtocolMemberAssignment.decode(data)
         assignors[member].on_assignment(assignment)
         owned[member] = {TopicPartition(t, p) for t, p in assignment.partitions()}
-    # No caller to read: the generation came from the V1 user data our leader wrote (-1 + 1).
-    assert all(s.generation == 0 for s in assignors.values())
+    # No aiokafka join to read the generation from, and the assignments carry no user data
+    # (as a Java leader's): the generation stays unknown, and the claims count all the same.
+    assert all(s.generation == -1 for s in assignors.values())
+    assert all(ConsumerProtocolMemberAssignment.decode(data).user_data in (b"", None) for data in first.values())
     group = Group({"t": 6, "u": 3}, [Member(m, ["t", "u"]) for m in assignors])
     check(group, Plan("sticky", {m: sorted(tps) for m, tps in owned.items()}))
 
@@ -61,7 +63,7 @@ def test_assign_outside_aiokafka_falls_back_to_decoded_metadata_and_stays_sticky
     after = {m: set(decode_assignment(data).partitions) for m, data in second.items()}
     assert sorted(map(len, after.values())) == [2, 2, 2, 3]
     assert sum(len(owned[m] - after[m]) for m in owned) == 2  # the fewest moves for balance
-    assert decode_sticky_user_data(decode_assignment(second["d"]).user_data).generation == 1
+    assert decode_assignment(second["d"]).user_data is None
 
 
 def test_java_sticky_option_plans_as_javas_assignor():

@@ -186,10 +186,14 @@ def test_member_from_metadata_generation_rule():
     assert protocol.member_from_metadata("m", coop, "range").generation == -1
 
 
-def test_assignments_for_sticky_carry_v1_user_data():
-    """Both lists in the order Java's sticky user data lists topics (t0 before t1 here)."""
+def test_assignments_carry_no_user_data_unless_asked_and_then_v1_sticky_user_data():
+    """By default a SyncGroup answer is what a Java leader sends (no user data, the plan's
+    order). Asked for it, sticky assignments carry V1 sticky user data, both lists in the order
+    Java's sticky user data lists topics (t0 before t1 here)."""
     plan = Plan("sticky", {"a": _tps([("t1", 1), ("t0", 0)]), "b": []})
-    out = protocol.assignments_for(plan, "sticky", generation=12)
+    plain = protocol.decode_assignment(protocol.assignments_for(plan, "sticky", generation=12)["a"])
+    assert plain.partitions == _tps([("t1", 1), ("t0", 0)]) and plain.user_data is None
+    out = protocol.assignments_for(plan, "sticky", generation=12, user_data=True)
     decoded = protocol.decode_assignment(out["a"])
     assert decoded.partitions == _tps([("t0", 0), ("t1", 1)])
     assert protocol.decode_sticky_user_data(decoded.user_data) == protocol.StickyUserData(
@@ -625,15 +629,18 @@ def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, pro
     group = Group(topics={"a": 3, "bb": 7, "dé": 2, "orders": 12, "t" * 40: 5},
                   members=[Member(f"m{i}", topics) for i, (topics,) in enumerate(subscriptions)])
     layout, owner = strategies.plan_owners(protocol_name, group)
-    messages = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), protocol_name, generation)
-    got = dict(zip([m.id for m in layout.members], messages.messages()))
     plan = layout.assignment(owner)
-    assert got == protocol.assignments_for(Plan(protocol_name, plan), protocol_name, generation)
-    for member_id, partitions in plan.items():
-        if protocol_name == "sticky":  # both lists in sticky user data order
-            partitions = _in_sticky_order(partitions)
-        user_data = protocol.encode_sticky_user_data(partitions, generation) if protocol_name == "sticky" else None
-        assert got[member_id] == protocol.encode_assignment(protocol.Assignment(partitions, user_data))
+    for asked in (False, True):
+        messages = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), protocol_name,
+                                               generation, user_data=asked)
+        got = dict(zip([m.id for m in layout.members], messages.messages()))
+        assert got == protocol.assignments_for(Plan(protocol_name, plan), protocol_name, generation, user_data=asked)
+        for member_id, partitions in plan.items():
+            carried = asked and protocol_name == "sticky"
+            if carried:  # both lists in sticky user data order
+                partitions = _in_sticky_order(partitions)
+            user_data = protocol.encode_sticky_user_data(partitions, generation) if carried else None
+            assert got[member_id] == protocol.encode_assignment(protocol.Assignment(partitions, user_data))
 
 
 @settings(max_examples=100, deadline=None)

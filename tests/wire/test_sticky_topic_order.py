@@ -72,7 +72,7 @@ def test_the_columns_list_topics_as_javas_hashmap_does(members):
     rows = [(m, index[tp.topic], tp.partition) for m, partitions in enumerate(members) for tp in partitions]
     member, topic, partition = (np.array(column, dtype=np.int64) for column in zip(*rows))
     claims = Claims(member, topic, partition, names)
-    messages = columnar.encode_assignments(claims, len(members), "sticky", 3).messages()
+    messages = columnar.encode_assignments(claims, len(members), "sticky", 3, user_data=True).messages()
     for m, partitions in enumerate(members):
         user_data = decode_assignment(messages[m]).user_data
         decoded = decode_sticky_user_data(user_data).partitions
