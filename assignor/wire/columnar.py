@@ -541,8 +541,8 @@ def plan_bytes(plan: Plan, protocol: Protocol | str, generation: int, version: i
     assignments = dict(zip(members, joined.messages()))
     if protocol.user_data is not UserData.STICKY:
         return assignments, _other_user_data(members, protocol, generation)
-    user_data = carried if carried is not None else _sticky_user_data_of(*columns, len(members), generation)
-    return assignments, dict(zip(members, user_data.messages()))
+    next_user_data = carried if carried is not None else _sticky_user_data_of(*columns, len(members), generation)
+    return assignments, dict(zip(members, next_user_data.messages()))
 
 
 def plan_bytes_of_claims(assigned: Claims, members: Sequence[str], protocol: Protocol | str, generation: int,
