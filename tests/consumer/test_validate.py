@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -163,3 +164,46 @@ def test_a_java_leaders_generation_is_kept_in_the_documented_forms():
     assert plan == plan_to_json(result.plan) and unpack_plan(plan) == plan
     assert unpack_group(state) == group_to_json(result.group)
     assert result.report() == validate.report(result.group, result.plan)
+
+
+def _columns(group: Group):
+    """The members' claims as a leader decodes them: columns over the topics named."""
+    import numpy as np
+
+    from assignor.model import Claims
+
+    names = sorted({tp.topic for m in group.members for tp in m.owned})
+    rows = [(i, names.index(tp.topic), tp.partition) for i, m in enumerate(group.members) for tp in m.owned]
+    member, topic, partition = (np.array(c, dtype=np.int64) for c in zip(*rows)) if rows else ([],) * 3
+    return Claims(np.asarray(member, dtype=np.int64), np.asarray(topic, dtype=np.int64),
+                  np.asarray(partition, dtype=np.int64), names)
+
+
+TP = TopicPartition
+ORDINARY = {
+    "one topic, fresh": Group({"t": 5}, [Member("a", ["t"]), Member("b", ["t"])]),
+    "one topic, one member owning": Group({"t": 3}, [Member("a", ["t"], [TP("t", 0), TP("t", 1)], 1)]),
+    "a member joins owners of the first topic": Group({"a": 4, "b": 2}, [
+        Member("m0", ["a", "b"], [TP("a", 0), TP("a", 1), TP("a", 2), TP("b", 0)], 3),
+        Member("m1", ["a", "b"], [TP("a", 3), TP("b", 1)], 3), Member("m2", ["a", "b"])]),
+    "a claim twice in one member": Group({"t": 4}, [Member("a", ["t"], [TP("t", 0), TP("t", 0), TP("t", 1)], 2),
+                                                     Member("b", ["t"], [TP("t", 2), TP("t", 3)], 2)]),
+    "partition 0 of two topics in one member": Group({"a": 2, "b": 2}, [
+        Member("m", ["a", "b"], [TP("a", 0), TP("b", 0)], 1), Member("n", ["a", "b"], [TP("a", 1), TP("b", 1)], 1)]),
+    "loads 1 and 4, balanced by subscriptions": Group({"x": 1, "y": 4}, [
+        Member("a", ["x"], [TP("x", 0)], 1), Member("b", ["y"], [TP("y", 0), TP("y", 1)], 1),
+        Member("c", ["y"], [TP("y", 2), TP("y", 3)], 1)]),
+}
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("name", sorted(ORDINARY))
+def test_the_fast_report_answers_for_ordinary_plans(name, strategy):
+    """The leader's fast report must answer (not fall back) for plain groups without racks, and
+    say what the oracle says, from the objects' claims and from the claims as columns: a fast
+    path that quietly gives up is a slow path, one that answers wrongly a wrong oracle."""
+    group = ORDINARY[name]
+    layout, owner = plan_owners(strategy, group)
+    plain = validate.report(group, Plan(strategy, layout.assignment(owner)))
+    assert validate.report_of_layout(group, layout, owner, strategy) == plain
+    assert validate.report_of_layout(group, layout, owner, strategy, _columns(group)) == plain
