@@ -102,6 +102,40 @@ def _handover_rules(strategy: str | Strategy) -> tuple[bool, bool]:
     return known.protocol.cooperative, known.protocol.cooperative and not known.java
 
 
+def _returns_to_earlier_owner(strategy: str | Strategy) -> bool:
+    known = REGISTRY.get(strategy) if isinstance(strategy, str) else strategy
+    return known is not None and known.earlier_owner_first
+
+
+def _earlier_owner_errors(group: Group, plan: Plan, settled: claims.Settled) -> list[str]:
+    """KIP-341's preference, for strategies that promise it: no partition away from its most
+    recent earlier owner `e` (`claims.earlier_owners`) while `e` was given a partition `q` that
+    neither it owned before nor goes back to it, and that the partition's holder `y` could
+    take instead with no more moves (both kept by `y` before, or neither). Swapping the two
+    changes no load and no move count: an equally good plan returns the partition. Racks are
+    left out (a swap may change rack locality, which ranks first)."""
+    earlier = claims.earlier_owners(group, settled)
+    if not earlier:
+        return []
+    previous = settled.owners
+    holder = {tp: m for m, tps in plan.assignment.items() for tp in tps}
+    subscribed = {m.id: set(m.topics) for m in group.members}
+    found: list[str] = []
+    for tp, back in earlier.items():
+        y = holder.get(tp)
+        if y is None or y == back or tp.topic not in subscribed.get(back, ()) or back not in plan.assignment:
+            continue
+        kept_by_y = previous.get(tp) == y
+        for q in plan.assignment[back]:
+            if previous.get(q) == back or earlier.get(q) == back or q.topic not in subscribed.get(y, ()):
+                continue
+            if (previous.get(q) == y) == kept_by_y:
+                found.append(f"{tp} given to {y} while its earlier owner {back} (KIP-341) was given {q} "
+                             f"that {y} could take instead")
+                break
+    return found
+
+
 def balance_score(loads: Iterable[int]) -> int:
     """Sum of ``|a - b|`` over all pairs: with loads sorted, the k-th (0-based) of C is added
     k times and subtracted C-1-k times.
@@ -182,6 +216,8 @@ def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactRepo
                     unsafe.append(f"{tp} given to {member_id} while {min(others)} still owns it")
         if safe:
             errors.extend(unsafe)
+    if _returns_to_earlier_owner(plan.strategy) and not group.partition_racks:
+        errors.extend(_earlier_owner_errors(group, plan, settled))
     unassigned = not_assigned - revoking
     if unassigned:
         errors.append(f"{len(unassigned)} partitions unassigned, e.g. {TopicPartition(*min(unassigned))}")
@@ -248,6 +284,8 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
     """
     if group.partition_racks:
         return None
+    if layout.earlier is not None and _returns_to_earlier_owner(strategy):
+        return None  # KIP-341's preference is checked partition by partition (`report`)
     if owned is None and any(not set(map(type, m.owned)) <= {TopicPartition} for m in group.members):
         return None
     claimed = len(owned.member) if owned is not None else sum(len(m.owned) for m in group.members)

@@ -138,6 +138,46 @@ def settle(group: Group) -> Settled:
     return Settled({tp: member_id for tp, (_, claims, member_id) in top.items() if claims == 1}, out)
 
 
+def earlier_owners(group: Group, settled: Settled | None = None) -> dict[TopicPartition, str]:
+    """Each partition's most recent earlier owner (KIP-341): among the members validly claiming
+    it, the one of the highest generation below its previous owner's, when that previous owner
+    exists (`settle`) and no other claimant shares that lower generation. The plain reference
+    `assignor.solver.dense` is held to (``Layout.earlier``).
+
+    Examples
+    --------
+    >>> from assignor import Group, Member, TopicPartition as TP
+    >>> g = Group(topics={"t": 2}, members=[
+    ...     Member("a", ["t"], owned=[TP("t", 0), TP("t", 1)], generation=4),
+    ...     Member("b", ["t"], owned=[TP("t", 1)], generation=5),
+    ... ])
+    >>> earlier_owners(g)
+    {TopicPartition(topic='t', partition=1): 'a'}
+
+    `settled`: `settle`'s answer for `group` when the caller has it.
+    """
+    if settled is None:
+        settled = settle(group)
+    if not any(d.reason == "older_generation" for d in settled.dropped):
+        return {}  # no claim lost to a higher generation: nobody owned anything earlier
+    rest: dict[TopicPartition, list[tuple[int, str]]] = {}
+    for member in group.members:
+        subscribed = set(member.topics)
+        for claim in _distinct(member.owned):
+            if not is_valid_claim(group, subscribed, claim):
+                continue
+            tp = TopicPartition(claim[0], int(claim[1]))  # type: ignore[index]
+            if settled.owners.get(tp) not in (None, member.id):
+                rest.setdefault(tp, []).append((member.generation, member.id))
+    earlier: dict[TopicPartition, str] = {}
+    for tp, claimants in rest.items():
+        highest = max(generation for generation, _ in claimants)
+        at_highest = [member_id for generation, member_id in claimants if generation == highest]
+        if len(at_highest) == 1:
+            earlier[tp] = at_highest[0]
+    return earlier
+
+
 def _distinct(owned: Sequence[object]) -> Iterable[object]:
     """A member's claims, each once, in order. Typed when types are mixed, so that ("t", False)
     is not the claim ("t", 0) it equals in Python; decoded claims (TopicPartitions of ints) are

@@ -63,4 +63,5 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     return layout, owner
 
 
-STRATEGY = Strategy(COOPERATIVE_STICKY.name, COOPERATIVE_STICKY, assign, stateless(plan_owners))
+STRATEGY = Strategy(COOPERATIVE_STICKY.name, COOPERATIVE_STICKY, assign, stateless(plan_owners),
+                    earlier_owner_first=True)

@@ -61,7 +61,47 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
         x = _uniform_counts(eligible[0], int(sizes[0]), owned[0])[None, :]
     else:
         x = balance.solve(eligible, sizes, owned, local)
-    return layout, _materialize(layout, class_of_flat, x, owned)
+    owner = _materialize(layout, class_of_flat, x, owned)
+    if layout.earlier is not None and local is None:
+        _return_to_earlier_owners(layout, owner)
+    return layout, owner
+
+
+def _return_to_earlier_owners(layout: dense.Layout, owner: np.ndarray) -> None:
+    """KIP-341 across classes: `_materialize` sends a partition back to its most recent earlier
+    owner within its class; across classes the counts can still give that member another
+    partition `q` while the partition goes elsewhere. Swap the two where the holder can take
+    `q` with no more moves (it kept both or neither): loads and moves stay, and each swap puts
+    one more partition back with its earlier owner, so the loop ends. Not with racks (a swap
+    could cost locality, which ranks first)."""
+    earlier, prev = layout.earlier, layout.prev_owner
+    assert earlier is not None
+    topic = layout.topic_of_flat()
+    subscribed = [set(d.tolist()) for d in layout.distinct]
+    of = layout.subscription_of
+    fresh: dict[int, list[int]] = {}  # per member, what it gets that is neither its own nor back
+    for q in np.flatnonzero((owner >= 0) & (prev != owner) & (earlier != owner)).tolist():
+        fresh.setdefault(int(owner[q]), []).append(q)
+    changed = True
+    while changed:
+        changed = False
+        for p in np.flatnonzero((earlier >= 0) & (owner >= 0) & (owner != earlier)).tolist():
+            back, holder = int(earlier[p]), int(owner[p])
+            options = fresh.get(back)
+            if not options or topic[p] not in subscribed[of[back]]:
+                continue
+            kept = prev[p] == holder
+            takes = subscribed[of[holder]]
+            for i, q in enumerate(options):
+                if topic[q] in takes and (prev[q] == holder) == kept:
+                    owner[p], owner[q] = back, holder
+                    options.pop(i)
+                    if p in fresh.get(holder, ()):
+                        fresh[holder].remove(p)
+                    if prev[q] != holder and earlier[q] != holder:
+                        fresh.setdefault(holder, []).append(q)
+                    changed = True
+                    break
 
 
 def _split_by_racks(group: Group, layout: dense.Layout, class_of_flat: np.ndarray, eligible: np.ndarray
@@ -217,4 +257,4 @@ def _deal_order(k: np.ndarray, round_: np.ndarray, member: np.ndarray, shape: tu
     return np.lexsort((member, round_, k))
 
 
-STRATEGY = Strategy(STICKY.name, STICKY, assign, stateless(plan_owners))
+STRATEGY = Strategy(STICKY.name, STICKY, assign, stateless(plan_owners), earlier_owner_first=True)

@@ -85,6 +85,10 @@ class Strategy:
     new_leader : callable, optional
         A fresh `Leader` whose memory carries over between rebalances, for strategies that have
         one (Java's keep the highest generation they saw); None for stateless strategies.
+    earlier_owner_first : bool
+        Promises KIP-341's preference: among plans equally balanced and moving equally few
+        partitions, a partition that must move goes back to its most recent earlier owner
+        (`assignor.solver.claims.earlier_owners`). The oracle holds such plans to it.
     """
 
     name: str
@@ -93,6 +97,7 @@ class Strategy:
     owners: Owners
     java: bool = False
     new_leader: Callable[[], Leader] | None = None
+    earlier_owner_first: bool = False
 
     def __str__(self) -> str:
         return self.name

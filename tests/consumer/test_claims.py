@@ -1,7 +1,7 @@
 """The strategies' vectorised claim resolution equals the reference rules (assignor.solver.claims)."""
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition
@@ -40,6 +40,27 @@ def test_vectorised_resolution_equals_reference(group):
         for f, owner in enumerate(layout.prev_owner.tolist()) if owner >= 0
     }
     assert fast == claims.resolve(group)
+
+
+@settings(max_examples=500, deadline=None)
+@given(groups())
+@example(Group({"a": 2}, [Member("m0", ["a"], [TopicPartition("a", 1)], 2),
+                          Member("m1", ["a"], [TopicPartition("a", 1), ("a", 1)], 1),
+                          Member("m2", ["a"], [TopicPartition("a", 1)], 0)]))
+@example(Group({"a": 2}, [Member("m0", ["a"], [TopicPartition("a", 1)], 2),
+                          Member("m1", ["a"], [TopicPartition("a", 1)], 1),
+                          Member("m2", ["a"], [TopicPartition("a", 1)], 1)]))
+def test_vectorised_earlier_owners_equal_reference(group):
+    """``Layout.earlier`` (KIP-341's most recent earlier owner, computed with the previous
+    owners) is `claims.earlier_owners`: the second generation's claimant, when alone there."""
+    layout = dense.build(group)
+    topic, partition = layout.topic_of_flat(), layout.partition_of_flat()
+    earlier = layout.earlier if layout.earlier is not None else np.full(layout.total, -1)
+    fast = {
+        TopicPartition(layout.topics[topic[f]], int(partition[f])): layout.members[e].id
+        for f, e in enumerate(earlier.tolist()) if e >= 0
+    }
+    assert fast == claims.earlier_owners(group)
 
 
 def test_bool_partition_mixed_with_real_claims_is_not_partition_zero():

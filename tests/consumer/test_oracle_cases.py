@@ -96,3 +96,27 @@ def test_a_cooperative_plan_may_not_hand_over_a_claimed_partition():
     assert report["errors"] == ["TopicPartition(topic='t', partition=0) given to b while a still owns it"]
     withheld = validate.report(group, Plan("cooperative-sticky", {"a": [TP("t", 1)], "b": []}))
     assert withheld["valid"] and withheld["revoking"] == 1
+
+
+def test_a_partition_kept_from_its_earlier_owner_is_an_error_of_ours_only():
+    """KIP-341's preference: t1-0 was m3's in an earlier generation; m3 was given t0-2 where m2
+    (which keeps t1-0) could take t0-2 and m3 t1-0 with as few moves. Ours promise the swap;
+    Java's strategies do not."""
+    from assignor import TopicPartition as TP
+    from assignor import assign
+
+    group = Group({"t0": 3, "t1": 1}, [
+        Member("m0", ["t0"], [TP("t0", 2), TP("t1", 0)], -1),
+        Member("m1", ["t0"], [TP("t0", 0), TP("t0", 2), TP("t0", 1)], 2),
+        Member("m2", ["t0", "t1"], [TP("t0", 2), TP("t0", 1), TP("t1", 0)], 3),
+        Member("m3", ["t1", "t0"], [TP("t0", 0), TP("t1", 0)], 0)])
+    held = {"m0": [TP("t0", 1)], "m1": [TP("t0", 0)], "m2": [TP("t1", 0)], "m3": [TP("t0", 2)]}
+    report = validate.report(group, Plan("sticky", held))
+    assert report["errors"] == [
+        "TopicPartition(topic='t1', partition=0) given to m2 while its earlier owner m3 (KIP-341) was given "
+        "TopicPartition(topic='t0', partition=2) that m2 could take instead"]
+    assert validate.report(group, Plan("java-sticky", held))["valid"]
+    swapped = {**held, "m2": [TP("t0", 2)], "m3": [TP("t1", 0)]}
+    assert validate.report(group, Plan("sticky", swapped))["valid"]
+    for strategy in ("sticky", "cooperative-sticky"):
+        assert validate.report(group, assign(strategy, group))["valid"]

@@ -6,7 +6,7 @@ fewest that reach that optimum; and replaying the plan unchanged moves nothing.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition, assign
@@ -132,3 +132,29 @@ def test_the_deal_order_is_the_lexsort_of_its_triples(triples):
     expected = np.lexsort((member, round_, k)).tolist()
     assert sticky._deal_order(k, round_, member, (6, 7)).tolist() == expected
     assert sticky._deal_order(k, round_, member, (6, 7), limit=0).tolist() == expected
+
+
+@st.composite
+def claimed_over_generations(draw):
+    """Members of several generations claiming overlapping partitions (stale members that
+    missed rebalances), so that partitions have earlier owners (KIP-341)."""
+    topics = {f"t{i}": draw(st.integers(1, 5)) for i in range(draw(st.integers(1, 3)))}
+    every = [TopicPartition(t, p) for t, n in topics.items() for p in range(n)]
+    members = [Member(f"m{i}", draw(st.lists(st.sampled_from(list(topics)), min_size=1, unique=True)),
+                      draw(st.lists(st.sampled_from(every), max_size=5, unique=True)), draw(st.integers(-1, 3)))
+               for i in range(draw(st.integers(1, 6)))]
+    return Group(topics, members)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(claimed_over_generations(), st.sampled_from(["sticky", "cooperative-sticky"]))
+@example(Group({"t0": 4, "t1": 2, "t2": 1}, [  # t2-0 and t1-0 went elsewhere before the swap pass
+    Member("m0", ["t0", "t1", "t2"], [TopicPartition("t2", 0), TopicPartition("t1", 1)], -1),
+    Member("m1", ["t0", "t2"], [TopicPartition("t1", 0)], -1), Member("m2", ["t0"], [], 0),
+    Member("m3", ["t2", "t1", "t0"], [TopicPartition("t0", 3), TopicPartition("t1", 1), TopicPartition("t1", 0),
+                                      TopicPartition("t2", 0), TopicPartition("t0", 0)], 3),
+    Member("m4", ["t0", "t2", "t1"], [TopicPartition("t1", 0)], 0)]), "sticky")
+def test_partitions_go_back_to_their_earlier_owner(group, strategy):
+    """The oracle's KIP-341 rule holds for ours (before the swap pass, 18 of 6,000 such plans
+    left a partition away from its earlier owner across classes)."""
+    check(group, assign(strategy, group))

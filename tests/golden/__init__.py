@@ -53,4 +53,8 @@ def group_of(call: dict) -> Group:
 
 
 def java_plan(call: dict, strategy: str) -> Plan:
-    return Plan(strategy, {m: [TopicPartition(t, p) for t, p in tps] for m, tps in call["output"].items()})
+    """The recorded Java plan of a call of `strategy`'s recordings, as a plan of Java's own
+    strategy (``java-sticky`` for the sticky recordings): the oracle applies Java's rules to it,
+    not the promises only ours make (KIP-341's earlier owner, handovers)."""
+    name = f"java-{strategy}" if strategy in ("sticky", "cooperative-sticky") else strategy
+    return Plan(name, {m: [TopicPartition(t, p) for t, p in tps] for m, tps in call["output"].items()})
