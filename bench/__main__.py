@@ -319,7 +319,13 @@ def _pipeline_rows(quick: bool) -> None:
           f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
 
 
-SECTIONS = ("assign", "java", "wire", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
+SECTIONS = ("assign", "java", "wire", "record", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
+
+
+def _record_rows() -> None:
+    from bench import record
+
+    record.main()
 
 
 def _seconds(value):
@@ -344,6 +350,7 @@ def main(argv=None) -> int:
         "assign": lambda: rows.extend(_assign_rows(args)),
         "java": lambda: _java_rows(args),
         "wire": lambda: print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True),
+        "record": _record_rows,
         "keys": _keys_row,
         "whatif": lambda: _whatif_rows(args.quick, args.repeat),
         "adapter": lambda: _adapter_rows(args.peer_limit),

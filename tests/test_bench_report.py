@@ -43,3 +43,15 @@ def test_a_child_that_dies_without_a_row_stops_the_benchmark():
 
     with pytest.raises(RuntimeError, match="ended with code 3"):
         _in_child(_dies)
+
+
+def test_the_record_row_measures_what_a_leader_writes():
+    """`bench/record.py` at a small size: our default assignments are the bytes Java's leader
+    writes for the same uniform plan; V1 user data doubles them."""
+    from bench import record
+
+    ours = record.assignment_bytes("sticky", 40)
+    assert ours == record.assignment_bytes("java-sticky", 40, as_java=True)
+    assert record.assignment_bytes("sticky", 40, user_data=True) > 1.8 * ours
+    members, size = record.largest("range")
+    assert size <= record.LIMIT < record.assignment_bytes("range", members + 10)
