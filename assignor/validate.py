@@ -216,7 +216,8 @@ def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactRepo
                     unsafe.append(f"{tp} given to {member_id} while {min(others)} still owns it")
         if safe:
             errors.extend(unsafe)
-    if _returns_to_earlier_owner(plan.strategy) and not group.partition_racks:
+    if checked is not None and _returns_to_earlier_owner(plan.strategy) and not group.partition_racks:
+        # Only over a plan of well-formed partitions (`checked`): a swap is judged by topics.
         errors.extend(_earlier_owner_errors(group, plan, settled))
     unassigned = not_assigned - revoking
     if unassigned:

@@ -120,3 +120,12 @@ def test_a_partition_kept_from_its_earlier_owner_is_an_error_of_ours_only():
     assert validate.report(group, Plan("sticky", swapped))["valid"]
     for strategy in ("sticky", "cooperative-sticky"):
         assert validate.report(group, assign(strategy, group))["valid"]
+
+
+def test_a_malformed_plan_is_named_not_crashed_on_where_earlier_owners_exist():
+    """The KIP-341 check reads topics: it runs only over well-formed plans."""
+    from assignor import TopicPartition as TP
+
+    group = Group({"t": 2}, [Member("a", ["t"], [TP("t", 0), TP("t", 1)], 1), Member("b", ["t"], [TP("t", 1)], 2)])
+    report = validate.report(group, Plan("sticky", {"a": [5, TP("t", 0)], "b": [TP("t", 1)]}))
+    assert report["errors"] == ["a: 5 is not a TopicPartition"]
