@@ -96,15 +96,20 @@ def _handover_rules(strategy: str | Strategy) -> tuple[bool, bool]:
     partitions still claimed are withheld, not unassigned), and whether it promises never to
     hand a partition over while another member still claims it (ours do; Java's does not
     always, which is flagged, not an error). A plan of a strategy we do not know: eager."""
-    known = REGISTRY.get(strategy) if isinstance(strategy, str) else strategy
+    known = _known(strategy)
     if known is None:
         return False, False
     return known.protocol.cooperative, known.protocol.cooperative and not known.java
 
 
 def _returns_to_earlier_owner(strategy: str | Strategy) -> bool:
-    known = REGISTRY.get(strategy) if isinstance(strategy, str) else strategy
+    known = _known(strategy)
     return known is not None and known.earlier_owner_first
+
+
+def _known(strategy: str | Strategy) -> Strategy | None:
+    """The strategy a plan names, when the registry has it (or it is one already)."""
+    return REGISTRY.get(strategy) if isinstance(strategy, str) else strategy
 
 
 def _earlier_owner_errors(group: Group, plan: Plan, settled: claims.Settled) -> list[str]:

@@ -158,17 +158,14 @@ def earlier_owners(group: Group, settled: Settled | None = None) -> dict[TopicPa
     """
     if settled is None:
         settled = settle(group)
-    if not any(d.reason == "older_generation" for d in settled.dropped):
-        return {}  # no claim lost to a higher generation: nobody owned anything earlier
+    # The claims lost to a higher generation are `settle`'s "older_generation" drops (valid,
+    # distinct, decoded to partitions); a partition whose top generation tied has no owner.
+    generation_of = {m.id: m.generation for m in group.members}
     rest: dict[TopicPartition, list[tuple[int, str]]] = {}
-    for member in group.members:
-        subscribed = set(member.topics)
-        for claim in _distinct(member.owned):
-            if not is_valid_claim(group, subscribed, claim):
-                continue
-            tp = TopicPartition(claim[0], int(claim[1]))  # type: ignore[index]
-            if settled.owners.get(tp) not in (None, member.id):
-                rest.setdefault(tp, []).append((member.generation, member.id))
+    for drop in settled.dropped:
+        if drop.reason == "older_generation" and drop.claim in settled.owners:
+            tp = drop.claim
+            rest.setdefault(tp, []).append((generation_of[drop.member], drop.member))
     earlier: dict[TopicPartition, str] = {}
     for tp, claimants in rest.items():
         highest = max(generation for generation, _ in claimants)

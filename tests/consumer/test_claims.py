@@ -50,6 +50,9 @@ def test_vectorised_resolution_equals_reference(group):
 @example(Group({"a": 2}, [Member("m0", ["a"], [TopicPartition("a", 1)], 2),
                           Member("m1", ["a"], [TopicPartition("a", 1)], 1),
                           Member("m2", ["a"], [TopicPartition("a", 1)], 1)]))
+@example(Group({"a": 1}, [Member("m0", ["a"], [TopicPartition("a", 0)], 2),  # top tied: no owner, none earlier
+                          Member("m1", ["a"], [TopicPartition("a", 0)], 2),
+                          Member("m2", ["a"], [TopicPartition("a", 0)], 1)]))
 def test_vectorised_earlier_owners_equal_reference(group):
     """``Layout.earlier`` (KIP-341's most recent earlier owner, computed with the previous
     owners) is `claims.earlier_owners`: the second generation's claimant, when alone there."""
