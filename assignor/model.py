@@ -19,6 +19,7 @@ import numpy as np
 
 from assignor._arrays import gc_paused
 from assignor.errors import InvalidGroupError
+from assignor.topic_ids import parse_topic_id
 
 __all__ = ["UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPartition", "topic_partitions"]
 
@@ -159,16 +160,22 @@ class Group:
     partition_racks : mapping of str to list of list of str, or None
         Replica racks per topic, one list per partition in partition order (KIP-881). Missing
         topics or partitions have no rack information.
+    topic_ids : mapping of str to str, or None
+        Topic ids (``Uuid``, 22 base64url characters as Kafka prints them) by topic name. The
+        broker's assignors (KIP-848) break ties by topic id; a topic without one gets the id
+        `assignor.topic_ids.derived_topic_id` derives from its name. Classic strategies ignore them.
 
     Raises
     ------
     InvalidGroupError
-        On a negative or non-integer partition count, or duplicate member ids.
+        On a negative or non-integer partition count, duplicate member ids, or a topic id that
+        is not a ``Uuid``.
     """
 
     topics: Mapping[str, int]
     members: Sequence[Member] = ()
     partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None
+    topic_ids: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.topics, Mapping):
@@ -193,16 +200,20 @@ class Group:
         object.__setattr__(self, "members", members)
         if self.partition_racks is not None:
             object.__setattr__(self, "partition_racks", _checked_racks(self.partition_racks))
+        if self.topic_ids is not None:
+            object.__setattr__(self, "topic_ids", _checked_topic_ids(self.topic_ids))
 
     @classmethod
     def assembled(cls, topics: Mapping[str, int], members: Sequence[Member],
-                  partition_racks: Mapping[str, Sequence[Sequence[str]]] | None) -> Group:
+                  partition_racks: Mapping[str, Sequence[Sequence[str]]] | None,
+                  topic_ids: Mapping[str, str] | None = None) -> Group:
         """A group from parts that are checked already (another group's topics and racks, members
         with distinct ids): no checks, as `Member.decoded`."""
         group = object.__new__(cls)
         object.__setattr__(group, "topics", topics)
         object.__setattr__(group, "members", tuple(members))
         object.__setattr__(group, "partition_racks", partition_racks)
+        object.__setattr__(group, "topic_ids", topic_ids)
         return group
 
     def member(self, member_id: str) -> Member:
@@ -211,6 +222,17 @@ class Group:
             if member.id == member_id:
                 return member
         raise KeyError(member_id)
+
+
+def _checked_topic_ids(topic_ids: object) -> dict[str, str]:
+    if not isinstance(topic_ids, Mapping):
+        raise InvalidGroupError("topic_ids must map topic name -> topic id")
+    checked = {}
+    for topic, text in topic_ids.items():
+        if not isinstance(topic, str):
+            raise InvalidGroupError(f"topic_ids: topic names must be strings, got {topic!r}")
+        checked[topic] = str(parse_topic_id(text, topic))
+    return checked
 
 
 def _checked_racks(partition_racks: object) -> dict[str, tuple[tuple[str, ...], ...]]:

@@ -1,0 +1,182 @@
+"""``java.util.HashMap`` / ``HashSet`` as the broker's assignors use them, modelled closely enough
+to give Java's iteration order.
+
+The group coordinator's assignors hand back ``Map<Uuid, Set<Integer>>`` per member, and the order
+those iterate in is the order Kafka writes a member's target assignment (and the order the next
+rebalance walks it, which decides what a member keeps). A ``HashMap`` iterates bucket by bucket
+(``spread(hash) & (capacity - 1)``), and within a bucket in link order: ``put`` links a new key at
+the tail, ``computeIfAbsent`` at the head, and a resize splits each bucket keeping its order. So
+the order is fixed by the capacity and, per key, a *rank*: a counter that rises for ``put`` and
+falls for ``computeIfAbsent`` (head of its bucket). Capacity follows JDK 17's ``resize``:
+``new HashMap()`` starts at 16, ``new HashMap(n)`` at ``tableSizeFor(n)``; the table doubles after
+a ``put`` takes the size past three quarters of it, and before a ``computeIfAbsent`` when the size
+is already past it. A bucket reaching nine keys in a table under 64 doubles it instead of
+becoming a tree (``treeifyBin``); trees in larger tables are not modelled (they need nine keys
+whose hashes agree in every low bit, which partition numbers and topic ids do not produce).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Generic, TypeVar
+
+import numpy as np
+
+__all__ = ["JavaHashMap", "capacity_for", "float_capacity", "integer_hash", "spread", "table_size_for"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+_MAX = 1 << 30
+
+
+def spread(h: int) -> int:
+    """``HashMap.hash``: the high half of the 32-bit hash folded into the low half."""
+    return h ^ (h >> 16)
+
+
+def integer_hash(value: int) -> int:
+    """``Integer.hashCode`` as an unsigned 32-bit value."""
+    return value & 0xFFFFFFFF
+
+
+def table_size_for(capacity: int) -> int:
+    """``HashMap.tableSizeFor``: the power of two at or above `capacity` (1 at least)."""
+    size = 1
+    while size < capacity:
+        size <<= 1
+    return min(size, _MAX)
+
+
+def float_capacity(expected: int) -> int:
+    """``(int) ((expected / 0.75f) + 1)``: the sizing idiom Kafka writes, in float arithmetic."""
+    return int(np.float32(expected) / np.float32(0.75) + np.float32(1))
+
+
+def capacity_for(size: int) -> int:
+    """The initial capacity ``new HashSet<>(collection)`` asks for a collection of `size`."""
+    return max(int(np.float32(size) / np.float32(0.75)) + 1, 16)
+
+
+class JavaHashMap(Generic[K, V]):
+    """One ``HashMap`` (a ``HashSet`` is one whose values are None).
+
+    Parameters
+    ----------
+    key_hash : callable
+        A key's Java ``hashCode`` as an unsigned 32-bit value.
+    initial_capacity : int or None
+        ``new HashMap<>(n)``; None for ``new HashMap<>()``.
+    linked : bool
+        A ``LinkedHashMap``: iterates in insertion order.
+
+    Examples
+    --------
+    >>> s = JavaHashMap(integer_hash)
+    >>> for p in (17, 1, 33): s.put(p)
+    >>> list(s)
+    [17, 1, 33]
+    >>> s.put(2); list(s)
+    [17, 1, 33, 2]
+    """
+
+    __slots__ = ("_counter", "_hash", "_low", "_rank", "_values", "capacity", "linked", "threshold")
+
+    def __init__(self, key_hash: Callable[[K], int], initial_capacity: int | None = None, linked: bool = False) -> None:
+        self.linked = linked
+        self._hash = key_hash
+        self._rank: dict[K, int] = {}
+        self._values: dict[K, V | None] = {}
+        self._counter = 0
+        self._low = 0
+        self.capacity = 0  # no table yet
+        self.threshold = 0 if initial_capacity is None else table_size_for(initial_capacity)
+
+    # -- JDK 17 HashMap.resize -------------------------------------------------------------
+    def _resize(self) -> None:
+        old_cap, old_thr = self.capacity, self.threshold
+        if old_cap > 0:
+            new_cap = old_cap << 1
+            new_thr = old_thr << 1 if old_cap >= 16 else int(new_cap * 0.75)
+        elif old_thr > 0:
+            new_cap, new_thr = old_thr, int(old_thr * 0.75)
+        else:
+            new_cap, new_thr = 16, 12
+        self.capacity, self.threshold = new_cap, new_thr
+
+    def _bin_size(self, key: K) -> int:
+        mask = self.capacity - 1
+        bucket = spread(self._hash(key)) & mask
+        return sum(1 for k in self._rank if spread(self._hash(k)) & mask == bucket)
+
+    def _crowded(self, before: int) -> None:
+        # putVal / computeIfAbsent call treeifyBin once the bin held eight or more nodes; under 64
+        # buckets treeifyBin resizes instead.
+        if before >= 8 and self.capacity < 64:
+            self._resize()
+
+    def put(self, key: K, value: V | None = None) -> None:
+        """``put`` (``HashSet.add``): a new key at the tail of its bucket."""
+        if self.capacity == 0:
+            self._resize()
+        if key in self._rank:
+            self._values[key] = value
+            return
+        before = self._bin_size(key) if len(self._rank) >= 8 else 0
+        self._counter += 1
+        self._rank[key] = self._counter
+        self._values[key] = value
+        self._crowded(before)
+        if len(self._rank) > self.threshold:
+            self._resize()
+
+    def compute_if_absent(self, key: K, make: Callable[[], V]) -> V:
+        """``computeIfAbsent``: a new key at the head of its bucket."""
+        if len(self._rank) > self.threshold or self.capacity == 0:
+            self._resize()
+        if key in self._rank:
+            found = self._values[key]
+            assert found is not None
+            return found
+        before = self._bin_size(key) if len(self._rank) >= 8 else 0
+        if self.linked:  # a LinkedHashMap links every new key at the end
+            self._counter += 1
+            self._rank[key] = self._counter
+        else:
+            self._low -= 1
+            self._rank[key] = self._low
+        value = make()
+        self._values[key] = value
+        self._crowded(before)
+        return value
+
+    def remove(self, key: K) -> None:
+        """``remove``: the key leaves; the table never shrinks."""
+        self._rank.pop(key, None)
+        self._values.pop(key, None)
+
+    def get(self, key: K) -> V | None:
+        return self._values.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rank
+
+    def __len__(self) -> int:
+        return len(self._rank)
+
+    def __iter__(self) -> Iterator[K]:
+        mask = self.capacity - 1
+        rank, key_hash = self._rank, self._hash
+        if self.linked:
+            return iter(sorted(rank, key=rank.__getitem__))
+        return iter(sorted(rank, key=lambda k: (spread(key_hash(k)) & mask, rank[k])))
+
+    def items(self) -> Iterator[tuple[K, V]]:
+        values = self._values
+        for key in self:
+            value = values[key]
+            yield key, value  # type: ignore[misc]
+
+    def add_all(self, keys: Iterable[K]) -> None:
+        for key in keys:
+            self.put(key)

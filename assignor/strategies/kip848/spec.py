@@ -1,0 +1,121 @@
+"""The group as the broker's assignors read it: Kafka's ``GroupSpec`` and
+``SubscribedTopicDescriber``, as plain data built the way the group coordinator builds them.
+
+The coordinator keeps members in a ``HashMap<String, ...>`` filled in the order they joined, so
+the assignors walk members in Java ``HashMap`` order of their ids; each member's current target
+assignment is a ``HashMap<Uuid, Set<Integer>>`` filled in record order with ``HashSet`` values
+(``Assignment.fromRecord``). The subscription type is HOMOGENEOUS when every subscribed topic
+name, existing or not, has as many subscribers as the group has members
+(``ModernGroup.subscriptionType``); topics the cluster does not have are left out of the ids the
+assignors see (``TopicIds`` resolves names through the metadata image).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from assignor.model import Group
+from assignor.ordering import hashmap_order
+from assignor.strategies.kip848.java_hash import JavaHashMap, capacity_for, integer_hash
+from assignor.topic_ids import TopicId, topic_ids_of
+
+__all__ = ["Assignment", "GroupSpec", "PartitionSet", "group_spec", "new_partition_set", "topic_hash"]
+
+#: One member's assignment: topic id -> partitions (``Map<Uuid, Set<Integer>>``).
+PartitionSet = JavaHashMap[int, None]
+Assignment = JavaHashMap[TopicId, PartitionSet]
+
+
+def topic_hash(topic: TopicId) -> int:
+    return topic.java_hash()
+
+
+def new_partition_set(partitions: Sequence[int], capacity: int | None = None, linked: bool = False) -> PartitionSet:
+    """``new HashSet<>(partitions)`` (or ``new HashSet<>(capacity)`` then adds, when given)."""
+    found: PartitionSet = JavaHashMap(integer_hash, capacity_for(len(partitions)) if capacity is None else capacity,
+                                      linked=linked)
+    for p in partitions:
+        found.put(p)
+    return found
+
+
+@dataclass
+class GroupSpec:
+    """What the assignors read.
+
+    Attributes
+    ----------
+    member_ids : list of str
+        ``groupSpec.memberIds()``: the member map's iteration order.
+    subscriptions : dict of str to list of TopicId
+        Each member's subscribed topic ids that exist, in the order its set iterates.
+    instance_ids : dict of str to str or None
+        Static members' instance ids (KIP-345).
+    assignments : dict of str to Assignment
+        Each member's current target assignment.
+    homogeneous : bool
+        The subscription type.
+    partitions : dict of TopicId to int
+        ``numPartitions`` of every topic the cluster has.
+    names : dict of TopicId to str
+        Topic names by id.
+    """
+
+    member_ids: list[str]
+    subscriptions: dict[str, list[TopicId]]
+    instance_ids: dict[str, str | None]
+    assignments: dict[str, Assignment]
+    homogeneous: bool
+    partitions: dict[TopicId, int]
+    names: dict[TopicId, str]
+
+
+def _subscription_order(topics: Sequence[str], ids: Mapping[str, TopicId]) -> list[TopicId]:
+    # A member's subscribed ids iterate in the order its subscription lists the names (the
+    # reference recordings list them so); names the cluster lacks are skipped, as the
+    # coordinator's TopicIds view skips names the metadata image does not resolve.
+    return [ids[name] for name in dict.fromkeys(topics) if name in ids]
+
+
+def group_spec(group: Group, topic_ids: Mapping[str, str] | None = None,
+               instance_ids: Mapping[str, str | None] | None = None,
+               member_order: Sequence[str] | None = None, linked: bool = False) -> GroupSpec:
+    """The coordinator's view of `group`: members in ``HashMap`` order of their ids (or
+    `member_order`), each member's ``owned`` as its current target assignment in record order.
+
+    Claims no coordinator could hold are left out: partitions of topics the cluster lacks or
+    past a topic's count, and a partition a member earlier in the group's order already holds.
+    `member_order` and `linked` (each current assignment a ``LinkedHashMap``) replay Kafka's unit
+    tests, which build their groups that way.
+    """
+    ids = topic_ids_of(group.topics, topic_ids if topic_ids is not None else group.topic_ids)
+    counts = {ids[name]: count for name, count in group.topics.items()}
+    names = {topic: name for name, topic in ids.items()}
+    subscribers = Counter(name for m in group.members for name in set(m.topics))
+    homogeneous = all(n == len(group.members) for n in subscribers.values())
+    taken: set[tuple[str, int]] = set()
+    assignments: dict[str, Assignment] = {}
+    for member in group.members:
+        per_topic: dict[str, list[int]] = {}
+        for tp in member.owned:
+            count = group.topics.get(tp.topic)
+            if count is None or not 0 <= tp.partition < count or tuple(tp) in taken:
+                continue
+            taken.add(tuple(tp))
+            per_topic.setdefault(tp.topic, []).append(tp.partition)
+        current: Assignment = JavaHashMap(topic_hash, linked=linked)
+        for name, partitions in per_topic.items():
+            current.put(ids[name], new_partition_set(partitions))
+        assignments[member.id] = current
+    order = list(member_order) if member_order is not None else hashmap_order([m.id for m in group.members])
+    return GroupSpec(
+        member_ids=order,
+        subscriptions={m.id: _subscription_order(m.topics, ids) for m in group.members},
+        instance_ids=dict(instance_ids or {}),
+        assignments=assignments,
+        homogeneous=homogeneous,
+        partitions=counts,
+        names=names,
+    )
