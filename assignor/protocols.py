@@ -34,7 +34,7 @@ import numpy as np
 from assignor.errors import UnknownProtocolError
 from assignor.model import UNKNOWN_GENERATION
 
-__all__ = ["COOPERATIVE_STICKY", "PROTOCOLS", "RANGE", "ROUNDROBIN", "STICKY", "Carrier", "Protocol", "UserData",
+__all__ = ["CONSUMER", "COOPERATIVE_STICKY", "PROTOCOLS", "RANGE", "ROUNDROBIN", "STICKY", "Carrier", "Protocol", "UserData",
            "protocol_named", "resolve"]
 
 
@@ -81,6 +81,11 @@ class Protocol:
         A leader of ours can write each member's sticky user data into its SyncGroup assignment
         too, when asked (``leader.sync(..., assignment_user_data=True)``), so a member learns its
         generation from it (KIP-341). By default it writes none, as Java's leaders.
+    classic : bool
+        A classic protocol: members join with JoinGroup, a leader plans, SyncGroup carries the
+        plan. False for KIP-848's consumer protocol (`CONSUMER`): the broker plans the target
+        assignment and members converge to it through heartbeats, a partition reaching its new
+        owner only after its previous owner revoked it. Nothing is planned on the wire for it.
     """
 
     name: str
@@ -89,6 +94,7 @@ class Protocol:
     owned_in: Carrier
     generation_in: tuple[Carrier, ...]
     assignment_user_data: bool = False
+    classic: bool = True
 
     def __str__(self) -> str:
         return self.name
@@ -133,7 +139,13 @@ STICKY = Protocol("sticky", cooperative=False, user_data=UserData.STICKY, owned_
 COOPERATIVE_STICKY = Protocol("cooperative-sticky", cooperative=True, user_data=UserData.GENERATION,
                               owned_in=Carrier.SUBSCRIPTION, generation_in=(Carrier.SUBSCRIPTION, Carrier.USER_DATA))
 
-#: Every consumer protocol we plan for, by name: the one place their names are written.
+#: KIP-848's consumer rebalance protocol (``group.protocol=consumer``): not a classic protocol (no
+#: JoinGroup, no leader, no user data), so not in `PROTOCOLS`. Its plans are targets the broker's
+#: reconciliation hands over safely, so the oracle reads them as complete plans (not cooperative).
+CONSUMER = Protocol("consumer", cooperative=False, user_data=UserData.NONE, owned_in=Carrier.SUBSCRIPTION,
+                    generation_in=(Carrier.SUBSCRIPTION,), classic=False)
+
+#: Every classic consumer protocol we plan for, by name: the one place their names are written.
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (RANGE, ROUNDROBIN, STICKY, COOPERATIVE_STICKY)}
 
 

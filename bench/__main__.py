@@ -319,7 +319,13 @@ def _pipeline_rows(quick: bool) -> None:
           f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
 
 
-SECTIONS = ("assign", "java", "wire", "record", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
+SECTIONS = ("assign", "java", "kip848", "wire", "record", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
+
+
+def _kip848_rows(quick: bool, repeat: int) -> None:
+    from bench import kip848
+
+    kip848.main(quick, repeat)
 
 
 def _record_rows() -> None:
@@ -350,6 +356,7 @@ def main(argv=None) -> int:
         "assign": lambda: rows.extend(_assign_rows(args)),
         "java": lambda: _java_rows(args),
         "wire": lambda: print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True),
+        "kip848": lambda: _kip848_rows(args.quick, args.repeat),
         "record": _record_rows,
         "keys": _keys_row,
         "whatif": lambda: _whatif_rows(args.quick, args.repeat),

@@ -18,6 +18,7 @@ from assignor.solver import dense
 from assignor.solver.dense import Layout
 from assignor.strategies import cooperative as _cooperative
 from assignor.strategies import java_sticky as _java
+from assignor.strategies import kip848 as _kip848
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
 from assignor.strategies import sticky as _sticky
@@ -44,6 +45,8 @@ REGISTRY: dict[str, Strategy] = _register(
     _java.COOPERATIVE_STRATEGY,
     _range.STRATEGY,
     _roundrobin.STRATEGY,
+    _kip848.UNIFORM_STRATEGY,
+    _kip848.RANGE_STRATEGY,
 )
 
 #: The strategy used where none is named: ours, eager.

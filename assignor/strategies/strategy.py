@@ -80,8 +80,9 @@ class Strategy:
         ``(group, claims, memo, leader) -> Planned``: the same plan on dense arrays, owned
         partitions from `claims` when given; `memo` see `assignor.solver.dense.build`.
     java : bool
-        Kafka's own algorithm exactly as the Java client runs it: its plans keep Java's order
-        (`Planned.assigned`), and a leader writes its SyncGroup bytes as a Java leader does.
+        Kafka's own algorithm exactly as Kafka runs it (the Java client's, or the broker's for
+        KIP-848's protocol): its plans keep Kafka's order (`Planned.assigned`), and a leader
+        writes its SyncGroup bytes as a Java leader does.
     new_leader : callable, optional
         A fresh `Leader` whose memory carries over between rebalances, for strategies that have
         one (Java's keep the highest generation they saw); None for stateless strategies.

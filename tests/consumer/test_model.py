@@ -12,7 +12,8 @@ def test_public_surface_is_pinned():
         "STRATEGIES", "AssignorError", "Group", "InvalidGroupError", "JavaAssignorFailure", "Member", "Plan",
         "TopicPartition", "UnknownStrategyError", "assign",
     }
-    assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky", "range",
+    assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky", "kip848-range",
+                                           "kip848-uniform", "range",
                                            "roundrobin", "sticky"]
 
 
@@ -50,7 +51,8 @@ def test_malformed_groups_raise_our_error(build, message):
 
 
 def test_unknown_strategy():
-    known = "known: cooperative-sticky, java-cooperative-sticky, java-sticky, range, roundrobin, sticky"
+    known = ("known: cooperative-sticky, java-cooperative-sticky, java-sticky, kip848-range, kip848-uniform, range, "
+             "roundrobin, sticky")
     with pytest.raises(UnknownStrategyError, match=known):
         assign("cooperative-stickyish", Group(topics={}))
     assert issubclass(UnknownStrategyError, ValueError)

@@ -58,3 +58,30 @@ def java_plan(call: dict, strategy: str) -> Plan:
     not the promises only ours make (KIP-341's earlier owner, handovers)."""
     name = f"java-{strategy}" if strategy in ("sticky", "cooperative-sticky") else strategy
     return Plan(name, {m: [TopicPartition(t, p) for t, p in tps] for m, tps in call["output"].items()})
+
+
+# -- KIP-848: the broker's assignors (kip848/README.md) ------------------------------------------
+
+KIP848 = GOLDEN / "kip848"
+
+
+@cache
+def kip848_file(name: str) -> dict:
+    import gzip
+    with gzip.open(KIP848 / f"{name}.json.gz", "rt") as f:
+        return json.load(f)
+
+
+def kip848_calls() -> list[tuple[str, dict]]:
+    """(id, call) for every recorded call of the broker's assignors."""
+    names = sorted(p.name.removesuffix(".json.gz") for p in KIP848.glob("*.json.gz"))
+    return [(f"{name}-{i}-{call['name']}", call) for name in names for i, call in enumerate(kip848_file(name)["calls"])]
+
+
+def kip848_group(call: dict) -> Group:
+    """The group of a recorded call: each member's current target assignment as `owned`, in
+    record order; topic ids as recorded."""
+    given = call["input"]
+    members = [Member(m["id"], m["topics"], [TopicPartition(t, p) for t, ps in m["assigned"].items() for p in ps])
+               for m in given["members"]]
+    return Group(given["topics"], members, topic_ids=given["topicIds"])

@@ -80,12 +80,13 @@ class JavaHashMap(Generic[K, V]):
     [17, 1, 33, 2]
     """
 
-    __slots__ = ("_counter", "_hash", "_low", "_rank", "_values", "capacity", "linked", "threshold")
+    __slots__ = ("_counter", "_hash", "_low", "_rank", "_spread", "_values", "capacity", "linked", "threshold")
 
     def __init__(self, key_hash: Callable[[K], int], initial_capacity: int | None = None, linked: bool = False) -> None:
         self.linked = linked
         self._hash = key_hash
         self._rank: dict[K, int] = {}
+        self._spread: dict[K, int] = {}
         self._values: dict[K, V | None] = {}
         self._counter = 0
         self._low = 0
@@ -104,10 +105,12 @@ class JavaHashMap(Generic[K, V]):
             new_cap, new_thr = 16, 12
         self.capacity, self.threshold = new_cap, new_thr
 
-    def _bin_size(self, key: K) -> int:
+    def _bin_size(self, h: int) -> int:
+        # only asked under 64 buckets (at most 48 keys), where a crowded bin resizes the table
+        if self.capacity >= 64 or len(self._rank) < 8:
+            return 0
         mask = self.capacity - 1
-        bucket = spread(self._hash(key)) & mask
-        return sum(1 for k in self._rank if spread(self._hash(k)) & mask == bucket)
+        return sum(1 for g in self._spread.values() if g & mask == h & mask)
 
     def _crowded(self, before: int) -> None:
         # putVal / computeIfAbsent call treeifyBin once the bin held eight or more nodes; under 64
@@ -122,9 +125,11 @@ class JavaHashMap(Generic[K, V]):
         if key in self._rank:
             self._values[key] = value
             return
-        before = self._bin_size(key) if len(self._rank) >= 8 else 0
+        h = spread(self._hash(key))
+        before = self._bin_size(h)
         self._counter += 1
         self._rank[key] = self._counter
+        self._spread[key] = h
         self._values[key] = value
         self._crowded(before)
         if len(self._rank) > self.threshold:
@@ -138,7 +143,9 @@ class JavaHashMap(Generic[K, V]):
             found = self._values[key]
             assert found is not None
             return found
-        before = self._bin_size(key) if len(self._rank) >= 8 else 0
+        h = spread(self._hash(key))
+        before = self._bin_size(h)
+        self._spread[key] = h
         if self.linked:  # a LinkedHashMap links every new key at the end
             self._counter += 1
             self._rank[key] = self._counter
@@ -153,6 +160,7 @@ class JavaHashMap(Generic[K, V]):
     def remove(self, key: K) -> None:
         """``remove``: the key leaves; the table never shrinks."""
         self._rank.pop(key, None)
+        self._spread.pop(key, None)
         self._values.pop(key, None)
 
     def get(self, key: K) -> V | None:
@@ -165,11 +173,11 @@ class JavaHashMap(Generic[K, V]):
         return len(self._rank)
 
     def __iter__(self) -> Iterator[K]:
-        mask = self.capacity - 1
-        rank, key_hash = self._rank, self._hash
+        rank = self._rank
         if self.linked:
             return iter(sorted(rank, key=rank.__getitem__))
-        return iter(sorted(rank, key=lambda k: (spread(key_hash(k)) & mask, rank[k])))
+        mask, hashes = self.capacity - 1, self._spread
+        return iter(sorted(rank, key=lambda k: (hashes[k] & mask, rank[k])))
 
     def items(self) -> Iterator[tuple[K, V]]:
         values = self._values

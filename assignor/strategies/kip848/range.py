@@ -15,13 +15,13 @@ from typing import cast
 from assignor.errors import JavaAssignorFailure
 from assignor.ordering import java_key
 from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity
-from assignor.strategies.kip848.spec import Assignment, GroupSpec, PartitionSet, topic_hash
+from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, PartitionSet, topic_hash
 from assignor.topic_ids import TopicId
 
 __all__ = ["assign", "sorted_members"]
 
 
-def sorted_members(spec: GroupSpec) -> list[str]:
+def sorted_members(spec: CoordinatorSpec) -> list[str]:
     """``RangeAssignor.sortMemberIds``: static members first by instance id, then the rest by
     member id (``String.compareTo``)."""
     instance = spec.instance_ids
@@ -63,14 +63,14 @@ class _Topic:
             assignment.put(self.id, cast(PartitionSet, range(start, end)))
 
 
-def _count(spec: GroupSpec, topic: TopicId) -> int:
+def _count(spec: CoordinatorSpec, topic: TopicId) -> int:
     count = spec.partitions.get(topic, -1)
     if count == -1:
         raise JavaAssignorFailure("PartitionAssignorException: Member is subscribed to a non-existent topic")
     return count
 
 
-def assign(spec: GroupSpec) -> dict[str, Assignment]:
+def assign(spec: CoordinatorSpec) -> dict[str, Assignment]:
     """``RangeAssignor.assign``: each member's new target assignment.
 
     Raises

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from assignor.errors import JavaAssignorFailure
 from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash
-from assignor.strategies.kip848.spec import Assignment, GroupSpec, PartitionSet, new_partition_set, topic_hash
+from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, PartitionSet, new_partition_set, topic_hash
 from assignor.topic_ids import TopicId
 
 __all__ = ["MAX_ITERATION_COUNT", "assign"]
@@ -33,7 +33,7 @@ __all__ = ["MAX_ITERATION_COUNT", "assign"]
 MAX_ITERATION_COUNT = 16
 
 
-def assign(spec: GroupSpec) -> dict[str, Assignment]:
+def assign(spec: CoordinatorSpec) -> dict[str, Assignment]:
     """``UniformAssignor.assign``: each member's new target assignment (members the builder
     leaves out of its answer are absent).
 
@@ -63,7 +63,7 @@ def _missing(topic: TopicId) -> JavaAssignorFailure:
 
 
 class _Homogeneous:
-    def __init__(self, spec: GroupSpec) -> None:
+    def __init__(self, spec: CoordinatorSpec) -> None:
         self.spec = spec
         first = spec.subscriptions[spec.member_ids[0]]
         # new HashSet<>(the first member's subscribed ids)
@@ -159,7 +159,7 @@ def new_topic_set(topics: list[TopicId]) -> JavaHashMap[TopicId, None]:
 
 
 class _Heterogeneous:
-    def __init__(self, spec: GroupSpec) -> None:
+    def __init__(self, spec: CoordinatorSpec) -> None:
         self.spec = spec
         self.members = list(spec.member_ids)
         self.index = {m: i for i, m in enumerate(self.members)}

@@ -21,7 +21,7 @@ from assignor.ordering import hashmap_order
 from assignor.strategies.kip848.java_hash import JavaHashMap, capacity_for, integer_hash
 from assignor.topic_ids import TopicId, topic_ids_of
 
-__all__ = ["Assignment", "GroupSpec", "PartitionSet", "group_spec", "new_partition_set", "topic_hash"]
+__all__ = ["Assignment", "CoordinatorSpec", "PartitionSet", "group_spec", "new_partition_set", "topic_hash"]
 
 #: One member's assignment: topic id -> partitions (``Map<Uuid, Set<Integer>>``).
 PartitionSet = JavaHashMap[int, None]
@@ -42,7 +42,7 @@ def new_partition_set(partitions: Sequence[int], capacity: int | None = None, li
 
 
 @dataclass
-class GroupSpec:
+class CoordinatorSpec:
     """What the assignors read.
 
     Attributes
@@ -81,38 +81,50 @@ def _subscription_order(topics: Sequence[str], ids: Mapping[str, TopicId]) -> li
 
 def group_spec(group: Group, topic_ids: Mapping[str, str] | None = None,
                instance_ids: Mapping[str, str | None] | None = None,
-               member_order: Sequence[str] | None = None, linked: bool = False) -> GroupSpec:
+               member_order: Sequence[str] | None = None, linked: bool = False,
+               read_owned: bool = True) -> CoordinatorSpec:
     """The coordinator's view of `group`: members in ``HashMap`` order of their ids (or
     `member_order`), each member's ``owned`` as its current target assignment in record order.
 
     Claims no coordinator could hold are left out: partitions of topics the cluster lacks or
     past a topic's count, and a partition a member earlier in the group's order already holds.
     `member_order` and `linked` (each current assignment a ``LinkedHashMap``) replay Kafka's unit
-    tests, which build their groups that way.
+    tests, which build their groups that way. `read_owned`: False for an assignor that never
+    reads the current assignment (``range``): each member's is then left empty.
     """
     ids = topic_ids_of(group.topics, topic_ids if topic_ids is not None else group.topic_ids)
     counts = {ids[name]: count for name, count in group.topics.items()}
     names = {topic: name for name, topic in ids.items()}
-    subscribers = Counter(name for m in group.members for name in set(m.topics))
+    # members mostly share a few subscriptions: the work is per distinct one
+    distinct = Counter(tuple(m.topics) for m in group.members)
+    subscribers: Counter[str] = Counter()
+    for topics, members in distinct.items():
+        for name in set(topics):
+            subscribers[name] += members
     homogeneous = all(n == len(group.members) for n in subscribers.values())
+    resolved = {topics: _subscription_order(topics, ids) for topics in distinct}
     taken: set[tuple[str, int]] = set()
     assignments: dict[str, Assignment] = {}
     for member in group.members:
         per_topic: dict[str, list[int]] = {}
-        for tp in member.owned:
-            count = group.topics.get(tp.topic)
-            if count is None or not 0 <= tp.partition < count or tuple(tp) in taken:
+        for tp in member.owned if read_owned else ():
+            if not isinstance(tp, tuple | list) or len(tp) != 2:
                 continue
-            taken.add(tuple(tp))
-            per_topic.setdefault(tp.topic, []).append(tp.partition)
+            topic, partition = tp
+            count = group.topics.get(topic) if isinstance(topic, str) else None
+            if (count is None or type(partition) is not int or not 0 <= partition < count
+                    or (topic, partition) in taken):
+                continue
+            taken.add((topic, partition))
+            per_topic.setdefault(topic, []).append(partition)
         current: Assignment = JavaHashMap(topic_hash, linked=linked)
         for name, partitions in per_topic.items():
             current.put(ids[name], new_partition_set(partitions))
         assignments[member.id] = current
     order = list(member_order) if member_order is not None else hashmap_order([m.id for m in group.members])
-    return GroupSpec(
+    return CoordinatorSpec(
         member_ids=order,
-        subscriptions={m.id: _subscription_order(m.topics, ids) for m in group.members},
+        subscriptions={m.id: resolved[tuple(m.topics)] for m in group.members},
         instance_ids=dict(instance_ids or {}),
         assignments=assignments,
         homogeneous=homogeneous,

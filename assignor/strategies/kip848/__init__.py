@@ -1,0 +1,126 @@
+"""KIP-848's broker-side assignors as Kafka's group coordinator runs them: ``kip848-uniform``
+and ``kip848-range``.
+
+Under KIP-848's consumer protocol (``group.protocol=consumer``, GA in Kafka 4.0) the broker
+computes each member's target assignment with its own assignor; client-side assignors are not
+supported (KAFKA-18327). These strategies reproduce the coordinator's ``UniformAssignor`` (both
+builders) and ``RangeAssignor`` decision for decision, each member's partitions in the order
+Kafka's maps iterate them (the order the coordinator writes a target assignment in).
+
+How a `Group` reads here: a member's ``owned`` is its current *target* assignment, in record
+order (topic by topic as the previous target listed them); a member's ``topics`` in its
+subscription's iteration order; topic ids from ``Group.topic_ids`` or derived from the names
+(`assignor.topic_ids`). Members iterate in Java ``HashMap`` order of their ids, as the
+coordinator's member map does. Claims no coordinator could hold (unknown topics, partitions past
+a topic's count, a partition two members hold) are left out, the later holder's claim dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from assignor.model import Claims, Group, Member, Plan, TopicPartition, topic_partitions
+from assignor.protocols import CONSUMER
+from assignor.solver import dense
+from assignor.strategies.kip848 import range as _range
+from assignor.strategies.kip848 import uniform as _uniform
+from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, group_spec
+from assignor.strategies.strategy import Planned, Strategy
+
+__all__ = ["RANGE_NAME", "RANGE_STRATEGY", "UNIFORM_NAME", "UNIFORM_STRATEGY", "assign_range", "assign_uniform",
+           "planned", "target_assignment"]
+
+UNIFORM_NAME = "kip848-uniform"
+RANGE_NAME = "kip848-range"
+
+Algorithm = Callable[[CoordinatorSpec], dict[str, Assignment]]
+_ALGORITHMS: dict[str, Algorithm] = {UNIFORM_NAME: _uniform.assign, RANGE_NAME: _range.assign}
+
+
+def target_assignment(name: str, group: Group, *, instance_ids: Mapping[str, str | None] | None = None,
+                      member_order: Sequence[str] | None = None, linked: bool = False
+                      ) -> dict[str, dict[str, list[int]]]:
+    """The broker's new target assignment for `group` as Kafka iterates it: member (in the
+    member map's order) -> topic (in the member's map order) -> partitions (in set order).
+
+    `instance_ids` (static members, KIP-345; they sort first in ``range``), `member_order` and
+    `linked` replay Kafka's unit tests (see `coordinator.group_spec`).
+
+    Raises
+    ------
+    JavaAssignorFailure
+        Where Kafka's assignor throws ``PartitionAssignorException``.
+    """
+    spec = group_spec(group, instance_ids=instance_ids, member_order=member_order, linked=linked,
+                      read_owned=name != RANGE_NAME)  # range never reads the current assignment
+    found = _ALGORITHMS[name](spec)
+    result: dict[str, dict[str, list[int]]] = {}
+    for member in spec.member_ids:
+        assignment = found.get(member)
+        result[member] = {} if assignment is None else {spec.names[t]: list(ps) for t, ps in assignment.items()}
+    return result
+
+
+def _plan(name: str, group: Group) -> Plan:
+    target = target_assignment(name, group)
+    assignment = {m.id: topic_partitions([t for t, ps in target[m.id].items() for _ in ps],
+                                         [p for ps in target[m.id].values() for p in ps]) for m in group.members}
+    return Plan(name, assignment)
+
+
+def assign_uniform(group: Group) -> Plan:
+    """``kip848-uniform``: the broker's ``UniformAssignor``.
+
+    Examples
+    --------
+    >>> from assignor import Group, Member
+    >>> group = Group({"t0000": 10}, [Member(m, ["t0000"]) for m in ("a", "b", "c")])
+    >>> {m: [tp.partition for tp in tps] for m, tps in assign_uniform(group).assignment.items()}
+    {'a': [0, 1, 2], 'b': [3, 4, 5], 'c': [6, 7, 8, 9]}
+    """
+    return _plan(UNIFORM_NAME, group)
+
+
+def assign_range(group: Group) -> Plan:
+    """``kip848-range``: the broker's ``RangeAssignor``."""
+    return _plan(RANGE_NAME, group)
+
+
+def planned(name: str, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
+            leader: Any = None) -> Planned:
+    """The plan on arrays (`assignor.strategies.strategy.Planned`), each member's partitions in
+    Kafka's order; owned partitions (current targets) from `claims`, in their order, when given."""
+    if claims is not None:
+        group = Group.assembled(group.topics, _owning(group.members, claims), group.partition_racks, group.topic_ids)
+    plan = _plan(name, group)
+    layout = dense.build(group, claims, memo)
+    index = layout.topic_index()
+    lists = [plan.assignment[member.id] for member in layout.members]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    pairs = [tp for tps in lists for tp in tps]
+    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
+    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
+    member = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
+    owner[layout.offsets[topics] + partitions] = member
+    return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
+
+
+def _owning(members: Sequence[Member], claims: Claims) -> list[Member]:
+    per_member: list[list[int]] = [[] for _ in members]
+    for row, m in enumerate(claims.member.tolist()):
+        per_member[m].append(row)
+    topics = [claims.names[t] for t in claims.topic.tolist()]
+    partitions = claims.partition.tolist()
+    return [Member.decoded(m.id, m.topics, m.generation, m.rack,
+                           tuple(TopicPartition(topics[r], partitions[r]) for r in rows))
+            for m, rows in zip(members, per_member)]
+
+
+#: The broker's assignors under KIP-848's consumer protocol (no classic protocol: no leader plans them).
+UNIFORM_STRATEGY = Strategy(UNIFORM_NAME, CONSUMER, assign_uniform, partial(planned, UNIFORM_NAME), java=True)
+RANGE_STRATEGY = Strategy(RANGE_NAME, CONSUMER, assign_range, partial(planned, RANGE_NAME), java=True)

@@ -1,0 +1,126 @@
+"""The broker's assignors (KIP-848) against Kafka's recordings (tests/golden/kip848/): every
+member's partitions, in Kafka's iteration order, on every recorded call; plus the rules the
+recordings' README states, checked on groups of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from assignor import Group, Member, TopicPartition, assign
+from assignor.errors import InvalidGroupError, JavaAssignorFailure
+from assignor.strategies.kip848 import RANGE_NAME, UNIFORM_NAME, target_assignment
+from assignor.strategies.kip848.coordinator import group_spec
+from assignor.topic_ids import derived_topic_id, parse_topic_id
+from assignor.validate import report
+from tests.golden import kip848_calls, kip848_group
+
+CALLS = kip848_calls()
+NAMES = {"uniform": UNIFORM_NAME, "range": RANGE_NAME}
+
+
+def _replay(call: dict) -> dict[str, dict[str, list[int]]]:
+    given = call["input"]
+    group = kip848_group(call)
+    unit_test = given.get("memberMap") == "treemap"  # Kafka's unit tests: a TreeMap of members
+    instance_ids = {m["id"]: m.get("instanceId") for m in given["members"]}
+    return target_assignment(NAMES[given["assignor"]], group, instance_ids=instance_ids,
+                             member_order=sorted(m["id"] for m in given["members"]) if unit_test else None,
+                             linked=given.get("assignmentMap") == "test-ordered")
+
+
+def test_every_recording_is_here():
+    assert len(CALLS) == 416
+
+
+@pytest.mark.parametrize(("name", "call"), [c for c in CALLS if "error" not in c[1]["output"]
+                                            and not any("rawTopicIds" in m for m in c[1]["input"]["members"])],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_recorded_plans_exactly(name, call):
+    """Member by member, topic by topic, partition by partition, in Kafka's order."""
+    expected = call["output"]
+    got = _replay(call)
+    assert list(got) == expected["memberOrder"]
+    for member in expected["memberOrder"]:
+        assert list(got[member].items()) == list(expected["assignment"][member].items()), member
+    given = {m["id"]: m["assigned"] for m in call["input"]["members"]}
+    changed = [m for m in expected["memberOrder"] if _content(got[m]) != _content(given[m])]
+    assert sorted(changed) == sorted(expected["changed"])
+    if "memberMap" not in call["input"]:
+        assert group_spec(kip848_group(call)).homogeneous == (expected["subscriptionType"] == "HOMOGENEOUS")
+
+
+def _content(assignment: dict[str, list[int]]) -> dict[str, set[int]]:
+    return {t: set(ps) for t, ps in assignment.items() if ps}
+
+
+@pytest.mark.parametrize(("name", "call"), [c for c in CALLS if "memberMap" not in c[1]["input"]],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_public_strategy_plans_validate(name, call):
+    """Through `assign`, every recorded plan is a valid plan for the oracle, equal to the replay."""
+    strategy = NAMES[call["input"]["assignor"]]
+    group = kip848_group(call)
+    plan = assign(strategy, group)
+    assert report(group, plan)["valid"]
+    expected = call["output"]["assignment"]
+    assert {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in plan.assignment.items()} == {
+        m: [(t, p) for t, ps in expected[m].items() for p in ps] for m in expected}
+
+
+def test_unknown_raw_topic_id_fails_as_kafka_does():
+    """Kafka's ``testOneMemberSubscribedToNonexistentTopic``: a subscribed id the metadata lacks."""
+    from assignor.strategies.kip848 import uniform
+    call = next(c for _, c in CALLS if "error" in c["output"])
+    spec = group_spec(kip848_group(call), member_order=["A"])
+    spec.subscriptions["A"] = [parse_topic_id(t) for t in call["input"]["members"][0]["rawTopicIds"]]
+    with pytest.raises(JavaAssignorFailure) as failure:
+        uniform.assign(spec)
+    assert str(failure.value) == call["output"]["error"]
+
+
+def test_topic_ids_are_derived_as_recorded():
+    for _, call in CALLS:
+        if "memberMap" in call["input"]:
+            continue
+        for name, text in call["input"]["topicIds"].items():
+            assert str(derived_topic_id(name)) == text
+
+
+def test_topic_ids_must_be_uuids():
+    for bad in ("short", "NHvsffp9Ed3fxWJQh+gJsQ", 7, "NHvsffp9Ed3fxWJQh-gJs="):
+        with pytest.raises(InvalidGroupError, match="topic_ids"):
+            Group({"t": 1}, [], topic_ids={"t": bad})
+
+
+def test_topic_ids_decide_ties():
+    """The same group under other topic ids: the heterogeneous builder sorts equal topics by id."""
+    members = [Member("a", ["x", "y"]), Member("b", ["x"]), Member("c", ["y"])]
+    plans = set()
+    for ids in ({"x": "AAAAAAAAAAAAAAAAAAAAAA", "y": "AAAAAAAAAAAAAAAAAAAAAQ"},
+                {"x": "AAAAAAAAAAAAAAAAAAAAAQ", "y": "AAAAAAAAAAAAAAAAAAAAAA"}):
+        plan = assign(UNIFORM_NAME, Group({"x": 3, "y": 3}, members, topic_ids=ids))
+        plans.add(tuple((m, tuple(tps)) for m, tps in sorted(plan.assignment.items())))
+    assert len(plans) == 2
+
+
+def test_hostile_claims_are_dropped_not_doubled():
+    """A partition two members claim, one past the topic's end, one of an unknown topic: the
+    coordinator never holds such targets; the later claimant's duplicate is left out."""
+    owned = [TopicPartition("t", 0), TopicPartition("t", 9), TopicPartition("gone", 0)]
+    group = Group({"t": 4}, [Member("a", ["t"], owned), Member("b", ["t"], [TopicPartition("t", 0)])])
+    for strategy in (UNIFORM_NAME, RANGE_NAME):
+        plan = assign(strategy, group)
+        assert report(group, plan)["valid"], strategy
+        assert sorted(tp.partition for tps in plan.assignment.values() for tp in tps) == [0, 1, 2, 3]
+
+
+def test_subscription_type_counts_topics_the_cluster_lacks():
+    """HOMOGENEOUS only when every subscribed *name*, existing or not, has every member."""
+    members = [Member("a", ["t", "ghost"]), Member("b", ["t"])]
+    assert not group_spec(Group({"t": 4}, members)).homogeneous
+    assert group_spec(Group({"t": 4}, [Member("a", ["t", "ghost"]), Member("b", ["ghost", "t"])])).homogeneous
+
+
+def test_empty_groups_and_subscriptions():
+    assert assign(UNIFORM_NAME, Group({"t": 3})).assignment == {}
+    assert assign(RANGE_NAME, Group({"t": 3}, [Member("a")])).assignment == {"a": []}
+    assert assign(UNIFORM_NAME, Group({"t": 3}, [Member("a")])).assignment == {"a": []}
