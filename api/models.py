@@ -161,6 +161,9 @@ class WhatIfRequest(_Strict):
                               "partitions_added:orders:12 (the new total); see assignor.whatif")
     strategies: list[StrategyName] | None = _many(len(REGISTRY), default=None)
     include_plans: bool = False
+    migrate: StrategyName | None = Field(default=None, description=(
+        "rehearse converting the group to KIP-848's consumer protocol with this broker assignor "
+        "(kip848-uniform or kip848-range); the first of `strategies` is the classic one it runs today"))
 
 
 MessageType = Literal["subscription", "assignment", "sticky_user_data", "cooperative_user_data"]

@@ -27,7 +27,7 @@ from assignor import validate
 from assignor.errors import AssignorError
 from assignor.json_format import group_from_json, plan_to_json
 from assignor.limits import DEFAULT_LIMITS
-from assignor.strategies import DEFAULT_STRATEGY, STRATEGIES, assign
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, STRATEGIES, assign
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="strategies to compare (repeatable; default: all)")
     whatif.add_argument("--json", action="store_true", help="print the engine's output as JSON")
     whatif.add_argument("--plans", action="store_true", help="include each step's assignment (with --json)")
+    whatif.add_argument("--migrate", metavar="STRATEGY",
+                        choices=sorted(s.name for s in REGISTRY.values() if not s.protocol.classic),
+                        help="rehearse converting the group to KIP-848's consumer protocol with this broker "
+                             "assignor (the first --strategy is the classic one it runs today)")
     # Parsed by the jobs' own parser (`main` hands it everything after the word, --help too).
     pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample",
                                    add_help=False)
@@ -106,6 +110,14 @@ def _whatif(args: argparse.Namespace) -> int:
         raise AssignorError("--plans adds each step's assignment to the JSON output: use it with --json")
     group = group_from_json(_read_json(args.group))
     events = [whatif.parse_event(text) for text in args.event]
+    if args.migrate:
+        classic = tuple(args.strategy) if args.strategy else ("cooperative-sticky", "java-cooperative-sticky")
+        migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans)
+        if args.json:
+            print(json.dumps(migration, indent=2))
+        else:
+            _migration_tables(migration)
+        return 0
     strategies = tuple(args.strategy) if args.strategy else whatif.ALL_STRATEGIES
     total = DEFAULT_LIMITS.check_events(group, events) * len(strategies)
     with _progress("what-if", total) as advance:
@@ -183,6 +195,44 @@ def _whatif_tables(output: Any) -> None:
         for pair, values in output["comparisons"].items():
             compared.add_row(pair, *(_cell(values[k]) for k in figures))
         console.print(compared)
+
+
+def _migration_tables(migration: Any) -> None:
+    from rich.table import Table
+
+    console = _console()
+    columns = ("rounds", "revoked", "moved", "reassigned", "max_unowned", "paused_members", "balance_score", "spread")
+    table = Table(title=f"{migration['classic']} today, then KIP-848's consumer protocol with {migration['target']} "
+                        "(rounds: heartbeat intervals once converted; max unowned in intervals)", title_justify="left")
+    table.add_column("step")
+    for column in columns:
+        table.add_column(column.replace("_", " "), justify="right", no_wrap=True)
+    steps = [migration["today"], migration["conversion"], *migration["upgrade"]["steps"],
+             *(e["consumer"] for e in migration["events"])]
+    for step in steps:
+        table.add_row(step["event"], *(f"{step[c]:.2f}" if c == "max_unowned" and c in step else _cell(step.get(c))
+                                       for c in columns))
+    console.print(table)
+    upgrade = migration["upgrade"]
+    console.print(f"rolling upgrade: {upgrade['restarts']} restarts (the group runs mixed until the last), "
+                  f"{upgrade['moved']} partitions moved, {upgrade['revoked']} revoked, longest unowned "
+                  f"{upgrade['max_unowned']} heartbeat intervals", markup=False)
+    if migration["events"]:
+        saved = Table(title="per later event, what the consumer protocol saves against staying classic "
+                            "(positive: saved)", title_justify="left")
+        keys = list(next(iter(migration["events"][0]["saved"].values())))
+        saved.add_column("event")
+        saved.add_column("classic strategy")
+        for key in keys:
+            saved.add_column(key.replace("_", " "), justify="right", no_wrap=True)
+        for event in migration["events"]:
+            for name, figures in event["saved"].items():
+                saved.add_row(event["event"], name, *(_cell(figures[k]) for k in keys))
+        console.print(saved)
+    best = migration["vs_optimum"]
+    console.print(f"against the optimum (our sticky on the same events): balance score {best['balance_score']} vs "
+                  f"{best['sticky_balance_score']}, spread {best['spread']} vs {best['sticky_spread']}, "
+                  f"{best['worse_balance_steps']} step(s) less balanced", markup=False)
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -35,7 +35,7 @@ def group_from_json(data: Any) -> Group:
     """Build a Group from its JSON form, with errors that name the offending field."""
     if not isinstance(data, dict):
         raise InvalidGroupError("group: expected an object with 'topics' and 'members'")
-    unknown = set(data) - {"topics", "members", "partition_racks"}
+    unknown = set(data) - {"topics", "members", "partition_racks", "topic_ids"}
     if unknown:
         raise InvalidGroupError(f"group: unknown field(s) {sorted(unknown)}")
     topics = data.get("topics")
@@ -45,7 +45,7 @@ def group_from_json(data: Any) -> Group:
     if not isinstance(members, list):
         raise InvalidGroupError("members: expected a list")
     return Group(topics=topics, members=[_member(i, m) for i, m in enumerate(members)],
-                 partition_racks=data.get("partition_racks"))
+                 partition_racks=data.get("partition_racks"), topic_ids=data.get("topic_ids"))
 
 
 def _member(index: int, data: Any) -> Member:

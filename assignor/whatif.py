@@ -39,14 +39,15 @@ from assignor._arrays import appended, gc_paused, run_starts
 from assignor.errors import JavaAssignorFailure, WhatIfError
 from assignor.leader import LeaderCache, rebalance
 from assignor.limits import DEFAULT_LIMITS, Limits
-from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan
+from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
+from assignor.reconcile import reconcile
 from assignor.solver import dense
 from assignor.solver.dense import Layout
 from assignor.strategies import REGISTRY, check_strategy, java_counterparts, strategy_named
 from assignor.strategies.strategy import Leader, Strategy
 
-__all__ = ["ALL_STRATEGIES", "Comparison", "Event", "Figures", "Progress", "Result", "Step", "StrategyRun",
-           "Summary", "WhatIfError", "apply_event", "compare", "parse_event", "run"]
+__all__ = ["ALL_STRATEGIES", "Comparison", "Event", "Figures", "Migration", "Progress", "Result", "Step",
+           "StrategyRun", "Summary", "WhatIfError", "apply_event", "compare", "migrate", "parse_event", "run"]
 
 #: Every registered strategy, in the registry's order.
 ALL_STRATEGIES = tuple(REGISTRY)
@@ -76,6 +77,10 @@ class Step(Figures, total=False):
     unsafe_handovers: int
     failed: str
     assignment: dict[str, list[list[str | int]]]
+    # KIP-848's consumer protocol (`assignor.reconcile`): ``rounds`` counts heartbeat intervals
+    max_unowned: float
+    paused_members: int
+    waiting_members: int
 
 
 class Summary(TypedDict):
@@ -327,6 +332,8 @@ def _step(definition: Group, state: _State, strategy: str, label: str, include_p
     """`_rebalance`, or where Java's assignor fails, a step saying so: nothing changes hands,
     and the figures stay those of the step before."""
     try:
+        if not strategy_named(strategy).protocol.classic:
+            return _reconcile(definition, state, strategy, label, include_plans, check)
         return _rebalance(definition, state, strategy, label, include_plans, check)
     except JavaAssignorFailure as failure:
         kept = Figures(balance_score=previous["balance_score"], spread=previous["spread"],
@@ -428,6 +435,44 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     moved, reassigned = _changes(layout, before_position, before, owner_now, before_flats)
     step = cast(Step, {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
                        "unsafe_handovers": unsafe, **_measure(group, layout, state.owned)})
+    if include_plans:
+        step["assignment"] = _assignment_of(state)
+    return step
+
+
+def _reconcile(definition: Group, state: _State, strategy: str, label: str, include_plans: bool,
+               check: bool) -> Step:
+    """One step under KIP-848's consumer protocol: the broker computes the new target
+    assignment from each member's current one (what it holds: the group converged on the step
+    before), and members converge to it through heartbeats (`assignor.reconcile`). Nothing goes
+    over the classic wire: the consumer protocol has no JoinGroup, leader or SyncGroup."""
+    chosen = strategy_named(strategy)
+    held = _assignment_of(state)
+    current = {m: [(str(t), int(p)) for t, p in tps] for m, tps in held.items()}
+    members = [replace(m, owned=tuple(TopicPartition(t, p) for t, p in current.get(m.id, ()))) for m in definition.members]
+    group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
+    planned = chosen.planned(group)
+    layout, owner = planned.layout, planned.owner
+    if check:
+        plan = planned.plan(chosen.name)
+        verdict = validate.report(group, plan)
+        assert verdict["valid"], f"{chosen.name}: {verdict['errors']}"
+    target = planned.plan(chosen.name).assignment
+    figures = reconcile({m: list(tps) for m, tps in current.items()},
+                        {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in target.items()},
+                        [m.id for m in definition.members])
+    before = {tp: m for m, tps in current.items() for tp in tps}
+    reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get((tp.topic, tp.partition), m) != m)
+    ids = [m.id for m in layout.members]
+    state.ids, state.numbers, state.owned = ids, state.numbering.of(ids), planned.assigned
+    state.flats = None
+    state.generation = np.full(len(ids), state.group_generation, dtype=np.int64)
+    state.group_generation += 1
+    step = cast(Step, {"event": label, "rounds": figures["intervals"], "revoked": figures["revoked"],
+                       "moved": figures["moved"], "reassigned": reassigned, "unsafe_handovers": 0,
+                       **_measure(group, layout, state.owned), "max_unowned": figures["max_unowned"],
+                       "paused_members": figures["paused_members"], "waiting_members": figures["waiting_members"]})
+    del owner
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step
@@ -590,3 +635,113 @@ def _summary(steps: list[Step]) -> Summary:
             "failed_steps": sum("failed" in s for s in steps),
             "final_balance_score": steps[-1]["balance_score"], "final_spread": steps[-1]["spread"],
             "max_spread": max(s["spread"] for s in changes), "rack_locality": steps[-1]["rack_locality"]}
+
+
+# -- Migration rehearsal: classic -> KIP-848's consumer protocol --------------------------------
+
+class Migration(TypedDict):
+    """`migrate`'s answer.
+
+    ``today``: the group's first step under its classic strategy. ``conversion``: the step the
+    broker takes when the first member rejoins with the consumer protocol: the group converts
+    online, each member's current partitions become its target assignment, and the broker's
+    assignor computes the next target from them (``GroupMetadataManager``'s classic-to-consumer
+    conversion). ``upgrade``: the rolling upgrade that follows, each member restarting under the
+    consumer protocol in turn (``restarts``; the group runs mixed until the last: classic members
+    get the broker's assignment through JoinGroup/SyncGroup meanwhile), with its ``steps`` and
+    totals. ``events``: each later event under the consumer protocol beside the same event under
+    every classic strategy asked (``saved``: positive figures are what the consumer protocol
+    saves), and ``vs_optimum``: the broker's balance against our ``sticky`` on the same events.
+    """
+
+    classic: str
+    target: str
+    today: Step
+    conversion: Step
+    upgrade: dict[str, Any]
+    events: list[dict[str, Any]]
+    vs_optimum: dict[str, Any]
+
+
+def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequence[str] = ("cooperative-sticky",), *,
+            include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS) -> Migration:
+    """Rehearse moving `group` from its classic strategy (``classic[0]``, the one it runs today)
+    to KIP-848's consumer protocol with the broker's assignor `target`, then replay `events`.
+
+    Raises
+    ------
+    WhatIfError
+        When `target` is not a consumer-protocol strategy or a ``classic`` one is not classic.
+    """
+    events = list(events)
+    chosen = strategy_named(target)
+    if chosen.protocol.classic:
+        raise WhatIfError(f"--migrate: {target!r} is not a strategy of KIP-848's consumer protocol; "
+                          f"known: {', '.join(s.name for s in REGISTRY.values() if not s.protocol.classic)}")
+    if not classic:
+        raise WhatIfError("migrate: name the classic strategy the group runs today")
+    for name in classic:
+        if not strategy_named(name).protocol.classic:
+            raise WhatIfError(f"migrate: {name!r} is not a classic strategy")
+    limits.check_group(group)
+    limits.check_events(group, [*events, Event("rolling_restart")])
+    with gc_paused():
+        staying = _run(group, events, list(dict.fromkeys([*classic, "sticky"])), include_plans, check, _quiet)
+        numbering = _Numbering()
+        ids = [m.id for m in group.members]
+        state = _State(ids, numbering.of(ids), _claims_of(group.members),
+                       np.array([m.generation for m in group.members], dtype=np.int64),
+                       max([m.generation for m in group.members], default=0) + 1, numbering, LeaderCache(),
+                       leader=_new_leader(classic[0]))
+        today = _step(group, state, classic[0], "current", include_plans, check, None)
+        conversion = _step(group, state, target, f"convert to {target}", include_plans, check, today)
+        upgrade: list[Step] = []
+        definition = group
+        for label, step_group in _expand(group, Event("rolling_restart")):
+            definition = step_group
+            upgrade.append(_step(definition, state, target, label, include_plans, check,
+                                 upgrade[-1] if upgrade else conversion))
+        later: list[dict[str, Any]] = []
+        previous = upgrade[-1] if upgrade else conversion
+        index = 1  # the classic runs' step after "current"
+        for event in events:
+            for label, step_group in _expand(definition, event):
+                definition = step_group
+                step = _step(definition, state, target, label, include_plans, check, previous)
+                previous = step
+                stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
+                later.append({"event": label, "consumer": step, "classic": stays,
+                              "saved": {name: _saved(s, step, len(definition.members)) for name, s in stays.items()},
+                              "sticky": _figures_of(staying["strategies"]["sticky"]["steps"][index])})
+                index += 1
+    final = previous
+    sticky_final = staying["strategies"]["sticky"]["steps"][-1]
+    return Migration(
+        classic=classic[0], target=target, today=today, conversion=conversion,
+        upgrade={"restarts": len(group.members), "steps": upgrade, "moved": sum(s["moved"] for s in upgrade),
+                 "revoked": sum(s["revoked"] for s in upgrade),
+                 "max_unowned": max((s.get("max_unowned", 0.0) for s in upgrade), default=0.0)},
+        events=later,
+        vs_optimum={"balance_score": final["balance_score"], "sticky_balance_score": sticky_final["balance_score"],
+                    "spread": final["spread"], "sticky_spread": sticky_final["spread"],
+                    "worse_balance_steps": sum(1 for e in later if e["consumer"]["balance_score"] > e["sticky"]["balance_score"])},
+    )
+
+
+def _figures_of(step: Step) -> Figures:
+    return Figures(balance_score=step["balance_score"], spread=step["spread"], topic_spread=step["topic_spread"],
+                   rack_locality=step["rack_locality"])
+
+
+def _saved(classic: Step, consumer: Step, members: int) -> dict[str, Any]:
+    """What the consumer protocol saves against staying classic on one event (positive: saved):
+    moves, revocations and balance score; beside them the classic rebalance's rounds (each a
+    JoinGroup/SyncGroup barrier of the whole group) and the heartbeat intervals the consumer
+    protocol took, and the members each pauses: an eager classic protocol revokes everything,
+    so every member pauses; the consumer protocol pauses only members that revoke."""
+    eager = classic["revoked"] > classic["moved"]
+    return {"moves": classic["moved"] - consumer["moved"], "revocations": classic["revoked"] - consumer["revoked"],
+            "balance_score": classic["balance_score"] - consumer["balance_score"],
+            "classic_rounds": classic["rounds"], "consumer_intervals": consumer["rounds"],
+            "classic_paused_members": members if eager else None,
+            "consumer_paused_members": consumer.get("paused_members", 0)}

@@ -44,7 +44,9 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
         generation = max((m.generation for m in group.members), default=-1) + 1
     elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
         raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
-    planned = _planned(strategy_named(strategy), group, generation, columns, with_bytes)
+    chosen = strategy_named(strategy)
+    # KIP-848's consumer protocol has no SyncGroup: its broker assignors' plans carry no bytes
+    planned = _planned(chosen, group, generation, columns, with_bytes and chosen.protocol.classic)
     out = {**planned.assignment, "strategy": strategy, "generation": generation}
     if planned.encoded is not None:
         out["members"] = {m: {"assignment_b64": b64(planned.encoded[m]), "user_data_b64": b64(planned.user_data.get(m))}

@@ -42,7 +42,15 @@ def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
             events.append(engine.parse_event(text))
         except engine.WhatIfError as error:
             raise Rejected(422, f"events[{i}]: {error}") from None
-    strategies = request.get("strategies") or engine.ALL_STRATEGIES
     started = time.perf_counter()
+    if request.get("migrate") is not None:
+        classic = request.get("strategies") or ("cooperative-sticky", "java-cooperative-sticky")
+        try:
+            migration = engine.migrate(group, events, request["migrate"], classic,
+                                       include_plans=request.get("include_plans", False), limits=limits)
+        except engine.WhatIfError as error:
+            raise Rejected(422, f"migrate: {error}") from None
+        return {"migration": dict(migration)}, {"seconds": time.perf_counter() - started}
+    strategies = request.get("strategies") or engine.ALL_STRATEGIES
     out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False), limits=limits)
     return dict(out), {"seconds": time.perf_counter() - started}

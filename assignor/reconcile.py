@@ -1,0 +1,115 @@
+"""KIP-848's reconciliation: how members converge to a new target assignment through heartbeats.
+
+Under the consumer protocol there is no JoinGroup/SyncGroup barrier. The broker computes a new
+target assignment and each member converges to it on its own heartbeats, by the rules of the
+group coordinator's ``CurrentAssignmentBuilder`` (apache/kafka, group-coordinator):
+
+- a member whose current partitions include some its target lacks is told to revoke them
+  (state ``UNREVOKED_PARTITIONS``) and keeps the rest; it revokes and acknowledges at once (the
+  client heartbeats as soon as ``onPartitionsRevoked`` returns);
+- a partition reaches its new owner only once no other member holds it (its partition epoch is
+  free): until then the member waits for it (``UNRELEASED_PARTITIONS``) and is given it on a
+  later heartbeat; partitions nobody holds are given at once;
+- a member that loses nothing keeps working throughout: it is never paused.
+
+The model here: members heartbeat once per interval (``group.consumer.heartbeat.interval.ms``,
+5 s by default), in turn, evenly spread over it in the group's member order; a member that
+departed released its partitions at the start (a graceful leave, ``LeaveGroup`` epoch -1).
+Times are in heartbeat intervals from the moment the broker computed the target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypedDict
+
+__all__ = ["Reconciliation", "reconcile"]
+
+_MAX_INTERVALS = 10  # convergence takes at most two; the bound only guards a broken target
+
+
+class Reconciliation(TypedDict):
+    """How a group converged to a target: ``intervals`` (heartbeat intervals until every member
+    had its target), ``revoked`` (partitions present members gave up), ``moved`` (partitions
+    that went from one present member to another), ``paused_members`` (members that had to
+    revoke something), ``waiting_members`` (members that waited for a partition another still
+    held), ``max_unowned`` (the longest a partition was owned by nobody, in intervals: from its
+    revocation or its owner's departure, or from the start for a partition nobody held, to its
+    new owner's heartbeat), ``unowned`` (partitions that went unowned for a while)."""
+
+    intervals: int
+    revoked: int
+    moved: int
+    paused_members: int
+    waiting_members: int
+    max_unowned: float
+    unowned: int
+
+
+def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
+              members: Sequence[str]) -> Reconciliation:
+    """Run the heartbeats of `members` (in this order) from `current` (what each member holds,
+    departed members included) until each holds its `target`.
+
+    Examples
+    --------
+    >>> r = reconcile({"a": [("t", 0), ("t", 1)], "b": []}, {"a": [("t", 0)], "b": [("t", 1)]}, ["a", "b"])
+    >>> r["intervals"], r["revoked"], r["moved"], r["max_unowned"]
+    (1, 1, 1, 0.5)
+    """
+    present = set(members)
+    holder: dict[tuple[str, int], str] = {}
+    released_at: dict[tuple[str, int], float] = {}
+    holding: dict[str, set[tuple[str, int]]] = {m: set() for m in members}
+    for member, partitions in current.items():
+        for tp in partitions:
+            tp = (tp[0], tp[1])
+            if member in present:
+                holder[tp] = member
+                holding[member].add(tp)
+            else:
+                released_at[tp] = 0.0  # its owner left
+    wanted = {m: {(tp[0], tp[1]) for tp in target.get(m, ())} for m in members}
+    for m in members:
+        for tp in wanted[m]:
+            if tp not in holder and tp not in released_at:
+                released_at[tp] = 0.0  # nobody held it: a new partition, or one never assigned
+    previous_holder = dict(holder)
+    revoked = 0
+    paused: set[str] = set()
+    waited: set[str] = set()
+    longest = 0.0
+    unowned = 0
+    done_at = 0.0
+    step = 1.0 / max(len(members), 1)
+    for interval in range(_MAX_INTERVALS):
+        if all(holding[m] == wanted[m] for m in members):
+            break
+        for i, member in enumerate(members):
+            now = interval + (i + 0.5) * step
+            have, want = holding[member], wanted[member]
+            if have == want:
+                continue
+            give_up = have - want
+            if give_up:  # revoke, then acknowledge at once
+                paused.add(member)
+                revoked += len(give_up)
+                for tp in give_up:
+                    del holder[tp]
+                    released_at[tp] = now
+                have -= give_up
+            for tp in sorted(want - have):
+                if tp in holder:
+                    waited.add(member)
+                    continue
+                have.add(tp)
+                holder[tp] = member
+                gap = now - released_at.pop(tp, now)
+                if gap > 0:
+                    unowned += 1
+                    longest = max(longest, gap)
+            if have == want:
+                done_at = max(done_at, now)
+    moved = sum(1 for tp, m in holder.items() if previous_holder.get(tp, m) != m)
+    return Reconciliation(intervals=int(-(-done_at // 1)), revoked=revoked, moved=moved, paused_members=len(paused),
+                          waiting_members=len(waited), max_unowned=round(longest, 3), unowned=unowned)

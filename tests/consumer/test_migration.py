@@ -1,0 +1,70 @@
+"""The migration rehearsal (`assignor.whatif.migrate`) and KIP-848 steps in what-if, read by
+hand against Kafka's rules on small groups."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from assignor import Group, Member, TopicPartition
+from assignor.errors import WhatIfError
+from assignor.whatif import migrate, parse_event, run
+
+GROUP = Group({"orders": 12, "payments": 6}, [Member(f"c{i}", ["orders", "payments"]) for i in range(3)])
+
+
+def test_kip848_steps_are_reconciliations():
+    """Under kip848-* a step reports heartbeat intervals, pauses and unowned time, and the
+    plans pass the oracle (`check`)."""
+    result = run(GROUP, [parse_event("member_join:c3:orders,payments")], ["kip848-uniform", "kip848-range"], check=True)
+    for name in ("kip848-uniform", "kip848-range"):
+        join = result["strategies"][name]["steps"][1]
+        assert {"max_unowned", "paused_members", "waiting_members"} <= set(join)
+        assert join["revoked"] == join["moved"] > 0
+        assert join["paused_members"] <= 3  # only members that lose something pause
+
+
+def test_conversion_keeps_a_balanced_group_as_it_is():
+    """A group balanced under cooperative-sticky converts without a move when the broker's
+    homogeneous builder keeps every member's current partitions (each holds its quota)."""
+    owned = {"c0": [0, 1, 2, 3], "c1": [4, 5, 6, 7], "c2": [8, 9, 10, 11]}
+    group = Group({"orders": 12}, [Member(m, ["orders"], [TopicPartition("orders", p) for p in ps])
+                                   for m, ps in owned.items()])
+    m = migrate(group, [], "kip848-uniform", ["cooperative-sticky"], check=True)
+    assert m["conversion"]["moved"] == 0 and m["conversion"]["revoked"] == 0
+    assert m["upgrade"]["restarts"] == 3
+
+
+def test_migration_compares_every_later_event():
+    m = migrate(GROUP, [parse_event("member_join:c3:orders,payments"), parse_event("member_leave:c0")],
+                "kip848-range", ["cooperative-sticky", "range"], check=True)
+    assert [e["event"] for e in m["events"]] == ["member_join:c3:orders,payments", "member_leave:c0"]
+    for event in m["events"]:
+        assert set(event["saved"]) == {"cooperative-sticky", "range"}
+        assert event["saved"]["range"]["classic_paused_members"] is not None  # eager: everyone pauses
+        assert event["saved"]["cooperative-sticky"]["classic_paused_members"] is None
+    assert set(m["vs_optimum"]) >= {"balance_score", "sticky_balance_score"}
+
+
+def test_migrate_refuses_what_is_not_a_migration():
+    with pytest.raises(WhatIfError, match="consumer protocol"):
+        migrate(GROUP, [], "sticky")
+    with pytest.raises(WhatIfError, match="not a classic strategy"):
+        migrate(GROUP, [], "kip848-uniform", ["kip848-range"])
+
+
+def test_cli_migrate(tmp_path):
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps({"topics": {"orders": 12}, "members": [{"id": f"c{i}", "topics": ["orders"]}
+                                                                       for i in range(3)]}))
+    out = subprocess.run([sys.executable, "-m", "assignor.cli", "whatif", str(path), "--migrate", "kip848-uniform",
+                          "--event", "member_leave:c1", "--json"], capture_output=True, text=True, check=True)
+    answer = json.loads(out.stdout)
+    assert answer["target"] == "kip848-uniform" and answer["classic"] == "cooperative-sticky"
+    assert answer["events"][0]["event"] == "member_leave:c1"
+    table = subprocess.run([sys.executable, "-m", "assignor.cli", "whatif", str(path), "--migrate", "kip848-range"],
+                           capture_output=True, text=True, check=True)
+    assert "rolling upgrade: 3 restarts" in table.stdout
