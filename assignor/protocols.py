@@ -34,7 +34,8 @@ import numpy as np
 from assignor.errors import UnknownProtocolError
 from assignor.model import UNKNOWN_GENERATION
 
-__all__ = ["CONSUMER", "COOPERATIVE_STICKY", "PROTOCOLS", "RANGE", "ROUNDROBIN", "STICKY", "Carrier", "Protocol", "UserData",
+__all__ = ["CONSUMER", "COOPERATIVE_STICKY", "PROTOCOLS", "RANGE", "ROUNDROBIN", "STICKY", "Carrier", "Protocol",
+           "UserData",
            "protocol_named", "resolve"]
 
 

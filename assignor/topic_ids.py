@@ -42,7 +42,8 @@ class TopicId(NamedTuple):
 
     def __str__(self) -> str:
         """``Uuid.toString``: base64url without padding."""
-        raw = (self.msb & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "big") + (self.lsb & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "big")
+        mask = 0xFFFF_FFFF_FFFF_FFFF
+        raw = (self.msb & mask).to_bytes(8, "big") + (self.lsb & mask).to_bytes(8, "big")
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 

@@ -449,10 +449,11 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     chosen = strategy_named(strategy)
     held = _assignment_of(state)
     current = {m: [(str(t), int(p)) for t, p in tps] for m, tps in held.items()}
-    members = [replace(m, owned=tuple(TopicPartition(t, p) for t, p in current.get(m.id, ()))) for m in definition.members]
+    members = [replace(m, owned=tuple(TopicPartition(t, p) for t, p in current.get(m.id, ())))
+               for m in definition.members]
     group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
     planned = chosen.planned(group)
-    layout, owner = planned.layout, planned.owner
+    layout = planned.layout
     if check:
         plan = planned.plan(chosen.name)
         verdict = validate.report(group, plan)
@@ -472,7 +473,6 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
                        "moved": figures["moved"], "reassigned": reassigned, "unsafe_handovers": 0,
                        **_measure(group, layout, state.owned), "max_unowned": figures["max_unowned"],
                        "paused_members": figures["paused_members"], "waiting_members": figures["waiting_members"]})
-    del owner
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step
@@ -724,7 +724,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         events=later,
         vs_optimum={"balance_score": final["balance_score"], "sticky_balance_score": sticky_final["balance_score"],
                     "spread": final["spread"], "sticky_spread": sticky_final["spread"],
-                    "worse_balance_steps": sum(1 for e in later if e["consumer"]["balance_score"] > e["sticky"]["balance_score"])},
+                    "worse_balance_steps": sum(1 for e in later
+                                               if e["consumer"]["balance_score"] > e["sticky"]["balance_score"])},
     )
 
 

@@ -319,7 +319,8 @@ def _pipeline_rows(quick: bool) -> None:
           f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
 
 
-SECTIONS = ("assign", "java", "kip848", "wire", "record", "keys", "whatif", "adapter", "simulate", "pipeline", "service")
+SECTIONS = ("assign", "java", "kip848", "wire", "record", "keys", "whatif", "adapter", "simulate", "pipeline",
+            "service")
 
 
 def _kip848_rows(quick: bool, repeat: int) -> None:

@@ -254,6 +254,26 @@ async def test_whatif_inline_and_from_the_registry(client):
     assert bad.status_code == 422
 
 
+async def test_whatif_migration_rehearsal(client):
+    """``migrate``: the classic strategy today (the first of ``strategies``), the conversion to
+    KIP-848's consumer protocol, the rolling upgrade and each later event; a classic strategy as
+    the target, or a consumer-protocol one as the classic, is a 422 naming the field."""
+    group = {"topics": {"t": 6}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}],
+             "topic_ids": {"t": "NHvsffp9Ed3fxWJQh-gJsQ"}}
+    response = await client.post("/v1/whatif", json={"group": group, "events": ["member_join:c:t"],
+                                                      "strategies": ["range"], "migrate": "kip848-uniform"})
+    assert response.status_code == 200, response.text
+    migration = response.json()["migration"]
+    assert migration["classic"] == "range" and migration["upgrade"]["restarts"] == 2
+    assert migration["events"][0]["saved"]["range"]["classic_paused_members"] == 3
+    for body, field in (({"migrate": "sticky"}, "migrate"),
+                        ({"migrate": "kip848-range", "strategies": ["kip848-uniform"]}, "migrate")):
+        bad = await client.post("/v1/whatif", json={"group": group, "events": [], **body})
+        assert bad.status_code == 422 and field in bad.text, bad.text
+    plan = await client.post("/v1/plans", json={**group, "strategy": "kip848-range"})
+    assert plan.status_code == 200 and "members" not in plan.json()  # no SyncGroup bytes: no classic protocol
+
+
 async def test_protocol_encode_decode_round_trip(client):
     value = {"topics": ["a", "b"], "user_data_b64": None, "owned_partitions": [["a", 1]], "generation_id": 5,
              "rack_id": "r1"}

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from assignor.protocol import Subscription, encode_subscription
+from assignor.strategies import REGISTRY
 from tests.service import Service
 
 CHROMIUM = "/usr/bin/chromium"
@@ -59,17 +60,17 @@ def test_whatif_shows_the_table_heat_map_and_moves(page):
     page.click("#run")
     page.wait_for_selector("#summary tbody tr[data-strategy='sticky']")
     rows = page.locator("#summary tbody tr")
-    assert rows.count() == 6
+    assert rows.count() == len(REGISTRY)  # every strategy, the broker's (KIP-848) included
     sticky = [page.locator("#summary tbody tr[data-strategy='sticky'] td").nth(i).inner_text() for i in range(9)]
     # The example: 3 members with 4 partitions each; c1 leaves, then c9 joins.
     assert sticky[0] == "sticky" and sticky[1] == "2" and sticky[6] == "0"  # two event steps, balanced
     cards = page.locator("#heatmaps section[data-strategy]")
-    assert cards.count() == 6
+    assert cards.count() == len(REGISTRY)
     heat = page.locator("#heatmaps section[data-strategy='sticky'] table.heat")
     members = [heat.locator("tr").nth(i).locator("td").first.inner_text() for i in range(1, 4)]
     assert members == ["c2", "c3", "c9"]
     assert heat.locator("td.moved").count() >= 1  # the joiner gained partitions
-    assert page.locator("#chart svg rect[data-series='moved']").count() == 6
+    assert page.locator("#chart svg rect[data-series='moved']").count() == len(REGISTRY)
     # Java's strategies side by side with ours, and what switching would change.
     pairs = page.locator("#comparisons tbody tr")
     assert pairs.count() == 2 and page.locator("#comparison-card").is_visible()

@@ -124,3 +124,20 @@ def test_empty_groups_and_subscriptions():
     assert assign(UNIFORM_NAME, Group({"t": 3})).assignment == {}
     assert assign(RANGE_NAME, Group({"t": 3}, [Member("a")])).assignment == {"a": []}
     assert assign(UNIFORM_NAME, Group({"t": 3}, [Member("a")])).assignment == {"a": []}
+
+
+def test_hashmap_model_agrees_with_the_java_hashmap_oracle():
+    """`JavaHashMap` (puts) iterates as `tests/java_hashmap.py`'s step-by-step model of
+    ``java.util.HashMap`` does, through resizes, for member ids of every count up to 200."""
+    from assignor.ordering import string_hash
+    from assignor.strategies.kip848.java_hash import JavaHashMap
+    from tests.java_hashmap import JavaHashMap as Oracle
+
+    for n in range(0, 200, 7):
+        keys = [f"consumer-{i}-{i * 7919 % 1000}" for i in range(n)]
+        model: JavaHashMap[str, None] = JavaHashMap(string_hash)
+        oracle = Oracle()
+        for key in keys:
+            model.put(key)
+            oracle.put(key)
+        assert list(model) == oracle.keys(), n

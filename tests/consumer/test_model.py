@@ -12,9 +12,8 @@ def test_public_surface_is_pinned():
         "STRATEGIES", "AssignorError", "Group", "InvalidGroupError", "JavaAssignorFailure", "Member", "Plan",
         "TopicPartition", "UnknownStrategyError", "assign",
     }
-    assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky", "kip848-range",
-                                           "kip848-uniform", "range",
-                                           "roundrobin", "sticky"]
+    assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky",
+                                           "kip848-range", "kip848-uniform", "range", "roundrobin", "sticky"]
 
 
 def test_issue_example():

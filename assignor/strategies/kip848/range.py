@@ -14,8 +14,8 @@ from typing import cast
 
 from assignor.errors import JavaAssignorFailure
 from assignor.ordering import java_key
-from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity
 from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, PartitionSet, topic_hash
+from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity
 from assignor.topic_ids import TopicId
 
 __all__ = ["assign", "sorted_members"]

@@ -23,8 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from assignor.errors import JavaAssignorFailure
-from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash
-from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, PartitionSet, new_partition_set, topic_hash
+from assignor.strategies.kip848.coordinator import (
+    Assignment,
+    CoordinatorSpec,
+    PartitionSet,
+    new_partition_set,
+    topic_hash,
+)
+from assignor.strategies.kip848.java_hash import JavaHashMap, capacity_for, float_capacity, integer_hash
 from assignor.topic_ids import TopicId
 
 __all__ = ["MAX_ITERATION_COUNT", "assign"]
@@ -151,7 +157,7 @@ def _new_set() -> PartitionSet:
 
 
 def new_topic_set(topics: list[TopicId]) -> JavaHashMap[TopicId, None]:
-    from assignor.strategies.kip848.java_hash import capacity_for
+    """``new HashSet<>(topics)``."""
     found: JavaHashMap[TopicId, None] = JavaHashMap(topic_hash, capacity_for(len(topics)))
     for topic in topics:
         found.put(topic)
