@@ -111,7 +111,7 @@ def _whatif(args: argparse.Namespace) -> int:
     group = group_from_json(_read_json(args.group))
     events = [whatif.parse_event(text) for text in args.event]
     if args.migrate:
-        classic = tuple(args.strategy) if args.strategy else ("cooperative-sticky", "java-cooperative-sticky")
+        classic = tuple(args.strategy) if args.strategy else whatif.MIGRATE_FROM
         migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans)
         if args.json:
             print(json.dumps(migration, indent=2))

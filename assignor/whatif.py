@@ -43,11 +43,11 @@ from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, Topi
 from assignor.reconcile import reconcile
 from assignor.solver import dense
 from assignor.solver.dense import Layout
-from assignor.strategies import REGISTRY, check_strategy, java_counterparts, strategy_named
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy, java_counterparts, strategy_named
 from assignor.strategies.strategy import Leader, Strategy
 
-__all__ = ["ALL_STRATEGIES", "Comparison", "Event", "Figures", "Migration", "Progress", "Result", "Step",
-           "StrategyRun", "Summary", "WhatIfError", "apply_event", "compare", "migrate", "parse_event", "run"]
+__all__ = ["ALL_STRATEGIES", "MIGRATE_FROM", "Comparison", "Event", "Figures", "Migration", "Progress", "Result",
+           "Step", "StrategyRun", "Summary", "WhatIfError", "apply_event", "compare", "migrate", "parse_event", "run"]
 
 #: Every registered strategy, in the registry's order.
 ALL_STRATEGIES = tuple(REGISTRY)
@@ -651,7 +651,8 @@ class Migration(TypedDict):
     get the broker's assignment through JoinGroup/SyncGroup meanwhile), with its ``steps`` and
     totals. ``events``: each later event under the consumer protocol beside the same event under
     every classic strategy asked (``saved``: positive figures are what the consumer protocol
-    saves), and ``vs_optimum``: the broker's balance against our ``sticky`` on the same events.
+    saves; ``optimum``: our default strategy's figures on the same event), and ``vs_optimum``: the
+    broker's balance against our ``sticky`` on the same events.
     """
 
     classic: str
@@ -663,7 +664,13 @@ class Migration(TypedDict):
     vs_optimum: dict[str, Any]
 
 
-def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequence[str] = ("cooperative-sticky",), *,
+#: The classic strategies a migration rehearsal compares against when none is named: the
+#: cooperative ones (ours first, then Java's), the protocol most groups run before KIP-848.
+MIGRATE_FROM: tuple[str, ...] = tuple(s.name for s in REGISTRY.values()
+                                      if s.protocol.classic and s.protocol.cooperative)
+
+
+def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequence[str] = MIGRATE_FROM, *,
             include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS) -> Migration:
     """Rehearse moving `group` from its classic strategy (``classic[0]``, the one it runs today)
     to KIP-848's consumer protocol with the broker's assignor `target`, then replay `events`.
@@ -686,7 +693,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
     limits.check_group(group)
     limits.check_events(group, [*events, Event("rolling_restart")])
     with gc_paused():
-        staying = _run(group, events, list(dict.fromkeys([*classic, "sticky"])), include_plans, check, _quiet)
+        optimum = DEFAULT_STRATEGY.name  # ours: the optimum the broker's balance is measured against
+        staying = _run(group, events, list(dict.fromkeys([*classic, optimum])), include_plans, check, _quiet)
         numbering = _Numbering()
         ids = [m.id for m in group.members]
         state = _State(ids, numbering.of(ids), _claims_of(group.members),
@@ -712,10 +720,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                 stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
                 later.append({"event": label, "consumer": step, "classic": stays,
                               "saved": {name: _saved(s, step, len(definition.members)) for name, s in stays.items()},
-                              "sticky": _figures_of(staying["strategies"]["sticky"]["steps"][index])})
+                              "optimum": _figures_of(staying["strategies"][optimum]["steps"][index])})
                 index += 1
     final = previous
-    sticky_final = staying["strategies"]["sticky"]["steps"][-1]
+    sticky_final = staying["strategies"][optimum]["steps"][-1]
     return Migration(
         classic=classic[0], target=target, today=today, conversion=conversion,
         upgrade={"restarts": len(group.members), "steps": upgrade, "moved": sum(s["moved"] for s in upgrade),
@@ -725,7 +733,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         vs_optimum={"balance_score": final["balance_score"], "sticky_balance_score": sticky_final["balance_score"],
                     "spread": final["spread"], "sticky_spread": sticky_final["spread"],
                     "worse_balance_steps": sum(1 for e in later
-                                               if e["consumer"]["balance_score"] > e["sticky"]["balance_score"])},
+                                               if e["consumer"]["balance_score"] > e["optimum"]["balance_score"])},
     )
 
 

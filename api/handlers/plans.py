@@ -44,9 +44,7 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
         generation = max((m.generation for m in group.members), default=-1) + 1
     elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
         raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
-    chosen = strategy_named(strategy)
-    # KIP-848's consumer protocol has no SyncGroup: its broker assignors' plans carry no bytes
-    planned = _planned(chosen, group, generation, columns, with_bytes and chosen.protocol.classic)
+    planned = _planned(strategy_named(strategy), group, generation, columns, with_bytes)
     out = {**planned.assignment, "strategy": strategy, "generation": generation}
     if planned.encoded is not None:
         out["members"] = {m: {"assignment_b64": b64(planned.encoded[m]), "user_data_b64": b64(planned.user_data.get(m))}
@@ -73,6 +71,8 @@ def _planned(strategy: Strategy, group: Group, generation: int, columns: bool, w
     TopicPartition per partition made, read back and written again. A property test holds the
     answer to the plan as objects (`assign`)."""
     started = time.perf_counter()
+    # KIP-848's consumer protocol has no SyncGroup: its broker assignors' plans carry no bytes
+    with_bytes = with_bytes and strategy.protocol.classic
     result = strategy.planned(group)
     seconds = time.perf_counter() - started
     layout, owner = result.layout, result.owner

@@ -44,7 +44,7 @@ def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
             raise Rejected(422, f"events[{i}]: {error}") from None
     started = time.perf_counter()
     if request.get("migrate") is not None:
-        classic = request.get("strategies") or ("cooperative-sticky", "java-cooperative-sticky")
+        classic = request.get("strategies") or engine.MIGRATE_FROM
         try:
             migration = engine.migrate(group, events, request["migrate"], classic,
                                        include_plans=request.get("include_plans", False), limits=limits)
