@@ -205,7 +205,7 @@ def apply_event(group: Group, event: Event) -> Group:
     elif kind == "topic_deleted":
         if topics.pop(args[0], None) is None:
             raise WhatIfError(f"topic_deleted: no topic {args[0]!r}")
-    return Group(topics=topics, members=members, partition_racks=group.partition_racks)
+    return Group(topics=topics, members=members, partition_racks=group.partition_racks, topic_ids=group.topic_ids)
 
 
 @dataclass
@@ -377,11 +377,11 @@ def _expand(definition: Group, event: Event) -> Iterator[tuple[str, Group]]:
         members = definition.members  # `member_leave`, known to apply (ids are distinct)
         i = list(map(attrgetter("id"), members)).index(member.id)
         definition = Group.assembled(definition.topics, [*members[:i], *members[i + 1 :]],
-                                     definition.partition_racks)
+                                     definition.partition_racks, definition.topic_ids)
         yield f"restart {member.id}: leave", definition
         definition = Group.assembled(definition.topics, [*definition.members, Member(member.id, member.topics,
                                                                                       rack=member.rack)],
-                                     definition.partition_racks)
+                                     definition.partition_racks, definition.topic_ids)
         yield f"restart {member.id}: rejoin", definition
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from assignor import Group, Member, TopicPartition
 from assignor.errors import WhatIfError
-from assignor.whatif import migrate, parse_event, run
+from assignor.whatif import _expand, apply_event, migrate, parse_event, run
 
 GROUP = Group({"orders": 12, "payments": 6}, [Member(f"c{i}", ["orders", "payments"]) for i in range(3)])
 
@@ -68,3 +68,12 @@ def test_cli_migrate(tmp_path):
     table = subprocess.run([sys.executable, "-m", "assignor.cli", "whatif", str(path), "--migrate", "kip848-range"],
                            capture_output=True, text=True, check=True)
     assert "rolling upgrade: 3 restarts" in table.stdout
+
+
+def test_topic_ids_last_through_every_event():
+    """Ids given with the group stay through events and restarts (the broker's tie-breaks use them)."""
+    ids = {"orders": "AAAAAAAAAAAAAAAAAAAAAA", "payments": "AAAAAAAAAAAAAAAAAAAAAQ"}
+    group = Group(GROUP.topics, GROUP.members, topic_ids=ids)
+    after = apply_event(group, parse_event("member_leave:c0"))
+    assert after.topic_ids == ids
+    assert all(g.topic_ids == ids for _, g in _expand(group, parse_event("rolling_restart")))
