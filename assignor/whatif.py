@@ -336,9 +336,8 @@ def _step(definition: Group, state: _State, strategy: str, label: str, include_p
             return _reconcile(definition, state, strategy, label, include_plans, check)
         return _rebalance(definition, state, strategy, label, include_plans, check)
     except JavaAssignorFailure as failure:
-        kept = Figures(balance_score=previous["balance_score"], spread=previous["spread"],
-                       topic_spread=previous["topic_spread"], rack_locality=previous["rack_locality"]) \
-            if previous is not None else Figures(balance_score=0, spread=0, topic_spread=0, rack_locality=None)
+        kept = _figures_of(previous) if previous is not None else \
+            Figures(balance_score=0, spread=0, topic_spread=0, rack_locality=None)
         step = cast(Step, {"event": label, "rounds": 1, "revoked": 0, "moved": 0, "reassigned": 0,
                            "unsafe_handovers": 0, **kept, "failed": str(failure)})
         if include_plans:
@@ -454,11 +453,11 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
     planned = chosen.planned(group)
     layout = planned.layout
+    plan = planned.plan(chosen.name)
     if check:
-        plan = planned.plan(chosen.name)
         verdict = validate.report(group, plan)
         assert verdict["valid"], f"{chosen.name}: {verdict['errors']}"
-    target = planned.plan(chosen.name).assignment
+    target = plan.assignment
     figures = reconcile({m: list(tps) for m, tps in current.items()},
                         {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in target.items()},
                         [m.id for m in definition.members])

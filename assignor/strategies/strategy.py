@@ -14,11 +14,11 @@ from typing import Protocol as Interface
 
 import numpy as np
 
-from assignor.model import Claims, Group, Plan, TopicPartition, topic_partitions
+from assignor.model import Claims, Group, Member, Plan, TopicPartition, topic_partitions
 from assignor.protocols import Protocol
-from assignor.solver.dense import Layout, PlanMemo
+from assignor.solver.dense import NO_OWNER, Layout, PlanMemo, build
 
-__all__ = ["Leader", "Planned", "Strategy", "stateless"]
+__all__ = ["Leader", "Planned", "Strategy", "owning_claims", "planned_in_plan_order", "stateless"]
 
 
 class Leader(Interface):
@@ -58,6 +58,38 @@ class Planned:
         for m, tp in zip(claims.member.tolist(), tps):
             per_member[ids[m]].append(tp)
         return Plan(strategy, per_member)
+
+
+def owning_claims(group: Group, claims: Claims) -> Group:
+    """`group` with each member owning its rows of `claims` (member index in ``group.members``
+    order), in the claims' order: for strategies that read owned partitions as objects."""
+    per_member: list[list[int]] = [[] for _ in group.members]
+    for row, m in enumerate(claims.member.tolist()):
+        per_member[m].append(row)
+    topics = [claims.names[t] for t in claims.topic.tolist()]
+    partitions = claims.partition.tolist()
+    members = []
+    for m, rows in zip(group.members, per_member):
+        owned = tuple(topic_partitions([topics[r] for r in rows], [partitions[r] for r in rows]))
+        members.append(Member.decoded(m.id, m.topics, m.generation, m.rack, owned))
+    return Group.assembled(group.topics, members, group.partition_racks, group.topic_ids)
+
+
+def planned_in_plan_order(group: Group, plan: Plan, claims: Claims | None = None,
+                          memo: PlanMemo | None = None) -> Planned:
+    """`plan` (of `group`) on arrays, each member's partitions in the plan's own order: for
+    strategies whose order is Kafka's, not flat order."""
+    layout = build(group, claims, memo)
+    index = layout.topic_index()
+    lists = [plan.assignment[member.id] for member in layout.members]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    pairs = [tp for tps in lists for tp in tps]
+    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
+    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
+    member = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+    owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
+    owner[layout.offsets[topics] + partitions] = member
+    return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
 
 
 #: ``(group, claims, memo, leader) -> Planned``.

@@ -21,21 +21,18 @@ in `JavaStickyAssignor`; the registered strategies use a fresh instance per plan
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from functools import partial
-
-import numpy as np
 
 from assignor._arrays import gc_paused
 from assignor.errors import JavaAssignorFailure
-from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition, topic_partitions
+from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 from assignor.ordering import hashmap_order
 from assignor.protocols import COOPERATIVE_STICKY, STICKY
 from assignor.solver import dense
 from assignor.strategies.java_sticky import constrained, general
 from assignor.strategies.java_sticky.member_data import java_topics, read_claims
 from assignor.strategies.java_sticky.racks import RackInfo
-from assignor.strategies.strategy import Planned, Strategy
+from assignor.strategies.strategy import Planned, Strategy, owning_claims, planned_in_plan_order
 
 __all__ = ["COOPERATIVE_NAME", "COOPERATIVE_STRATEGY", "NAME", "STRATEGY", "JavaStickyAssignor", "assign",
            "assign_cooperative", "planned"]
@@ -210,33 +207,8 @@ def planned(cooperative: bool, group: Group, claims: Claims | None = None, memo:
     if leader is None:
         leader = JavaStickyAssignor(cooperative)
     if claims is not None:
-        group = Group.assembled(group.topics, _owning(group.members, claims), group.partition_racks)
-    plan = leader.assign(group)
-    layout = dense.build(group, claims, memo)
-    index = layout.topic_index()
-    lists = [plan.assignment[member.id] for member in layout.members]
-    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    pairs = [tp for tps in lists for tp in tps]
-    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
-    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
-    member = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
-    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
-    owner[layout.offsets[topics] + partitions] = member
-    return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
-
-
-def _owning(members: Sequence[Member], claims: Claims) -> list[Member]:
-    """`members` with their owned partitions from `claims`, in the claims' order."""
-    per_member: list[list[int]] = [[] for _ in members]
-    for row, m in enumerate(claims.member.tolist()):
-        per_member[m].append(row)
-    topics = [claims.names[t] for t in claims.topic.tolist()]
-    partitions = claims.partition.tolist()
-    result = []
-    for m, rows in zip(members, per_member):
-        owned = tuple(topic_partitions([topics[r] for r in rows], [partitions[r] for r in rows]))
-        result.append(Member.decoded(m.id, m.topics, m.generation, m.rack, owned))
-    return result
+        group = owning_claims(group, claims)
+    return planned_in_plan_order(group, leader.assign(group), claims, memo)
 
 
 #: Java's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (KIP-54, KIP-429), each under its

@@ -21,15 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-import numpy as np
-
-from assignor.model import Claims, Group, Member, Plan, TopicPartition, topic_partitions
+from assignor.model import Claims, Group, Plan, topic_partitions
 from assignor.protocols import CONSUMER
 from assignor.solver import dense
 from assignor.strategies.kip848 import range as _range
 from assignor.strategies.kip848 import uniform as _uniform
 from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, group_spec
-from assignor.strategies.strategy import Planned, Strategy
+from assignor.strategies.strategy import Planned, Strategy, owning_claims, planned_in_plan_order
 
 __all__ = ["RANGE_NAME", "RANGE_STRATEGY", "UNIFORM_NAME", "UNIFORM_STRATEGY", "assign_range", "assign_uniform",
            "planned", "target_assignment"]
@@ -95,30 +93,8 @@ def planned(name: str, group: Group, claims: Claims | None = None, memo: dense.P
     """The plan on arrays (`assignor.strategies.strategy.Planned`), each member's partitions in
     Kafka's order; owned partitions (current targets) from `claims`, in their order, when given."""
     if claims is not None:
-        group = Group.assembled(group.topics, _owning(group.members, claims), group.partition_racks, group.topic_ids)
-    plan = _plan(name, group)
-    layout = dense.build(group, claims, memo)
-    index = layout.topic_index()
-    lists = [plan.assignment[member.id] for member in layout.members]
-    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    pairs = [tp for tps in lists for tp in tps]
-    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
-    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
-    member = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
-    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
-    owner[layout.offsets[topics] + partitions] = member
-    return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
-
-
-def _owning(members: Sequence[Member], claims: Claims) -> list[Member]:
-    per_member: list[list[int]] = [[] for _ in members]
-    for row, m in enumerate(claims.member.tolist()):
-        per_member[m].append(row)
-    topics = [claims.names[t] for t in claims.topic.tolist()]
-    partitions = claims.partition.tolist()
-    return [Member.decoded(m.id, m.topics, m.generation, m.rack,
-                           tuple(TopicPartition(topics[r], partitions[r]) for r in rows))
-            for m, rows in zip(members, per_member)]
+        group = owning_claims(group, claims)
+    return planned_in_plan_order(group, _plan(name, group), claims, memo)
 
 
 #: The broker's assignors under KIP-848's consumer protocol (no classic protocol: no leader plans them).

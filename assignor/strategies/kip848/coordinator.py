@@ -13,12 +13,12 @@ assignors see (``TopicIds`` resolves names through the metadata image).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from assignor.model import Group
 from assignor.ordering import hashmap_order
-from assignor.strategies.kip848.java_hash import JavaHashMap, capacity_for, integer_hash
+from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash
 from assignor.topic_ids import TopicId, topic_ids_of
 
 __all__ = ["Assignment", "CoordinatorSpec", "PartitionSet", "group_spec", "new_partition_set", "topic_hash"]
@@ -32,13 +32,9 @@ def topic_hash(topic: TopicId) -> int:
     return topic.java_hash()
 
 
-def new_partition_set(partitions: Sequence[int], capacity: int | None = None, linked: bool = False) -> PartitionSet:
-    """``new HashSet<>(partitions)`` (or ``new HashSet<>(capacity)`` then adds, when given)."""
-    found: PartitionSet = JavaHashMap(integer_hash, capacity_for(len(partitions)) if capacity is None else capacity,
-                                      linked=linked)
-    for p in partitions:
-        found.put(p)
-    return found
+def new_partition_set(partitions: Iterable[int], linked: bool = False) -> PartitionSet:
+    """``new HashSet<>(partitions)``."""
+    return JavaHashMap.copy_of(partitions, integer_hash, linked)
 
 
 @dataclass

@@ -157,6 +157,20 @@ class JavaHashMap(Generic[K, V]):
         self._crowded(before)
         return value
 
+    @staticmethod
+    def copy_of(keys: Iterable[K], key_hash: Callable[[K], int], linked: bool = False) -> JavaHashMap[K, None]:
+        """``new HashSet<>(collection)``: sized for the collection (`capacity_for`), then each
+        key added in the collection's order."""
+        keys = list(keys)
+        found: JavaHashMap[K, None] = JavaHashMap(key_hash, capacity_for(len(keys)), linked=linked)
+        for key in keys:
+            found.put(key)
+        return found
+
+    def unordered(self) -> dict[K, V | None]:
+        """Key -> value in no particular order: for look-ups that need no iteration order."""
+        return self._values
+
     def remove(self, key: K) -> None:
         """``remove``: the key leaves; the table never shrinks."""
         self._rank.pop(key, None)
@@ -185,6 +199,3 @@ class JavaHashMap(Generic[K, V]):
             value = values[key]
             yield key, value  # type: ignore[misc]
 
-    def add_all(self, keys: Iterable[K]) -> None:
-        for key in keys:
-            self.put(key)

@@ -30,7 +30,7 @@ from assignor.strategies.kip848.coordinator import (
     new_partition_set,
     topic_hash,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap, capacity_for, float_capacity, integer_hash
+from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash
 from assignor.topic_ids import TopicId
 
 __all__ = ["MAX_ITERATION_COUNT", "assign"]
@@ -59,7 +59,7 @@ def deep_copy(assignment: Assignment) -> Assignment:
     """``AssignorHelpers.deepCopyAssignment``: ``new HashMap<>(size)`` of ``new HashSet<>(set)``."""
     copy: Assignment = JavaHashMap(topic_hash, len(assignment))
     for topic, partitions in assignment.items():
-        copy.put(topic, new_partition_set(list(partitions)))
+        copy.put(topic, new_partition_set(partitions))
     return copy
 
 
@@ -68,22 +68,38 @@ def _missing(topic: TopicId) -> JavaAssignorFailure:
                                "exist in the topic metadata.")
 
 
-class _Homogeneous:
+class _Builder:
+    """What both builders share: the target assignment, where a member keeps the map it came
+    with until the builder alters it, and is then given a deep copy once (Kafka checks
+    ``isImmutableMap`` before every change)."""
+
     def __init__(self, spec: CoordinatorSpec) -> None:
         self.spec = spec
-        first = spec.subscriptions[spec.member_ids[0]]
-        # new HashSet<>(the first member's subscribed ids)
-        self.subscribed: JavaHashMap[TopicId, None] = new_topic_set(first)
-        self.unfilled: list[tuple[str, int]] = []
-        self.unassigned: list[tuple[TopicId, int]] = []
         self.target: dict[str, Assignment] = {}
         self.copied: set[str] = set()
+
+    def _copy_of(self, member: str) -> Assignment:
+        if member not in self.copied:
+            self.copied.add(member)
+            self.target[member] = deep_copy(self.target[member])
+        return self.target[member]
+
+
+class _Homogeneous(_Builder):
+    def __init__(self, spec: CoordinatorSpec) -> None:
+        super().__init__(spec)
+        # new HashSet<>(the first member's subscribed ids)
+        self.subscribed = JavaHashMap.copy_of(spec.subscriptions[spec.member_ids[0]], topic_hash)
+        self.unfilled: list[tuple[str, int]] = []
+        self.unassigned: list[tuple[TopicId, int]] = []
 
     def build(self) -> dict[str, Assignment]:
         spec = self.spec
         if not len(self.subscribed):
             return {}
-        assigned = {(t, p) for a in spec.assignments.values() for t, ps in a.items() for p in ps}
+        # groupSpec.isPartitionAssigned: a look-up, no iteration order needed
+        assigned = {(t, p) for a in spec.assignments.values() for t, ps in a.unordered().items()
+                    for p in (ps.unordered() if ps is not None else ())}
         total = 0
         for topic in self.subscribed:
             count = spec.partitions.get(topic, -1)
@@ -96,12 +112,6 @@ class _Homogeneous:
         self._revoke()
         self._assign_remaining()
         return self.target
-
-    def _copy_of(self, member: str) -> Assignment:
-        if member not in self.copied:
-            self.copied.add(member)
-            self.target[member] = deep_copy(self.target[member])
-        return self.target[member]
 
     def _revoke(self) -> None:
         member_count = len(self.spec.member_ids)
@@ -156,17 +166,9 @@ def _new_set() -> PartitionSet:
     return JavaHashMap(integer_hash)
 
 
-def new_topic_set(topics: list[TopicId]) -> JavaHashMap[TopicId, None]:
-    """``new HashSet<>(topics)``."""
-    found: JavaHashMap[TopicId, None] = JavaHashMap(topic_hash, capacity_for(len(topics)))
-    for topic in topics:
-        found.put(topic)
-    return found
-
-
-class _Heterogeneous:
+class _Heterogeneous(_Builder):
     def __init__(self, spec: CoordinatorSpec) -> None:
-        self.spec = spec
+        super().__init__(spec)
         self.members = list(spec.member_ids)
         self.index = {m: i for i, m in enumerate(self.members)}
         self.subscribers: dict[TopicId, list[int]] = {}
@@ -177,8 +179,6 @@ class _Heterogeneous:
                 self.subscribers.setdefault(topic, []).append(i)
         self.sizes = [0] * len(self.members)
         self.owners = {t: [-1] * spec.partitions[t] for t in self.subscribers}
-        self.target: dict[str, Assignment] = {}
-        self.copied: set[str] = set()
 
     def _topic_key(self, topic: TopicId) -> tuple[float, int, TopicId]:
         subscribers = len(self.subscribers[topic])
@@ -194,12 +194,6 @@ class _Heterogeneous:
         self._assign_remaining({t: ps for t, ps in unassigned.items() if ps})
         self._balance()
         return self.target
-
-    def _copy_of(self, member: str) -> Assignment:
-        if member not in self.copied:
-            self.copied.add(member)
-            self.target[member] = deep_copy(self.target[member])
-        return self.target[member]
 
     def _revoke(self) -> None:
         for member in self.spec.member_ids:
