@@ -47,7 +47,8 @@ from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy, java
 from assignor.strategies.strategy import Leader, Strategy
 
 __all__ = ["ALL_STRATEGIES", "MIGRATE_FROM", "Comparison", "Event", "Figures", "Migration", "Progress", "Result",
-           "Step", "StrategyRun", "Summary", "WhatIfError", "apply_event", "compare", "migrate", "parse_event", "run"]
+           "Step", "StrategyRun", "Summary", "WhatIfError", "apply_event", "check_migration", "compare", "migrate",
+           "parse_event", "run"]
 
 #: Every registered strategy, in the registry's order.
 ALL_STRATEGIES = tuple(REGISTRY)
@@ -669,6 +670,19 @@ MIGRATE_FROM: tuple[str, ...] = tuple(s.name for s in REGISTRY.values()
                                       if s.protocol.classic and s.protocol.cooperative)
 
 
+def check_migration(target: str, classic: Sequence[str]) -> None:
+    """Raise WhatIfError unless `target` is a consumer-protocol strategy and every one of
+    `classic` (at least one) a classic one."""
+    if strategy_named(target).protocol.classic:
+        raise WhatIfError(f"--migrate: {target!r} is not a strategy of KIP-848's consumer protocol; "
+                          f"known: {', '.join(s.name for s in REGISTRY.values() if not s.protocol.classic)}")
+    if not classic:
+        raise WhatIfError("migrate: name the classic strategy the group runs today")
+    for name in classic:
+        if not strategy_named(name).protocol.classic:
+            raise WhatIfError(f"migrate: {name!r} is not a classic strategy")
+
+
 def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequence[str] = MIGRATE_FROM, *,
             include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS) -> Migration:
     """Rehearse moving `group` from its classic strategy (``classic[0]``, the one it runs today)
@@ -680,15 +694,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         When `target` is not a consumer-protocol strategy or a ``classic`` one is not classic.
     """
     events = list(events)
-    chosen = strategy_named(target)
-    if chosen.protocol.classic:
-        raise WhatIfError(f"--migrate: {target!r} is not a strategy of KIP-848's consumer protocol; "
-                          f"known: {', '.join(s.name for s in REGISTRY.values() if not s.protocol.classic)}")
-    if not classic:
-        raise WhatIfError("migrate: name the classic strategy the group runs today")
-    for name in classic:
-        if not strategy_named(name).protocol.classic:
-            raise WhatIfError(f"migrate: {name!r} is not a classic strategy")
+    check_migration(target, classic)
     limits.check_group(group)
     limits.check_events(group, [*events, Event("rolling_restart")])
     with gc_paused():

@@ -2,6 +2,7 @@
 
     assignor pipeline make-sample --out DIR [--groups N --records N]
     assignor pipeline fleet-whatif --groups G --topics T --event rolling_restart --out DIR [--master URL]
+    assignor pipeline fleet-whatif --groups G --topics T --event ... --migrate kip848-uniform --out DIR
     assignor pipeline key-skew --records R --partitions 12,16,24 --out DIR [--master URL] [--plot]
 
 ``--master`` defaults to ``local[*]``; ``spark://host:7077`` (or ``spark-submit`` of
@@ -48,7 +49,12 @@ def add_jobs(commands: Any) -> None:
     fleet.add_argument("--event", action="append", default=[], metavar="KIND:ARGS",
                        help="e.g. member_leave:c3, partitions_added:orders:24 (24 is the new total), "
                             "rolling_restart (repeatable; see assignor.whatif)")
-    fleet.add_argument("--strategy", action="append", help="default: all six")
+    fleet.add_argument("--strategy", action="append",
+                       help="default: every strategy; with --migrate, the classic strategies groups run today "
+                            "(default: the cooperative ones)")
+    fleet.add_argument("--migrate", metavar="STRATEGY",
+                       help="rehearse moving every group to KIP-848's consumer protocol with this broker "
+                            "assignor (kip848-uniform or kip848-range): writes migration/")
     fleet.add_argument("--plans", action="store_true", help="include each group's final plan (JSON)")
     fleet.add_argument("--plot", action="store_true",
                        help="write a PNG of what switching from Java's assignors to ours changes")
@@ -109,7 +115,9 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    if args.job == "fleet-whatif":
+    if args.job == "fleet-whatif" and args.migrate:
+        _migration_summary(_fleet(args, out), time.perf_counter() - started)
+    elif args.job == "fleet-whatif":
         result = _fleet(args, out)
         _fleet_summary(result, time.perf_counter() - started)
         _switching(result, out, args.plot)
@@ -141,6 +149,13 @@ def _session(args: argparse.Namespace, app: str) -> Any:
                          archives=_listed(args.archives))
 
 
+def _console() -> Any:
+    """Tables for stdout: piped, whole rows, never a cut number."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 10_000)
+
+
 def _listed(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -166,29 +181,61 @@ def write_spark(frame: Any, out: Path, name: str) -> Path:
 
 
 def _fleet(args: argparse.Namespace, out: Path) -> pd.DataFrame:
-    from assignor.whatif import ALL_STRATEGIES
+    from assignor.whatif import ALL_STRATEGIES, MIGRATE_FROM
     from pipeline import fleet
 
-    strategies = args.strategy or list(ALL_STRATEGIES)
-    fleet.check_request(args.event, strategies)
+    migrate = args.migrate
+    strategies = args.strategy or list(MIGRATE_FROM if migrate else ALL_STRATEGIES)
+    fleet.check_request(args.event, strategies, migrate)
+    table = "migration" if migrate else "results"
     if args.local:
         result = fleet.run_local(_read_local(args.groups), _read_local(args.topics), args.event, strategies,
-                                 args.plans)
-        write_local(result[result["kind"] == "result"].drop(columns=["kind", "member_id", "reason"]), out, "results")
+                                 args.plans, migrate)
+        write_local(result[result["kind"] == "result"].drop(columns=["kind", "member_id", "reason"]), out, table)
         write_local(result[result["kind"] == "error"][["cluster", "group_id", "member_id", "strategy", "reason"]],
                     out, "errors")
         return result
     spark = _session(args, "fleet-whatif")
     groups = _read_spark(spark, args.groups, fleet.GROUPS_SCHEMA)
     topics = _read_spark(spark, args.topics, fleet.TOPICS_SCHEMA)
-    rows = fleet.run_spark(spark, groups, topics, args.event, strategies, args.plans).persist()
-    write_spark(rows.where("kind = 'result'").drop("kind", "member_id", "reason"), out, "results")
+    rows = fleet.run_spark(spark, groups, topics, args.event, strategies, args.plans, migrate).persist()
+    write_spark(rows.where("kind = 'result'").drop("kind", "member_id", "reason"), out, table)
     write_spark(rows.where("kind = 'error'").select("cluster", "group_id", "member_id", "strategy", "reason"), out,
                 "errors")
-    summary = rows.groupBy("kind", "strategy").agg({"moved": "sum", "revoked": "sum", "group_id": "count"})
+    summary = rows.groupBy("kind", "strategy").agg({"group_id": "count"})
     result = rows.toPandas() if rows.count() <= 200_000 else summary.toPandas()
     rows.unpersist()
     return result
+
+
+def _migration_summary(result: pd.DataFrame, seconds: float) -> None:
+    """The fleet's migration answer per classic strategy (`pipeline.fleet.migration_summary`)."""
+    from rich.table import Table
+
+    from pipeline import fleet
+
+    console = _console()
+    if "kind" not in result or "conversion_moved" not in result:
+        console.print(result)  # a fleet too large to collect: its per-group rows are in migration/
+        return
+    rows = result[result["kind"] == "result"]
+    groups = len(rows[["cluster", "group_id"]].drop_duplicates())
+    target = rows["target"].iloc[0] if len(rows) else "?"
+    table = Table(title=f"fleet-whatif --migrate {target}: {groups} groups in {seconds:.1f} s (paused: partitions "
+                        "revoked by the later events, classic before, consumer protocol after; unowned in "
+                        "heartbeat intervals; worst: balance score lost)", title_justify="left")
+    summary = fleet.migration_summary(rows)
+    for column in summary.columns:
+        if column != "target":
+            table.add_column(column.replace("_", " "), justify="left" if column in ("strategy", "worst_groups")
+                             else "right")
+    for row in summary.drop(columns=["target"]).itertuples(index=False):
+        table.add_row(*(f"{v:,}" if isinstance(v, int) else f"{v:.2f}" if isinstance(v, float) else str(v)
+                        for v in row))
+    console.print(table)
+    errors = result[result["kind"] == "error"]
+    if len(errors):
+        console.print(f"{len(errors)} rows went to errors (first: {errors.iloc[0]['reason']})", markup=False)
 
 
 def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:

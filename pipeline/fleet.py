@@ -10,6 +10,9 @@ Output
     plan as JSON. Rows that cannot be used go to ``errors`` with the reason, and the group is
     planned without them; a group whose events do not concern it (a topic it does not read, a
     member it does not have) skips those events and counts them.
+    With ``migrate`` (a consumer-protocol strategy), one row per group x classic strategy
+    instead (`MIGRATION_COLUMNS`): `assignor.whatif.migrate`'s rehearsal of the move to KIP-848,
+    summed up per strategy by `migration_summary`.
 
 `group_whatif` is the whole per-group computation on pandas frames; the Spark job runs it in
 ``groupBy(cluster, group_id).cogroup(...).applyInPandas`` and `run_local` runs it in a loop, so
@@ -21,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast, get_type_hints
 
 import pandas as pd
@@ -54,18 +57,18 @@ RESULT_COLUMNS = {
     "skipped_events": "bigint", "plan_seconds": "double", "plan": "string",
 }
 RESULT_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in RESULT_COLUMNS.items())
-_PANDAS_TYPES = {"string": "object", "bigint": "Int64", "double": "float64"}
+_PANDAS_TYPES = {"string": "object", "bigint": "Int64", "double": "float64", "boolean": "boolean"}
 
 
-def empty_result() -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series(dtype=_PANDAS_TYPES[kind]) for name, kind in RESULT_COLUMNS.items()})
+def empty_result(columns: dict[str, str] = RESULT_COLUMNS) -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series(dtype=_PANDAS_TYPES[kind]) for name, kind in columns.items()})
 
 
-def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]], columns: dict[str, str] = RESULT_COLUMNS) -> pd.DataFrame:
     if not rows:
-        return empty_result()
-    frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
-    for name, kind in RESULT_COLUMNS.items():
+        return empty_result(columns)
+    frame = pd.DataFrame(rows, columns=list(columns))
+    for name, kind in columns.items():
         frame[name] = frame[name].astype(_PANDAS_TYPES[kind])
     return frame
 
@@ -143,12 +146,9 @@ def _applicable(group: Group, events: Sequence[whatif.Event]) -> tuple[list[what
     return kept, skipped
 
 
-def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
-                 strategies: Sequence[str], include_plan: bool = False) -> pd.DataFrame:
-    """Rows for one group (members: its member rows; topics: ``topic, partitions`` of the topics
-    its members subscribe to, partitions null when the cluster does not know the topic)."""
-    if members.empty:
-        return empty_result()
+def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str, str, Group | None, list[dict[str, Any]]]:
+    """The group of one group's rows (None when no row is usable), with the rows that went to
+    errors and why."""
     for optional in ("owned", "generation", "rack"):  # JSON lines may leave them out
         if optional not in members:
             members = members.assign(**{optional: None})
@@ -171,9 +171,20 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
         group_members.append(member)
     if not group_members:
         errors.append(_error(cluster, group_id, None, "no usable member rows"))
-        return _frame(errors)
+        return cluster, group_id, None, errors
     subscribed = {t for m in group_members for t in m.topics}
-    group = Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members)
+    return cluster, group_id, Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members), errors
+
+
+def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
+                 strategies: Sequence[str], include_plan: bool = False) -> pd.DataFrame:
+    """Rows for one group (members: its member rows; topics: ``topic, partitions`` of the topics
+    its members subscribe to, partitions null when the cluster does not know the topic)."""
+    if members.empty:
+        return empty_result()
+    cluster, group_id, group, errors = _group_of(members, topics)
+    if group is None:
+        return _frame(errors)
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:
@@ -186,10 +197,108 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
         seconds = time.perf_counter() - started
         plan = json.dumps(result["steps"][-1]["assignment"], sort_keys=True) if include_plan else None
         rows.append({"cluster": cluster, "group_id": group_id, "kind": "result", "strategy": strategy,
-                     "member_id": None, "reason": None, "members": len(group_members),
+                     "member_id": None, "reason": None, "members": len(group.members),
                      "partitions": sum(group.topics.values()), **result["summary"], "skipped_events": skipped,
                      "plan_seconds": seconds, "plan": plan})
     return _frame(rows + errors)
+
+
+#: ``--migrate``: one row per group x classic strategy it runs today (`assignor.whatif.migrate`):
+#: what converting to KIP-848's consumer protocol moves, how long the group runs mixed, the
+#: balance after the later events staying classic, migrated and under our ``sticky`` (the
+#: optimum), and the partitions paused by the later events before (classic) and after
+#: (consumer protocol): see `paused`.
+MIGRATION_COLUMNS = {
+    "cluster": "string", "group_id": "string", "kind": "string", "strategy": "string", "target": "string",
+    "member_id": "string", "reason": "string", "members": "bigint", "partitions": "bigint",
+    "today_balance_score": "bigint", "conversion_moved": "bigint", "conversion_revoked": "bigint",
+    "mixed_restarts": "bigint", "upgrade_moved": "bigint", "upgrade_revoked": "bigint",
+    "upgrade_max_unowned": "double",
+    "classic_balance_score": "bigint", "consumer_balance_score": "bigint", "sticky_balance_score": "bigint",
+    "classic_spread": "bigint", "consumer_spread": "bigint", "balance_worse": "boolean",
+    "paused_before": "bigint", "paused_after": "bigint", "max_unowned_after": "double",
+    "skipped_events": "bigint", "plan_seconds": "double",
+}
+MIGRATION_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in MIGRATION_COLUMNS.items())
+
+
+def paused(step: whatif.Step) -> int:
+    """Partitions an event stops: every partition a member still in the group revokes (an eager
+    classic protocol revokes all it owns; a cooperative one and KIP-848 only what moves) and the
+    partitions of members that left, until their new owner has them. ``moved`` counts the
+    partitions taken from members still in the group, ``reassigned`` those plus the departed
+    members' (`assignor.whatif`), so the departed members' are ``reassigned - moved``."""
+    return max(step["revoked"], step["moved"]) + step["reassigned"] - step["moved"]
+
+
+def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], target: str,
+                    strategies: Sequence[str]) -> pd.DataFrame:
+    """`group_whatif`'s counterpart for ``--migrate``: one `MIGRATION_COLUMNS` row per classic
+    strategy the group might run today (each rehearsal starts from that strategy's plan)."""
+    if members.empty:
+        return _frame([], MIGRATION_COLUMNS)
+    cluster, group_id, group, errors = _group_of(members, topics)
+    if group is None:
+        return _frame(errors, MIGRATION_COLUMNS)
+    kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
+    rows = []
+    for strategy in strategies:
+        started = time.perf_counter()
+        try:
+            migration = whatif.migrate(group, kept, target, [strategy])
+        except AssignorError as error:
+            errors.append(_error(cluster, group_id, None, str(error), strategy))
+            continue
+        later = migration["events"]
+        last = later[-1] if later else None
+        upgrade = migration["upgrade"]
+        final = last["consumer"] if last else (upgrade["steps"][-1] if upgrade["steps"] else migration["conversion"])
+        classic = last["classic"][strategy] if last else migration["today"]
+        rows.append({
+            "cluster": cluster, "group_id": group_id, "kind": "result", "strategy": strategy, "target": target,
+            "member_id": None, "reason": None, "members": len(group.members),
+            "partitions": sum(group.topics.values()), "today_balance_score": migration["today"]["balance_score"],
+            "conversion_moved": migration["conversion"]["moved"],
+            "conversion_revoked": migration["conversion"]["revoked"], "mixed_restarts": upgrade["restarts"],
+            "upgrade_moved": upgrade["moved"], "upgrade_revoked": upgrade["revoked"],
+            "upgrade_max_unowned": upgrade["max_unowned"],
+            "classic_balance_score": classic["balance_score"], "consumer_balance_score": final["balance_score"],
+            "sticky_balance_score": migration["vs_optimum"]["sticky_balance_score"],
+            "classic_spread": classic["spread"], "consumer_spread": final["spread"],
+            "balance_worse": final["balance_score"] > classic["balance_score"],
+            "paused_before": sum(paused(e["classic"][strategy]) for e in later),
+            "paused_after": sum(paused(e["consumer"]) for e in later),
+            "max_unowned_after": max((e["consumer"].get("max_unowned", 0.0) for e in later), default=0.0),
+            "skipped_events": skipped, "plan_seconds": time.perf_counter() - started})
+    return _frame(rows + errors, MIGRATION_COLUMNS)
+
+
+def migration_summary(rows: pd.DataFrame, worst: int = 3) -> pd.DataFrame:
+    """The fleet's answer per classic strategy: groups, groups whose balance gets worse,
+    partitions moved at conversion and during the rolling upgrade, partitions paused by the
+    later events before and after, the longest a partition goes unowned (heartbeat intervals),
+    and the worst groups by name: those the move costs something (balance score lost, more
+    partitions paused after than before, partitions moved at conversion), in that order."""
+    out = []
+    for (strategy, target), frame in rows.groupby(["strategy", "target"], sort=True):
+        ranked = frame.assign(lost=frame["consumer_balance_score"] - frame["classic_balance_score"],
+                              extra=frame["paused_after"] - frame["paused_before"])
+        ranked = ranked[(ranked["lost"] > 0) | (ranked["extra"] > 0) | (ranked["conversion_moved"] > 0)]
+        ranked = ranked.sort_values(["lost", "extra", "conversion_moved", "cluster", "group_id"],
+                                    ascending=[False, False, False, True, True])
+        out.append({"strategy": strategy, "target": target, "groups": len(frame),
+                    "groups_worse": int(frame["balance_worse"].sum()),
+                    "conversion_moved": int(frame["conversion_moved"].sum()),
+                    "upgrade_moved": int(frame["upgrade_moved"].sum()),
+                    "paused_before": int(frame["paused_before"].sum()),
+                    "paused_after": int(frame["paused_after"].sum()),
+                    "max_unowned_after": float(frame["max_unowned_after"].max()),
+                    "worst_groups": ", ".join(f"{r.cluster}/{r.group_id} (balance {int(r.lost):+d}, paused "
+                                              f"{int(r.extra):+d}, converting moves {int(r.conversion_moved)})"
+                                              for r in ranked.head(worst).itertuples()) or "none"})
+    return pd.DataFrame(out, columns=["strategy", "target", "groups", "groups_worse", "conversion_moved",
+                                      "upgrade_moved", "paused_before", "paused_after", "max_unowned_after",
+                                      "worst_groups"])
 
 
 def switching(results: pd.DataFrame) -> pd.DataFrame:
@@ -232,7 +341,7 @@ def switching_summary(per_group: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def check_request(events: Sequence[str], strategies: Sequence[str]) -> None:
+def check_request(events: Sequence[str], strategies: Sequence[str], migrate: str | None = None) -> None:
     """Fail before any work on an event or strategy that no group could use."""
     from assignor.strategies import assign
 
@@ -240,6 +349,8 @@ def check_request(events: Sequence[str], strategies: Sequence[str]) -> None:
         whatif.parse_event(text)
     for name in strategies:
         assign(name, Group(topics={}))
+    if migrate is not None:
+        whatif.check_migration(migrate, strategies)
 
 
 def _subscribed_topics(groups: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
@@ -249,25 +360,38 @@ def _subscribed_topics(groups: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFra
     return exploded.merge(topics, on=["cluster", "topic"], how="left")
 
 
+def _per_group(events: Sequence[str], strategies: Sequence[str], include_plan: bool,
+               migrate: str | None) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+    """The per-group computation of a request: the what-if rows, or with `migrate` the migration's."""
+    if migrate is not None:
+        return lambda members, topics: group_migration(members, topics, events, migrate, strategies)
+    return lambda members, topics: group_whatif(members, topics, events, strategies, include_plan)
+
+
 def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], strategies: Sequence[str],
-              include_plan: bool = False) -> pd.DataFrame:
-    """The single-process path: every group in turn, in this process."""
-    check_request(events, strategies)
+              include_plan: bool = False, migrate: str | None = None) -> pd.DataFrame:
+    """The single-process path: every group in turn, in this process. With `migrate` (a
+    consumer-protocol strategy) the rows are `MIGRATION_COLUMNS`, `strategies` the classic ones."""
+    check_request(events, strategies, migrate)
     subscribed = _subscribed_topics(groups, topics)
+    per_group = _per_group(list(events), list(strategies), include_plan, migrate)
     frames = []
     by_group = {key: frame for key, frame in subscribed.groupby(["cluster", "group_id"], sort=False)}
     for key, members in groups.groupby(["cluster", "group_id"], sort=True):
         group_topics = by_group.get(key, subscribed.iloc[0:0])[["topic", "partitions"]]
-        frames.append(group_whatif(members, group_topics, events, strategies, include_plan))
-    return pd.concat(frames, ignore_index=True) if frames else empty_result()
+        frames.append(per_group(members, group_topics))
+    if frames:
+        return pd.concat(frames, ignore_index=True)
+    return empty_result(RESULT_COLUMNS if migrate is None else MIGRATION_COLUMNS)
 
 
 def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strategies: Sequence[str],
-              include_plan: bool = False) -> Any:
-    """The Spark path: a DataFrame of `RESULT_COLUMNS` rows (results and errors)."""
+              include_plan: bool = False, migrate: str | None = None) -> Any:
+    """The Spark path: a DataFrame of `RESULT_COLUMNS` rows (results and errors), or with
+    `migrate` of `MIGRATION_COLUMNS` rows."""
     from pyspark.sql import functions as F
 
-    check_request(events, strategies)
+    check_request(events, strategies, migrate)
     # Fresh column names: cogrouping `groups` with a frame derived from it must not look like a
     # self-join to Spark's analyser.
     subscribed = (groups.select(F.col("cluster").alias("s_cluster"), F.col("group_id").alias("s_group"),
@@ -276,10 +400,11 @@ def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strat
     subscribed = (subscribed.join(known, (subscribed.s_cluster == known.t_cluster)
                                   & (subscribed.topic == known.t_topic), how="left")
                   .select("s_cluster", "s_group", "topic", "partitions"))
-    events, strategies = list(events), list(strategies)
+    compute = _per_group(list(events), list(strategies), include_plan, migrate)
 
     def per_group(members: pd.DataFrame, group_topics: pd.DataFrame) -> pd.DataFrame:
-        return group_whatif(members, group_topics[["topic", "partitions"]], events, strategies, include_plan)
+        return compute(members, group_topics[["topic", "partitions"]])
 
+    schema = RESULT_SCHEMA if migrate is None else MIGRATION_SCHEMA
     return (groups.groupBy("cluster", "group_id").cogroup(subscribed.groupBy("s_cluster", "s_group"))
-            .applyInPandas(per_group, schema=RESULT_SCHEMA))
+            .applyInPandas(per_group, schema=schema))

@@ -199,3 +199,91 @@ def test_cli_on_spark_with_json_lines(spark, tmp_path, capsys):
     local = fleet.run_local(pd.read_json(groups, lines=True), pd.read_json(topics, lines=True), ["member_leave:a"],
                             STRATEGIES)
     assert local.set_index("strategy").loc["sticky", "reassigned"] == results.loc["sticky", "reassigned"]
+
+
+MIGRATION_EVENTS = ["member_leave:consumer-1-0", "partitions_added:t007:96", "member_join:late:t003"]
+
+
+def test_fleet_migration_spark_equals_local_and_the_engine(spark, fleet_data):
+    groups = pq.read_table(fleet_data["groups"]).to_pandas()
+    topics = pq.read_table(fleet_data["topics"]).to_pandas()
+    classic = list(whatif.MIGRATE_FROM)
+    local = fleet.run_local(groups, topics, MIGRATION_EVENTS, classic, migrate="kip848-uniform")
+    distributed = fleet.run_spark(spark, spark.read.parquet(str(fleet_data["groups"])),
+                                  spark.read.parquet(str(fleet_data["topics"])), MIGRATION_EVENTS, classic,
+                                  migrate="kip848-uniform").toPandas()
+
+    def same(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.drop(columns=["plan_seconds"])
+        frame = frame.astype(object).where(frame.notna(), None)
+        return frame.sort_values(KEYS, na_position="first", ignore_index=True, key=lambda c: c.astype(str))
+
+    pd.testing.assert_frame_equal(same(local), same(distributed), check_dtype=False)
+    rows = local[local["kind"] == "result"]
+    assert len(rows) == 16 * len(classic) and set(rows["target"]) == {"kip848-uniform"}
+    assert (local["kind"] == "error").sum() == 3  # the sample's bad rows, as in the what-if job
+    # One group's row is the engine's migration, figure by figure.
+    members = groups[(groups["cluster"] == "cluster-0") & (groups["group_id"] == "group-1")]
+    counts = topics[topics["cluster"] == "cluster-0"].set_index("topic")["partitions"]
+    group = Group(topics={t: int(counts[t]) for t in sorted({t for ts in members["topics"] for t in ts})},
+                  members=[Member(r.member_id, list(r.topics), [TopicPartition(o["topic"], o["partition"])
+                                                               for o in r.owned], int(r.generation))
+                           for r in members.sort_values("member_id").itertuples()])
+    # group-1 reads neither t007 nor t003: the partitions event is skipped; a member may join
+    # with a topic the group does not know (it gets nothing of it).
+    assert not {"t007", "t003"} & set(group.topics)
+    kept = [e for e in MIGRATION_EVENTS if not e.startswith("partitions_added")]
+    migration = whatif.migrate(group, [whatif.parse_event(e) for e in kept], "kip848-uniform", [classic[0]])
+    row = rows.set_index(["cluster", "group_id", "strategy"]).loc[("cluster-0", "group-1", classic[0])]
+    last = migration["events"][-1]
+    assert row["skipped_events"] == 1 and row["members"] == len(group.members)
+    assert row["conversion_moved"] == migration["conversion"]["moved"]
+    assert row["upgrade_moved"] == migration["upgrade"]["moved"] and row["mixed_restarts"] == len(group.members)
+    assert row["consumer_balance_score"] == last["consumer"]["balance_score"]
+    assert row["classic_balance_score"] == last["classic"][classic[0]]["balance_score"]
+    assert row["paused_after"] == sum(fleet.paused(e["consumer"]) for e in migration["events"])
+    assert row["paused_before"] == sum(fleet.paused(e["classic"][classic[0]]) for e in migration["events"])
+    # The leaver's partitions stop under either protocol; nobody else's do (both are incremental).
+    leaver = sum(len(o) for m, o in zip(members["member_id"], members["owned"]) if m == "consumer-1-0")
+    assert row["paused_before"] == row["paused_after"] == leaver
+
+
+def test_paused_counts_what_stops():
+    eager = {"revoked": 10, "moved": 2, "reassigned": 5}  # all of the survivors' 10, and 3 of a leaver's
+    cooperative = {"revoked": 2, "moved": 2, "reassigned": 5}
+    assert fleet.paused(eager) == 13 and fleet.paused(cooperative) == 5  # type: ignore[arg-type]
+
+
+def test_migration_summary_names_the_worst_groups():
+    def row(group_id: str, classic: int, consumer: int, moved: int, before: int = 0, after: int = 0) -> dict:
+        return {"cluster": "c", "group_id": group_id, "strategy": "cooperative-sticky", "target": "kip848-uniform",
+                "classic_balance_score": classic, "consumer_balance_score": consumer,
+                "balance_worse": consumer > classic, "conversion_moved": moved, "upgrade_moved": 0,
+                "paused_before": before, "paused_after": after, "max_unowned_after": 0.5}
+
+    rows = pd.DataFrame([row("fine", 10, 10, 0), row("moves", 10, 10, 4), row("worse", 10, 14, 0),
+                         row("better", 10, 8, 0, before=30, after=3)])
+    summary = fleet.migration_summary(rows).iloc[0]
+    assert summary["groups"] == 4 and summary["groups_worse"] == 1 and summary["conversion_moved"] == 4
+    assert (summary["paused_before"], summary["paused_after"]) == (30, 3)
+    assert summary["worst_groups"] == ("c/worse (balance +4, paused +0, converting moves 0), "
+                                       "c/moves (balance +0, paused +0, converting moves 4)")
+    assert fleet.migration_summary(rows.iloc[[0]]).iloc[0]["worst_groups"] == "none"
+
+
+def test_cli_fleet_migration(tmp_path, capsys):
+    data = tmp_path / "data"
+    assert main(["pipeline", "make-sample", "--out", str(data), "--groups", "6", "--records", "1000"]) == 0
+    out = tmp_path / "migrate"
+    common = ["pipeline", "fleet-whatif", "--groups", str(data / "groups.parquet"), "--topics",
+              str(data / "topics.parquet"), "--event", "member_leave:consumer-0-0", "--out", str(out), "--local"]
+    assert main([*common, "--migrate", "kip848-range"]) == 0
+    printed = capsys.readouterr().out
+    assert "fleet-whatif --migrate kip848-range: 6 groups" in printed and "worst groups" in printed
+    rows = pd.read_parquet(out / "migration")
+    assert set(rows["strategy"]) == set(whatif.MIGRATE_FROM) and len(rows) == 6 * len(whatif.MIGRATE_FROM)
+    assert len(pd.read_parquet(out / "errors")) == 3
+    assert main([*common, "--migrate", "sticky"]) == 2
+    assert "'sticky' is not a strategy of KIP-848's consumer protocol" in capsys.readouterr().err
+    assert main([*common, "--migrate", "kip848-uniform", "--strategy", "kip848-range"]) == 2
+    assert "'kip848-range' is not a classic strategy" in capsys.readouterr().err
