@@ -78,9 +78,13 @@ async def page() -> HTMLResponse:
 
 def rendered_page() -> str:
     """The page as served (`api.middleware.page_policy` hashes its inline script and style)."""
-    boxes = "".join(f'<label><input type="checkbox" value="{html.escape(name)}" checked>{html.escape(name)}</label>'
-                    for name in REGISTRY)
-    return PAGE.read_text(encoding="utf-8").replace(_STRATEGIES, boxes)
+    boxes = "".join(f'<label><input type="checkbox" value="{html.escape(name)}" '
+                    f'data-classic="{str(strategy.protocol.classic).lower()}" checked>{html.escape(name)}</label>'
+                    for name, strategy in REGISTRY.items())
+    targets = "".join(f'<option value="{html.escape(name)}">{html.escape(name)}</option>'
+                      for name, strategy in REGISTRY.items() if not strategy.protocol.classic)
+    return PAGE.read_text(encoding="utf-8").replace(_STRATEGIES, boxes).replace(_MIGRATE, targets)
 
 
 _STRATEGIES = "<!-- STRATEGIES: one checkbox per registered strategy -->"
+_MIGRATE = "<!-- MIGRATE: one option per consumer-protocol strategy -->"

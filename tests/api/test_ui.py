@@ -79,6 +79,45 @@ def test_whatif_shows_the_table_heat_map_and_moves(page):
     page.screenshot(path=str(ARTIFACTS / "ui-whatif.png"), full_page=True)
 
 
+def test_a_migration_rehearsal_on_the_page(page):
+    """The example group moved to KIP-848's consumer protocol: the steps as the broker takes
+    them, then per later event what staying on each classic strategy checked would cost."""
+    classic = [name for name, s in REGISTRY.items() if s.protocol.classic]
+    targets = [o.get_attribute("value") for o in page.locator("#migrate option").all()][1:]
+    assert targets == [name for name, s in REGISTRY.items() if not s.protocol.classic]
+    for box in page.locator("#strategy-checks input").all():
+        if box.get_attribute("value") != "cooperative-sticky" and box.get_attribute("value") != "range":
+            box.uncheck()
+    page.select_option("#migrate", "kip848-uniform")
+    page.click("#run")
+    page.wait_for_selector("#migration-card:not([hidden])")
+    first = "cooperative-sticky" if classic.index("cooperative-sticky") < classic.index("range") else "range"
+    assert page.locator("#migration-title").inner_text().startswith(f"Migration: {first} today")
+    steps = [r.get_attribute("data-step") for r in page.locator("#migration-steps tbody tr").all()]
+    # today, the conversion, leave and rejoin per member (c1, c2, c3), then member_leave:c1 and the join.
+    assert steps[:3] == ["current", "convert to kip848-uniform", "restart c1: leave"]
+    assert len(steps) == 2 + 2 * 3 + 2 and steps[-2:] == ["member_leave:c1", "member_join:c9:orders,payments"]
+    saved = page.locator("#migration-saved tbody tr")
+    assert saved.count() == 2 * 2  # two later events x two classic strategies
+    assert {r.get_attribute("data-classic") for r in saved.all()} == {"cooperative-sticky", "range"}
+    assert "3 restarts" in page.locator("#migration-upgrade").inner_text()
+    assert "Against the optimum" in page.locator("#migration-optimum").inner_text()
+    assert not page.locator("#summary-card").is_visible() and not page.locator("#heat-legend").is_visible()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ui-migration.png"), full_page=True)
+    # Only consumer-protocol strategies checked: nothing to compare against, said on the page.
+    for box in page.locator("#strategy-checks input").all():
+        box.set_checked(box.get_attribute("data-classic") == "false")
+    page.click("#run")
+    assert page.locator("#error").inner_text() == "Pick the classic strategy the group runs today."
+    assert not page.locator("#migration-card").is_visible()
+    # Back to a plain what-if: the summary returns.
+    page.select_option("#migrate", "")
+    page.click("#run")
+    page.wait_for_selector("#summary tbody tr[data-strategy='kip848-uniform']")
+    assert page.locator("#summary-card").is_visible() and not page.locator("#migration-card").is_visible()
+
+
 def test_bad_group_json_is_reported_on_the_page(page):
     page.fill("#group", "{ not json")
     page.click("#run")
