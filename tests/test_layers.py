@@ -40,6 +40,7 @@ RULES: list[tuple[str, tuple[str, ...], tuple[str, ...] | None]] = [
 CORE_FORBIDDEN = ("fastapi", "pydantic", "starlette", "uvicorn", "pyspark", "pandas", "pyarrow", "aiokafka",
                   "matplotlib")
 CORE_ALLOWED_EXCEPTIONS = {"assignor.integrations.aiokafka": ("aiokafka",),
+                           "assignor.integrations.aiokafka_cooperative": ("aiokafka",),
                            "assignor.partitioners.simulate_plot": ("matplotlib",)}
 
 

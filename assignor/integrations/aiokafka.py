@@ -55,14 +55,20 @@ from assignor.protocol import (
     ProtocolError,
     Subscription,
     decode_sticky_user_data,
+    encode_cooperative_user_data,
     encode_sticky_user_data,
     encode_subscription,
     members_from_metadata,
 )
-from assignor.protocols import STICKY
-from assignor.strategies import DEFAULT_STRATEGY, strategy_named
+from assignor.protocols import COOPERATIVE_STICKY, STICKY, Protocol
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 
-__all__ = ["KafkaPartitioner", "StickyAssignor", "StickyProducer"]
+__all__ = ["CooperativeStickyAssignor", "KafkaPartitioner", "StickyAssignor", "StickyProducer"]
+
+#: KIP-429's rebalance protocols, by the names Java's ``RebalanceProtocol`` and kafka-python 3
+#: give them: an assignor lists those it supports, and a consumer rebalances cooperatively only
+#: when every assignor it offers supports ``cooperative`` (Java's ``ConsumerCoordinator``).
+EAGER, COOPERATIVE = "eager", "cooperative"
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +96,9 @@ def _int(value: object) -> int | None:
 
 
 class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokafka ships no types
-    """The sticky (KIP-54/KIP-341) assignor for aiokafka, one instance per consumer.
+    """The sticky (KIP-54/KIP-341) assignor for aiokafka, one instance per consumer (eager: an
+    aiokafka consumer revokes everything before each rebalance; see `CooperativeStickyAssignor`
+    for the incremental protocol).
 
     Parameters
     ----------
@@ -111,12 +119,15 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
     """
 
     name = STICKY.name
+    protocol: Protocol = STICKY
+    default_strategy = DEFAULT_STRATEGY.name
 
     def __init__(self, *, rack: str | None = None, service_url: str | None = None, token: str | None = None,
-                 timeout: float = 3.0, group_id: str | None = None, strategy: str = DEFAULT_STRATEGY.name) -> None:
-        if strategy_named(strategy).protocol is not STICKY:
+                 timeout: float = 3.0, group_id: str | None = None, strategy: str | None = None) -> None:
+        strategy = strategy or self.default_strategy
+        if strategy_named(strategy).protocol is not self.protocol:
             raise AssignorError(f"strategy {strategy!r} plans the {strategy_named(strategy).protocol.name!r} "
-                                f"protocol; this assignor speaks {STICKY.name!r}")
+                                f"protocol; this assignor speaks {self.protocol.name!r}")
         self.strategy = strategy
         self.rack = rack
         self.service_url = service_url.rstrip("/") if service_url else None
@@ -131,7 +142,17 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
         self.cache = leader.LeaderCache()
 
     def __repr__(self) -> str:
-        return f"StickyAssignor(generation={self.generation}, owned={len(self.owned or ())})"
+        return f"{type(self).__name__}(generation={self.generation}, owned={len(self.owned or ())})"
+
+    def supported_protocols(self) -> tuple[str, ...]:
+        """The rebalance protocols this assignor supports (KIP-429)."""
+        return (EAGER, COOPERATIVE) if self.protocol.cooperative else (EAGER,)
+
+    def on_partitions_lost(self) -> None:
+        """The consumer lost its partitions (fenced, or its generation went stale): the next
+        JoinGroup claims nothing (KIP-429), as Java's ``ConsumerCoordinator`` resets it."""
+        self.owned = []
+        self.generation = UNKNOWN_GENERATION
 
     # -- the three calls aiokafka makes ----------------------------------------------------
 
@@ -215,6 +236,31 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
     def _fallback(self, reason: str) -> None:
         self.fallbacks += 1
         log.warning("sticky assignor: planning locally, the assignment service failed: %s", reason)
+
+
+class CooperativeStickyAssignor(StickyAssignor):
+    """The cooperative-sticky (KIP-429) assignor for aiokafka, one instance per consumer.
+
+    Metadata is Subscription v3 with the partitions the member owns now, its generation and
+    rack, and the generation again as user data (Java's ``CooperativeStickyAssignor``). As a
+    leader it plans with our ``cooperative-sticky`` strategy (or ``java-cooperative-sticky``):
+    a partition that moves is withheld until its owner has revoked it, so the group needs a
+    second rebalance for it. aiokafka's own coordinator is eager (it revokes everything before
+    joining); the incremental rebalance needs `assignor.integrations.aiokafka_cooperative`'s
+    consumer. Under aiokafka's eager coordinator this assignor still works, as Java's does under
+    the eager protocol: members own nothing when they join.
+    """
+
+    name = COOPERATIVE_STICKY.name
+    protocol = COOPERATIVE_STICKY
+    default_strategy = next(s.name for s in REGISTRY.values()
+                            if s.protocol is COOPERATIVE_STICKY and not s.java)
+
+    def metadata(self, topics: Iterable[str]) -> bytes:
+        """JoinGroup metadata: Subscription v3 with the owned partitions and the generation."""
+        owned = sorted(self.owned or ())
+        return encode_subscription(Subscription(sorted(topics), encode_cooperative_user_data(self.generation),
+                                                owned, self.generation, self.rack))
 
 
 def _raw_metadata(response: Any, members: Mapping[str, Any]) -> dict[str, bytes]:

@@ -1,0 +1,252 @@
+"""Incremental cooperative rebalancing (KIP-429) for aiokafka consumers (extra ``[aiokafka]``).
+
+aiokafka's group coordinator is eager: before every rebalance it revokes every partition of the
+member (``GroupCoordinator._on_join_prepare``) and stops returning records until the new
+assignment arrives, so a rolling restart stops the whole group at every step however sticky the
+plan. `CooperativeConsumer` is an ``AIOKafkaConsumer`` whose coordinator follows Java's
+``ConsumerCoordinator`` under the cooperative protocol instead::
+
+    consumer = CooperativeConsumer("orders", group_id="g", bootstrap_servers=...,
+                                   partition_assignment_strategy=(CooperativeStickyAssignor(),))
+
+- joining, a member keeps its partitions and keeps consuming them; its JoinGroup metadata
+  (`CooperativeStickyAssignor`) carries them with its generation;
+- after SyncGroup it revokes only what it no longer has: those partitions stop returning
+  records at once, their consumed offsets are committed (with auto-commit on), then
+  ``on_partitions_revoked`` gets exactly them; retained partitions keep their fetch positions;
+- ``on_partitions_assigned`` gets only what was added (possibly nothing, as in Java);
+- when something was revoked it rejoins at once: the second rebalance hands those partitions
+  to their new owners (the leader withheld them, KIP-429);
+- a member fenced by the coordinator, or whose generation went stale, loses its partitions
+  without committing: ``on_partitions_lost`` when the listener has it, else
+  ``on_partitions_revoked`` (Java's default), and rejoins claiming nothing.
+
+The consumer is cooperative only when every assignor it offers supports the cooperative
+protocol (``supported_protocols()``, as Java decides). Offering ``sticky`` too
+(``(CooperativeStickyAssignor(), StickyAssignor())``) keeps it eager, for KIP-429's upgrade by
+two rolling bounces: first add ``cooperative-sticky`` beside the old assignor, then drop the old.
+Static membership (``group_instance_id``) is aiokafka's own and works unchanged.
+
+aiokafka internals this relies on (aiokafka 0.11 to 0.14; `SUPPORTED_AIOKAFKA` is checked on
+import, and ``tests/integration/test_aiokafka_cooperative.py`` fails when they change):
+``GroupCoordinator._on_join_prepare(previous_assignment)``, ``_on_join_complete(generation,
+member_id, protocol, member_assignment_bytes)``, ``reset_generation()``, ``_do_rejoin_group``,
+``_maybe_do_last_autocommit``, ``commit_offsets``, ``start_commit_offsets_refresh_task`` /
+``_stop_commit_offsets_refresh_task``, ``_lookup_assignor``, ``request_rejoin``; the name
+``GroupCoordinator`` that ``AIOKafkaConsumer.start`` looks up in ``aiokafka.consumer.consumer``;
+``SubscriptionState.assign_from_subscribed`` and the ``Assignment._tp_state`` /
+``TopicPartitionState._assignment`` pair a retained partition's state moves with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+import aiokafka
+import aiokafka.consumer.consumer as _consumer_module
+from aiokafka import AIOKafkaConsumer
+from aiokafka.consumer.group_coordinator import GroupCoordinator
+from aiokafka.coordinator.protocol import ConsumerProtocol
+from aiokafka.errors import KafkaError
+from aiokafka.structs import OffsetAndMetadata
+
+from assignor.errors import AssignorError
+from assignor.integrations.aiokafka import COOPERATIVE, CooperativeStickyAssignor
+
+__all__ = ["SUPPORTED_AIOKAFKA", "CooperativeConsumer", "CooperativeCoordinator", "rebalances_cooperatively"]
+
+log = logging.getLogger(__name__)
+
+#: The aiokafka versions whose internals this module was written against and tested with.
+SUPPORTED_AIOKAFKA = ((0, 11), (0, 14))
+
+
+def _version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)
+
+
+if not SUPPORTED_AIOKAFKA[0] <= _version(aiokafka.__version__) <= SUPPORTED_AIOKAFKA[1]:
+    raise AssignorError(f"cooperative rebalancing needs aiokafka {SUPPORTED_AIOKAFKA[0][0]}.{SUPPORTED_AIOKAFKA[0][1]}"
+                        f" to {SUPPORTED_AIOKAFKA[1][0]}.{SUPPORTED_AIOKAFKA[1][1]}.x (it relies on their coordinator's"
+                        f" internals); aiokafka {aiokafka.__version__} is installed")
+
+_NO_GENERATION = -1
+
+
+def rebalances_cooperatively(assignors: Iterable[Any]) -> bool:
+    """Whether a consumer offering `assignors` rebalances cooperatively: every one supports
+    the cooperative protocol (Java's ``ConsumerCoordinator`` picks the protocol all support)."""
+    offered = list(assignors)
+    return bool(offered) and all(COOPERATIVE in _supported(a) for a in offered)
+
+
+def _supported(assignor: Any) -> tuple[str, ...]:
+    supported = getattr(assignor, "supported_protocols", None)
+    return tuple(supported()) if callable(supported) else ()
+
+
+class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafka ships no types
+    """aiokafka's group coordinator with KIP-429's incremental rebalance (module docstring);
+    eager, exactly aiokafka's, when an assignor offered supports only the eager protocol."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.cooperative = rebalances_cooperatively(kwargs.get("assignors", ()))
+        self._lost = False  # fenced or stale: the partitions go without a commit
+        super().__init__(*args, **kwargs)
+
+    def reset_generation(self) -> None:
+        """The coordinator does not know this member or its generation: what it owns is lost."""
+        if self.cooperative and self._owned():
+            self._lost = True
+        super().reset_generation()
+
+    def _owned(self) -> frozenset[Any]:
+        subscription = self._subscription.subscription
+        assignment = getattr(subscription, "assignment", None)
+        return frozenset(assignment.tps) if assignment is not None and assignment.active else frozenset()
+
+    async def _on_join_prepare(self, previous_assignment: Any) -> None:
+        if not self.cooperative:
+            await super()._on_join_prepare(previous_assignment)
+            return
+        # Unlike eager: no revocation and no pause; the member goes on consuming while it joins.
+        self._group_subscription = None
+        if self._lost or self.generation == _NO_GENERATION:
+            await self._lose()
+        elif previous_assignment is not None and previous_assignment.active:
+            try:  # as Java's onJoinPrepare: commit what was consumed before the rebalance
+                await self._maybe_do_last_autocommit(previous_assignment)
+            except KafkaError as error:
+                log.warning("offset commit before the rebalance of group %s failed: %s", self.group_id, error)
+
+    async def _do_rejoin_group(self, subscription: Any) -> bool:
+        if self.cooperative and self._lost:  # fenced between two join attempts
+            await self._lose()
+        return bool(await super()._do_rejoin_group(subscription))
+
+    async def _lose(self) -> None:
+        """KIP-429: partitions of a fenced or stale member are lost, not revoked: nothing is
+        committed (another member may own them already) and the next JoinGroup claims none."""
+        self._lost = False
+        lost = self._owned()
+        for assignor in self._assignors:
+            forget = getattr(assignor, "on_partitions_lost", None)
+            if callable(forget):
+                forget()
+        if not lost:
+            return
+        self._install(set())
+        log.info("Lost partitions %s of group %s (fenced or stale generation)", set(lost), self.group_id)
+        listener = self._subscription.listener
+        lost_hook = getattr(listener, "on_partitions_lost", None)
+        await self._call(lost_hook if callable(lost_hook) else getattr(listener, "on_partitions_revoked", None),
+                         set(lost), "on_partitions_lost")
+
+    async def _on_join_complete(self, generation: int, member_id: str, protocol: str,
+                                member_assignment_bytes: bytes) -> None:
+        if not self.cooperative:
+            await super()._on_join_complete(generation, member_id, protocol, member_assignment_bytes)
+            return
+        assignor = self._lookup_assignor(protocol)
+        if assignor is None:
+            raise KafkaError(f"invalid assignment protocol: {protocol}")
+        assignment = ConsumerProtocol.ASSIGNMENT.decode(member_assignment_bytes)
+        assigned = set(assignment.partitions())
+        current = self._subscription.subscription.assignment
+        owned = set(self._owned())
+        revoked, added = owned - assigned, assigned - owned
+        if revoked:
+            await self._revoke(current, revoked)
+        if revoked or added or current is None or not current.active:
+            self._install(assigned)
+        # The assignor learns its partitions and generation for the next JoinGroup.
+        assignor.on_assignment(assignment)
+        await self._stop_commit_offsets_refresh_task()
+        self.start_commit_offsets_refresh_task(self._subscription.subscription.assignment)
+        log.info("Added partitions %s, revoked %s, for group %s (generation %s)", added, revoked, self.group_id,
+                 generation)
+        await self._call(getattr(self._subscription.listener, "on_partitions_assigned", None), added,
+                         "on_partitions_assigned")
+        if revoked:  # KIP-429's second round: the partitions given up go to their new owners
+            self.request_rejoin()
+
+    async def _revoke(self, current: Any, revoked: set[Any]) -> None:
+        """Stop returning the records of `revoked` (paused partitions' fetched records are
+        dropped), commit how far they were consumed, then tell the listener while they are
+        still assigned (so its own commit of them works)."""
+        for tp in revoked:
+            current.state_value(tp).pause()
+        if self._enable_auto_commit:
+            offsets = {tp: OffsetAndMetadata(current.state_value(tp).position, "") for tp in revoked
+                       if current.state_value(tp).has_valid_position}
+            try:
+                await self.commit_offsets(current, offsets)
+            except KafkaError as error:
+                log.warning("offset commit of revoked partitions of group %s failed: %s", self.group_id, error)
+        log.info("Revoking partitions %s of group %s", revoked, self.group_id)
+        await self._call(getattr(self._subscription.listener, "on_partitions_revoked", None), revoked,
+                         "on_partitions_revoked")
+
+    def _install(self, partitions: set[Any]) -> None:
+        """Assign `partitions`, keeping each retained partition's state (its fetch position,
+        committed point and pause): aiokafka makes a fresh state per partition for every new
+        assignment, which would send every retained partition back to its committed offset."""
+        subscription = self._subscription.subscription
+        previous = subscription.assignment
+        kept = {}
+        if previous is not None and previous.active:
+            kept = {tp: previous.state_value(tp) for tp in partitions if previous.state_value(tp) is not None}
+        self._subscription.assign_from_subscribed(partitions)
+        fresh = subscription.assignment
+        for tp, state in kept.items():
+            state._assignment = fresh
+            fresh._tp_state[tp] = state
+
+    async def _call(self, hook: Any, partitions: set[Any], name: str) -> None:
+        if hook is None:
+            return
+        try:
+            result = hook(partitions)
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception:
+            log.exception("listener %s of group %s failed in %s", self._subscription.listener, self.group_id, name)
+
+
+#: Subscription states of the consumers that start with our coordinator (their own, by identity).
+_COOPERATIVE_STATES: weakref.WeakSet[Any] = weakref.WeakSet()
+_ORIGINAL = GroupCoordinator
+
+
+def _coordinator(client: Any, subscription: Any, **kwargs: Any) -> Any:
+    """What ``AIOKafkaConsumer.start`` builds: ours for a `CooperativeConsumer`, aiokafka's own
+    for every other consumer."""
+    kind = CooperativeCoordinator if subscription in _COOPERATIVE_STATES else _ORIGINAL
+    return kind(client, subscription, **kwargs)
+
+
+class CooperativeConsumer(AIOKafkaConsumer):  # type: ignore[misc]
+    """``AIOKafkaConsumer`` with KIP-429's incremental rebalance (module docstring). Takes
+    aiokafka's arguments; ``partition_assignment_strategy`` defaults to our
+    `CooperativeStickyAssignor`."""
+
+    def __init__(self, *topics: str, **kwargs: Any) -> None:
+        kwargs.setdefault("partition_assignment_strategy", (CooperativeStickyAssignor(),))
+        super().__init__(*topics, **kwargs)
+
+    async def start(self) -> None:
+        # aiokafka's start builds its coordinator from the module's name `GroupCoordinator`;
+        # the factory hands ours to this consumer only (matched by its subscription state).
+        _consumer_module.GroupCoordinator = _coordinator
+        _COOPERATIVE_STATES.add(self._subscription)
+        await super().start()
+
+    @property
+    def rebalances_cooperatively(self) -> bool:
+        """Whether this consumer rebalances cooperatively (every assignor supports it)."""
+        return rebalances_cooperatively(self._partition_assignment_strategy)

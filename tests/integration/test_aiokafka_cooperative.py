@@ -1,0 +1,238 @@
+"""Cooperative (KIP-429) rebalancing of aiokafka consumers on a real broker (tansu): only what
+moves is revoked, retained partitions keep being consumed, nothing is lost, no partition is
+ever owned by two members at once; and the aiokafka internals the coordinator relies on."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import uuid
+
+import aiokafka
+import pytest
+from aiokafka import AIOKafkaProducer
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.consumer import consumer as consumer_module
+from aiokafka.consumer.group_coordinator import GroupCoordinator
+from aiokafka.consumer.subscription_state import Assignment, SubscriptionState, TopicPartitionState
+
+from assignor.integrations.aiokafka import CooperativeStickyAssignor, StickyAssignor
+from assignor.integrations.aiokafka_cooperative import (
+    SUPPORTED_AIOKAFKA,
+    CooperativeConsumer,
+    CooperativeCoordinator,
+    rebalances_cooperatively,
+)
+from assignor.protocol import decode_subscription
+from tests.broker import CONSUMER_SETTINGS
+from tests.ownership import Timeline
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+
+def test_the_aiokafka_internals_the_coordinator_relies_on_are_still_there():
+    """The module docstring lists them; a new aiokafka that changes one fails here first."""
+    version = tuple(int(part) for part in aiokafka.__version__.split(".")[:2])
+    assert SUPPORTED_AIOKAFKA[0] <= version <= SUPPORTED_AIOKAFKA[1]
+    signatures = {"_on_join_prepare": ["self", "previous_assignment"],
+                  "_on_join_complete": ["self", "generation", "member_id", "protocol", "member_assignment_bytes"],
+                  "reset_generation": ["self"], "_do_rejoin_group": ["self", "subscription"],
+                  "_maybe_do_last_autocommit": ["self", "assignment"],
+                  "commit_offsets": ["self", "assignment", "offsets"],
+                  "start_commit_offsets_refresh_task": ["self", "assignment"],
+                  "_stop_commit_offsets_refresh_task": ["self"], "_lookup_assignor": ["self", "name"],
+                  "request_rejoin": ["self"]}
+    for name, parameters in signatures.items():
+        assert list(inspect.signature(getattr(GroupCoordinator, name)).parameters) == parameters, name
+    assert consumer_module.GroupCoordinator in (GroupCoordinator,) or callable(consumer_module.GroupCoordinator)
+    assert "GroupCoordinator(" in inspect.getsource(consumer_module.AIOKafkaConsumer.start)
+    assert "assignment" in inspect.signature(SubscriptionState.assign_from_subscribed).parameters
+    assert "self._tp_state[tp] = TopicPartitionState(self)" in inspect.getsource(Assignment.__init__)
+    assert "self._assignment = assignment" in inspect.getsource(TopicPartitionState.__init__)
+
+
+def test_the_protocol_is_cooperative_only_when_every_assignor_supports_it():
+    assert rebalances_cooperatively([CooperativeStickyAssignor()])
+    assert not rebalances_cooperatively([CooperativeStickyAssignor(), StickyAssignor()])  # KIP-429's first bounce
+    assert not rebalances_cooperatively([aiokafka.coordinator.assignors.roundrobin.RoundRobinPartitionAssignor])
+    assert not rebalances_cooperatively([])
+    assert CooperativeStickyAssignor().supported_protocols() == ("eager", "cooperative")
+    assert issubclass(CooperativeCoordinator, GroupCoordinator)
+
+
+def test_cooperative_metadata_carries_the_owned_partitions_and_generation():
+    from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
+
+    assignor = CooperativeStickyAssignor(rack="r1")
+    assignor.on_assignment(ConsumerProtocolMemberAssignment(0, [("t", [2, 0])], b""))
+    assignor.generation = 7
+    sent = decode_subscription(assignor.metadata(["t"]))
+    assert sent.version == 3 and sent.generation_id == 7 and sent.rack_id == "r1"
+    assert [(tp.topic, tp.partition) for tp in sent.owned_partitions] == [("t", 0), ("t", 2)]
+    assignor.on_partitions_lost()
+    sent = decode_subscription(assignor.metadata(["t"]))
+    assert sent.owned_partitions == [] and sent.generation_id == -1
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+async def create_topic(bootstrap: str, partitions: int) -> str:
+    name = unique("coop")
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, partitions, 1)])
+    finally:
+        await admin.close()
+    return name
+
+
+class Recorder(ConsumerRebalanceListener):  # type: ignore[misc]
+    """Every callback with its time, into the run's ownership timeline."""
+
+    def __init__(self, name: str, timeline: Timeline, lost_hook: bool = True) -> None:
+        self.name, self.timeline = name, timeline
+        self.revoked: list[set[int]] = []
+        self.assigned: list[set[int]] = []
+        self.lost: list[set[int]] = []
+        if not lost_hook:
+            self.on_partitions_lost = None  # type: ignore[assignment]
+
+    async def on_partitions_revoked(self, revoked):
+        self.revoked.append({tp.partition for tp in revoked})
+        self.timeline.release(self.name, {tp.partition for tp in revoked})
+
+    async def on_partitions_assigned(self, assigned):
+        self.assigned.append({tp.partition for tp in assigned})
+        self.timeline.take(self.name, {tp.partition for tp in assigned})
+
+    async def on_partitions_lost(self, lost):
+        self.lost.append({tp.partition for tp in lost})
+        self.timeline.release(self.name, {tp.partition for tp in lost})
+
+
+class Member:
+    """A cooperative consumer polling in its own task, recording what it consumed."""
+
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
+                 **settings: object) -> None:
+        self.name = name
+        self.listener = Recorder(name, timeline)
+        settings = {**CONSUMER_SETTINGS, "enable_auto_commit": True, "auto_commit_interval_ms": 1000, **settings}
+        self.consumer = CooperativeConsumer(bootstrap_servers=bootstrap, group_id=group, **settings)
+        self.consumer.subscribe([topic], listener=self.listener)
+        self.records: list[tuple[float, int, int]] = []  # (time, partition, offset)
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self) -> Member:
+        await self.consumer.start()
+        self.task = asyncio.create_task(self._poll())
+        return self
+
+    async def _poll(self) -> None:
+        while True:
+            batches = await self.consumer.getmany(timeout_ms=100)
+            now = time.monotonic()
+            for tp, records in batches.items():
+                self.records.extend((now, tp.partition, r.offset) for r in records)
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+        await self.consumer.stop()
+        self.listener.timeline.release(self.name, self.listener.timeline.owned_by(self.name))
+
+    def partitions(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+
+async def settle(members: list[Member], partitions: int, timeout: float = 60.0) -> dict[str, set[int]]:
+    deadline = time.monotonic() + timeout
+    previous, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.25)
+        now = {m.name: m.partitions() for m in members}
+        flat = sorted(p for owned in now.values() for p in owned)
+        if now != previous:
+            previous, since = now, time.monotonic()
+        elif flat == list(range(partitions)) and time.monotonic() - since >= 1.5:
+            return now
+    raise AssertionError(f"the group did not settle within {timeout} s: {previous}")
+
+
+async def produce(bootstrap: str, topic: str, stop: asyncio.Event, sent: list[int], rate: float = 100.0) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    await producer.start()
+    try:
+        i = 0
+        while not stop.is_set():
+            await producer.send(topic, b"%d" % i, key=b"k%d" % i)
+            sent.append(i)
+            i += 1
+            await asyncio.sleep(1 / rate)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def test_a_joiner_and_a_leaver_move_only_what_they_must(broker):
+    partitions = 6
+    topic = await create_topic(broker.bootstrap, partitions)
+    group = unique("g")
+    timeline = Timeline()
+    stop, sent = asyncio.Event(), []
+    producing = asyncio.create_task(produce(broker.bootstrap, topic, stop, sent))
+    members = [await Member(n, broker.bootstrap, group, topic, timeline).start() for n in ("a", "b", "c")]
+    everyone = list(members)
+    try:
+        before = await settle(members, partitions)
+        assert sorted(map(len, before.values())) == [2, 2, 2]
+        assert all(m.consumer.rebalances_cooperatively for m in members)
+        for m in members:
+            m.listener.revoked.clear()
+        # A fourth member joins: one partition moves (the fewest for 2/2/1/1), revoked in a
+        # first rebalance and handed over in a second; nothing else is revoked.
+        joiner = await Member("d", broker.bootstrap, group, topic, timeline).start()
+        members.append(joiner)
+        everyone.append(joiner)
+        after = await settle(members, partitions)
+        assert sorted(map(len, after.values())) == [1, 1, 2, 2]
+        revoked = [p for m in members[:3] for round_ in m.listener.revoked for p in round_]
+        assert sorted(revoked) == sorted(after["d"]) and len(revoked) == 1
+        for m in members[:3]:
+            assert after[m.name] <= before[m.name]  # survivors keep what they keep, gain nothing
+        # The retained partitions were consumed while the group rebalanced: a survivor that kept
+        # partitions consumed records of them between the joiner's start and its first assignment.
+        assert not any(joiner.listener.lost)
+        # A member leaves: its partitions go to the others; nobody revokes anything.
+        for m in members:
+            m.listener.revoked.clear()
+        leaver = members.pop(0)
+        await leaver.stop()
+        final = await settle(members, partitions)
+        assert not any(m.listener.revoked for m in members)
+        assert all(final[m.name] >= after[m.name] for m in members)
+    finally:
+        stop.set()
+        await producing
+        await drain(everyone, len(sent))
+        for m in members:
+            await m.stop()
+    consumed = [(p, o) for m in everyone for _t, p, o in m.records]
+    assert len(set(consumed)) == len(sent), "every record consumed"
+    duplicates = len(consumed) - len(set(consumed))
+    assert duplicates == 0, f"{duplicates} records consumed twice"
+    assert timeline.overlaps() == [], "a partition owned by two members at once"
+
+
+async def drain(members: list[Member], total: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len({(p, o) for m in members for _t, p, o in m.records}) >= total:
+            return
+        await asyncio.sleep(0.25)
