@@ -355,3 +355,67 @@ async def test_a_mixed_group_with_librdkafka_survives_a_rolling_restart(broker, 
     consumed = {(p, o) for m in everyone for _t, p, o in m.records}
     assert len(consumed) == len(sent), "every record consumed"
     assert timeline.overlaps() == [], "a partition owned by two members at once"
+
+
+@pytest.mark.parametrize("lost_hook", [True, False])
+async def test_a_fenced_member_loses_its_partitions_without_committing(broker, lost_hook):
+    """What aiokafka does when a heartbeat or commit answers UnknownMemberId or
+    IllegalGeneration (``reset_generation``): under KIP-429 the member's partitions are lost,
+    ``on_partitions_lost`` (or ``on_partitions_revoked`` without it) gets them, nothing is
+    committed, and the member rejoins claiming nothing."""
+    topic = await create_topic(broker.bootstrap, 4)
+    group = unique("fenced")
+    timeline = Timeline()
+    members = [await Member(n, broker.bootstrap, group, topic, timeline).start() for n in ("a", "b")]
+    if not lost_hook:
+        members[0].listener.on_partitions_lost = None  # type: ignore[assignment]
+    try:
+        before = await settle(members, 4)
+        members[0].listener.revoked.clear()
+        coordinator = members[0].consumer._coordinator
+        committed: list[object] = []
+        original = coordinator.commit_offsets
+
+        async def spy(assignment, offsets):
+            committed.append(offsets)
+            return await original(assignment, offsets)
+
+        coordinator.commit_offsets = spy
+        coordinator.reset_generation()
+        after = await settle(members, 4)
+        gone = members[0].listener.lost if lost_hook else members[0].listener.revoked
+        assert gone and gone[0] == before["a"]
+        assert committed == [] or all(not offsets for offsets in committed)
+        assert sorted(map(len, after.values())) == [2, 2]
+    finally:
+        for m in members:
+            await m.stop()
+    assert timeline.overlaps() == []
+
+
+async def test_static_members_come_back_to_their_partitions(broker):
+    """Static membership (KIP-345, ``group_instance_id``) with the cooperative consumer: a
+    member restarted under its instance id within the session timeout gets its partitions back
+    and the others revoke nothing."""
+    topic = await create_topic(broker.bootstrap, 6)
+    group = unique("static")
+    timeline = Timeline()
+
+    def make(name: str) -> Member:
+        return Member(name, broker.bootstrap, group, topic, timeline, group_instance_id=f"{group}-{name}")
+
+    members = list(await asyncio.gather(*(make(n).start() for n in ("a", "b", "c"))))
+    try:
+        before = await settle(members, 6)
+        for m in members:
+            m.listener.revoked.clear()
+        members[0].task.cancel()  # stop polling and leave no goodbye: a static member's restart
+        await asyncio.gather(members[0].task, return_exceptions=True)
+        await members[0].consumer._client.close()
+        members[0] = await make("a").start()
+        after = await settle(members, 6)
+        assert after == before
+        assert not any(m.listener.revoked for m in members[1:])
+    finally:
+        for m in members:
+            await m.stop()
