@@ -38,9 +38,10 @@ RULES: list[tuple[str, tuple[str, ...], tuple[str, ...] | None]] = [
 
 #: Third-party packages the core may not import (the adapters own them).
 CORE_FORBIDDEN = ("fastapi", "pydantic", "starlette", "uvicorn", "pyspark", "pandas", "pyarrow", "aiokafka",
-                  "matplotlib")
+                  "kafka", "matplotlib")
 CORE_ALLOWED_EXCEPTIONS = {"assignor.integrations.aiokafka": ("aiokafka",),
                            "assignor.integrations.aiokafka_cooperative": ("aiokafka",),
+                           "assignor.integrations.kafka_python": ("kafka",),
                            "assignor.partitioners.simulate_plot": ("matplotlib",)}
 
 
