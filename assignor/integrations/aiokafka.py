@@ -247,8 +247,10 @@ class CooperativeStickyAssignor(StickyAssignor):
     a partition that moves is withheld until its owner has revoked it, so the group needs a
     second rebalance for it. aiokafka's own coordinator is eager (it revokes everything before
     joining); the incremental rebalance needs `assignor.integrations.aiokafka_cooperative`'s
-    consumer. Under aiokafka's eager coordinator this assignor still works, as Java's does under
-    the eager protocol: members own nothing when they join.
+    consumer. Joining through an eager coordinator (aiokafka's own, or ours with an eager-only
+    assignor offered beside this one), it claims nothing, as Java's consumer does under the eager
+    protocol: the member has revoked everything, and a leader must not withhold partitions that
+    nobody will hand over.
     """
 
     name = COOPERATIVE_STICKY.name
@@ -258,7 +260,10 @@ class CooperativeStickyAssignor(StickyAssignor):
 
     def metadata(self, topics: Iterable[str]) -> bytes:
         """JoinGroup metadata: Subscription v3 with the owned partitions and the generation."""
-        owned = sorted(self.owned or ())
+        joining = _caller_locals("perform_group_join") or {}
+        coordinator = getattr(joining.get("self"), "_coordinator", None)
+        eager = coordinator is not None and not getattr(coordinator, "cooperative", False)
+        owned = [] if eager else sorted(self.owned or ())
         return encode_subscription(Subscription(sorted(topics), encode_cooperative_user_data(self.generation),
                                                 owned, self.generation, self.rack))
 

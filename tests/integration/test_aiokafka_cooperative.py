@@ -419,3 +419,31 @@ async def test_static_members_come_back_to_their_partitions(broker):
     finally:
         for m in members:
             await m.stop()
+
+
+async def test_under_aiokafkas_eager_coordinator_the_cooperative_assignor_claims_nothing(broker):
+    """A plain AIOKafkaConsumer revokes everything before it joins: were our cooperative
+    assignor to claim its old partitions, a leader would withhold moving ones that nobody hands
+    over. Through an eager coordinator it claims none, and the group settles complete."""
+    from aiokafka import AIOKafkaConsumer
+
+    topic = await create_topic(broker.bootstrap, 4)
+    group = unique("eager")
+    consumers = [AIOKafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group,
+                                  partition_assignment_strategy=(CooperativeStickyAssignor(),), **CONSUMER_SETTINGS)
+                 for _ in range(2)]
+    try:
+        await consumers[0].start()
+        deadline = time.monotonic() + 30
+        while len(consumers[0].assignment()) < 4 and time.monotonic() < deadline:
+            await consumers[0].getmany(timeout_ms=100)
+        await consumers[1].start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            await asyncio.gather(*(c.getmany(timeout_ms=100) for c in consumers))
+            owned = [{tp.partition for tp in c.assignment()} for c in consumers]
+            if sorted(map(len, owned)) == [2, 2] and set().union(*owned) == {0, 1, 2, 3}:
+                break
+        assert sorted(map(len, owned)) == [2, 2] and set().union(*owned) == {0, 1, 2, 3}, owned
+    finally:
+        await asyncio.gather(*(c.stop() for c in consumers), return_exceptions=True)
