@@ -319,14 +319,20 @@ def _pipeline_rows(quick: bool) -> None:
           f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
 
 
-SECTIONS = ("assign", "java", "kip848", "wire", "record", "keys", "whatif", "adapter", "simulate", "pipeline",
-            "service")
+SECTIONS = ("assign", "java", "kip848", "wire", "record", "keys", "whatif", "adapter", "rebalance", "simulate",
+            "pipeline", "service")
 
 
 def _kip848_rows(quick: bool, repeat: int) -> None:
     from bench import kip848
 
     kip848.main(quick, repeat)
+
+
+def _rebalance_rows(quick: bool) -> None:
+    from bench import rebalance
+
+    rebalance.main(quick)
 
 
 def _record_rows() -> None:
@@ -362,6 +368,7 @@ def main(argv=None) -> int:
         "keys": _keys_row,
         "whatif": lambda: _whatif_rows(args.quick, args.repeat),
         "adapter": lambda: _adapter_rows(args.peer_limit),
+        "rebalance": lambda: _rebalance_rows(args.quick),
         "simulate": _simulate_rows,
         "pipeline": lambda: _pipeline_rows(args.quick),
         "service": _service_rows,

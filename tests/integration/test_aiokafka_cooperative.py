@@ -11,9 +11,7 @@ import uuid
 
 import aiokafka
 import pytest
-from aiokafka import AIOKafkaProducer
 from aiokafka.abc import ConsumerRebalanceListener
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.consumer import consumer as consumer_module
 from aiokafka.consumer.group_coordinator import GroupCoordinator
 from aiokafka.consumer.subscription_state import Assignment, SubscriptionState, TopicPartitionState
@@ -26,6 +24,7 @@ from assignor.integrations.aiokafka_cooperative import (
     rebalances_cooperatively,
 )
 from assignor.protocol import decode_subscription
+from bench.rebalance import LibrdkafkaMember, create_topic, drain, produce, settle
 from tests.broker import CONSUMER_SETTINGS
 from tests.ownership import Timeline
 
@@ -78,17 +77,6 @@ def test_cooperative_metadata_carries_the_owned_partitions_and_generation():
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-async def create_topic(bootstrap: str, partitions: int) -> str:
-    name = unique("coop")
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
-    finally:
-        await admin.close()
-    return name
 
 
 class Recorder(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -151,44 +139,13 @@ class Member:
         return {tp.partition for tp in self.consumer.assignment()}
 
 
-async def settle(members: list[Member], partitions: int, timeout: float = 60.0) -> dict[str, set[int]]:
-    """Until the members own every partition once, balanced, and have held still 1.5 s."""
-    deadline = time.monotonic() + timeout
-    previous, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        await asyncio.sleep(0.25)
-        now = {m.name: m.partitions() for m in members}
-        flat = sorted(p for owned in now.values() for p in owned)
-        if now != previous:
-            previous, since = now, time.monotonic()
-        elif (flat == list(range(partitions)) and time.monotonic() - since >= 1.5
-              and max(map(len, now.values())) - min(map(len, now.values())) <= 1):
-            return now
-    raise AssertionError(f"the group did not settle within {timeout} s: {previous}")
-
-
-async def produce(bootstrap: str, topic: str, stop: asyncio.Event, sent: list[int], rate: float = 100.0) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
-    await producer.start()
-    try:
-        i = 0
-        while not stop.is_set():
-            await producer.send(topic, b"%d" % i, key=b"k%d" % i)
-            sent.append(i)
-            i += 1
-            await asyncio.sleep(1 / rate)
-        await producer.flush()
-    finally:
-        await producer.stop()
-
-
 async def test_a_joiner_and_a_leaver_move_only_what_they_must(broker):
     partitions = 6
     topic = await create_topic(broker.bootstrap, partitions)
     group = unique("g")
     timeline = Timeline()
     stop, sent = asyncio.Event(), []
-    producing = asyncio.create_task(produce(broker.bootstrap, topic, stop, sent))
+    producing = asyncio.create_task(produce(broker.bootstrap, topic, partitions, stop, sent, 100.0))
     members = [await Member(n, broker.bootstrap, group, topic, timeline).start() for n in ("a", "b", "c")]
     everyone = list(members)
     try:
@@ -232,73 +189,6 @@ async def test_a_joiner_and_a_leaver_move_only_what_they_must(broker):
     assert timeline.overlaps() == [], "a partition owned by two members at once"
 
 
-async def drain(members: list[Member], total: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if len({(p, o) for m in members for _t, p, o in m.records}) >= total:
-            return
-        await asyncio.sleep(0.25)
-
-
-class LibrdkafkaMember:
-    """A librdkafka ``cooperative-sticky`` consumer (confluent-kafka) polling in a thread, with
-    the same records and timeline as `Member`."""
-
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline) -> None:
-        import threading
-
-        import confluent_kafka
-
-        self.name, self.timeline = name, timeline
-        self.records: list[tuple[float, int, int]] = []
-        self.revoked: list[set[int]] = []
-        self.owned: set[int] = set()
-        self.consumer = confluent_kafka.Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "partition.assignment.strategy": "cooperative-sticky",
-            "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000,
-            "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4"})
-        self.stopping = threading.Event()
-        self.consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
-        self.thread = threading.Thread(target=self._poll, daemon=True)
-
-    def _assigned(self, _consumer, partitions):
-        added = {tp.partition for tp in partitions}
-        self.owned |= added
-        self.timeline.take(self.name, added)
-
-    def _revoked(self, _consumer, partitions):
-        gone = {tp.partition for tp in partitions}
-        self.revoked.append(gone)
-        self.owned -= gone
-        self.timeline.release(self.name, gone)
-
-    def _lost(self, _consumer, partitions):
-        self._revoked(_consumer, partitions)
-
-    def _poll(self) -> None:
-        while not self.stopping.is_set():
-            message = self.consumer.poll(0.1)
-            if message is not None and message.error() is None:
-                self.records.append((time.monotonic(), message.partition(), message.offset()))
-        self.consumer.close()  # commits and leaves the group (revoking what it owns)
-
-    async def start(self) -> LibrdkafkaMember:
-        self.thread.start()
-        return self
-
-    async def stop(self) -> None:
-        self.stopping.set()
-        await asyncio.to_thread(self.thread.join, 30)
-        self.timeline.release(self.name, self.timeline.owned_by(self.name))
-
-    def partitions(self) -> set[int]:
-        return set(self.owned)
-
-    @property
-    def listener(self) -> LibrdkafkaMember:
-        return self
-
-
 def revocations(member) -> list[set[int]]:
     return member.listener.revoked
 
@@ -314,7 +204,7 @@ async def test_a_mixed_group_with_librdkafka_survives_a_rolling_restart(broker, 
     group = unique("mixed")
     timeline = Timeline()
     stop, sent = asyncio.Event(), []
-    producing = asyncio.create_task(produce(broker.bootstrap, topic, stop, sent))
+    producing = asyncio.create_task(produce(broker.bootstrap, topic, partitions, stop, sent, 100.0))
 
     def make(name: str):
         kind = Member if name.startswith("ours") else LibrdkafkaMember

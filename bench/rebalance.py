@@ -1,0 +1,377 @@
+"""Rolling restarts of real consumer groups on a real broker (tansu), per client and protocol:
+what each rebalance costs the partitions of the members that stay.
+
+`python -m bench --only rebalance` runs, in one session, every client of `CLIENTS` through two
+variants (`run`): ``restart`` (each member stopped and its replacement started at once) and
+``settled`` (the replacement starts only after the group settled without it, so partitions move
+from survivors to the newcomer: KIP-429's second round). A producer writes records at a steady
+rate, round-robin over the partitions, so every partition always has records waiting; a pause
+of a partition is a gap between two records consumed from it.
+
+Figures per run (`Figures`): rebalances (rounds of assignment callbacks), partitions revoked from
+members that stay, the longest gap of any partition, partition-seconds with no owner (from the
+members' callbacks), partition-seconds of gaps over 1 s (a member that keeps its partitions but
+stops polling pauses them just the same), records consumed twice, records lost, and the safety
+check: intervals where two members owned one partition at once (`bench.ownership`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+from bench.broker import CONSUMER_SETTINGS
+from bench.ownership import Timeline
+
+#: Auto-commit on, every second, for every client: what a record consumed twice can come from.
+COMMIT = {"enable_auto_commit": True, "auto_commit_interval_ms": 1000}
+
+
+class Figures(TypedDict):
+    client: str
+    variant: str
+    rebalances: int
+    revoked_from_survivors: int
+    longest_gap_s: float
+    unowned_partition_s: float
+    paused_partition_s: float
+    consumed_twice: int
+    lost: int
+    overlaps: int
+
+
+class AiokafkaMember:
+    """An aiokafka consumer (ours or aiokafka's own assignor) polling in a task."""
+
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
+                 make: Callable[..., Any], **settings: Any) -> None:
+        from aiokafka.abc import ConsumerRebalanceListener
+
+        self.name, self.timeline = name, timeline
+        self.records: list[tuple[float, int, int]] = []
+        self.revoked: list[set[int]] = []
+        self.lost: list[set[int]] = []
+        self.stopping = False
+        member = self
+
+        class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+            async def on_partitions_revoked(self, revoked: Any) -> None:
+                member._release({tp.partition for tp in revoked})
+
+            async def on_partitions_assigned(self, assigned: Any) -> None:
+                member.timeline.take(member.name, {tp.partition for tp in assigned})
+
+            async def on_partitions_lost(self, lost: Any) -> None:
+                member.lost.append({tp.partition for tp in lost})
+                member._release({tp.partition for tp in lost})
+
+        self.listener_object = Listener()
+        self.consumer = make(bootstrap_servers=bootstrap, group_id=group, **{**CONSUMER_SETTINGS, **COMMIT,
+                                                                             **settings})
+        self.consumer.subscribe([topic], listener=self.listener_object)
+        self.task: asyncio.Task[None] | None = None
+
+    def _release(self, partitions: set[int]) -> None:
+        if not self.stopping:
+            self.revoked.append(partitions)
+        self.timeline.release(self.name, partitions)
+
+    async def start(self) -> AiokafkaMember:
+        await self.consumer.start()
+        self.task = asyncio.create_task(self._poll())
+        return self
+
+    async def _poll(self) -> None:
+        while True:
+            batches = await self.consumer.getmany(timeout_ms=100)
+            now = time.monotonic()
+            for tp, records in batches.items():
+                self.records.extend((now, tp.partition, r.offset) for r in records)
+
+    async def stop(self) -> None:
+        self.stopping = True
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+        await self.consumer.stop()
+        self.timeline.release(self.name, self.timeline.owned_by(self.name))
+
+    def partitions(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    @property
+    def listener(self) -> AiokafkaMember:
+        return self
+
+
+class _ThreadMember:
+    """A consumer of a blocking client polling in a thread (callbacks feed the timeline)."""
+
+    def __init__(self, name: str, timeline: Timeline) -> None:
+        self.name, self.timeline = name, timeline
+        self.records: list[tuple[float, int, int]] = []
+        self.revoked: list[set[int]] = []
+        self.lost: list[set[int]] = []
+        self.owned: set[int] = set()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _assigned(self, partitions: set[int]) -> None:
+        self.owned |= partitions
+        self.timeline.take(self.name, partitions)
+
+    def _revoked(self, partitions: set[int]) -> None:
+        if not self.stopping.is_set():
+            self.revoked.append(partitions)
+        self.owned -= partitions
+        self.timeline.release(self.name, partitions)
+
+    def _poll(self) -> None:
+        raise NotImplementedError
+
+    async def start(self) -> Any:
+        self.thread.start()
+        return self
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        await asyncio.to_thread(self.thread.join, 30)
+        self.timeline.release(self.name, self.timeline.owned_by(self.name))
+
+    def partitions(self) -> set[int]:
+        return set(self.owned)
+
+    @property
+    def listener(self) -> Any:
+        return self
+
+
+class LibrdkafkaMember(_ThreadMember):
+    """A librdkafka ``cooperative-sticky`` consumer (confluent-kafka)."""
+
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline) -> None:
+        import confluent_kafka
+
+        super().__init__(name, timeline)
+        self.consumer = confluent_kafka.Consumer({
+            "bootstrap.servers": bootstrap, "group.id": group, "partition.assignment.strategy": "cooperative-sticky",
+            "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000,
+            "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4"})
+        self.consumer.subscribe(
+            [topic], on_assign=lambda _c, tps: self._assigned({tp.partition for tp in tps}),
+            on_revoke=lambda _c, tps: self._revoked({tp.partition for tp in tps}),
+            on_lost=lambda _c, tps: self._revoked({tp.partition for tp in tps}))
+
+    def _poll(self) -> None:
+        while not self.stopping.is_set():
+            message = self.consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                self.records.append((time.monotonic(), message.partition(), message.offset()))
+        self.consumer.close()  # commits and leaves the group
+
+
+class KafkaPythonMember(_ThreadMember):
+    """A kafka-python 3 consumer with our cooperative-sticky assignor."""
+
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
+                 rack: str = "") -> None:
+        from kafka import KafkaConsumer
+        from kafka.consumer.subscription_state import ConsumerRebalanceListener
+
+        from assignor.integrations.kafka_python import CooperativeStickyAssignor, adopt_client_rack
+
+        super().__init__(name, timeline)
+        self.assignor = CooperativeStickyAssignor()
+        self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_rack=rack,
+                                      partition_assignment_strategy=[self.assignor], auto_offset_reset="earliest",
+                                      session_timeout_ms=6000, heartbeat_interval_ms=1000, **COMMIT)
+        adopt_client_rack(self.consumer)
+        member = self
+
+        class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+            def on_partitions_revoked(self, revoked: Any) -> None:
+                member._revoked({tp.partition for tp in revoked})
+
+            def on_partitions_assigned(self, assigned: Any) -> None:
+                member._assigned({tp.partition for tp in assigned})
+
+        self.consumer.subscribe([topic], listener=Listener())
+
+    def _poll(self) -> None:
+        while not self.stopping.is_set():
+            for tp, records in self.consumer.poll(timeout_ms=100).items():
+                now = time.monotonic()
+                self.records.extend((now, tp.partition, r.offset) for r in records)
+        self.consumer.close()
+
+
+def _aiokafka(make: Callable[[], Any], assignor: Callable[[], Any] | None) -> Callable[..., AiokafkaMember]:
+    def member(name: str, bootstrap: str, group: str, topic: str, timeline: Timeline) -> AiokafkaMember:
+        settings = {} if assignor is None else {"partition_assignment_strategy": (assignor(),)}
+        return AiokafkaMember(name, bootstrap, group, topic, timeline, make(), **settings)
+    return member
+
+
+def _clients() -> dict[str, Callable[..., Any]]:
+    from aiokafka import AIOKafkaConsumer
+
+    from assignor.integrations.aiokafka import CooperativeStickyAssignor, StickyAssignor
+    from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
+
+    return {
+        "aiokafka, default assignor (eager)": _aiokafka(lambda: AIOKafkaConsumer, None),
+        "aiokafka + our sticky (eager)": _aiokafka(lambda: AIOKafkaConsumer, StickyAssignor),
+        "aiokafka + our cooperative-sticky": _aiokafka(lambda: CooperativeConsumer, CooperativeStickyAssignor),
+        "kafka-python 3 + our cooperative-sticky": KafkaPythonMember,
+        "librdkafka cooperative-sticky": LibrdkafkaMember,
+    }
+
+
+CLIENTS = ("aiokafka, default assignor (eager)", "aiokafka + our sticky (eager)", "aiokafka + our cooperative-sticky",
+           "kafka-python 3 + our cooperative-sticky", "librdkafka cooperative-sticky")
+
+
+async def create_topic(bootstrap: str, partitions: int) -> str:
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    name = f"rebalance-{uuid.uuid4().hex[:8]}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, partitions, 1)])
+    finally:
+        await admin.close()
+    return name
+
+
+async def produce(bootstrap: str, topic: str, partitions: int, stop: asyncio.Event, sent: list[int],
+                  rate: float) -> None:
+    """Records 0, 1, 2, ... at `rate` per second, record i to partition i % partitions."""
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    await producer.start()
+    try:
+        i, started = 0, time.monotonic()
+        while not stop.is_set():
+            await producer.send(topic, b"%d" % i, partition=i % partitions)
+            sent.append(i)
+            i += 1
+            await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def settle(members: list[Any], partitions: int, timeout: float = 60.0) -> dict[str, set[int]]:
+    """Until the members own every partition once, balanced, and have held still 1.5 s."""
+    deadline = time.monotonic() + timeout
+    previous, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.25)
+        now = {m.name: m.partitions() for m in members}
+        flat = sorted(p for owned in now.values() for p in owned)
+        sizes = [len(owned) for owned in now.values()]
+        if now != previous:
+            previous, since = now, time.monotonic()
+        elif flat == list(range(partitions)) and time.monotonic() - since >= 1.5 and max(sizes) - min(sizes) <= 1:
+            return now
+    raise AssertionError(f"the group did not settle within {timeout} s: {previous}")
+
+
+async def drain(members: list[Any], total: int, timeout: float = 30.0) -> None:
+    """Until the members consumed `total` distinct records (or `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len({(p, o) for m in members for _t, p, o in m.records}) >= total:
+            return
+        await asyncio.sleep(0.25)
+
+
+async def run(bootstrap: str, client: str, *, consumers: int = 6, partitions: int = 12, rate: float = 200.0,
+              variant: str = "restart") -> Figures:
+    """One rolling restart of a group of `consumers` of `client` (module docstring)."""
+    make = _clients()[client]
+    topic = await create_topic(bootstrap, partitions)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline()
+    stop, sent = asyncio.Event(), []
+    producing = asyncio.create_task(produce(bootstrap, topic, partitions, stop, sent, rate))
+    members = [await make(f"m{i}", bootstrap, group, topic, timeline).start() for i in range(consumers)]
+    everyone = list(members)
+    try:
+        await settle(members, partitions)
+        for m in members:
+            m.revoked.clear()
+        started = time.monotonic()
+        for index in range(consumers):
+            await members[index].stop()
+            if variant == "settled":
+                await settle(members[:index] + members[index + 1:], partitions)
+            members[index] = await make(f"m{index}-new", bootstrap, group, topic, timeline).start()
+            everyone.append(members[index])
+            await settle(members, partitions)
+        ended = time.monotonic()
+    finally:
+        stop.set()
+        await producing
+        await drain(everyone, len(sent))
+        for m in members:
+            await m.stop()
+    return figures(client, variant, everyone, timeline, len(sent), started, ended, partitions)
+
+
+def figures(client: str, variant: str, members: list[Any], timeline: Timeline, sent: int, started: float,
+            ended: float, partitions: int) -> Figures:
+    """A run's figures over [started, ended] (see the module docstring)."""
+    consumed = [(t, p, o) for m in members for t, p, o in m.records]
+    distinct = {(p, o) for _t, p, o in consumed}
+    gaps: list[float] = []
+    for p in range(partitions):
+        times = sorted([started] + [t for t, q, _o in consumed if q == p and started <= t <= ended] + [ended])
+        gaps += [b - a for a, b in zip(times, times[1:])]
+    unowned = 0.0
+    for p in range(partitions):
+        spans = sorted((max(s, started), min(e, ended)) for q, s, e, _m in timeline.intervals() if q == p)
+        covered, reach = 0.0, started
+        for s, e in spans:
+            if e > reach:
+                covered += e - max(s, reach)
+                reach = e
+        unowned += (ended - started) - covered
+    callbacks = sorted(s for _p, s, _e, _m in timeline.intervals() if started <= s <= ended)
+    rounds = sum(1 for a, b in zip([float("-inf"), *callbacks], callbacks) if b - a > 0.5)
+    return Figures(client=client, variant=variant, rebalances=rounds,
+                   revoked_from_survivors=sum(len(r) for m in members for r in m.revoked),
+                   longest_gap_s=round(max(gaps, default=0.0), 2), unowned_partition_s=round(unowned, 1),
+                   paused_partition_s=round(sum(g for g in gaps if g > 1.0), 1),
+                   consumed_twice=len(consumed) - len(distinct), lost=sent - len(distinct),
+                   overlaps=len(timeline.overlaps()))
+
+
+HEADER = ("client", "variant", "rebalances", "revoked from survivors", "longest gap s", "unowned partition-s",
+          "paused partition-s (gaps > 1 s)", "consumed twice", "lost", "two owners at once")
+
+
+def main(quick: bool = False) -> None:
+    """Every client through both variants on one broker, as a table."""
+    import tempfile
+    from pathlib import Path
+
+    from bench.broker import Broker
+
+    print(" | ".join(HEADER), flush=True)
+    with tempfile.TemporaryDirectory() as directory:
+        broker = Broker(Path(directory) / "tansu.log")
+        try:
+            for variant in ("restart", "settled"):
+                for client in CLIENTS:
+                    size = {"consumers": 3, "partitions": 6} if quick else {}
+                    row = asyncio.run(run(broker.bootstrap, client, variant=variant, **size))
+                    print(" | ".join(str(value) for value in row.values()), flush=True)
+        finally:
+            broker.stop()
