@@ -31,7 +31,7 @@ def anyio_backend():
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
-    """A tansu broker on a free loopback port for the whole session (see tests/broker.py)."""
+    """A tansu broker on a free loopback port for the whole session (see bench/broker.py)."""
     from tests.broker import Broker
 
     running = Broker(tmp_path_factory.mktemp("tansu") / "broker.log")
