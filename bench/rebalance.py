@@ -103,10 +103,6 @@ class AiokafkaMember:
     def partitions(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
 
-    @property
-    def listener(self) -> AiokafkaMember:
-        return self
-
 
 class _ThreadMember:
     """A consumer of a blocking client polling in a thread (callbacks feed the timeline)."""
@@ -144,10 +140,6 @@ class _ThreadMember:
 
     def partitions(self) -> set[int]:
         return set(self.owned)
-
-    @property
-    def listener(self) -> Any:
-        return self
 
 
 class LibrdkafkaMember(_ThreadMember):
@@ -235,10 +227,11 @@ CLIENTS = ("aiokafka, default assignor (eager)", "aiokafka + our sticky (eager)"
            "kafka-python 3 + our cooperative-sticky", "librdkafka cooperative-sticky")
 
 
-async def create_topic(bootstrap: str, partitions: int) -> str:
+async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance") -> str:
+    """A new topic of `partitions` partitions (one replica), named `prefix` and a random suffix."""
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-    name = f"rebalance-{uuid.uuid4().hex[:8]}"
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
@@ -283,13 +276,20 @@ async def settle(members: list[Any], partitions: int, timeout: float = 60.0) -> 
     raise AssertionError(f"the group did not settle within {timeout} s: {previous}")
 
 
-async def drain(members: list[Any], total: int, timeout: float = 30.0) -> None:
-    """Until the members consumed `total` distinct records (or `timeout`)."""
+async def wind_down(stop: asyncio.Event, producing: asyncio.Task[None], members: list[Any], everyone: list[Any],
+                    sent: list[int], timeout: float = 30.0) -> None:
+    """End a run: stop the producer, wait until `everyone` (members running or stopped)
+    consumed the `sent` records as distinct records (or `timeout`), then stop the `members`
+    still running."""
+    stop.set()
+    await producing
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if len({(p, o) for m in members for _t, p, o in m.records}) >= total:
-            return
+        if len({(p, o) for m in everyone for _t, p, o in m.records}) >= len(sent):
+            break
         await asyncio.sleep(0.25)
+    for m in members:
+        await m.stop()
 
 
 async def run(bootstrap: str, client: str, *, consumers: int = 6, partitions: int = 12, rate: float = 200.0,
@@ -317,11 +317,7 @@ async def run(bootstrap: str, client: str, *, consumers: int = 6, partitions: in
             await settle(members, partitions)
         ended = time.monotonic()
     finally:
-        stop.set()
-        await producing
-        await drain(everyone, len(sent))
-        for m in members:
-            await m.stop()
+        await wind_down(stop, producing, members, everyone, sent)
     return figures(client, variant, everyone, timeline, len(sent), started, ended, partitions)
 
 

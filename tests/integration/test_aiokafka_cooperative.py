@@ -11,7 +11,6 @@ import uuid
 
 import aiokafka
 import pytest
-from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.consumer import consumer as consumer_module
 from aiokafka.consumer.group_coordinator import GroupCoordinator
 from aiokafka.consumer.subscription_state import Assignment, SubscriptionState, TopicPartitionState
@@ -24,7 +23,7 @@ from assignor.integrations.aiokafka_cooperative import (
     rebalances_cooperatively,
 )
 from assignor.protocol import decode_subscription
-from bench.rebalance import LibrdkafkaMember, create_topic, drain, produce, settle
+from bench.rebalance import AiokafkaMember, LibrdkafkaMember, create_topic, produce, settle, wind_down
 from tests.broker import CONSUMER_SETTINGS
 from tests.ownership import Timeline
 
@@ -79,64 +78,10 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-class Recorder(ConsumerRebalanceListener):  # type: ignore[misc]
-    """Every callback with its time, into the run's ownership timeline."""
-
-    def __init__(self, name: str, timeline: Timeline, lost_hook: bool = True) -> None:
-        self.name, self.timeline = name, timeline
-        self.revoked: list[set[int]] = []
-        self.assigned: list[set[int]] = []
-        self.lost: list[set[int]] = []
-        if not lost_hook:
-            self.on_partitions_lost = None  # type: ignore[assignment]
-
-    async def on_partitions_revoked(self, revoked):
-        self.revoked.append({tp.partition for tp in revoked})
-        self.timeline.release(self.name, {tp.partition for tp in revoked})
-
-    async def on_partitions_assigned(self, assigned):
-        self.assigned.append({tp.partition for tp in assigned})
-        self.timeline.take(self.name, {tp.partition for tp in assigned})
-
-    async def on_partitions_lost(self, lost):
-        self.lost.append({tp.partition for tp in lost})
-        self.timeline.release(self.name, {tp.partition for tp in lost})
-
-
-class Member:
-    """A cooperative consumer polling in its own task, recording what it consumed."""
-
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
-                 **settings: object) -> None:
-        self.name = name
-        self.listener = Recorder(name, timeline)
-        settings = {**CONSUMER_SETTINGS, "enable_auto_commit": True, "auto_commit_interval_ms": 1000, **settings}
-        self.consumer = CooperativeConsumer(bootstrap_servers=bootstrap, group_id=group, **settings)
-        self.consumer.subscribe([topic], listener=self.listener)
-        self.records: list[tuple[float, int, int]] = []  # (time, partition, offset)
-        self.task: asyncio.Task[None] | None = None
-
-    async def start(self) -> Member:
-        await self.consumer.start()
-        self.task = asyncio.create_task(self._poll())
-        return self
-
-    async def _poll(self) -> None:
-        while True:
-            batches = await self.consumer.getmany(timeout_ms=100)
-            now = time.monotonic()
-            for tp, records in batches.items():
-                self.records.extend((now, tp.partition, r.offset) for r in records)
-
-    async def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
-        await self.consumer.stop()
-        self.listener.timeline.release(self.name, self.listener.timeline.owned_by(self.name))
-
-    def partitions(self) -> set[int]:
-        return {tp.partition for tp in self.consumer.assignment()}
+def Member(name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,  # noqa: N802 (a class's stand-in)
+           **settings: object) -> AiokafkaMember:
+    """Our cooperative consumer polling in its own task (`bench.rebalance.AiokafkaMember`)."""
+    return AiokafkaMember(name, bootstrap, group, topic, timeline, CooperativeConsumer, **settings)
 
 
 async def test_a_joiner_and_a_leaver_move_only_what_they_must(broker):
@@ -153,7 +98,7 @@ async def test_a_joiner_and_a_leaver_move_only_what_they_must(broker):
         assert sorted(map(len, before.values())) == [2, 2, 2]
         assert all(m.consumer.rebalances_cooperatively for m in members)
         for m in members:
-            m.listener.revoked.clear()
+            m.revoked.clear()
         # A fourth member joins: one partition moves (the fewest for 2/2/1/1), revoked in a
         # first rebalance and handed over in a second; nothing else is revoked.
         joiner = await Member("d", broker.bootstrap, group, topic, timeline).start()
@@ -161,36 +106,28 @@ async def test_a_joiner_and_a_leaver_move_only_what_they_must(broker):
         everyone.append(joiner)
         after = await settle(members, partitions)
         assert sorted(map(len, after.values())) == [1, 1, 2, 2]
-        revoked = [p for m in members[:3] for round_ in m.listener.revoked for p in round_]
+        revoked = [p for m in members[:3] for round_ in m.revoked for p in round_]
         assert sorted(revoked) == sorted(after["d"]) and len(revoked) == 1
         for m in members[:3]:
             assert after[m.name] <= before[m.name]  # survivors keep what they keep, gain nothing
         # The retained partitions were consumed while the group rebalanced: a survivor that kept
         # partitions consumed records of them between the joiner's start and its first assignment.
-        assert not any(joiner.listener.lost)
+        assert not any(joiner.lost)
         # A member leaves: its partitions go to the others; nobody revokes anything.
         for m in members:
-            m.listener.revoked.clear()
+            m.revoked.clear()
         leaver = members.pop(0)
         await leaver.stop()
         final = await settle(members, partitions)
-        assert not any(m.listener.revoked for m in members)
+        assert not any(m.revoked for m in members)
         assert all(final[m.name] >= after[m.name] for m in members)
     finally:
-        stop.set()
-        await producing
-        await drain(everyone, len(sent))
-        for m in members:
-            await m.stop()
+        await wind_down(stop, producing, members, everyone, sent)
     consumed = [(p, o) for m in everyone for _t, p, o in m.records]
     assert len(set(consumed)) == len(sent), "every record consumed"
     duplicates = len(consumed) - len(set(consumed))
     assert duplicates == 0, f"{duplicates} records consumed twice"
     assert timeline.overlaps() == [], "a partition owned by two members at once"
-
-
-def revocations(member) -> list[set[int]]:
-    return member.listener.revoked
 
 
 @pytest.mark.parametrize("leader", ["ours", "librdkafka"])
@@ -227,21 +164,17 @@ async def test_a_mixed_group_with_librdkafka_survives_a_rolling_restart(broker, 
             members[index] = await make(name).start()
             everyone.append(members[index])
             for m in members:
-                revocations(m).clear()
+                m.revoked.clear()
             before = settled
             settled = await settle(members, partitions)
             assert sorted(map(len, settled.values())) == [1, 1, 2, 2], settled
             for m in members:
                 if m.name != name:  # a survivor revokes only what it hands over
-                    gone = set().union(*revocations(m)) if revocations(m) else set()
+                    gone = set().union(*m.revoked) if m.revoked else set()
                     assert not gone & settled[m.name], (m.name, gone, settled[m.name])
                     assert len(gone) <= len(before[m.name] - settled[m.name]) + len(gone & before[m.name])
     finally:
-        stop.set()
-        await producing
-        await drain(everyone, len(sent), timeout=60)
-        for m in members:
-            await m.stop()
+        await wind_down(stop, producing, members, everyone, sent, timeout=60)
     consumed = {(p, o) for m in everyone for _t, p, o in m.records}
     assert len(consumed) == len(sent), "every record consumed"
     assert timeline.overlaps() == [], "a partition owned by two members at once"
@@ -258,10 +191,10 @@ async def test_a_fenced_member_loses_its_partitions_without_committing(broker, l
     timeline = Timeline()
     members = [await Member(n, broker.bootstrap, group, topic, timeline).start() for n in ("a", "b")]
     if not lost_hook:
-        members[0].listener.on_partitions_lost = None  # type: ignore[assignment]
+        members[0].listener_object.on_partitions_lost = None
     try:
         before = await settle(members, 4)
-        members[0].listener.revoked.clear()
+        members[0].revoked.clear()
         coordinator = members[0].consumer._coordinator
         committed: list[object] = []
         original = coordinator.commit_offsets
@@ -273,7 +206,7 @@ async def test_a_fenced_member_loses_its_partitions_without_committing(broker, l
         coordinator.commit_offsets = spy
         coordinator.reset_generation()
         after = await settle(members, 4)
-        gone = members[0].listener.lost if lost_hook else members[0].listener.revoked
+        gone = members[0].lost if lost_hook else members[0].revoked
         assert gone and gone[0] == before["a"]
         assert committed == [] or all(not offsets for offsets in committed)
         assert sorted(map(len, after.values())) == [2, 2]
@@ -298,14 +231,14 @@ async def test_static_members_come_back_to_their_partitions(broker):
     try:
         before = await settle(members, 6)
         for m in members:
-            m.listener.revoked.clear()
+            m.revoked.clear()
         members[0].task.cancel()  # stop polling and leave no goodbye: a static member's restart
         await asyncio.gather(members[0].task, return_exceptions=True)
         await members[0].consumer._client.close()
         members[0] = await make("a").start()
         after = await settle(members, 6)
         assert after == before
-        assert not any(m.listener.revoked for m in members[1:])
+        assert not any(m.revoked for m in members[1:])
     finally:
         for m in members:
             await m.stop()

@@ -11,7 +11,6 @@ import uuid
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from aiokafka.structs import TopicPartition as AioTopicPartition
 
@@ -19,6 +18,7 @@ from assignor import Group, Member, Plan, TopicPartition
 from assignor.integrations.aiokafka import KafkaPartitioner, StickyAssignor, StickyProducer
 from assignor.partitioners import partition_for_key
 from assignor.protocol import decode_sticky_user_data, decode_subscription
+from bench import rebalance
 from tests.broker import CONSUMER_SETTINGS
 from tests.conftest import check
 from tests.service import Service
@@ -31,14 +31,7 @@ def unique(prefix: str) -> str:
 
 
 async def create_topic(bootstrap: str, partitions: int) -> str:
-    name = unique("orders")
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
-    finally:
-        await admin.close()
-    return name
+    return await rebalance.create_topic(bootstrap, partitions, prefix="orders")
 
 
 async def start_consumer(bootstrap, group, topic, assignor) -> AIOKafkaConsumer:

@@ -11,7 +11,7 @@ from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
 from assignor.integrations.kafka_python import CooperativeStickyAssignor, StickyAssignor
 from assignor.protocol import decode_subscription
-from bench.rebalance import KafkaPythonMember, LibrdkafkaMember, create_topic, drain, produce, settle
+from bench.rebalance import KafkaPythonMember, LibrdkafkaMember, create_topic, produce, settle, wind_down
 from tests.integration.test_aiokafka_cooperative import Member, unique
 from tests.ownership import Timeline
 
@@ -73,11 +73,7 @@ async def test_one_group_of_kafka_python_aiokafka_and_librdkafka_cooperative_con
         settled = await settle(members, partitions)
         assert sorted(map(len, settled.values())) == [2, 2, 2]
     finally:
-        stop.set()
-        await producing
-        await drain(members, len(sent), timeout=60)
-        for m in members:
-            await m.stop()
+        await wind_down(stop, producing, members, members, sent, timeout=60)
     consumed = {(p, o) for m in members for _t, p, o in m.records}
     assert len(consumed) == len(sent)
     assert timeline.overlaps() == []
