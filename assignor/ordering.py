@@ -112,6 +112,16 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: 
     return [keys[i] for i in sorted(range(len(keys)), key=position.__getitem__)]
 
 
+def _grown_by_count(size: int, entries: int, computed: bool, called_after: bool) -> int:
+    """`_grown_size` once the table has 64 buckets or more: ``put`` doubles it after an entry
+    that passes three quarters, ``computeIfAbsent`` before the call after such an entry."""
+    while (entries - 1 if computed else entries) > size * 3 // 4:
+        size *= 2
+    if called_after and entries > size * 3 // 4:
+        size *= 2
+    return size
+
+
 def _grown_size(hashes: Sequence[int], computed: bool, called_after: bool = False) -> int:
     """The table size after adding these (spread) hashes in order (see `hashmap_order`)."""
     size = 16
@@ -125,6 +135,8 @@ def _grown_size(hashes: Sequence[int], computed: bool, called_after: bool = Fals
             counts[g & (size - 1)] = counts.get(g & (size - 1), 0) + 1
 
     for n, h in enumerate(hashes, start=1):
+        if size >= 64:  # no bin grows the table from here on: only the count does
+            return _grown_by_count(size, len(hashes), computed, called_after)
         if computed and n - 1 > size * 3 // 4:
             regrow(n - 1)
         bucket = h & (size - 1)

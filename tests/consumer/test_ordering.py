@@ -6,11 +6,11 @@ U+E000-U+FFFF. Member ids ordered by code point went unnoticed by 743 tests: all
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition
-from assignor.ordering import java_order, java_sorted
+from assignor.ordering import hashmap_order, java_order, java_sorted
 from assignor.strategies import assign
 
 EMOJI, FULLWIDTH_A = "\U0001f600", "\uff21"  # UTF-16: D83D DE00 and FF21; code points 1F600 and FF21
@@ -37,3 +37,20 @@ def test_the_client_assignors_give_the_first_partition_to_the_first_member_in_ja
     plan = assign(strategy, group)
     assert plan.assignment[f"m{EMOJI}"] == [TopicPartition("t", 0)]
     assert plan.assignment[f"m{FULLWIDTH_A}"] == [TopicPartition("t", 1)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text("ab0123456789-", min_size=1, max_size=5), max_size=260, unique=True),
+       st.sampled_from(["put", "computed", "called_after"]))
+def test_hashmap_order_is_javas_hashmap_order(keys, how):
+    """`hashmap_order` (a table's size from its bins while it is small, from its count once it
+    has 64 buckets) iterates as the step-by-step model of ``java.util.HashMap`` does, past 48
+    keys and through bins crowded in small tables."""
+    from tests.java_hashmap import JavaHashMap
+
+    table = JavaHashMap()
+    for key in keys:
+        table.put(key) if how == "put" else table.compute_if_absent(key)
+    if how == "called_after" and keys:
+        table.compute_if_absent(keys[0])
+    assert hashmap_order(keys, computed=how != "put", called_after=how == "called_after") == table.keys()

@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from assignor.model import Claims, Group, Plan, topic_partitions
+from assignor.model import Claims, Group, Plan, TopicPartition, topic_partitions
 from assignor.protocols import CONSUMER
 from assignor.solver import dense
 from assignor.strategies.kip848 import range as _range
+from assignor.strategies.kip848 import range_columns, uniform_columns
 from assignor.strategies.kip848 import uniform as _uniform
 from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, group_spec
 from assignor.strategies.strategy import Planned, Strategy, owning_claims, planned_in_plan_order
@@ -64,10 +65,20 @@ def target_assignment(name: str, group: Group, *, instance_ids: Mapping[str, str
 
 
 def _plan(name: str, group: Group) -> Plan:
+    """The plan of the plain model (`target_assignment`): the reference the columnar paths are
+    held to."""
     target = target_assignment(name, group)
     assignment = {m.id: topic_partitions([t for t, ps in target[m.id].items() for _ in ps],
                                          [p for ps in target[m.id].values() for p in ps]) for m in group.members}
     return Plan(name, assignment)
+
+
+def _planned_by(name: str, columns: Callable[[Group], dict[str, list[TopicPartition]] | None],
+                group: Group) -> Plan:
+    # The columnar path where it applies (the same plans, held equal by a property test), the
+    # plain model for every other group.
+    found = columns(group)
+    return Plan(name, found) if found is not None else _plan(name, group)
 
 
 def assign_uniform(group: Group) -> Plan:
@@ -80,12 +91,12 @@ def assign_uniform(group: Group) -> Plan:
     >>> {m: [tp.partition for tp in tps] for m, tps in assign_uniform(group).assignment.items()}
     {'a': [0, 1, 2], 'b': [3, 4, 5], 'c': [6, 7, 8, 9]}
     """
-    return _plan(UNIFORM_NAME, group)
+    return _planned_by(UNIFORM_NAME, uniform_columns.assign, group)
 
 
 def assign_range(group: Group) -> Plan:
     """``kip848-range``: the broker's ``RangeAssignor``."""
-    return _plan(RANGE_NAME, group)
+    return _planned_by(RANGE_NAME, range_columns.assign, group)
 
 
 def planned(name: str, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
@@ -94,8 +105,10 @@ def planned(name: str, group: Group, claims: Claims | None = None, memo: dense.P
     Kafka's order; owned partitions (current targets) from `claims`, in their order, when given."""
     if claims is not None:
         group = owning_claims(group, claims)
-    return planned_in_plan_order(group, _plan(name, group), claims, memo)
+    return planned_in_plan_order(group, _ASSIGNERS[name](group), claims, memo)
 
+
+_ASSIGNERS: dict[str, Callable[[Group], Plan]] = {UNIFORM_NAME: assign_uniform, RANGE_NAME: assign_range}
 
 #: The broker's assignors under KIP-848's consumer protocol (no classic protocol: no leader plans them).
 UNIFORM_STRATEGY = Strategy(UNIFORM_NAME, CONSUMER, assign_uniform, partial(planned, UNIFORM_NAME), java=True)

@@ -22,7 +22,8 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-__all__ = ["JavaHashMap", "capacity_for", "float_capacity", "integer_hash", "spread", "table_size_for"]
+__all__ = ["JavaHashMap", "capacity_for", "copy_capacities", "float_capacity", "grown_capacities", "integer_hash",
+           "spread", "spread_many", "table_size_for", "table_sizes_for"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -56,6 +57,56 @@ def float_capacity(expected: int) -> int:
 def capacity_for(size: int) -> int:
     """The initial capacity ``new HashSet<>(collection)`` asks for a collection of `size`."""
     return max(int(np.float32(size) / np.float32(0.75)) + 1, 16)
+
+
+# The same rules over arrays, for the columnar paths (`uniform_columns`, `range_columns`): one
+# value per table, where the model above holds one table.
+
+_POWERS = np.left_shift(np.int64(1), np.arange(31, dtype=np.int64))
+_POWERS.flags.writeable = False
+
+
+def spread_many(hashes: np.ndarray) -> np.ndarray:
+    """`spread` of each unsigned 32-bit hash (int64 values)."""
+    found: np.ndarray = hashes ^ (hashes >> 16)
+    return found
+
+
+def table_sizes_for(capacities: np.ndarray) -> np.ndarray:
+    """`table_size_for` of each capacity."""
+    found: np.ndarray = _POWERS[np.minimum(np.searchsorted(_POWERS, capacities), 30)]
+    return found
+
+
+def copy_capacities(sizes: np.ndarray) -> np.ndarray:
+    """The table size of ``new HashSet<>(collection)`` for collections of `sizes` (`capacity_for`,
+    in float32 as Java divides): never grown by the copy's own puts, which stay under 3/4 of it.
+
+    Examples
+    --------
+    >>> copy_capacities(np.array([0, 12, 13, 47, 48])).tolist()
+    [16, 32, 32, 64, 128]
+    """
+    raw = (sizes.astype(np.float32) / np.float32(0.75)).astype(np.int64) + 1
+    return table_sizes_for(np.maximum(raw, 16))
+
+
+def grown_capacities(capacities: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The table size of tables of `capacities` (16 or more, threshold 3/4 of it) once puts
+    brought them to `sizes` keys: doubled each time the size passed the threshold. Tables
+    where a small bin got crowded (`JavaHashMap._crowded`) grow otherwise: callers rule those out.
+
+    Examples
+    --------
+    >>> grown_capacities(np.array([16, 16, 16, 128]), np.array([12, 13, 25, 97])).tolist()
+    [16, 32, 64, 256]
+    """
+    found = capacities.astype(np.int64, copy=True)
+    while True:
+        over = sizes > found * 3 // 4
+        if not over.any():
+            return found
+        found[over] *= 2
 
 
 class JavaHashMap(Generic[K, V]):

@@ -1,0 +1,148 @@
+"""The broker's ``range`` assignor (`range.assign`) on arrays: the same plan, every member's
+partitions in the same order; the plain model stays the reference, and a property test holds
+the two equal.
+
+``range`` never reads the current assignment, so the plan is arithmetic: each topic's
+partitions are cut into contiguous slices over its subscribers sorted by member id, and a member
+lists its topics in the order of its map (``new HashMap<>((int) (topics / 0.75f) + 1)``, one
+``put`` per topic it got a slice of, in its subscription's order), each slice ascending. The
+map's size is fixed by the member's subscription, so a subscription's topic order is worked out
+once. `assign` answers None where a table of fewer than 64 buckets could hold nine topics in one
+bin (Java grows such a table early, `JavaHashMap._crowded`) or where static members would sort
+first (not reachable through a `Group`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from assignor._arrays import gc_paused, stable_order
+from assignor.model import Group, TopicPartition, topic_partitions
+from assignor.ordering import java_order
+from assignor.strategies.kip848.coordinator import topic_hash
+from assignor.strategies.kip848.java_hash import float_capacity, spread, table_size_for
+from assignor.topic_ids import topic_ids_of
+
+__all__ = ["assign"]
+
+
+def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
+    """Each member's new target assignment (``group.members`` order), as
+    `assignor.strategies.kip848.range` plans it; None where this path does not apply.
+
+    Examples
+    --------
+    >>> from assignor import Group, Member
+    >>> group = Group({"t0000": 5}, [Member(m, ["t0000"]) for m in ("b", "a")])
+    >>> {m: [tp.partition for tp in tps] for m, tps in assign(group).items()}
+    {'b': [3, 4], 'a': [0, 1, 2]}
+    """
+    members = group.members
+    if not members:
+        return None
+    names = list(group.topics)
+    index = {name: i for i, name in enumerate(names)}
+    ids = topic_ids_of(names, group.topic_ids)
+    hashes = np.array([spread(topic_hash(ids[name])) for name in names], dtype=np.int64)
+    counts = np.array([group.topics[name] for name in names], dtype=np.int64)
+    order = java_order([m.id for m in members])  # RangeAssignor.sortMemberIds, no static members
+    distinct: dict[tuple[str, ...], int] = {}
+    subscription_of = np.array([distinct.setdefault(tuple(members[i].topics), len(distinct)) for i in order],
+                               dtype=np.int64)
+    # A subscription's existing topics as the coordinator resolves them (each once, listed order)
+    resolved = [np.array([index[n] for n in dict.fromkeys(topics) if n in index], dtype=np.int64)
+                for topics in distinct]
+    places = [_topic_places(topics, hashes) for topics in resolved]
+    if any(p is None for p in places):
+        return None
+    if _homogeneous(group, distinct, subscription_of):
+        rows = _homogeneous_rows(resolved[subscription_of[0]], places[subscription_of[0]], counts, len(members))
+    else:
+        rows = _heterogeneous_rows(resolved, places, subscription_of, counts)
+    member, topic, part = rows
+    bounds = np.searchsorted(member, np.arange(len(members) + 1)).tolist()
+    sorted_index = np.empty(len(members), dtype=np.int64)
+    sorted_index[order] = np.arange(len(members))
+    with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
+        listed = topic_partitions(np.array(names, dtype=object)[topic].tolist(), part.tolist())
+        return {m.id: listed[bounds[i]:bounds[i + 1]] for m, i in zip(members, sorted_index.tolist())}
+
+
+def _homogeneous(group: Group, distinct: dict[tuple[str, ...], int], subscription_of: np.ndarray) -> bool:
+    """``ModernGroup.subscriptionType``: every subscribed name, existing or not, has every
+    member as a subscriber."""
+    subscribers: Counter[str] = Counter()
+    members_of = np.bincount(subscription_of, minlength=len(distinct)).tolist()
+    for topics, d in distinct.items():
+        for name in set(topics):
+            subscribers[name] += members_of[d]
+    return all(n == len(group.members) for n in subscribers.values())
+
+
+def _topic_places(topics: np.ndarray, hashes: np.ndarray) -> np.ndarray | None:
+    """Each topic's place in the map of a member subscribed to `topics` (bucket, then put
+    order); None where a small table could hold nine of them in one bin."""
+    capacity = table_size_for(float_capacity(len(topics)))
+    bucket = hashes[topics] & (capacity - 1)
+    if capacity < 64 and len(topics) > 8 and np.bincount(bucket).max() > 8:
+        return None
+    places = np.empty(len(topics), dtype=np.int64)
+    places[np.lexsort((np.arange(len(topics)), bucket))] = np.arange(len(topics))
+    return places
+
+
+def _expanded(member: np.ndarray, topic: np.ndarray, start: np.ndarray,
+              length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Slices (in order) as rows: member, topic, partition."""
+    before = np.zeros(len(length), dtype=np.int64)
+    np.cumsum(length[:-1], out=before[1:])
+    total = int(length.sum())
+    part = np.repeat(start - before, length) + np.arange(total, dtype=np.int64)
+    return np.repeat(member, length), np.repeat(topic, length), part
+
+
+def _slices(rank: np.ndarray, count: np.ndarray, takers: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+    """The slice of the `rank`-th of `takers` sorted subscribers of a topic of `count`
+    partitions: the first ``count % takers`` get one more."""
+    minimum, extra = np.divmod(count, takers)
+    length = minimum + (rank < extra)
+    return rank * minimum + np.minimum(rank, extra), length
+
+
+def _homogeneous_rows(topics: np.ndarray, places: np.ndarray, counts: np.ndarray,
+                      members: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every member subscribes to `topics`: topic by topic each is cut over all members, and every
+    member's map iterates its topics in one order."""
+    in_place = topics[np.argsort(places)]
+    count = counts[in_place]
+    # members beyond the partition count get nothing of a topic
+    takers = np.where(count >= members, members, count)
+    pair_topic = np.repeat(in_place, takers)
+    first = np.zeros(len(takers), dtype=np.int64)
+    np.cumsum(takers[:-1], out=first[1:])
+    rank = np.arange(int(takers.sum()), dtype=np.int64) - np.repeat(first, takers)
+    start, length = _slices(rank, np.repeat(count, takers), members)
+    by_member = stable_order(rank)  # topics stay in map order within a member
+    return _expanded(rank[by_member], pair_topic[by_member], start[by_member], length[by_member])
+
+
+def _heterogeneous_rows(resolved: list[np.ndarray], places: list[np.ndarray | None], subscription_of: np.ndarray,
+                        counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each topic cut over its own subscribers, in member order; each member's topics in its
+    subscription's map order."""
+    sizes = np.array([len(t) for t in resolved], dtype=np.int64)[subscription_of]
+    member = np.repeat(np.arange(len(subscription_of), dtype=np.int64), sizes)
+    topic = np.concatenate([resolved[d] for d in subscription_of.tolist()] or [np.empty(0, dtype=np.int64)])
+    place = np.concatenate([places[d] for d in subscription_of.tolist()] or [np.empty(0, dtype=np.int64)])
+    by_topic = np.argsort(topic, kind="stable")  # members in sorted order within a topic
+    subscribers = np.bincount(topic, minlength=len(counts))
+    first = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(subscribers[:-1], out=first[1:])
+    rank = np.empty(len(topic), dtype=np.int64)
+    rank[by_topic] = np.arange(len(topic), dtype=np.int64) - first[topic[by_topic]]
+    start, length = _slices(rank, counts[topic], subscribers[topic])
+    ordered = np.lexsort((place, member))
+    ordered = ordered[length[ordered] > 0]
+    return _expanded(member[ordered], topic[ordered], start[ordered], length[ordered])

@@ -1,0 +1,125 @@
+"""The columnar paths of the broker's assignors (`uniform_columns`, `range_columns`) against the
+plain model they stand in for (`kip848._plan`, itself held to Kafka's recordings): the same
+members, topics and partitions in the same order, on every group hypothesis draws, through
+rebalance after rebalance."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assignor import Group, Member, TopicPartition, assign
+from assignor.strategies.kip848 import RANGE_NAME, UNIFORM_NAME, _plan, range_columns, uniform_columns
+
+COUNTS = st.sampled_from([0, 1, 2, 3, 7, 10, 16, 17, 33, 40, 100, 130, 300])
+
+
+@st.composite
+def groups(draw: st.DrawFn, homogeneous: bool = True) -> Group:
+    """Members with claims of every shape a coordinator holds: none, some, all; in claim order
+    or shuffled; a member's claims spread over topics or in strides of 16 (crowded bins)."""
+    topics = {f"t{i}": draw(COUNTS) for i in range(draw(st.integers(1, 6)))}
+    names = draw(st.permutations(list(topics)))
+    ids = draw(st.lists(st.text("abcm0123456789-", min_size=1, max_size=6), min_size=1, max_size=12, unique=True))
+    every = [TopicPartition(t, p) for t, n in topics.items() for p in range(n)]
+    held = draw(st.permutations(every))
+    share = draw(st.sampled_from([0.0, 0.3, 0.8, 1.0]))
+    owned: dict[str, list[TopicPartition]] = {m: [] for m in ids}
+    for i, tp in enumerate(held[:int(len(held) * share)]):
+        if draw(st.booleans()) and tp.partition % 16 == 0:
+            owned[ids[0]].append(tp)  # strides of 16 into one member: bins of small tables crowd
+        else:
+            owned[ids[i % len(ids)]].append(tp)
+    if draw(st.booleans()):
+        owned = {m: sorted(tps) for m, tps in owned.items()}
+    subscriptions = {m: list(names) if homogeneous else draw(st.lists(st.sampled_from([*names, "ghost"]),
+                                                                       unique=True)) for m in ids}
+    return Group(topics, [Member(m, subscriptions[m], owned[m] if homogeneous else ()) for m in ids])
+
+
+def _events(group: Group, plan: dict[str, list[TopicPartition]], drop: int, joiners: int, step: int = 0) -> Group:
+    members = [Member(m.id, m.topics, plan[m.id]) for m in group.members][drop:]
+    members += [Member(f"joiner-{step}-{i}", group.members[0].topics) for i in range(joiners)]
+    return Group(group.topics, members) if members else group
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups(), st.integers(0, 2), st.integers(0, 3))
+def test_uniform_columns_plan_as_the_model_does(group, drop, joiners):
+    """Where the columnar path answers, its plan is the model's, order included; `assign` always
+    is. Then the same after members leave and join, claims from the plan before."""
+    for step in range(2):
+        expected = _plan(UNIFORM_NAME, group).assignment
+        found = uniform_columns.assign(group)
+        assert found is None or found == expected
+        assert assign(UNIFORM_NAME, group).assignment == expected
+        group = _events(group, expected, drop, joiners, step)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(groups(), groups(homogeneous=False)))
+def test_range_columns_plan_as_the_model_does(group):
+    expected = _plan(RANGE_NAME, group).assignment
+    found = range_columns.assign(group)
+    assert found is None or found == expected
+    assert assign(RANGE_NAME, group).assignment == expected
+
+
+def _uniform_group(members: int, topics: int, partitions: int) -> Group:
+    names = [f"topic-{t:04d}" for t in range(topics)]
+    return Group({n: partitions for n in names}, [Member(f"member-{i:05d}", names) for i in range(members)])
+
+
+def test_clean_groups_take_the_columnar_paths():
+    """A fresh group, the same after one member joins and after one leaves: the columnar paths
+    answer (the bench's shapes), and agree with the model."""
+    group = _uniform_group(300, 7, 50)
+    for name, columns in ((UNIFORM_NAME, uniform_columns.assign), (RANGE_NAME, range_columns.assign)):
+        plan = columns(group)
+        assert plan is not None and plan == _plan(name, group).assignment
+        for after in (_events(group, plan, 0, 1), _events(group, plan, 1, 0)):
+            assert columns(after) is not None and columns(after) == _plan(name, after).assignment
+
+
+def test_groups_the_columnar_path_leaves_to_the_model():
+    """Claims a coordinator could not hold, members listing different topics, a partition in a
+    crowded bin: the columnar uniform path declines and the model plans (the same answer as
+    ever through `assign`)."""
+    topics = {"t": 200, "u": 4}
+    declined = [
+        Group(topics, [Member("a", ["t"], [TopicPartition("t", 200)]), Member("b", ["t"])]),  # past the count
+        Group(topics, [Member("a", ["t"], [TopicPartition("t", 1)]), Member("b", ["t"], [TopicPartition("t", 1)])]),
+        Group(topics, [Member("a", ["t"], [("t", 1)]), Member("b", ["t"])]),  # a plain tuple
+        Group(topics, [Member("a", ["t", "u"]), Member("b", ["u", "t"])]),  # listed in another order
+        Group(topics, [Member("a", ["t", "nope"]), Member("b", ["t", "nope"])]),  # Kafka throws: the model says so
+    ]
+    for group in declined:
+        assert uniform_columns.assign(group) is None
+    assert assign(UNIFORM_NAME, declined[0]).assignment == _plan(UNIFORM_NAME, declined[0]).assignment
+
+
+def test_sets_that_grow_early_are_replayed_on_the_model():
+    """Nine partitions 16 apart in a set of 16 buckets: Java grows the table at the ninth
+    (``treeifyBin`` on a small table), so the set iterates in another order than its size
+    alone says. Held, given up and received that way, the columnar path asks the model for the
+    set's size and plans as the model does."""
+    strided = [TopicPartition("t", 16 * i) for i in range(9)]
+    others = [TopicPartition("t", p) for p in range(129) if p % 16]
+    groups = [
+        Group({"t": 200}, [Member("a", ["t"], strided), Member("b", ["t"])]),  # held, then given up
+        Group({"t": 129}, [Member("a", ["t"], strided)] + [  # held by a member that keeps them
+            Member(f"m{i:02d}", ["t"], others[i::13]) for i in range(13)]),
+        Group({"t": 145}, [Member("a", ["t"], [TopicPartition("t", p) for p in range(145) if p % 16]),
+                           Member("b", ["t"])]),  # received by a member short of its quota
+    ]
+    for group in groups:
+        found = uniform_columns.assign(group)
+        assert found is not None and found == _plan(UNIFORM_NAME, group).assignment
+    # the kept set iterates by bin of 32, not of 16
+    assert [tp.partition for tp in found_of(groups[1])["a"]] == [0, 32, 64, 96, 128, 16, 48, 80, 112]
+
+
+def found_of(group: Group) -> dict[str, list[TopicPartition]]:
+    found = uniform_columns.assign(group)
+    assert found is not None
+    return found
