@@ -9,7 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition, assign
-from assignor.strategies.kip848 import RANGE_NAME, UNIFORM_NAME, _plan, range_columns, uniform_columns
+from assignor.strategies.kip848 import (
+    RANGE_NAME,
+    UNIFORM_NAME,
+    _plan,
+    range_columns,
+    uniform_columns,
+    uniform_heterogeneous_columns,
+)
 
 COUNTS = st.sampled_from([0, 1, 2, 3, 7, 10, 16, 17, 33, 40, 100, 130, 300])
 
@@ -56,6 +63,34 @@ def test_uniform_columns_plan_as_the_model_does(group, drop, joiners):
         group = _events(group, expected, drop, joiners, step)
 
 
+@st.composite
+def mixed_groups(draw: st.DrawFn) -> Group:
+    """Members subscribed to different topics (some the cluster lacks), holding partitions of
+    any topic, subscribed or not."""
+    topics = {f"t{i}": draw(COUNTS) for i in range(draw(st.integers(1, 6)))}
+    names = [*topics, "ghost"]
+    ids = draw(st.lists(st.text("abcm0123456789-", min_size=1, max_size=6), min_size=1, max_size=12, unique=True))
+    every = [TopicPartition(t, p) for t, n in topics.items() for p in range(n)]
+    held = draw(st.permutations(every))
+    owned: dict[str, list[TopicPartition]] = {m: [] for m in ids}
+    for tp in held[:int(len(held) * draw(st.sampled_from([0.0, 0.3, 0.8, 1.0])))]:
+        owned[ids[draw(st.integers(0, len(ids) - 1))]].append(tp)
+    return Group(topics, [Member(m, draw(st.lists(st.sampled_from(names), unique=True)), owned[m]) for m in ids])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed_groups(), st.integers(0, 2), st.integers(0, 3))
+def test_uniform_heterogeneous_columns_plan_as_the_model_does(group, drop, joiners):
+    """The heterogeneous builder reading the group from columns plans as the model does, order
+    included, through members leaving and joining with the plan before as their claims."""
+    for step in range(2):
+        expected = _plan(UNIFORM_NAME, group).assignment
+        found = uniform_heterogeneous_columns.assign(group)
+        assert found is None or found == expected
+        assert assign(UNIFORM_NAME, group).assignment == expected
+        group = _events(group, expected, drop, joiners, step)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(groups(), groups(homogeneous=False)))
 def test_range_columns_plan_as_the_model_does(group):
@@ -73,8 +108,13 @@ def _uniform_group(members: int, topics: int, partitions: int) -> Group:
 def test_clean_groups_take_the_columnar_paths():
     """A fresh group, the same after one member joins and after one leaves: the columnar paths
     answer (the bench's shapes), and agree with the model."""
-    group = _uniform_group(300, 7, 50)
-    for name, columns in ((UNIFORM_NAME, uniform_columns.assign), (RANGE_NAME, range_columns.assign)):
+    homogeneous = _uniform_group(300, 7, 50)
+    mixed = Group(homogeneous.topics, [Member(m.id, [t for i, t in enumerate(m.topics) if i % 4 != n % 4])
+                                       for n, m in enumerate(homogeneous.members)])
+    for name, columns, group in ((UNIFORM_NAME, uniform_columns.assign, homogeneous),
+                                 (UNIFORM_NAME, uniform_heterogeneous_columns.assign, mixed),
+                                 (RANGE_NAME, range_columns.assign, homogeneous),
+                                 (RANGE_NAME, range_columns.assign, mixed)):
         plan = columns(group)
         assert plan is not None and plan == _plan(name, group).assignment
         for after in (_events(group, plan, 0, 1), _events(group, plan, 1, 0)):

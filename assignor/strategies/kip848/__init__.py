@@ -25,7 +25,7 @@ from assignor.model import Claims, Group, Plan, TopicPartition, topic_partitions
 from assignor.protocols import CONSUMER
 from assignor.solver import dense
 from assignor.strategies.kip848 import range as _range
-from assignor.strategies.kip848 import range_columns, uniform_columns
+from assignor.strategies.kip848 import range_columns, uniform_columns, uniform_heterogeneous_columns
 from assignor.strategies.kip848 import uniform as _uniform
 from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, group_spec
 from assignor.strategies.strategy import Planned, Strategy, owning_claims, planned_in_plan_order
@@ -73,12 +73,17 @@ def _plan(name: str, group: Group) -> Plan:
     return Plan(name, assignment)
 
 
-def _planned_by(name: str, columns: Callable[[Group], dict[str, list[TopicPartition]] | None],
-                group: Group) -> Plan:
-    # The columnar path where it applies (the same plans, held equal by a property test), the
-    # plain model for every other group.
-    found = columns(group)
-    return Plan(name, found) if found is not None else _plan(name, group)
+Columns = Callable[[Group], dict[str, list[TopicPartition]] | None]
+
+
+def _planned_by(name: str, paths: tuple[Columns, ...], group: Group) -> Plan:
+    # The first columnar path that takes the group (the same plans, held equal by property
+    # tests), the plain model for every other group.
+    for columns in paths:
+        found = columns(group)
+        if found is not None:
+            return Plan(name, found)
+    return _plan(name, group)
 
 
 def assign_uniform(group: Group) -> Plan:
@@ -91,12 +96,12 @@ def assign_uniform(group: Group) -> Plan:
     >>> {m: [tp.partition for tp in tps] for m, tps in assign_uniform(group).assignment.items()}
     {'a': [0, 1, 2], 'b': [3, 4, 5], 'c': [6, 7, 8, 9]}
     """
-    return _planned_by(UNIFORM_NAME, uniform_columns.assign, group)
+    return _planned_by(UNIFORM_NAME, (uniform_columns.assign, uniform_heterogeneous_columns.assign), group)
 
 
 def assign_range(group: Group) -> Plan:
     """``kip848-range``: the broker's ``RangeAssignor``."""
-    return _planned_by(RANGE_NAME, range_columns.assign, group)
+    return _planned_by(RANGE_NAME, (range_columns.assign,), group)
 
 
 def planned(name: str, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,

@@ -237,7 +237,7 @@ class _Heterogeneous(_Builder):
         if balancer.initialize(self.subscribers[topic]) <= 1:
             return moved
         owners = self.owners[topic]
-        partitions = sorted(range(len(owners)), key=lambda p: (owners[p], p))
+        partitions = sorted(range(len(owners)), key=owners.__getitem__)  # stable: by (owner, partition)
         start: dict[int, int] = {}
         end: dict[int, int] = {}
         for i, p in enumerate(partitions):
@@ -302,7 +302,8 @@ class _Balancer:
 
     def initialize(self, members: list[int]) -> int:
         sizes = self.sizes
-        self.sorted = sorted(members, key=lambda m: (sizes[m], m))
+        # by (size, index): `members` come in index order and the sort is stable
+        self.sorted = sorted(members, key=sizes.__getitem__)
         first, last = self.sorted[0], self.sorted[-1]
         self.least_end, self.least_count, self.next_least = 0, sizes[first] - 1, 0
         n = len(self.sorted)

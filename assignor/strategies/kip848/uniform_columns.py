@@ -26,31 +26,26 @@ How the builder reads on arrays (the order is the whole difficulty; `java_hash` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from itertools import chain, repeat
-from operator import itemgetter
-
 import numpy as np
 
 from assignor._arrays import gc_paused, run_starts, stable_order
-from assignor.model import Group, Member, TopicPartition, topic_partitions
+from assignor.model import Group, TopicPartition
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848.coordinator import topic_hash
-from assignor.strategies.kip848.java_hash import (
-    JavaHashMap,
-    copy_capacities,
-    grown_capacities,
-    integer_hash,
-    spread,
-    spread_many,
+from assignor.strategies.kip848.current_columns import (
+    MAX_TOPICS_PER_MEMBER,
+    Current,
+    Rows,
+    as_objects,
+    crowded_pairs,
+    current_order,
+    parse_claims,
+    topic_maps_crowded,
 )
+from assignor.strategies.kip848.java_hash import JavaHashMap, grown_capacities, integer_hash, spread, spread_many
 from assignor.topic_ids import topic_ids_of
 
-__all__ = ["MAX_TOPICS_PER_MEMBER", "assign"]
-
-#: Members with more topics than this go to the plain model: up to 24 keys a member's topic map
-#: never reaches 64 buckets, so one check of the low four bits rules out every early growth.
-MAX_TOPICS_PER_MEMBER = 24
+__all__ = ["assign"]
 
 
 def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
@@ -72,7 +67,7 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     names, counts, hashes = topics
     offsets = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    parsed = _claims(members, names, counts, offsets)
+    parsed = parse_claims(members, names, counts, offsets)
     if parsed is None:
         return None
     claims, topic, part = parsed
@@ -80,8 +75,8 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     rank_of = {member_id: r for r, member_id in enumerate(order)}
     rank = np.fromiter(map(rank_of.__getitem__, (m.id for m in members)), dtype=np.int64, count=len(members))
     lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
-    rows = _Rows(np.repeat(rank, lengths), topic, part, np.arange(len(part), dtype=np.int64))
-    spec = _spec_order(rows, len(members), len(names), hashes)
+    rows = Rows(np.repeat(rank, lengths), topic, part, np.arange(len(part), dtype=np.int64))
+    spec = current_order(rows, len(members), len(names), hashes)
     if spec is None:
         return None
     total = int(offsets[-1])
@@ -94,7 +89,7 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     free = np.flatnonzero(~taken)
     free_topic = np.searchsorted(offsets, free, side="right") - 1
     kept = spec.position < keep[spec.rows.member]
-    unassigned = _Rows(np.empty(0, dtype=np.int64), np.concatenate((free_topic, spec.rows.topic[~kept])),
+    unassigned = Rows(np.empty(0, dtype=np.int64), np.concatenate((free_topic, spec.rows.topic[~kept])),
                        np.concatenate((free - offsets[free_topic], spec.rows.part[~kept])),
                        np.concatenate((np.full(len(free), -1, dtype=np.int64), spec.rows.source[~kept])))
     added = _hand_out(unassigned, quota_of)
@@ -105,21 +100,8 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
         return None
     bounds = np.searchsorted(final.member, np.arange(len(members) + 1)).tolist()
     with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        listed = _objects(final, claims, names)
+        listed = as_objects(final, claims, names)
         return {m.id: listed[bounds[r]:bounds[r + 1]] for m, r in zip(members, rank.tolist())}
-
-
-class _Rows:
-    """Partitions as columns: member (rank in the member map's order), topic (index in the
-    subscription set's order), partition, and the claim it came from (-1: none)."""
-
-    __slots__ = ("member", "part", "source", "topic")
-
-    def __init__(self, member: np.ndarray, topic: np.ndarray, part: np.ndarray, source: np.ndarray) -> None:
-        self.member, self.topic, self.part, self.source = member, topic, part, source
-
-    def take(self, index: np.ndarray) -> _Rows:
-        return _Rows(self.member[index], self.topic[index], self.part[index], self.source[index])
 
 
 def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None:
@@ -141,101 +123,6 @@ def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None
     counts = np.array([group.topics[name] for name in names], dtype=np.int64)
     hashes = np.array([spread(topic_hash(ids[name])) for name in names], dtype=np.int64)
     return names, counts, hashes
-
-
-def _claims(members: Sequence[Member], names: list[str], counts: np.ndarray,
-            offsets: np.ndarray) -> tuple[list[TopicPartition], np.ndarray, np.ndarray] | None:
-    """Every member's claims in order as topic and partition columns; None unless each is a
-    `TopicPartition` of a subscribed topic, in range, and held once."""
-    claims: list[TopicPartition] = list(chain.from_iterable(m.owned for m in members))
-    if not claims:
-        empty = np.empty(0, dtype=np.int64)
-        return claims, empty, empty
-    if set(map(type, claims)) != {TopicPartition}:
-        return None
-    numbers = list(map(itemgetter(1), claims))
-    if set(map(type, numbers)) != {int}:
-        return None
-    index = {name: i for i, name in enumerate(names)}
-    try:
-        topic = np.fromiter(map(index.get, map(itemgetter(0), claims), repeat(-1)), dtype=np.int64, count=len(claims))
-        part = np.array(numbers, dtype=np.int64)
-    except (TypeError, OverflowError):  # an unhashable topic, a partition past int64
-        return None
-    if topic.min() < 0 or part.min() < 0 or (part >= counts[topic]).any():
-        return None
-    if np.bincount(offsets[topic] + part, minlength=int(offsets[-1])).max() > 1:
-        return None
-    return claims, topic, part
-
-
-class _Spec:
-    """The current assignment in iteration order: `rows` member by member, each topic's rows in
-    a run; per row its `position` in its member's list and its `rank` in its set; per (member,
-    topic) `pair`, in that order, its topic, size and set capacity."""
-
-    __slots__ = ("crowded", "pair_capacity", "pair_member", "pair_size", "pair_start", "pair_topic", "position", "rank",
-                 "row_pair", "rows")
-
-    def __init__(self, rows: _Rows, row_pair: np.ndarray, position: np.ndarray, rank: np.ndarray,
-                 pair_member: np.ndarray, pair_topic: np.ndarray, pair_size: np.ndarray,
-                 pair_capacity: np.ndarray, crowded: np.ndarray) -> None:
-        self.rows, self.row_pair, self.position, self.rank = rows, row_pair, position, rank
-        self.pair_member, self.pair_topic, self.pair_size, self.pair_capacity = (
-            pair_member, pair_topic, pair_size, pair_capacity)
-        self.pair_start = np.zeros(len(pair_size) + 1, dtype=np.int64)
-        np.cumsum(pair_size, out=self.pair_start[1:])
-        self.crowded = crowded  # pairs whose set grew early (their capacity replayed on the model)
-
-    def parts(self, pair: int) -> list[int]:
-        """The partitions of a pair's set in iteration order."""
-        found: list[int] = self.rows.part[self.pair_start[pair]:self.pair_start[pair + 1]].tolist()
-        return found
-
-
-def _spec_order(rows: _Rows, members: int, topics: int, hashes: np.ndarray) -> _Spec | None:
-    """`coordinator.group_spec`'s maps, iterated: topics put in the order the claims first name
-    them (16 buckets, doubling past 3/4), sets ``new HashSet<>(claims of the topic)``."""
-    key = rows.member * topics + rows.topic
-    by_pair = np.argsort(key, kind="stable")  # claim order kept within a (member, topic) pair
-    starts = np.flatnonzero(run_starts(key[by_pair]))
-    # pairs numbered first by key (grouped rows), then renumbered in iteration order
-    keyed_member, keyed_topic = rows.member[by_pair[starts]], rows.topic[by_pair[starts]]
-    first_claim = rows.source[by_pair[starts]]
-    keyed_size = np.diff(np.append(starts, len(key)))
-    topic_count = np.bincount(keyed_member, minlength=members)
-    if topic_count.max(initial=0) > MAX_TOPICS_PER_MEMBER:
-        return None
-    map_capacity = grown_capacities(np.full(members, 16, dtype=np.int64), topic_count)
-    bucket = hashes[keyed_topic] & (map_capacity[keyed_member] - 1)
-    pair_order = np.lexsort((first_claim, bucket, keyed_member))
-    renumbered = np.empty(len(pair_order), dtype=np.int64)
-    renumbered[pair_order] = np.arange(len(pair_order))
-    pair_member, pair_topic, pair_size = keyed_member[pair_order], keyed_topic[pair_order], keyed_size[pair_order]
-    pair_capacity = copy_capacities(pair_size)
-    pair_of_row = np.empty(len(key), dtype=np.int64)
-    pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
-    spread_part = spread_many(rows.part)
-    # A set whose small table gets nine keys in one bin grows early: its capacity from the model,
-    # replayed with its claims in claim order (rare: partitions far apart, in strides).
-    small = pair_capacity[pair_of_row] < 64
-    crowded = _crowded(pair_of_row[small], spread_part[small] & (pair_capacity[pair_of_row[small]] - 1), 32,
-                       len(pair_size))
-    for pair in np.flatnonzero(crowded).tolist():
-        keyed = int(pair_order[pair])
-        claimed = rows.part[by_pair[starts[keyed]:starts[keyed] + keyed_size[keyed]]].tolist()
-        pair_capacity[pair] = JavaHashMap.copy_of(claimed, integer_hash).capacity
-    width = int(pair_capacity.max(initial=1))
-    if len(pair_size) * width >= 1 << 62:
-        return None
-    order = stable_order(pair_of_row * width + (spread_part & (pair_capacity[pair_of_row] - 1)))
-    rows, row_pair = rows.take(order), pair_of_row[order]
-    spec = _Spec(rows, row_pair, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), pair_member, pair_topic,
-                 pair_size, pair_capacity, crowded)
-    spec.rank = np.arange(len(order), dtype=np.int64) - spec.pair_start[row_pair]
-    member_start = np.searchsorted(rows.member, np.arange(members))
-    spec.position = np.arange(len(order), dtype=np.int64) - member_start[rows.member]
-    return spec
 
 
 def _quotas(sizes: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -263,7 +150,7 @@ def _quotas(sizes: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | No
     return keep, short
 
 
-def _hand_out(unassigned: _Rows, short: np.ndarray) -> _Rows | None:
+def _hand_out(unassigned: Rows, short: np.ndarray) -> Rows | None:
     """`uniform._Homogeneous._assign_remaining`: the unassigned rows in order to the members short
     of their quota, in member order; None where some would be left over (Kafka throws: the plain
     model says so)."""
@@ -272,11 +159,11 @@ def _hand_out(unassigned: _Rows, short: np.ndarray) -> _Rows | None:
     if len(unassigned.part) > (int(ends[-1]) if len(ends) else 0):
         return None
     member = wanting[np.searchsorted(ends, np.arange(len(unassigned.part)), side="right")]
-    return _Rows(member, unassigned.topic, unassigned.part, unassigned.source)
+    return Rows(member, unassigned.topic, unassigned.part, unassigned.source)
 
 
-def _final_order(spec: _Spec, kept: np.ndarray, added: _Rows, keep: np.ndarray, short: np.ndarray,
-                 members: int, topics: int, hashes: np.ndarray) -> _Rows | None:
+def _final_order(spec: Current, kept: np.ndarray, added: Rows, keep: np.ndarray, short: np.ndarray,
+                 members: int, topics: int, hashes: np.ndarray) -> Rows | None:
     """The new target assignment in iteration order: kept rows, then added rows, sorted by
     member, the topic's place in the member's final map, bucket in the final set, insertion."""
     sizes = np.bincount(spec.rows.member, minlength=members)
@@ -311,8 +198,8 @@ def _final_order(spec: _Spec, kept: np.ndarray, added: _Rows, keep: np.ndarray, 
     final_topics = held + np.bincount(fresh_member, minlength=members)
     if final_topics.max(initial=0) > MAX_TOPICS_PER_MEMBER:
         return None
-    if np.bincount(pair_member * 16 + (hashes[pair_topic] & 15), minlength=16).max(initial=0) > 8:
-        return None  # nine topics of one member in one bin of 16
+    if topic_maps_crowded(pair_member, pair_topic, hashes):
+        return None
     map_capacity = _map_capacities(held, copied, added, added_pair, pairs)
     bucket = hashes[pair_topic] & (map_capacity[pair_member] - 1)
     place = np.empty(len(pair_member), dtype=np.int64)
@@ -326,7 +213,7 @@ def _final_order(spec: _Spec, kept: np.ndarray, added: _Rows, keep: np.ndarray, 
     added_rank = held_size[added_pair] + _occurrence(added_pair)
     rows_pair = np.concatenate((spec.row_pair[kept], added_pair))
     rows_rank = np.concatenate((spec.rank[kept], added_rank))
-    rows = _Rows(np.concatenate((spec.rows.member[kept], added.member)),
+    rows = Rows(np.concatenate((spec.rows.member[kept], added.member)),
                  np.concatenate((spec.rows.topic[kept], added.topic)),
                  np.concatenate((spec.rows.part[kept], added.part)),
                  np.concatenate((spec.rows.source[kept], added.source)))
@@ -337,8 +224,8 @@ def _final_order(spec: _Spec, kept: np.ndarray, added: _Rows, keep: np.ndarray, 
     # given up ones too: the copy is taken before the first removal), then each one received.
     at_16 = (start_capacity[rows_pair] == 16) & (rows_rank <= 12)
     at_32 = (start_capacity[rows_pair] <= 32) & (rows_rank <= 24)
-    replayed = _crowded(rows_pair[at_16], spread_part[at_16] & 15, 16, len(pair_member))
-    replayed |= _crowded(rows_pair[at_32], spread_part[at_32] & 31, 32, len(pair_member))
+    replayed = crowded_pairs(rows_pair[at_16], spread_part[at_16] & 15, 16, len(pair_member))
+    replayed |= crowded_pairs(rows_pair[at_32], spread_part[at_32] & 31, 32, len(pair_member))
     replayed[:pairs] |= spec.crowded & copied[spec.pair_member]
     for pair in np.flatnonzero(replayed).tolist():
         table = JavaHashMap.copy_of(spec.parts(pair), integer_hash) if pair < pairs else JavaHashMap(integer_hash)
@@ -351,20 +238,6 @@ def _final_order(spec: _Spec, kept: np.ndarray, added: _Rows, keep: np.ndarray, 
     return rows.take(stable_order(place[rows_pair] * width + (spread_part & (set_capacity[rows_pair] - 1))))
 
 
-def _crowded(pair: np.ndarray, bins: np.ndarray, width: int, pairs: int) -> np.ndarray:
-    """Per pair, whether nine or more of its rows share a bin (below `width`)."""
-    found = np.zeros(pairs, dtype=bool)
-    if len(pair) > 8:
-        keys = pair * width + bins
-        if pairs * width <= 1 << 24:  # a count per bin of every pair fits: no sort
-            counts = np.bincount(keys, minlength=pairs * width)
-            found |= (counts.reshape(pairs, width) > 8).any(axis=1)
-        else:
-            keys, counts = np.unique(keys, return_counts=True)
-            found[keys[counts > 8] // width] = True
-    return found
-
-
 def _occurrence(values: np.ndarray) -> np.ndarray:
     """How many times each value occurred before, at each position."""
     order = np.argsort(values, kind="stable")
@@ -375,7 +248,7 @@ def _occurrence(values: np.ndarray) -> np.ndarray:
     return found
 
 
-def _map_capacities(held: np.ndarray, copied: np.ndarray, added: _Rows, added_pair: np.ndarray,
+def _map_capacities(held: np.ndarray, copied: np.ndarray, added: Rows, added_pair: np.ndarray,
                     pairs: int) -> np.ndarray:
     """Each member's final topic map size: 16 doubling past 3/4 for a map left as it was; for a
     copied one, ``new HashMap<>(topics)`` with its topics put again, then one
@@ -434,22 +307,3 @@ def _simulated_capacity(held: int, calls: tuple[tuple[bool, bool], ...]) -> int:
 
 def _true() -> bool:
     return True
-
-
-def _objects(rows: _Rows, claims: list[TopicPartition], names: list[str]) -> list[TopicPartition]:
-    """The rows as `TopicPartition` objects: a claimed partition's own object again (most stay),
-    a new one for a partition nobody held."""
-    held = rows.source >= 0
-    if not held.any():  # a group that held nothing (its first plan): every object is new
-        made: list[TopicPartition] = topic_partitions(np.array(names, dtype=object)[rows.topic].tolist(),
-                                                      rows.part.tolist())
-        return made
-    objects = np.empty(len(rows.part), dtype=object)
-    if held.any():
-        objects[held] = np.fromiter(claims, dtype=object, count=len(claims))[rows.source[held]]
-    fresh = np.flatnonzero(~held)
-    if len(fresh):
-        made = topic_partitions(np.array(names, dtype=object)[rows.topic[fresh]].tolist(), rows.part[fresh].tolist())
-        objects[fresh] = np.fromiter(made, dtype=object, count=len(made))
-    listed: list[TopicPartition] = objects.tolist()
-    return listed

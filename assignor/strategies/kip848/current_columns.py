@@ -1,0 +1,183 @@
+"""The members' current assignments on arrays, as the coordinator's maps iterate them: the part
+of the columnar builders (`uniform_columns`, `uniform_mixed_columns`) that reads a group.
+
+`coordinator.group_spec` builds each member's current assignment as a ``HashMap`` of topic id to
+``new HashSet<>(claims of the topic)``, topics put in the order the member's claims first name
+them. On arrays: each claim is a row, and `current_order` sorts the rows member by member into
+that iteration order (topic bucket of the member's map, then first claim; partition bucket of
+the set, then claim order), keeping per (member, topic) pair its size and set capacity. A set
+whose small table gets nine keys in one bin grows early in Java (``treeifyBin``,
+`JavaHashMap._crowded`): its capacity is replayed on the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import chain, repeat
+from operator import itemgetter
+
+import numpy as np
+
+from assignor._arrays import run_starts, stable_order
+from assignor.model import Member, TopicPartition, topic_partitions
+from assignor.strategies.kip848.java_hash import (
+    JavaHashMap,
+    copy_capacities,
+    grown_capacities,
+    integer_hash,
+    spread_many,
+)
+
+__all__ = ["MAX_TOPICS_PER_MEMBER", "Current", "Rows", "as_objects", "crowded_pairs", "current_order", "parse_claims",
+           "topic_maps_crowded"]
+
+#: Members with more topics than this go to the plain model: up to 24 keys a member's topic map
+#: never reaches 64 buckets, so one check of the low four bits rules out every early growth.
+MAX_TOPICS_PER_MEMBER = 24
+
+
+class Rows:
+    """Partitions as columns: member (rank in the member map's order), topic (index in the
+    subscription set's order), partition, and the claim it came from (-1: none)."""
+
+    __slots__ = ("member", "part", "source", "topic")
+
+    def __init__(self, member: np.ndarray, topic: np.ndarray, part: np.ndarray, source: np.ndarray) -> None:
+        self.member, self.topic, self.part, self.source = member, topic, part, source
+
+    def take(self, index: np.ndarray) -> Rows:
+        return Rows(self.member[index], self.topic[index], self.part[index], self.source[index])
+
+
+def parse_claims(members: Sequence[Member], names: list[str], counts: np.ndarray,
+            offsets: np.ndarray) -> tuple[list[TopicPartition], np.ndarray, np.ndarray] | None:
+    """Every member's claims in order as topic and partition columns; None unless each is a
+    `TopicPartition` of a subscribed topic, in range, and held once."""
+    claims: list[TopicPartition] = list(chain.from_iterable(m.owned for m in members))
+    if not claims:
+        empty = np.empty(0, dtype=np.int64)
+        return claims, empty, empty
+    if set(map(type, claims)) != {TopicPartition}:
+        return None
+    numbers = list(map(itemgetter(1), claims))
+    if set(map(type, numbers)) != {int}:
+        return None
+    index = {name: i for i, name in enumerate(names)}
+    try:
+        topic = np.fromiter(map(index.get, map(itemgetter(0), claims), repeat(-1)), dtype=np.int64, count=len(claims))
+        part = np.array(numbers, dtype=np.int64)
+    except (TypeError, OverflowError):  # an unhashable topic, a partition past int64
+        return None
+    if topic.min() < 0 or part.min() < 0 or (part >= counts[topic]).any():
+        return None
+    if np.bincount(offsets[topic] + part, minlength=int(offsets[-1])).max() > 1:
+        return None
+    return claims, topic, part
+
+
+class Current:
+    """The current assignment in iteration order: `rows` member by member, each topic's rows in
+    a run; per row its `position` in its member's list and its `rank` in its set; per (member,
+    topic) `pair`, in that order, its topic, size and set capacity."""
+
+    __slots__ = ("crowded", "pair_capacity", "pair_member", "pair_size", "pair_start", "pair_topic", "position", "rank",
+                 "row_pair", "rows")
+
+    def __init__(self, rows: Rows, row_pair: np.ndarray, position: np.ndarray, rank: np.ndarray,
+                 pair_member: np.ndarray, pair_topic: np.ndarray, pair_size: np.ndarray,
+                 pair_capacity: np.ndarray, crowded: np.ndarray) -> None:
+        self.rows, self.row_pair, self.position, self.rank = rows, row_pair, position, rank
+        self.pair_member, self.pair_topic, self.pair_size, self.pair_capacity = (
+            pair_member, pair_topic, pair_size, pair_capacity)
+        self.pair_start = np.zeros(len(pair_size) + 1, dtype=np.int64)
+        np.cumsum(pair_size, out=self.pair_start[1:])
+        self.crowded = crowded  # pairs whose set grew early (their capacity replayed on the model)
+
+    def parts(self, pair: int) -> list[int]:
+        """The partitions of a pair's set in iteration order."""
+        found: list[int] = self.rows.part[self.pair_start[pair]:self.pair_start[pair + 1]].tolist()
+        return found
+
+
+def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> Current | None:
+    """`coordinator.group_spec`'s maps, iterated: topics put in the order the claims first name
+    them (16 buckets, doubling past 3/4), sets ``new HashSet<>(claims of the topic)``."""
+    key = rows.member * topics + rows.topic
+    by_pair = np.argsort(key, kind="stable")  # claim order kept within a (member, topic) pair
+    starts = np.flatnonzero(run_starts(key[by_pair]))
+    # pairs numbered first by key (grouped rows), then renumbered in iteration order
+    keyed_member, keyed_topic = rows.member[by_pair[starts]], rows.topic[by_pair[starts]]
+    first_claim = rows.source[by_pair[starts]]
+    keyed_size = np.diff(np.append(starts, len(key)))
+    topic_count = np.bincount(keyed_member, minlength=members)
+    if topic_count.max(initial=0) > MAX_TOPICS_PER_MEMBER:
+        return None
+    map_capacity = grown_capacities(np.full(members, 16, dtype=np.int64), topic_count)
+    bucket = hashes[keyed_topic] & (map_capacity[keyed_member] - 1)
+    pair_order = np.lexsort((first_claim, bucket, keyed_member))
+    renumbered = np.empty(len(pair_order), dtype=np.int64)
+    renumbered[pair_order] = np.arange(len(pair_order))
+    pair_member, pair_topic, pair_size = keyed_member[pair_order], keyed_topic[pair_order], keyed_size[pair_order]
+    pair_capacity = copy_capacities(pair_size)
+    pair_of_row = np.empty(len(key), dtype=np.int64)
+    pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
+    spread_part = spread_many(rows.part)
+    # A set whose small table gets nine keys in one bin grows early: its capacity from the model,
+    # replayed with its claims in claim order (rare: partitions far apart, in strides).
+    small = pair_capacity[pair_of_row] < 64
+    crowded = crowded_pairs(pair_of_row[small], spread_part[small] & (pair_capacity[pair_of_row[small]] - 1), 32,
+                       len(pair_size))
+    for pair in np.flatnonzero(crowded).tolist():
+        keyed = int(pair_order[pair])
+        claimed = rows.part[by_pair[starts[keyed]:starts[keyed] + keyed_size[keyed]]].tolist()
+        pair_capacity[pair] = JavaHashMap.copy_of(claimed, integer_hash).capacity
+    width = int(pair_capacity.max(initial=1))
+    if len(pair_size) * width >= 1 << 62:
+        return None
+    order = stable_order(pair_of_row * width + (spread_part & (pair_capacity[pair_of_row] - 1)))
+    rows, row_pair = rows.take(order), pair_of_row[order]
+    spec = Current(rows, row_pair, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), pair_member, pair_topic,
+                 pair_size, pair_capacity, crowded)
+    spec.rank = np.arange(len(order), dtype=np.int64) - spec.pair_start[row_pair]
+    member_start = np.searchsorted(rows.member, np.arange(members))
+    spec.position = np.arange(len(order), dtype=np.int64) - member_start[rows.member]
+    return spec
+
+
+def crowded_pairs(pair: np.ndarray, bins: np.ndarray, width: int, pairs: int) -> np.ndarray:
+    """Per pair, whether nine or more of its rows share a bin (below `width`)."""
+    found = np.zeros(pairs, dtype=bool)
+    if len(pair) > 8:
+        keys = pair * width + bins
+        if pairs * width <= 1 << 24:  # a count per bin of every pair fits: no sort
+            counts = np.bincount(keys, minlength=pairs * width)
+            found |= (counts.reshape(pairs, width) > 8).any(axis=1)
+        else:
+            keys, counts = np.unique(keys, return_counts=True)
+            found[keys[counts > 8] // width] = True
+    return found
+
+
+def topic_maps_crowded(pair_member: np.ndarray, pair_topic: np.ndarray, hashes: np.ndarray) -> bool:
+    """Whether some member holds nine topics whose spread hashes share their low four bits: a
+    map of up to `MAX_TOPICS_PER_MEMBER` topics could then grow early (left to the model)."""
+    return len(pair_member) > 8 and int(np.bincount(pair_member * 16 + (hashes[pair_topic] & 15)).max()) > 8
+
+
+def as_objects(rows: Rows, claims: list[TopicPartition], names: list[str]) -> list[TopicPartition]:
+    """The rows as `TopicPartition` objects: a claimed partition's own object again (most stay),
+    a new one for a partition nobody held."""
+    held = rows.source >= 0
+    if not held.any():  # a group that held nothing (its first plan): every object is new
+        made: list[TopicPartition] = topic_partitions(np.array(names, dtype=object)[rows.topic].tolist(),
+                                                      rows.part.tolist())
+        return made
+    objects = np.empty(len(rows.part), dtype=object)
+    if held.any():
+        objects[held] = np.fromiter(claims, dtype=object, count=len(claims))[rows.source[held]]
+    fresh = np.flatnonzero(~held)
+    if len(fresh):
+        made = topic_partitions(np.array(names, dtype=object)[rows.topic[fresh]].tolist(), rows.part[fresh].tolist())
+        objects[fresh] = np.fromiter(made, dtype=object, count=len(made))
+    listed: list[TopicPartition] = objects.tolist()
+    return listed
