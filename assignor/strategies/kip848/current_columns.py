@@ -1,5 +1,5 @@
 """The members' current assignments on arrays, as the coordinator's maps iterate them: the part
-of the columnar builders (`uniform_columns`, `uniform_mixed_columns`) that reads a group.
+of the columnar builders (`uniform_columns`, `uniform_heterogeneous_columns`) that reads a group.
 
 `coordinator.group_spec` builds each member's current assignment as a ``HashMap`` of topic id to
 ``new HashSet<>(claims of the topic)``, topics put in the order the member's claims first name

@@ -14,35 +14,28 @@ How the builder reads on arrays (the order is the whole difficulty; `java_hash` 
 
 - a member's current assignment iterates topic by topic in bucket order of its map (``put`` in
   the order its claims first name each topic, from 16 buckets), each topic's partitions in bucket
-  order of a ``new HashSet<>(claims)``, ties in claim order (`_spec_order`);
+  order of a ``new HashSet<>(claims)``, ties in claim order (`current_columns.current_order`);
 - a member keeps the first ``quota`` partitions in that order and gives up the rest, so the kept
   rows are a prefix and the revoked rows follow, member by member (`_quotas`);
 - the unassigned partitions (never held, topic by topic in the subscription set's order, then
   the revoked in order) fill the members short of their quota in member order;
 - a member that gives up or receives anything is deep-copied first: its topics are put again into
   ``new HashMap<>(topics)``, then topics it receives for the first time go to the head of their
-  bin (``computeIfAbsent``); its sets keep their order and grow by ``put`` (`_final_order`).
+  bin (``computeIfAbsent``); its sets keep their order and grow by ``put``
+  (`target_columns.final_order`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from assignor._arrays import gc_paused, run_starts, stable_order
+from assignor._arrays import gc_paused
 from assignor.model import Group, TopicPartition
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848.coordinator import topic_hash
-from assignor.strategies.kip848.current_columns import (
-    MAX_TOPICS_PER_MEMBER,
-    Current,
-    Rows,
-    as_objects,
-    crowded_pairs,
-    current_order,
-    parse_claims,
-    topic_maps_crowded,
-)
-from assignor.strategies.kip848.java_hash import JavaHashMap, grown_capacities, integer_hash, spread, spread_many
+from assignor.strategies.kip848.current_columns import Rows, as_objects, current_order, parse_claims
+from assignor.strategies.kip848.java_hash import JavaHashMap, spread
+from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import topic_ids_of
 
 __all__ = ["assign"]
@@ -95,7 +88,9 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     added = _hand_out(unassigned, quota_of)
     if added is None:
         return None
-    final = _final_order(spec, kept, added, keep, quota_of, len(members), len(names), hashes)
+    sizes = np.bincount(spec.rows.member, minlength=len(members))
+    copied = (sizes > keep) | (quota_of > 0)  # gave something up, or was short (copied even if given nothing)
+    final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names))
     if final is None:
         return None
     bounds = np.searchsorted(final.member, np.arange(len(members) + 1)).tolist()
@@ -160,150 +155,3 @@ def _hand_out(unassigned: Rows, short: np.ndarray) -> Rows | None:
         return None
     member = wanting[np.searchsorted(ends, np.arange(len(unassigned.part)), side="right")]
     return Rows(member, unassigned.topic, unassigned.part, unassigned.source)
-
-
-def _final_order(spec: Current, kept: np.ndarray, added: Rows, keep: np.ndarray, short: np.ndarray,
-                 members: int, topics: int, hashes: np.ndarray) -> Rows | None:
-    """The new target assignment in iteration order: kept rows, then added rows, sorted by
-    member, the topic's place in the member's final map, bucket in the final set, insertion."""
-    sizes = np.bincount(spec.rows.member, minlength=members)
-    copied = (sizes > keep) | (short > 0)  # gave something up, or was short (copied even if given nothing)
-    # Pairs of the final maps: the current ones, then (member, topic) pairs received anew.
-    pair_key = spec.pair_member * topics + spec.pair_topic
-    added_key = added.member * topics + added.topic
-    if len(pair_key):
-        by_key = np.argsort(pair_key)
-        at = by_key[np.minimum(np.searchsorted(pair_key[by_key], added_key), len(pair_key) - 1)]
-        known = pair_key[at] == added_key
-    else:
-        at, known = np.zeros(len(added_key), dtype=np.int64), np.zeros(len(added_key), dtype=bool)
-    fresh_keys, first_seen, fresh_of = np.unique(added_key[~known], return_index=True, return_inverse=True)
-    by_arrival = np.argsort(first_seen, kind="stable")
-    arrival = np.empty(len(fresh_keys), dtype=np.int64)
-    arrival[by_arrival] = np.arange(len(fresh_keys))
-    pairs = len(pair_key)
-    added_pair = np.empty(len(added_key), dtype=np.int64)
-    added_pair[known] = at[known]
-    added_pair[~known] = pairs + fresh_of.ravel()
-    fresh_member, fresh_topic = fresh_keys // max(topics, 1), fresh_keys % max(topics, 1)
-    pair_member = np.concatenate((spec.pair_member, fresh_member))
-    pair_topic = np.concatenate((spec.pair_topic, fresh_topic))
-    member_pair_start = np.searchsorted(spec.pair_member, np.arange(members))
-    # Rank in the member's map: put order for the current topics (the copy puts them in
-    # iteration order), newest first before them for topics received anew (computeIfAbsent).
-    fresh_start = np.searchsorted(fresh_member[by_arrival], np.arange(members))
-    pair_rank = np.concatenate((np.arange(pairs, dtype=np.int64) - member_pair_start[spec.pair_member],
-                                -1 - (arrival - fresh_start[fresh_member])))
-    held = np.bincount(spec.pair_member, minlength=members)
-    final_topics = held + np.bincount(fresh_member, minlength=members)
-    if final_topics.max(initial=0) > MAX_TOPICS_PER_MEMBER:
-        return None
-    if topic_maps_crowded(pair_member, pair_topic, hashes):
-        return None
-    map_capacity = _map_capacities(held, copied, added, added_pair, pairs)
-    bucket = hashes[pair_topic] & (map_capacity[pair_member] - 1)
-    place = np.empty(len(pair_member), dtype=np.int64)
-    place[np.lexsort((pair_rank, bucket, pair_member))] = np.arange(len(pair_member))
-    # Sets: a copied set keeps its capacity, then grows by put; a new set starts at 16.
-    received = np.bincount(added_pair, minlength=len(pair_member))
-    start_capacity = np.concatenate((spec.pair_capacity, np.full(len(fresh_keys), 16, dtype=np.int64)))
-    held_size = np.concatenate((spec.pair_size, np.zeros(len(fresh_keys), dtype=np.int64)))
-    set_capacity = grown_capacities(start_capacity, held_size + received)
-    # Rows: the kept ones (each set's in rank order), then the added ones in arrival order.
-    added_rank = held_size[added_pair] + _occurrence(added_pair)
-    rows_pair = np.concatenate((spec.row_pair[kept], added_pair))
-    rows_rank = np.concatenate((spec.rank[kept], added_rank))
-    rows = Rows(np.concatenate((spec.rows.member[kept], added.member)),
-                 np.concatenate((spec.rows.topic[kept], added.topic)),
-                 np.concatenate((spec.rows.part[kept], added.part)),
-                 np.concatenate((spec.rows.source[kept], added.source)))
-    spread_part = spread_many(rows.part)
-    # A set of 16 buckets takes its keys 0-12 so, one of 32 its keys 13-24 (or from 0 if it
-    # started at 32); a ninth key in a bin then grows the table early. Such sets, and copies of
-    # sets that grew early, get their capacity from the model: the copy (all its partitions,
-    # given up ones too: the copy is taken before the first removal), then each one received.
-    at_16 = (start_capacity[rows_pair] == 16) & (rows_rank <= 12)
-    at_32 = (start_capacity[rows_pair] <= 32) & (rows_rank <= 24)
-    replayed = crowded_pairs(rows_pair[at_16], spread_part[at_16] & 15, 16, len(pair_member))
-    replayed |= crowded_pairs(rows_pair[at_32], spread_part[at_32] & 31, 32, len(pair_member))
-    replayed[:pairs] |= spec.crowded & copied[spec.pair_member]
-    for pair in np.flatnonzero(replayed).tolist():
-        table = JavaHashMap.copy_of(spec.parts(pair), integer_hash) if pair < pairs else JavaHashMap(integer_hash)
-        for partition in added.part[added_pair == pair].tolist():
-            table.put(partition)
-        set_capacity[pair] = table.capacity
-    width = int(set_capacity.max(initial=1))
-    if len(pair_member) * width >= 1 << 62:
-        return None
-    return rows.take(stable_order(place[rows_pair] * width + (spread_part & (set_capacity[rows_pair] - 1))))
-
-
-def _occurrence(values: np.ndarray) -> np.ndarray:
-    """How many times each value occurred before, at each position."""
-    order = np.argsort(values, kind="stable")
-    starts = run_starts(values[order])
-    first = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
-    found = np.empty(len(order), dtype=np.int64)
-    found[order] = np.arange(len(order)) - first
-    return found
-
-
-def _map_capacities(held: np.ndarray, copied: np.ndarray, added: Rows, added_pair: np.ndarray,
-                    pairs: int) -> np.ndarray:
-    """Each member's final topic map size: 16 doubling past 3/4 for a map left as it was; for a
-    copied one, ``new HashMap<>(topics)`` with its topics put again, then one
-    ``computeIfAbsent`` per partition received, which grows the table before the call once the
-    size passed 3/4 (the model decides, `JavaHashMap`, once per distinct sequence of calls)."""
-    found = grown_capacities(np.full(len(held), 16, dtype=np.int64), held)
-    # Per run of one (member, pair) in arrival order, a code: 1, plus 2 when it brings a new key,
-    # plus 1 when more calls follow for the same key (the rest of a run only repeats the check).
-    # A member's sequence of calls is its codes as base-8 digits, one number (17 runs at most:
-    # float64 weights count exactly to 2**53); the count of topics it held goes above them.
-    run = np.flatnonzero(run_starts(added.member, added_pair))
-    run_end = np.append(run[1:], len(added_pair))
-    member = added.member[run]
-    new = (added_pair[run] >= pairs) & (_occurrence(added_pair)[run] == 0)
-    code = 1 + 2 * new.astype(np.int64) + (run_end - run > 1)
-    first = np.searchsorted(member, np.arange(len(held)))
-    digit = np.arange(len(run), dtype=np.int64) - first[member]
-    runs = np.bincount(member, minlength=len(held))
-    calls = np.bincount(member, weights=code * 8.0 ** digit, minlength=len(held)).astype(np.int64)
-    keys = (held << 51) | calls
-    wanted = np.flatnonzero(copied & (runs <= 17))
-    distinct, which = np.unique(keys[wanted], return_inverse=True)
-    capacities = np.array([_simulated_capacity(int(k) >> 51, _digits(int(k) & ((1 << 51) - 1))) for k in distinct],
-                          dtype=np.int64)
-    found[wanted] = capacities[which.ravel()]
-    for m in np.flatnonzero(copied & (runs > 17)).tolist():  # long sequences: one at a time
-        codes = code[first[m]:first[m] + runs[m]].tolist()
-        found[m] = _simulated_capacity(int(held[m]), tuple(((c - 1) >= 2, (c - 1) % 2 == 1) for c in codes))
-    return found
-
-
-def _digits(calls: int) -> tuple[tuple[bool, bool], ...]:
-    """A sequence of calls back from its base-8 number (see `_map_capacities`)."""
-    found = []
-    while calls:
-        calls, code = divmod(calls, 8)
-        found.append((code - 1 >= 2, (code - 1) % 2 == 1))
-    return tuple(found)
-
-
-def _simulated_capacity(held: int, calls: tuple[tuple[bool, bool], ...]) -> int:
-    """The table size of a deep copy of a map of `held` topics after `calls` (new key?, called
-    again?), replayed on the model with integer keys (distinct bins: no early growth)."""
-    table: JavaHashMap[int, bool] = JavaHashMap(integer_hash, held)
-    for key in range(held):
-        table.put(key, True)
-    next_key = held
-    for new, again in calls:
-        if new:
-            table.compute_if_absent(next_key, _true)
-            next_key += 1
-        if again or not new:
-            table.compute_if_absent(next_key - 1 if new else 0, _true)
-    return table.capacity
-
-
-def _true() -> bool:
-    return True

@@ -1,17 +1,19 @@
 """The heterogeneous ``uniform`` builder (`uniform._Heterogeneous`) reading the group from arrays:
 the builder's own decisions, made by the same class (which partitions move, where, in which
-order), but a member's map is built, copied and changed only when the builder changes it. Every
-other member keeps its current assignment as it was, in the order `current_columns` gives. The
-plain model stays the reference; a property test holds the two equal.
+order), written to a log instead of the members' maps, since no decision reads a map. The plain
+model stays the reference; a property test holds the two equal.
 
 Where the plain model builds a ``HashMap`` of ``HashSet`` for every member before it starts
-(`coordinator.group_spec`), most of which the builder hands back untouched (a member joining a
-group of a thousand changes a dozen), this path reads loads and owners from the claims' columns
-(`_FromColumns._revoke`) and builds a member's map from its claims at the first change, the
-moment the builder would copy it (``AssignorHelpers.deepCopyAssignment``).
+(`coordinator.group_spec`) and changes them partition by partition, this path reads loads and
+owners from the claims' columns (`_FromColumns._revoke`), and afterwards lays out the new target
+of every member that only received partitions (every member of a new group, the joiner of a
+settled one) on arrays, with the members left untouched in their current order
+(`target_columns.final_order`, after `current_columns`). A member that lost a partition or a
+topic is replayed on the model: its current map built from its claims, deep-copied as the
+builder copies it, then its part of the log.
 
 It takes groups whose subscriptions differ, where every claim is a `TopicPartition` of an
-existing topic, in range, held once, and no member holds more than `MAX_TOPICS_PER_MEMBER`
+existing topic, in range, held once, and no member holds more than `current_columns.MAX_TOPICS_PER_MEMBER`
 topics, nine of which never share the low four bits of their hashes; `assign` answers None for
 any other group, which the plain model then plans.
 """
@@ -40,7 +42,8 @@ from assignor.strategies.kip848.current_columns import (
     parse_claims,
     topic_maps_crowded,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap, spread
+from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash, spread
+from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import TopicId, topic_ids_of
 
 __all__ = ["assign"]
@@ -82,21 +85,52 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     if current is None or topic_maps_crowded(current.pair_member, current.pair_topic, hashes):
         return None
     builder = _FromColumns(spec, current, [ids[name] for name in names], offsets)
-    target = builder.build()
-    bounds = np.searchsorted(current.rows.member, np.arange(len(members) + 1)).tolist()
+    builder.build()
+    if not builder.subscribers:  # nobody subscribes to an existing topic: Kafka hands out nothing
+        return {m.id: [] for m in members}
+    final, replayed = _changed(builder, current, topic, part, offsets, len(names), hashes)
+    bounds = np.searchsorted(final.member, np.arange(len(members) + 1)).tolist()
     with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        if not builder.subscribers:  # nobody subscribes to an existing topic: Kafka hands out nothing
-            return {m.id: [] for m in members}
-        kept = as_objects(current.rows, claims, names)
-        name_of = {ids[name]: name for name in names}
+        listed = as_objects(final, claims, names)
         found: dict[str, list[TopicPartition]] = {}
         for m, r in zip(members, rank.tolist()):
-            if m.id in builder.copied:
-                listed = [(name_of[t], p) for t, ps in target[m.id].items() for p in ps or ()]
-                found[m.id] = topic_partitions([t for t, _ in listed], [p for _, p in listed])
+            if r in replayed:
+                pairs = [(names[builder.topic_index[t]], p) for t, ps in replayed[r].items() for p in ps or ()]
+                found[m.id] = topic_partitions([t for t, _ in pairs], [p for _, p in pairs])
             else:
-                found[m.id] = kept[bounds[r]:bounds[r + 1]]
+                found[m.id] = listed[bounds[r]:bounds[r + 1]]
         return found
+
+
+def _changed(builder: _FromColumns, current: Current, topic: np.ndarray, part: np.ndarray, offsets: np.ndarray,
+             topics: int, hashes: np.ndarray) -> tuple[Rows, dict[int, Assignment]]:
+    """The new target assignment: members that only received partitions (the most: every one of
+    a new group) on arrays (`target_columns.final_order`), members that lost some replayed on the
+    model (`_FromColumns.replayed`), as rows and maps."""
+    members = len(builder.members)
+    log = np.array(builder.log, dtype=np.int64).reshape(-1, 4)
+    member, log_topic, log_part, added = log[:, 0], log[:, 1], log[:, 2], log[:, 3].astype(bool)
+    lost = np.zeros(members, dtype=bool)
+    lost[member[~added]] = True
+    lost[list(builder.dropped)] = True
+    receiving = np.zeros(members, dtype=bool)
+    receiving[member] = True
+    receiving &= ~lost
+    claim_at = np.full(int(offsets[-1]), -1, dtype=np.int64)
+    claim_at[offsets[topic] + part] = np.arange(len(part), dtype=np.int64)
+    mine = np.flatnonzero(receiving[member] & added)
+    mine = mine[np.argsort(member[mine], kind="stable")]  # member by member, each in the order received
+    received = Rows(member[mine], log_topic[mine], log_part[mine], claim_at[offsets[log_topic[mine]] + log_part[mine]])
+    fresh = [builder.fresh_set_capacity(t) for t in range(topics)]
+    final = final_order(current, ~lost[current.rows.member], received, receiving, topics, hashes, fresh)
+    if final is None:  # a member's topics crowd a small map: every changed member on the model
+        lost |= receiving
+        final = current.rows.take(np.flatnonzero(~lost[current.rows.member]))
+    changes: dict[int, list[tuple[int, int, bool]]] = {int(i): [] for i in np.flatnonzero(lost)}
+    for m, t, p, add in builder.log:
+        if m in changes:
+            changes[m].append((t, p, add))
+    return final, {i: builder.replayed(i, logged) for i, logged in changes.items()}
 
 
 def _spec(group: Group, ids: dict[str, TopicId]) -> CoordinatorSpec | None:
@@ -122,48 +156,90 @@ def _spec(group: Group, ids: dict[str, TopicId]) -> CoordinatorSpec | None:
 
 
 class _FromColumns(uniform._Heterogeneous):
-    """`uniform._Heterogeneous` whose members' current maps come from columns, built at the first
-    change (see the module docstring)."""
+    """`uniform._Heterogeneous` deciding as ever (loads and owners), but writing each change into
+    a log instead of the members' maps (no decision reads a map): `replayed` then gives the map
+    of a member that lost something, on the model, from its current map built from columns."""
 
     def __init__(self, spec: CoordinatorSpec, current: Current, topic_ids: list[TopicId],
                  offsets: np.ndarray) -> None:
         super().__init__(spec)
         self.current, self.topic_ids, self.offsets = current, topic_ids, offsets
+        self.topic_index = {t: i for i, t in enumerate(topic_ids)}
         self.bounds = np.searchsorted(current.rows.member, np.arange(len(self.members) + 1)).tolist()
+        self.log: list[tuple[int, int, int, bool]] = []  # (member, topic index, partition, added?)
+        self.dropped: dict[int, list[TopicId]] = {}  # topics a member no longer subscribes to
+        self.fresh: dict[int, int | None] = {}  # see `fresh_set_capacity`
 
     def _revoke(self) -> None:
         """`uniform._Heterogeneous._revoke` on columns: loads and owners from the claims of
-        subscribed topics; a member holding a topic it no longer subscribes to is copied without it."""
+        subscribed topics; a member holding a topic it no longer subscribes to drops it."""
         rows, members = self.current.rows, self.members
-        topic_index = {t: i for i, t in enumerate(self.topic_ids)}
         width = len(self.topic_ids)
-        pairs = [i * width + topic_index[t] for i, m in enumerate(members) for t in self.spec.subscriptions[m]]
+        pairs = [i * width + self.topic_index[t] for i, m in enumerate(members) for t in self.spec.subscriptions[m]]
         subscribed = np.isin(rows.member * width + rows.topic, np.array(pairs, dtype=np.int64))
         self.sizes[:] = np.bincount(rows.member[subscribed], minlength=len(members)).tolist()
         owner = np.full(int(self.offsets[-1]), -1, dtype=np.int64)
         owner[self.offsets[rows.topic[subscribed]] + rows.part[subscribed]] = rows.member[subscribed]
         for topic in self.owners:
-            t = topic_index[topic]
+            t = self.topic_index[topic]
             self.owners[topic] = owner[self.offsets[t]:self.offsets[t + 1]].tolist()
         for i, t in sorted(set(zip(rows.member[~subscribed].tolist(), rows.topic[~subscribed].tolist()))):
-            self._copy_of(members[i]).remove(self.topic_ids[t])
+            self.dropped.setdefault(i, []).append(self.topic_ids[t])
 
-    def _copy_of(self, member: str) -> Assignment:
-        if member not in self.copied:
-            self.copied.add(member)
-            self.target[member] = uniform.deep_copy(self._current_map(member))
-        return self.target[member]
+    def _assign(self, topic: TopicId, partition: int, member: int) -> None:
+        """`uniform._Heterogeneous._assign`'s decisions, logged."""
+        owners = self.owners[topic]
+        old = owners[partition]
+        t = self.topic_index[topic]
+        if old != -1:
+            self.log.append((old, t, partition, False))
+            owners[partition] = -1
+            self.sizes[old] -= 1
+        self.log.append((member, t, partition, True))
+        owners[partition] = member
+        self.sizes[member] += 1
 
-    def _current_map(self, member: str) -> Assignment:
-        """The member's current assignment as `coordinator.group_spec` builds it: topics put in
-        the order its claims first name them, each a ``new HashSet<>`` of its claims in order."""
-        rows, i = self.current.rows, self.index[member]
+    def replayed(self, i: int, changes: list[tuple[int, int, bool]]) -> Assignment:
+        """Member `i`'s new map as `uniform._Heterogeneous` leaves it: a deep copy of its current
+        map, without the topics it dropped, then its `changes` (its part of the log) in order."""
+        found = uniform.deep_copy(self._current_map(i))
+        for topic in self.dropped.get(i, ()):
+            found.remove(topic)
+        for t, partition, added in changes:
+            topic = self.topic_ids[t]
+            if added:
+                capacity = self.fresh_set_capacity(t)
+                found.compute_if_absent(topic, lambda: JavaHashMap(integer_hash, capacity)).put(partition)
+                continue
+            kept = found.get(topic)
+            if kept is not None:
+                kept.remove(partition)
+                if not len(kept):
+                    found.remove(topic)
+        return found
+
+    def fresh_set_capacity(self, t: int) -> int | None:
+        """The capacity a set of topic `t` made anew is asked for: its partitions per subscriber
+        (`uniform._Heterogeneous._assign`'s estimate)."""
+        if t not in self.fresh:
+            topic = self.topic_ids[t]
+            subscribers = len(self.subscribers.get(topic, ()))
+            count = self.spec.partitions[topic]
+            self.fresh[t] = float_capacity((count + subscribers - 1) // subscribers) if subscribers else None
+        return self.fresh[t]
+
+    def _current_map(self, i: int) -> Assignment:
+        """Member `i`'s current assignment as `coordinator.group_spec` builds it: topics put in the
+        order its claims first name them, each a ``new HashSet<>`` of its claims in order."""
+        found: Assignment = JavaHashMap(topic_hash)
+        if self.bounds[i] == self.bounds[i + 1]:
+            return found
+        rows = self.current.rows
         mine = np.arange(self.bounds[i], self.bounds[i + 1])
         mine = mine[np.argsort(rows.source[mine], kind="stable")]  # claim order
         per_topic: dict[int, list[int]] = {}
         for t, p in zip(rows.topic[mine].tolist(), rows.part[mine].tolist()):
             per_topic.setdefault(t, []).append(p)
-        found: Assignment = JavaHashMap(topic_hash)
         for t, partitions in per_topic.items():
             found.put(self.topic_ids[t], new_partition_set(partitions))
         return found
