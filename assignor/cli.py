@@ -207,8 +207,7 @@ def _migration_tables(migration: Any) -> None:
     table.add_column("step")
     for column in columns:
         table.add_column(column.replace("_", " "), justify="right", no_wrap=True)
-    steps = [migration["today"], migration["conversion"], *migration["upgrade"]["steps"],
-             *(e["consumer"] for e in migration["events"])]
+    steps = [migration["today"], *migration["upgrade"]["steps"], *(e["consumer"] for e in migration["events"])]
     for step in steps:
         table.add_row(step["event"], *(f"{step[c]:.2f}" if c == "max_unowned" and c in step else _cell(step.get(c))
                                        for c in columns))

@@ -642,16 +642,18 @@ def _summary(steps: list[Step]) -> Summary:
 class Migration(TypedDict):
     """`migrate`'s answer.
 
-    ``today``: the group's first step under its classic strategy. ``conversion``: the step the
-    broker takes when the first member rejoins with the consumer protocol: the group converts
-    online, each member's current partitions become its target assignment, and the broker's
-    assignor computes the next target from them (``GroupMetadataManager``'s classic-to-consumer
-    conversion). ``upgrade``: the rolling upgrade that follows, each member restarting under the
-    consumer protocol in turn (``restarts``; the group runs mixed until the last: classic members
-    get the broker's assignment through JoinGroup/SyncGroup meanwhile), with its ``steps`` and
-    totals. ``events``: each later event under the consumer protocol beside the same event under
-    every classic strategy asked (``saved``: positive figures are what the consumer protocol
-    saves; ``optimum``: our default strategy's figures on the same event), and ``vs_optimum``: the
+    ``today``: the group's first step under its classic strategy. ``upgrade``: the rolling
+    upgrade, each member restarting in turn (``restarts``), with its ``steps`` and totals: the
+    first member leaves a group that is still classic (a classic rebalance), and its rejoin with
+    the consumer protocol converts the group online; the group runs mixed until the last restart
+    (classic members get the broker's assignment through JoinGroup/SyncGroup meanwhile).
+    ``conversion``: that converting step (also among ``upgrade``'s steps): each member's current
+    partitions become its target assignment, and the broker's assignor computes the next target
+    from them with the rejoining member in the group (``GroupMetadataManager``'s
+    classic-to-consumer conversion); for a group without members, the conversion alone.
+    ``events``: each later event under the consumer protocol beside the same event under every
+    classic strategy asked (``saved``: positive figures are what the consumer protocol saves;
+    ``optimum``: our default strategy's figures on the same event), and ``vs_optimum``: the
     broker's balance against our ``sticky`` on the same events.
     """
 
@@ -707,15 +709,25 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                        max([m.generation for m in group.members], default=0) + 1, numbering, LeaderCache(),
                        leader=_new_leader(classic[0]))
         today = _step(group, state, classic[0], "current", include_plans, check, None)
-        conversion = _step(group, state, target, f"convert to {target}", include_plans, check, today)
         upgrade: list[Step] = []
-        definition = group
-        for label, step_group in _expand(group, Event("rolling_restart")):
+        conversion: Step | None = None
+        definition, previous = group, today
+        for i, (label, step_group) in enumerate(_expand(group, Event("rolling_restart"))):
             definition = step_group
-            upgrade.append(_step(definition, state, target, label, include_plans, check,
-                                 upgrade[-1] if upgrade else conversion))
+            # The first member to restart leaves a classic group (a classic rebalance); its
+            # rejoin with the consumer protocol converts the group online, and the broker plans
+            # from the members' current partitions with it in the group (GroupMetadataManager's
+            # convertToConsumerGroup: "the upgrade is always triggered by a new member joining").
+            strategy = classic[0] if i == 0 else target
+            label = f"{label} (classic)" if i == 0 else f"{label}, converting to {target}" if i == 1 else label
+            previous = _step(definition, state, strategy, label, include_plans, check, previous)
+            upgrade.append(previous)
+            if i == 1:
+                conversion = previous
+        if conversion is None:  # no member to restart: the group converts as it is
+            conversion = previous = _step(group, state, target, f"convert to {target}", include_plans, check, today)
+            upgrade.append(conversion)
         later: list[dict[str, Any]] = []
-        previous = upgrade[-1] if upgrade else conversion
         index = 1  # the classic runs' step after "current"
         for event in events:
             for label, step_group in _expand(definition, event):

@@ -94,9 +94,10 @@ def test_a_migration_rehearsal_on_the_page(page):
     first = "cooperative-sticky" if classic.index("cooperative-sticky") < classic.index("range") else "range"
     assert page.locator("#migration-title").inner_text().startswith(f"Migration: {first} today")
     steps = [r.get_attribute("data-step") for r in page.locator("#migration-steps tbody tr").all()]
-    # today, the conversion, leave and rejoin per member (c1, c2, c3), then member_leave:c1 and the join.
-    assert steps[:3] == ["current", "convert to kip848-uniform", "restart c1: leave"]
-    assert len(steps) == 2 + 2 * 3 + 2 and steps[-2:] == ["member_leave:c1", "member_join:c9:orders,payments"]
+    # today, leave and rejoin per member (c1, c2, c3: c1's rejoin converts the group), then
+    # member_leave:c1 and the join.
+    assert steps[:3] == ["current", "restart c1: leave (classic)", "restart c1: rejoin, converting to kip848-uniform"]
+    assert len(steps) == 1 + 2 * 3 + 2 and steps[-2:] == ["member_leave:c1", "member_join:c9:orders,payments"]
     saved = page.locator("#migration-saved tbody tr")
     assert saved.count() == 2 * 2  # two later events x two classic strategies
     assert {r.get_attribute("data-classic") for r in saved.all()} == {"cooperative-sticky", "range"}

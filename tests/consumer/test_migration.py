@@ -27,15 +27,29 @@ def test_kip848_steps_are_reconciliations():
         assert join["paused_members"] <= 3  # only members that lose something pause
 
 
-def test_conversion_keeps_a_balanced_group_as_it_is():
-    """A group balanced under cooperative-sticky converts without a move when the broker's
-    homogeneous builder keeps every member's current partitions (each holds its quota)."""
+def test_the_first_restart_converts_the_group():
+    """Kafka converts a classic group online when a member joins with the consumer protocol
+    (``convertToConsumerGroup``: "the upgrade is always triggered by a new member joining"). So
+    the first member to restart leaves a classic group (a classic rebalance: cooperative-sticky
+    hands its 4 partitions to the others, nobody revokes), and its rejoin is the conversion: the
+    others' current partitions become their targets and the broker's assignor plans with the
+    rejoining member in the group, which takes its 4 back from the 2 members above quota."""
     owned = {"c0": [0, 1, 2, 3], "c1": [4, 5, 6, 7], "c2": [8, 9, 10, 11]}
     group = Group({"orders": 12}, [Member(m, ["orders"], [TopicPartition("orders", p) for p in ps])
                                    for m, ps in owned.items()])
     m = migrate(group, [], "kip848-uniform", ["cooperative-sticky"], check=True)
-    assert m["conversion"]["moved"] == 0 and m["conversion"]["revoked"] == 0
-    assert m["upgrade"]["restarts"] == 3
+    leave, rejoin, *rest = m["upgrade"]["steps"]
+    assert leave["event"] == "restart c0: leave (classic)" and "max_unowned" not in leave
+    assert leave["revoked"] == 0 and leave["reassigned"] == 4
+    assert rejoin is m["conversion"] and rejoin["event"] == "restart c0: rejoin, converting to kip848-uniform"
+    assert rejoin["moved"] == rejoin["revoked"] == 4 and rejoin["paused_members"] == 2
+    assert m["upgrade"]["restarts"] == 3 and len(rest) == 4 and all("max_unowned" in s for s in rest)
+
+
+def test_a_group_without_members_converts_as_it_is():
+    m = migrate(Group({"orders": 12}, []), [], "kip848-uniform", ["cooperative-sticky"])
+    assert m["upgrade"]["restarts"] == 0 and m["upgrade"]["steps"] == [m["conversion"]]
+    assert m["conversion"]["event"] == "convert to kip848-uniform" and m["conversion"]["moved"] == 0
 
 
 def test_migration_compares_every_later_event():
