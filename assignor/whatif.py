@@ -27,6 +27,7 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
@@ -45,6 +46,7 @@ from assignor.solver import dense
 from assignor.solver.dense import Layout
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy, java_counterparts, strategy_named
 from assignor.strategies.strategy import Leader, Strategy
+from assignor.topic_ids import TopicId
 
 __all__ = ["ALL_STRATEGIES", "MIGRATE_FROM", "Comparison", "Event", "Figures", "Migration", "Progress", "Result",
            "Step", "StrategyRun", "Summary", "WhatIfError", "apply_event", "check_migration", "compare", "migrate",
@@ -373,16 +375,29 @@ def _expand(definition: Group, event: Event) -> Iterator[tuple[str, Group]]:
     if event.kind != "rolling_restart":
         yield str(event), apply_event(definition, event)
         return
+    yield from _restarts(definition)
+
+
+def _restarts(definition: Group, renamed: dict[str, str] | None = None) -> Iterator[tuple[str, Group]]:
+    """Each member in turn leaves, then rejoins with nothing: under its own id, or with
+    `renamed` (the migration's rolling upgrade) as a new member under `consumer_member_id`,
+    recorded there."""
     for member in list(definition.members):
         members = definition.members  # `member_leave`, known to apply (ids are distinct)
         i = list(map(attrgetter("id"), members)).index(member.id)
         definition = Group.assembled(definition.topics, [*members[:i], *members[i + 1 :]],
                                      definition.partition_racks, definition.topic_ids)
         yield f"restart {member.id}: leave", definition
-        definition = Group.assembled(definition.topics, [*definition.members, Member(member.id, member.topics,
+        new_id, label = member.id, f"restart {member.id}: rejoin"
+        if renamed is not None:
+            new_id = consumer_member_id(member.id)
+            while any(m.id == new_id for m in definition.members):  # an id the group already uses
+                new_id = consumer_member_id(new_id)
+            renamed[member.id], label = new_id, f"{label} as {new_id}"
+        definition = Group.assembled(definition.topics, [*definition.members, Member(new_id, member.topics,
                                                                                       rack=member.rack)],
                                      definition.partition_racks, definition.topic_ids)
-        yield f"restart {member.id}: rejoin", definition
+        yield label, definition
 
 
 def _rebalance(definition: Group, state: _State, strategy: str, label: str, include_plans: bool,
@@ -712,7 +727,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         upgrade: list[Step] = []
         conversion: Step | None = None
         definition, previous = group, today
-        for i, (label, step_group) in enumerate(_expand(group, Event("rolling_restart"))):
+        renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
+        for i, (label, step_group) in enumerate(_restarts(group, renamed)):
             definition = step_group
             # The first member to restart leaves a classic group (a classic rebalance); its
             # rejoin with the consumer protocol converts the group online, and the broker plans
@@ -730,8 +746,9 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         later: list[dict[str, Any]] = []
         index = 1  # the classic runs' step after "current"
         for event in events:
-            for label, step_group in _expand(definition, event):
+            for label, step_group in _expand(definition, _renaming(event, renamed)):
                 definition = step_group
+                label = str(event) if event.kind != "rolling_restart" else label
                 step = _step(definition, state, target, label, include_plans, check, previous)
                 previous = step
                 stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
@@ -752,6 +769,26 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                     "worse_balance_steps": sum(1 for e in later
                                                if e["consumer"]["balance_score"] > e["optimum"]["balance_score"])},
     )
+
+
+def consumer_member_id(previous: str) -> str:
+    """The member id a consumer that restarts under KIP-848's consumer protocol rejoins with: the
+    client draws a random ``Uuid`` at start (KIP-1082), so a restart is a new member; here derived
+    from the id it had, so that a rehearsal repeats (``Uuid.toString``'s 22 base64url characters).
+
+    Examples
+    --------
+    >>> consumer_member_id("c0")
+    '93MKp-SgZ323fDMKVveAyQ'
+    """
+    return str(TopicId.of_bytes(hashlib.sha256(("member:" + previous).encode("utf-8")).digest()))
+
+
+def _renaming(event: Event, renamed: dict[str, str]) -> Event:
+    """`event` about a member that restarted during the upgrade, about the member it became."""
+    if event.kind in ("member_leave", "subscribe", "unsubscribe", "rack_changed") and event.args[0] in renamed:
+        return Event(event.kind, (renamed[event.args[0]], *event.args[1:]))
+    return event
 
 
 def _figures_of(step: Step) -> Figures:

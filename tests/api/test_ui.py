@@ -14,6 +14,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from assignor.protocol import Subscription, encode_subscription
 from assignor.strategies import REGISTRY
+from assignor.whatif import consumer_member_id
 from tests.service import Service
 
 CHROMIUM = "/usr/bin/chromium"
@@ -96,7 +97,8 @@ def test_a_migration_rehearsal_on_the_page(page):
     steps = [r.get_attribute("data-step") for r in page.locator("#migration-steps tbody tr").all()]
     # today, leave and rejoin per member (c1, c2, c3: c1's rejoin converts the group), then
     # member_leave:c1 and the join.
-    assert steps[:3] == ["current", "restart c1: leave (classic)", "restart c1: rejoin, converting to kip848-uniform"]
+    assert steps[:3] == ["current", "restart c1: leave (classic)",
+                         f"restart c1: rejoin as {consumer_member_id('c1')}, converting to kip848-uniform"]
     assert len(steps) == 1 + 2 * 3 + 2 and steps[-2:] == ["member_leave:c1", "member_join:c9:orders,payments"]
     saved = page.locator("#migration-saved tbody tr")
     assert saved.count() == 2 * 2  # two later events x two classic strategies

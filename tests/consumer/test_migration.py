@@ -11,7 +11,7 @@ import pytest
 
 from assignor import Group, Member, TopicPartition
 from assignor.errors import WhatIfError
-from assignor.whatif import _expand, apply_event, migrate, parse_event, run
+from assignor.whatif import _expand, apply_event, consumer_member_id, migrate, parse_event, run
 
 GROUP = Group({"orders": 12, "payments": 6}, [Member(f"c{i}", ["orders", "payments"]) for i in range(3)])
 
@@ -41,9 +41,24 @@ def test_the_first_restart_converts_the_group():
     leave, rejoin, *rest = m["upgrade"]["steps"]
     assert leave["event"] == "restart c0: leave (classic)" and "max_unowned" not in leave
     assert leave["revoked"] == 0 and leave["reassigned"] == 4
-    assert rejoin is m["conversion"] and rejoin["event"] == "restart c0: rejoin, converting to kip848-uniform"
+    assert rejoin is m["conversion"]
+    assert rejoin["event"] == f"restart c0: rejoin as {consumer_member_id('c0')}, converting to kip848-uniform"
     assert rejoin["moved"] == rejoin["revoked"] == 4 and rejoin["paused_members"] == 2
     assert m["upgrade"]["restarts"] == 3 and len(rest) == 4 and all("max_unowned" in s for s in rest)
+
+
+def test_restarted_members_rejoin_as_new_members():
+    """Under the consumer protocol the client draws its member id at start (KIP-1082), so a
+    member restarted during the upgrade rejoins as a new member (range, which sorts members by
+    id, then cuts the topic elsewhere); a later event naming it applies to the member it became."""
+    m = migrate(GROUP, [parse_event("member_leave:c1")], "kip848-range", ["cooperative-sticky"], check=True,
+                include_plans=True)
+    new_ids = {consumer_member_id(f"c{i}") for i in range(3)}
+    assert set(m["upgrade"]["steps"][-1]["assignment"]) == new_ids
+    assert all(len(i) == 22 for i in new_ids)
+    leave = m["events"][0]
+    assert leave["event"] == "member_leave:c1"
+    assert set(leave["consumer"]["assignment"]) == new_ids - {consumer_member_id("c1")}
 
 
 def test_a_group_without_members_converts_as_it_is():
