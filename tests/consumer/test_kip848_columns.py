@@ -26,7 +26,7 @@ def groups(draw: st.DrawFn, homogeneous: bool = True) -> Group:
     """Members with claims of every shape a coordinator holds: none, some, all; in claim order
     or shuffled; a member's claims spread over topics or in strides of 16 (crowded bins)."""
     topics = {f"t{i}": draw(COUNTS) for i in range(draw(st.integers(1, 6)))}
-    names = draw(st.permutations(list(topics)))
+    names = draw(st.permutations([*topics, "ghost"] if draw(st.booleans()) else list(topics)))  # a name not there
     ids = draw(st.lists(st.text("abcm0123456789-", min_size=1, max_size=6), min_size=1, max_size=12, unique=True))
     every = [TopicPartition(t, p) for t, n in topics.items() for p in range(n)]
     held = draw(st.permutations(every))
@@ -131,11 +131,19 @@ def test_groups_the_columnar_path_leaves_to_the_model():
         Group(topics, [Member("a", ["t"], [TopicPartition("t", 1)]), Member("b", ["t"], [TopicPartition("t", 1)])]),
         Group(topics, [Member("a", ["t"], [("t", 1)]), Member("b", ["t"])]),  # a plain tuple
         Group(topics, [Member("a", ["t", "u"]), Member("b", ["u", "t"])]),  # listed in another order
-        Group(topics, [Member("a", ["t", "nope"]), Member("b", ["t", "nope"])]),  # Kafka throws: the model says so
     ]
     for group in declined:
         assert uniform_columns.assign(group) is None
     assert assign(UNIFORM_NAME, declined[0]).assignment == _plan(UNIFORM_NAME, declined[0]).assignment
+
+
+def test_topics_the_cluster_lacks_are_left_out():
+    """Every member lists a topic the cluster lacks: the coordinator resolves the names it has
+    (its TopicIds view), so the group is homogeneous on the rest and the columnar path plans it."""
+    group = Group({"t": 200, "u": 4}, [Member("a", ["t", "nope"]), Member("b", ["t", "nope"])])
+    found = uniform_columns.assign(group)
+    assert found is not None and found == _plan(UNIFORM_NAME, group).assignment
+    assert sorted(tp.partition for tps in found.values() for tp in tps) == list(range(200))
 
 
 def test_sets_that_grow_early_are_replayed_on_the_model():

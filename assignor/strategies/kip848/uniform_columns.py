@@ -2,13 +2,13 @@
 member's partitions in the same order, for the groups it takes; the plain model stays the
 reference, and a property test holds the two equal.
 
-It takes groups where every member lists the same topics, all of which exist, and every claim
-is a `TopicPartition` of a subscribed topic, in range, held once; no member ends with more than
-24 topics, nine of which never share the low four bits of their hashes (so no topic map grows
-early). `assign` answers None for any other group, which the plain model then plans (and fails
-on, where Kafka's builder throws). A partition set whose small table gets nine keys in one bin
-grows early in Java (``treeifyBin``, `JavaHashMap._crowded`): such sets are rare, and their
-sizes are replayed on the model.
+It takes groups where every member lists the same topics (names the cluster lacks left out, as
+the coordinator leaves them out), and every claim is a `TopicPartition` of a subscribed topic,
+in range, held once; no member ends with more than 24 topics, nine of which never share the low
+four bits of their hashes (so no topic map grows early). `assign` answers None for any other
+group, which the plain model then plans (and fails on, where Kafka's builder throws). A
+partition set whose small table gets nine keys in one bin grows early in Java (``treeifyBin``,
+`JavaHashMap._crowded`): such sets are rare, and their sizes are replayed on the model.
 
 How the builder reads on arrays (the order is the whole difficulty; `java_hash` says why):
 
@@ -109,9 +109,10 @@ def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None
     first = members[0].topics
     if any(m.topics is not first and m.topics != first for m in members):
         return None
-    if any(name not in group.topics for name in first):
+    # names the cluster lacks are left out, as the coordinator's TopicIds view leaves them out
+    listed = [name for name in dict.fromkeys(first) if name in group.topics]
+    if not listed:
         return None
-    listed = list(dict.fromkeys(first))
     ids = topic_ids_of(listed, group.topic_ids)
     name_of = {ids[name]: name for name in listed}
     names = [name_of[t] for t in JavaHashMap.copy_of([ids[name] for name in listed], topic_hash)]
