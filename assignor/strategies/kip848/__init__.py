@@ -73,10 +73,10 @@ def _plan(name: str, group: Group) -> Plan:
     return Plan(name, assignment)
 
 
-Columns = Callable[[Group], dict[str, list[TopicPartition]] | None]
+_Columns = Callable[[Group], dict[str, list[TopicPartition]] | None]
 
 
-def _planned_by(name: str, paths: tuple[Columns, ...], group: Group) -> Plan:
+def _planned_by(name: str, paths: tuple[_Columns, ...], group: Group) -> Plan:
     # The first columnar path that takes the group (the same plans, held equal by property
     # tests), the plain model for every other group.
     for columns in paths:
