@@ -37,8 +37,8 @@ MAX_TOPICS_PER_MEMBER = 24
 
 
 class Rows:
-    """Partitions as columns: member (rank in the member map's order), topic (index in the
-    subscription set's order), partition, and the claim it came from (-1: none)."""
+    """Partitions as columns: member (rank in the member map's order), topic (index into the
+    caller's topic names), partition, and the claim it came from (-1: none)."""
 
     __slots__ = ("member", "part", "source", "topic")
 
@@ -50,9 +50,9 @@ class Rows:
 
 
 def parse_claims(members: Sequence[Member], names: list[str], counts: np.ndarray,
-            offsets: np.ndarray) -> tuple[list[TopicPartition], np.ndarray, np.ndarray] | None:
-    """Every member's claims in order as topic and partition columns; None unless each is a
-    `TopicPartition` of a subscribed topic, in range, and held once."""
+                 offsets: np.ndarray) -> tuple[list[TopicPartition], np.ndarray, np.ndarray] | None:
+    """Every member's claims in order as topic (index into `names`) and partition columns; None
+    unless each is a `TopicPartition` of one of `names`, in range, and held once."""
     claims: list[TopicPartition] = list(chain.from_iterable(m.owned for m in members))
     if not claims:
         empty = np.empty(0, dtype=np.int64)
