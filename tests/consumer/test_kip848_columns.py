@@ -5,6 +5,8 @@ rebalance after rebalance."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,9 +57,14 @@ def _events(group: Group, plan: dict[str, list[TopicPartition]], drop: int, join
 def test_uniform_columns_plan_as_the_model_does(group, drop, joiners):
     """Where the columnar path answers, its plan is the model's, order included; `assign` always
     is. Then the same after members leave and join, claims from the plan before."""
+    _held_to_the_model(uniform_columns.assign, group, drop, joiners)
+
+
+def _held_to_the_model(columns: Callable[[Group], dict[str, list[TopicPartition]] | None], group: Group, drop: int,
+                       joiners: int) -> None:
     for step in range(2):
         expected = _plan(UNIFORM_NAME, group).assignment
-        found = uniform_columns.assign(group)
+        found = columns(group)
         assert found is None or found == expected
         assert assign(UNIFORM_NAME, group).assignment == expected
         group = _events(group, expected, drop, joiners, step)
@@ -83,12 +90,7 @@ def mixed_groups(draw: st.DrawFn) -> Group:
 def test_uniform_heterogeneous_columns_plan_as_the_model_does(group, drop, joiners):
     """The heterogeneous builder reading the group from columns plans as the model does, order
     included, through members leaving and joining with the plan before as their claims."""
-    for step in range(2):
-        expected = _plan(UNIFORM_NAME, group).assignment
-        found = uniform_heterogeneous_columns.assign(group)
-        assert found is None or found == expected
-        assert assign(UNIFORM_NAME, group).assignment == expected
-        group = _events(group, expected, drop, joiners, step)
+    _held_to_the_model(uniform_heterogeneous_columns.assign, group, drop, joiners)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
