@@ -15,21 +15,32 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
 
 from assignor.model import Group
 from assignor.ordering import hashmap_order
-from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash
+from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash, spread
 from assignor.topic_ids import TopicId, topic_ids_of
 
-__all__ = ["Assignment", "CoordinatorSpec", "PartitionSet", "group_spec", "new_partition_set", "topic_hash"]
+__all__ = ["Assignment", "CoordinatorSpec", "PartitionSet", "group_spec", "is_homogeneous", "new_partition_set",
+           "spread_topic_hashes", "subscription_order", "topic_hash"]
 
 #: One member's assignment: topic id -> partitions (``Map<Uuid, Set<Integer>>``).
 PartitionSet = JavaHashMap[int, None]
+T = TypeVar("T")
 Assignment = JavaHashMap[TopicId, PartitionSet]
 
 
 def topic_hash(topic: TopicId) -> int:
     return topic.java_hash()
+
+
+def spread_topic_hashes(topics: Iterable[TopicId]) -> np.ndarray:
+    """Each topic id's ``Uuid.hashCode``, spread as a ``HashMap`` spreads it (for the columnar
+    paths' bucket arithmetic)."""
+    return np.array([spread(topic_hash(t)) for t in topics], dtype=np.int64)
 
 
 def new_partition_set(partitions: Iterable[int], linked: bool = False) -> PartitionSet:
@@ -68,11 +79,23 @@ class CoordinatorSpec:
     names: dict[TopicId, str]
 
 
-def _subscription_order(topics: Sequence[str], ids: Mapping[str, TopicId]) -> list[TopicId]:
-    # A member's subscribed ids iterate in the order its subscription lists the names (the
-    # reference recordings list them so); names the cluster lacks are skipped, as the
-    # coordinator's TopicIds view skips names the metadata image does not resolve.
+def subscription_order(topics: Sequence[str], ids: Mapping[str, T]) -> list[T]:
+    """A member's subscribed topics (each as `ids` names it) in the order they iterate: the
+    order its subscription lists the names (the reference recordings list them so), each once;
+    names the cluster lacks are skipped, as the coordinator's TopicIds view skips names the
+    metadata image does not resolve."""
     return [ids[name] for name in dict.fromkeys(topics) if name in ids]
+
+
+def is_homogeneous(subscriptions: Iterable[tuple[Sequence[str], int]], members: int) -> bool:
+    """``ModernGroup.subscriptionType`` from each distinct subscription with its count of
+    members: HOMOGENEOUS when every subscribed name, existing or not, has every member as a
+    subscriber."""
+    subscribers: Counter[str] = Counter()
+    for topics, count in subscriptions:
+        for name in set(topics):
+            subscribers[name] += count
+    return all(n == members for n in subscribers.values())
 
 
 def group_spec(group: Group, topic_ids: Mapping[str, str] | None = None,
@@ -93,12 +116,8 @@ def group_spec(group: Group, topic_ids: Mapping[str, str] | None = None,
     names = {topic: name for name, topic in ids.items()}
     # members mostly share a few subscriptions: the work is per distinct one
     distinct = Counter(tuple(m.topics) for m in group.members)
-    subscribers: Counter[str] = Counter()
-    for topics, members in distinct.items():
-        for name in set(topics):
-            subscribers[name] += members
-    homogeneous = all(n == len(group.members) for n in subscribers.values())
-    resolved = {topics: _subscription_order(topics, ids) for topics in distinct}
+    homogeneous = is_homogeneous(distinct.items(), len(group.members))
+    resolved = {topics: subscription_order(topics, ids) for topics in distinct}
     taken: set[tuple[str, int]] = set()
     assignments: dict[str, Assignment] = {}
     for member in group.members:

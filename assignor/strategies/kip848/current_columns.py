@@ -28,8 +28,8 @@ from assignor.strategies.kip848.java_hash import (
     spread_many,
 )
 
-__all__ = ["MAX_TOPICS_PER_MEMBER", "Current", "Rows", "as_objects", "crowded_pairs", "current_order", "parse_claims",
-           "topic_maps_crowded"]
+__all__ = ["MAX_TOPICS_PER_MEMBER", "Current", "Rows", "as_objects", "crowded_pairs", "current_of", "current_order",
+           "parse_claims", "per_member", "topic_maps_crowded"]
 
 #: Members with more topics than this go to the plain model: up to 24 keys a member's topic map
 #: never reaches 64 buckets, so one check of the low four bits rules out every early growth.
@@ -73,6 +73,24 @@ def parse_claims(members: Sequence[Member], names: list[str], counts: np.ndarray
     if np.bincount(offsets[topic] + part, minlength=int(offsets[-1])).max() > 1:
         return None
     return claims, topic, part
+
+
+def current_of(members: Sequence[Member], member_order: list[str], topic: np.ndarray, part: np.ndarray,
+               topics: int, hashes: np.ndarray) -> tuple[np.ndarray, Current | None]:
+    """Each member's rank in `member_order` (``group.members`` order), and the members' claims
+    (`parse_claims`' columns) in their maps' iteration order (`current_order`)."""
+    rank_of = {member_id: r for r, member_id in enumerate(member_order)}
+    rank = np.fromiter(map(rank_of.__getitem__, (m.id for m in members)), dtype=np.int64, count=len(members))
+    lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
+    rows = Rows(np.repeat(rank, lengths), topic, part, np.arange(len(part), dtype=np.int64))
+    return rank, current_order(rows, len(members), topics, hashes)
+
+
+def per_member(members: Sequence[Member], rank: np.ndarray, row_member: np.ndarray,
+               listed: list[TopicPartition]) -> dict[str, list[TopicPartition]]:
+    """The plan: each member's slice of `listed`, whose rows are sorted by member rank."""
+    bounds = np.searchsorted(row_member, np.arange(len(members) + 1)).tolist()
+    return {m.id: listed[bounds[r]:bounds[r + 1]] for m, r in zip(members, rank.tolist())}
 
 
 class Current:

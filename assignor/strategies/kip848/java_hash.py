@@ -59,7 +59,7 @@ def capacity_for(size: int) -> int:
     return max(int(np.float32(size) / np.float32(0.75)) + 1, 16)
 
 
-# The same rules over arrays, for the columnar paths (`uniform_columns`, `range_columns`): one
+# The same rules over arrays, for the columnar paths (`current_columns`, `target_columns`): one
 # value per table, where the model above holds one table.
 
 _POWERS = np.left_shift(np.int64(1), np.arange(31, dtype=np.int64))
@@ -92,8 +92,9 @@ def copy_capacities(sizes: np.ndarray) -> np.ndarray:
 
 
 def grown_capacities(capacities: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """The table size of tables of `capacities` (16 or more, threshold 3/4 of it) once puts
-    brought them to `sizes` keys: doubled each time the size passed the threshold. Tables
+    """The table size of tables of `capacities` (powers of two, threshold 3/4 of it, as
+    ``resize`` sets it at every size) once puts brought them to `sizes` keys: doubled each time
+    the size passed the threshold. Tables
     where a small bin got crowded (`JavaHashMap._crowded`) grow otherwise: callers rule those out.
 
     Examples

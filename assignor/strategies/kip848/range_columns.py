@@ -14,15 +14,14 @@ first (not reachable through a `Group`).
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 
 from assignor._arrays import gc_paused, stable_order
 from assignor.model import Group, TopicPartition, topic_partitions
 from assignor.ordering import java_order
-from assignor.strategies.kip848.coordinator import topic_hash
-from assignor.strategies.kip848.java_hash import float_capacity, spread, table_size_for
+from assignor.strategies.kip848.coordinator import is_homogeneous, spread_topic_hashes, subscription_order
+from assignor.strategies.kip848.current_columns import per_member
+from assignor.strategies.kip848.java_hash import float_capacity, table_size_for
 from assignor.topic_ids import topic_ids_of
 
 __all__ = ["assign"]
@@ -45,40 +44,27 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     names = list(group.topics)
     index = {name: i for i, name in enumerate(names)}
     ids = topic_ids_of(names, group.topic_ids)
-    hashes = np.array([spread(topic_hash(ids[name])) for name in names], dtype=np.int64)
+    hashes = spread_topic_hashes(ids[name] for name in names)
     counts = np.array([group.topics[name] for name in names], dtype=np.int64)
     order = java_order([m.id for m in members])  # RangeAssignor.sortMemberIds, no static members
     distinct: dict[tuple[str, ...], int] = {}
     subscription_of = np.array([distinct.setdefault(tuple(members[i].topics), len(distinct)) for i in order],
                                dtype=np.int64)
-    # A subscription's existing topics as the coordinator resolves them (each once, listed order)
-    resolved = [np.array([index[n] for n in dict.fromkeys(topics) if n in index], dtype=np.int64)
-                for topics in distinct]
+    resolved = [np.array(subscription_order(topics, index), dtype=np.int64) for topics in distinct]
     places = [_topic_places(topics, hashes) for topics in resolved]
     if any(p is None for p in places):
         return None
-    if _homogeneous(group, distinct, subscription_of):
+    members_of = np.bincount(subscription_of, minlength=len(distinct)).tolist()
+    if is_homogeneous(zip(distinct, members_of), len(members)):
         rows = _homogeneous_rows(resolved[subscription_of[0]], places[subscription_of[0]], counts, len(members))
     else:
         rows = _heterogeneous_rows(resolved, places, subscription_of, counts)
     member, topic, part = rows
-    bounds = np.searchsorted(member, np.arange(len(members) + 1)).tolist()
     sorted_index = np.empty(len(members), dtype=np.int64)
     sorted_index[order] = np.arange(len(members))
     with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
         listed = topic_partitions(np.array(names, dtype=object)[topic].tolist(), part.tolist())
-        return {m.id: listed[bounds[i]:bounds[i + 1]] for m, i in zip(members, sorted_index.tolist())}
-
-
-def _homogeneous(group: Group, distinct: dict[tuple[str, ...], int], subscription_of: np.ndarray) -> bool:
-    """``ModernGroup.subscriptionType``: every subscribed name, existing or not, has every
-    member as a subscriber."""
-    subscribers: Counter[str] = Counter()
-    members_of = np.bincount(subscription_of, minlength=len(distinct)).tolist()
-    for topics, d in distinct.items():
-        for name in set(topics):
-            subscribers[name] += members_of[d]
-    return all(n == len(group.members) for n in subscribers.values())
+        return per_member(members, sorted_index, member, listed)
 
 
 def _topic_places(topics: np.ndarray, hashes: np.ndarray) -> np.ndarray | None:

@@ -32,9 +32,9 @@ import numpy as np
 from assignor._arrays import gc_paused
 from assignor.model import Group, TopicPartition
 from assignor.ordering import hashmap_order
-from assignor.strategies.kip848.coordinator import topic_hash
-from assignor.strategies.kip848.current_columns import Rows, as_objects, current_order, parse_claims
-from assignor.strategies.kip848.java_hash import JavaHashMap, spread
+from assignor.strategies.kip848.coordinator import spread_topic_hashes, topic_hash
+from assignor.strategies.kip848.current_columns import Rows, as_objects, current_of, parse_claims, per_member
+from assignor.strategies.kip848.java_hash import JavaHashMap
 from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import topic_ids_of
 
@@ -64,16 +64,12 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     if parsed is None:
         return None
     claims, topic, part = parsed
-    order = hashmap_order([m.id for m in members])
-    rank_of = {member_id: r for r, member_id in enumerate(order)}
-    rank = np.fromiter(map(rank_of.__getitem__, (m.id for m in members)), dtype=np.int64, count=len(members))
-    lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
-    rows = Rows(np.repeat(rank, lengths), topic, part, np.arange(len(part), dtype=np.int64))
-    spec = current_order(rows, len(members), len(names), hashes)
+    rank, spec = current_of(members, hashmap_order([m.id for m in members]), topic, part, len(names), hashes)
     if spec is None:
         return None
     total = int(offsets[-1])
-    unfilled = _quotas(np.bincount(spec.rows.member, minlength=len(members)), total)
+    sizes = np.bincount(spec.rows.member, minlength=len(members))
+    unfilled = _quotas(sizes, total)
     if unfilled is None:
         return None
     keep, quota_of = unfilled
@@ -88,21 +84,18 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     added = _hand_out(unassigned, quota_of)
     if added is None:
         return None
-    sizes = np.bincount(spec.rows.member, minlength=len(members))
     copied = (sizes > keep) | (quota_of > 0)  # gave something up, or was short (copied even if given nothing)
     final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names))
     if final is None:
         return None
-    bounds = np.searchsorted(final.member, np.arange(len(members) + 1)).tolist()
     with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        listed = as_objects(final, claims, names)
-        return {m.id: listed[bounds[r]:bounds[r + 1]] for m, r in zip(members, rank.tolist())}
+        return per_member(members, rank, final.member, as_objects(final, claims, names))
 
 
 def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None:
     """The subscription set as the builder iterates it (``new HashSet<>(first member's ids)``):
     names, partition counts and spread topic hashes; None unless every member lists the same
-    topics, all existing."""
+    topics, some of which exist."""
     members = group.members
     if not members or not members[0].topics:
         return None
@@ -117,7 +110,7 @@ def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None
     name_of = {ids[name]: name for name in listed}
     names = [name_of[t] for t in JavaHashMap.copy_of([ids[name] for name in listed], topic_hash)]
     counts = np.array([group.topics[name] for name in names], dtype=np.int64)
-    hashes = np.array([spread(topic_hash(ids[name])) for name in names], dtype=np.int64)
+    hashes = spread_topic_hashes(ids[name] for name in names)
     return names, counts, hashes
 
 

@@ -31,18 +31,22 @@ from assignor.strategies.kip848 import uniform
 from assignor.strategies.kip848.coordinator import (
     Assignment,
     CoordinatorSpec,
+    is_homogeneous,
     new_partition_set,
+    spread_topic_hashes,
+    subscription_order,
     topic_hash,
 )
 from assignor.strategies.kip848.current_columns import (
     Current,
     Rows,
     as_objects,
-    current_order,
+    current_of,
     parse_claims,
+    per_member,
     topic_maps_crowded,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash, spread
+from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash
 from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import TopicId, topic_ids_of
 
@@ -76,12 +80,8 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     if parsed is None:
         return None
     claims, topic, part = parsed
-    rank_of = {member_id: r for r, member_id in enumerate(spec.member_ids)}
-    rank = np.fromiter(map(rank_of.__getitem__, (m.id for m in members)), dtype=np.int64, count=len(members))
-    lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
-    hashes = np.array([spread(topic_hash(ids[name])) for name in names], dtype=np.int64)
-    current = current_order(Rows(np.repeat(rank, lengths), topic, part, np.arange(len(part), dtype=np.int64)),
-                            len(members), len(names), hashes)
+    hashes = spread_topic_hashes(ids[name] for name in names)
+    rank, current = current_of(members, spec.member_ids, topic, part, len(names), hashes)
     if current is None or topic_maps_crowded(current.pair_member, current.pair_topic, hashes):
         return None
     builder = _FromColumns(spec, current, [ids[name] for name in names], offsets)
@@ -89,16 +89,12 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     if not builder.subscribers:  # nobody subscribes to an existing topic: Kafka hands out nothing
         return {m.id: [] for m in members}
     final, replayed = _changed(builder, current, topic, part, offsets, len(names), hashes)
-    bounds = np.searchsorted(final.member, np.arange(len(members) + 1)).tolist()
     with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        listed = as_objects(final, claims, names)
-        found: dict[str, list[TopicPartition]] = {}
+        found = per_member(members, rank, final.member, as_objects(final, claims, names))
         for m, r in zip(members, rank.tolist()):
-            if r in replayed:
+            if r in replayed:  # a member replayed on the model: none of `final`'s rows are its
                 pairs = [(names[builder.topic_index[t]], p) for t, ps in replayed[r].items() for p in ps or ()]
                 found[m.id] = topic_partitions([t for t, _ in pairs], [p for _, p in pairs])
-            else:
-                found[m.id] = listed[bounds[r]:bounds[r + 1]]
         return found
 
 
@@ -137,13 +133,9 @@ def _spec(group: Group, ids: dict[str, TopicId]) -> CoordinatorSpec | None:
     """`coordinator.group_spec` without the members' maps (`_FromColumns` builds those it
     changes); None for a homogeneous group."""
     distinct = Counter(tuple(m.topics) for m in group.members)
-    subscribers: Counter[str] = Counter()
-    for topics, count in distinct.items():
-        for name in set(topics):
-            subscribers[name] += count
-    if all(n == len(group.members) for n in subscribers.values()):
+    if is_homogeneous(distinct.items(), len(group.members)):
         return None
-    resolved = {topics: [ids[name] for name in dict.fromkeys(topics) if name in ids] for topics in distinct}
+    resolved = {topics: subscription_order(topics, ids) for topics in distinct}
     return CoordinatorSpec(
         member_ids=hashmap_order([m.id for m in group.members]),
         subscriptions={m.id: resolved[tuple(m.topics)] for m in group.members},
