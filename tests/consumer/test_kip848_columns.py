@@ -161,6 +161,8 @@ def test_sets_that_grow_early_are_replayed_on_the_model():
             Member(f"m{i:02d}", ["t"], others[i::13]) for i in range(13)]),
         Group({"t": 145}, [Member("a", ["t"], [TopicPartition("t", p) for p in range(145) if p % 16]),
                            Member("b", ["t"])]),  # received by a member short of its quota
+        # held by a member over its quota of 6 or 7: which it keeps follows the grown order
+        Group({"t": 129}, [Member("a", ["t"], strided)] + [Member(f"m{i:02d}", ["t"]) for i in range(19)]),
     ]
     for group in groups:
         found = uniform_columns.assign(group)

@@ -42,6 +42,8 @@ def test_the_client_assignors_give_the_first_partition_to_the_first_member_in_ja
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text("ab0123456789-", min_size=1, max_size=5), max_size=260, unique=True),
        st.sampled_from(["put", "computed", "called_after"]))
+@example([f"consumer-{i}" for i in range(49)], "called_after")  # a call after the 49th key grows 64 to 128
+@example([f"consumer-{i}" for i in range(97)], "called_after")
 def test_hashmap_order_is_javas_hashmap_order(keys, how):
     """`hashmap_order` (a table's size from its bins while it is small, from its count once it
     has 64 buckets) iterates as the step-by-step model of ``java.util.HashMap`` does, past 48
