@@ -13,11 +13,12 @@ Examples
 """
 
 from assignor.errors import AssignorError, InvalidGroupError, JavaAssignorFailure, UnknownStrategyError
-from assignor.model import Group, Member, Plan, TopicPartition
-from assignor.strategies import STRATEGIES, assign
+from assignor.model import Claims, Group, Member, Plan, TopicPartition
+from assignor.strategies import STRATEGIES, assign, assign_columns
 
 __all__ = [
     "AssignorError",
+    "Claims",
     "Group",
     "InvalidGroupError",
     "JavaAssignorFailure",
@@ -27,4 +28,5 @@ __all__ = [
     "TopicPartition",
     "UnknownStrategyError",
     "assign",
+    "assign_columns",
 ]

@@ -1,6 +1,8 @@
-"""The broker's assignors (KIP-848) through the public API (`assignor.assign` with
-``kip848-uniform`` / ``kip848-range``) at the sizes Kafka's own figures were taken at
-(`bench/kip848_times.json`, from the reference data's README), ours beside Kafka's warm JVM.
+"""The broker's assignors (KIP-848) through the public API at the sizes Kafka's own figures were
+taken at (`bench/kip848_times.json`, from the reference data's README), ours beside Kafka's warm
+JVM: `assignor.assign_columns` (the current targets in, the new targets out, as columns: the
+shape of Kafka's own call, whose members' assignments are maps of topic id to a set of
+partition numbers), and `assignor.assign` (every partition a `TopicPartition` object, in and out).
 
 Groups: homogeneous, every member on every topic (100 topics of 1,000 partitions for 10,000
 members; 1,000 of 1,000 for 2,000 members); heterogeneous, 1,000 members on 100 topics of 100
@@ -16,7 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
-from assignor import Group, Member, TopicPartition, assign
+from assignor import Claims, Group, Member, TopicPartition, assign, assign_columns
 
 TIMES = Path(__file__).with_name("kip848_times.json")
 
@@ -43,6 +45,15 @@ def after(group: Group, plan_assignment: dict[str, list[TopicPartition]], step: 
     return Group(group.topics, members)
 
 
+def after_columns(group: Group, plan: Claims, step: str) -> tuple[Group, Claims]:
+    """`after` with the members' current targets as columns (the plan before)."""
+    if step == "join":
+        return Group(group.topics, [*group.members, Member("member-joining", group.members[0].topics)]), plan
+    staying = plan.member > 0
+    return (Group(group.topics, group.members[1:]),
+            Claims(plan.member[staying] - 1, plan.topic[staying], plan.partition[staying], plan.names))
+
+
 def kafka_ms(assignor: str, case: str, members: int, partitions: int, step: str) -> float | None:
     for row in json.loads(TIMES.read_text())["times_ms"]:
         if (row["assignor"], row["case"], row["members"], row["partitions"], row["step"]) == (
@@ -52,7 +63,8 @@ def kafka_ms(assignor: str, case: str, members: int, partitions: int, step: str)
 
 
 def median_ms(strategy: str, group: Group, repeat: int) -> tuple[float, dict[str, list[TopicPartition]]]:
-    """The median of `repeat` runs after one warm-up (Kafka's figures are warm-JVM medians)."""
+    """The median of `repeat` runs of `assign` after one warm-up (Kafka's figures are warm-JVM
+    medians)."""
     assign(strategy, group)
     times, plan = [], None
     for _ in range(repeat):
@@ -63,18 +75,38 @@ def median_ms(strategy: str, group: Group, repeat: int) -> tuple[float, dict[str
     return statistics.median(times), plan.assignment
 
 
+def median_columns_ms(strategy: str, group: Group, owned: Claims | None, repeat: int) -> tuple[float, Claims]:
+    """`median_ms` of `assign_columns`."""
+    assign_columns(strategy, group, owned)
+    times, plan = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        plan = assign_columns(strategy, group, owned)
+        times.append((time.perf_counter() - start) * 1000)
+    assert plan is not None
+    return statistics.median(times), plan
+
+
 def main(quick: bool = False, repeat: int = 3) -> None:
-    print("broker assignor (KIP-848) | group | members / partitions | step | ours ms | Kafka ms | ratio", flush=True)
+    print("broker assignor (KIP-848) | group | members / partitions | step | ours ms (columns) | Kafka ms | ratio | "
+          "ours ms (objects) | ratio", flush=True)
     for assignor in ("uniform", "range"):
+        strategy = f"kip848-{assignor}"
         for case, members, topics, partitions, step in CASES:
             total = topics * partitions
             if quick and total >= 1_000_000:
                 continue
             group = group_of(case, members, topics, partitions)
-            full_ms, assignment = median_ms(f"kip848-{assignor}", group, repeat)
-            next_ms, _ = median_ms(f"kip848-{assignor}", after(group, assignment, step), repeat)
-            for name, ours in (("full", full_ms), (step, next_ms)):
+            full_columns, plan = median_columns_ms(strategy, group, None, repeat)
+            next_columns, _ = median_columns_ms(strategy, *after_columns(group, plan, step), repeat)
+            full_ms, assignment = median_ms(strategy, group, repeat)
+            next_ms, _ = median_ms(strategy, after(group, assignment, step), repeat)
+            for name, columns, objects in (("full", full_columns, full_ms), (step, next_columns, next_ms)):
                 kafka = kafka_ms(assignor, case, members, total, name)
-                ratio = "-" if kafka is None else f"{ours / kafka:.1f}x Kafka's time"
-                print(f"{assignor} | {case} | {members:,} / {total:,} | {name} | {ours:.1f} | "
-                      f"{'-' if kafka is None else f'{kafka:.1f}'} | {ratio}", flush=True)
+                print(f"{assignor} | {case} | {members:,} / {total:,} | {name} | {columns:.1f} | "
+                      f"{'-' if kafka is None else f'{kafka:.1f}'} | {_ratio(columns, kafka)} | {objects:.1f} | "
+                      f"{_ratio(objects, kafka)}", flush=True)
+
+
+def _ratio(ours: float, kafka: float | None) -> str:
+    return "-" if kafka is None else f"{ours / kafka:.1f}x Kafka's time"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-from assignor.errors import UnknownStrategyError
+from assignor.errors import InvalidGroupError, UnknownStrategyError
 from assignor.model import Claims, Group, Plan
 from assignor.solver import dense
 from assignor.solver.dense import Layout
@@ -24,8 +24,8 @@ from assignor.strategies import roundrobin as _roundrobin
 from assignor.strategies import sticky as _sticky
 from assignor.strategies.strategy import Leader, Strategy
 
-__all__ = ["DEFAULT_STRATEGY", "REGISTRY", "STRATEGIES", "Strategy", "assign", "check_strategy", "java_counterparts",
-           "ours_for", "plan_owners", "strategy_named"]
+__all__ = ["DEFAULT_STRATEGY", "REGISTRY", "STRATEGIES", "Strategy", "assign", "assign_columns", "check_claims",
+           "check_strategy", "java_counterparts", "ours_for", "plan_owners", "strategy_named"]
 
 
 def _register(*strategies: Strategy) -> dict[str, Strategy]:
@@ -108,6 +108,67 @@ def assign(strategy: str, group: Group) -> Plan:
         When no strategy has this name.
     """
     return strategy_named(strategy).assign(group)
+
+
+def assign_columns(strategy: str, group: Group, owned: Claims | None = None) -> Claims:
+    """`assign` as columns: the plan as `Claims` (``member``: index in ``group.members``;
+    ``topic``: index into ``names``; ``partition``), each member's rows in the order `assign`
+    lists its partitions. `owned`: the members' owned partitions (for the broker's assignors,
+    their current targets) as columns, read in place of each member's ``owned``.
+
+    The same plans as `assign`; for the broker's assignors (``kip848-*``) no `TopicPartition` is
+    made, which at a million partitions costs more than the planning.
+
+    Raises
+    ------
+    UnknownStrategyError
+        When no strategy has this name.
+    InvalidGroupError
+        When `owned` is not `Claims` of `group`'s members (see `check_claims`).
+
+    Examples
+    --------
+    >>> from assignor import Group, Member
+    >>> group = Group({"t0": 3}, [Member("a", ["t0"]), Member("b", ["t0"])])
+    >>> plan = assign_columns("kip848-range", group)
+    >>> plan.member.tolist(), plan.partition.tolist()
+    ([0, 0, 1], [0, 1, 2])
+    """
+    found = strategy_named(strategy)
+    if owned is not None:
+        check_claims(owned, len(group.members))
+    return found.assign_columns(group, owned)
+
+
+def check_claims(claims: object, members: int) -> Claims:
+    """`claims` when they can be the owned partitions of `members` members: `Claims` of equal
+    length one-dimensional integer columns, member indices below `members`, topic indices into
+    ``names`` (a list of strings). Partitions are not checked here: a partition the group lacks
+    is a claim the strategies drop, as they drop such a `TopicPartition`.
+
+    Raises
+    ------
+    InvalidGroupError
+        Naming the column and the limit.
+    """
+    if not isinstance(claims, Claims):
+        raise InvalidGroupError(f"owned must be Claims, got {type(claims).__name__}")
+    columns = {"member": claims.member, "topic": claims.topic, "partition": claims.partition}
+    for name, column in columns.items():
+        if not isinstance(column, np.ndarray) or column.ndim != 1 or column.dtype.kind not in "iu":
+            raise InvalidGroupError(f"owned.{name} must be a one-dimensional integer array")
+    if len({len(column) for column in columns.values()}) > 1:
+        raise InvalidGroupError("owned.member, owned.topic and owned.partition must have one length")
+    if not isinstance(claims.names, list) or not all(isinstance(name, str) for name in claims.names):
+        raise InvalidGroupError("owned.names must be a list of topic names")
+    rows = len(claims.member)
+    if rows and not (0 <= int(claims.member.min()) and int(claims.member.max()) < members):
+        raise InvalidGroupError(f"owned.member must index the group's {members} members (0 to {members - 1})")
+    if rows and not (0 <= int(claims.topic.min()) and int(claims.topic.max()) < len(claims.names)):
+        raise InvalidGroupError(f"owned.topic must index owned.names (0 to {len(claims.names) - 1})")
+    if rows and not (0 <= int(claims.partition.min()) and int(claims.partition.max()) < 2**31):
+        raise InvalidGroupError("owned.partition must be partition numbers in [0, 2**31)")
+    return claims
 
 
 def plan_owners(strategy: str | Strategy, group: Group, claims: Claims | None = None,

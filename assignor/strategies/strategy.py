@@ -14,11 +14,13 @@ from typing import Protocol as Interface
 
 import numpy as np
 
+from assignor._arrays import stable_order
 from assignor.model import Claims, Group, Member, Plan, TopicPartition, topic_partitions
 from assignor.protocols import Protocol
 from assignor.solver.dense import NO_OWNER, Layout, PlanMemo, build
 
-__all__ = ["Leader", "Planned", "Strategy", "owning_claims", "planned_in_plan_order", "stateless"]
+__all__ = ["Columns", "Leader", "Planned", "Strategy", "owning_claims", "plan_claims", "planned_from_claims",
+           "planned_in_plan_order", "stateless"]
 
 
 class Leader(Interface):
@@ -79,14 +81,35 @@ def planned_in_plan_order(group: Group, plan: Plan, claims: Claims | None = None
                           memo: PlanMemo | None = None) -> Planned:
     """`plan` (of `group`) on arrays, each member's partitions in the plan's own order: for
     strategies whose order is Kafka's, not flat order."""
-    layout = build(group, claims, memo)
-    index = layout.topic_index()
-    lists = [plan.assignment[member.id] for member in layout.members]
+    return planned_from_claims(group, plan_claims(group, plan), claims, memo)
+
+
+def plan_claims(group: Group, plan: Plan) -> Claims:
+    """`plan` (of `group`) as `Claims`: member index in ``group.members`` order, member by
+    member, each member's partitions in the plan's order; topics indexing the group's."""
+    names = list(group.topics)
+    index = {name: i for i, name in enumerate(names)}
+    lists = [plan.assignment.get(member.id, ()) for member in group.members]
     sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     pairs = [tp for tps in lists for tp in tps]
     topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
     partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
-    member = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+    return Claims(np.repeat(np.arange(len(lists), dtype=np.int64), sizes), topics, partitions, names)
+
+
+def planned_from_claims(group: Group, assigned: Claims, claims: Claims | None = None,
+                        memo: PlanMemo | None = None) -> Planned:
+    """A plan given as `Claims` (`assigned`: member index in ``group.members`` order, each
+    member's rows in the plan's order) on arrays, the layout built with `claims` as owned."""
+    layout = build(group, claims, memo)
+    position = {member.id: i for i, member in enumerate(layout.members)}
+    in_layout = np.array([position[member.id] for member in group.members] or [0], dtype=np.int64)
+    index = layout.topic_index()
+    renumbered = np.array([index[name] for name in assigned.names] or [0], dtype=np.int64)
+    member = in_layout[assigned.member] if len(assigned.member) else assigned.member
+    by_member = stable_order(member)  # each member's rows keep the plan's order
+    member, partitions = member[by_member], assigned.partition[by_member]
+    topics = renumbered[assigned.topic[by_member]] if len(by_member) else assigned.topic
     owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
     owner[layout.offsets[topics] + partitions] = member
     return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
@@ -94,6 +117,9 @@ def planned_in_plan_order(group: Group, plan: Plan, claims: Claims | None = None
 
 #: ``(group, claims, memo, leader) -> Planned``.
 Owners = Callable[[Group, Claims | None, PlanMemo | None, Any], Planned]
+
+#: ``(group, owned) -> Claims``.
+Columns = Callable[[Group, Claims | None], Claims]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +148,9 @@ class Strategy:
         Promises KIP-341's preference: among plans equally balanced and moving equally few
         partitions, a partition that must move goes back to its most recent earlier owner
         (`assignor.solver.claims.earlier_owners`). The oracle holds such plans to it.
+    columns : callable, optional
+        ``(group, owned) -> Claims``: the plan as columns where the strategy plans on them
+        without objects (the broker's assignors); None: `assign_columns` reads `owners`.
     """
 
     name: str
@@ -131,6 +160,7 @@ class Strategy:
     java: bool = False
     new_leader: Callable[[], Leader] | None = None
     earlier_owner_first: bool = False
+    columns: Columns | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -141,6 +171,18 @@ class Strategy:
         if leader is None and self.new_leader is not None:
             leader = self.new_leader()
         return self.owners(group, claims, memo, leader)
+
+    def assign_columns(self, group: Group, owned: Claims | None = None) -> Claims:
+        """The plan as `Claims` (member index in ``group.members`` order, each member's rows in
+        the order `assign` lists its partitions), owned partitions from `owned` when given."""
+        if self.columns is not None:
+            return self.columns(group, owned)
+        planned = self.planned(group, owned)
+        assigned = planned.assigned
+        position = {member.id: i for i, member in enumerate(group.members)}
+        in_group = np.array([position[member.id] for member in planned.layout.members] or [0], dtype=np.int64)
+        member = in_group[assigned.member] if len(assigned.member) else assigned.member
+        return Claims(member, assigned.topic, assigned.partition, list(assigned.names))
 
     def plan_owners(self, group: Group, claims: Claims | None = None, memo: PlanMemo | None = None,
                     leader: Leader | None = None) -> tuple[Layout, np.ndarray]:

@@ -6,11 +6,13 @@ rebalance after rebalance."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from unittest.mock import patch
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assignor import Group, Member, TopicPartition, assign
+from assignor import Claims, Group, Member, TopicPartition, assign, assign_columns
 from assignor.strategies.kip848 import (
     RANGE_NAME,
     UNIFORM_NAME,
@@ -19,6 +21,7 @@ from assignor.strategies.kip848 import (
     uniform_columns,
     uniform_heterogeneous_columns,
 )
+from assignor.strategies.kip848.java_hash import JavaHashMap, copy_order, spread_many
 
 COUNTS = st.sampled_from([0, 1, 2, 3, 7, 10, 16, 17, 33, 40, 100, 130, 300])
 
@@ -57,17 +60,50 @@ def _events(group: Group, plan: dict[str, list[TopicPartition]], drop: int, join
 def test_uniform_columns_plan_as_the_model_does(group, drop, joiners):
     """Where the columnar path answers, its plan is the model's, order included; `assign` always
     is. Then the same after members leave and join, claims from the plan before."""
-    _held_to_the_model(uniform_columns.assign, group, drop, joiners)
+    _held_to_the_model(uniform_columns.assign, uniform_columns.columns, group, drop, joiners)
 
 
-def _held_to_the_model(columns: Callable[[Group], dict[str, list[TopicPartition]] | None], group: Group, drop: int,
+def _held_to_the_model(path: Callable[[Group], dict[str, list[TopicPartition]] | None],
+                       path_columns: Callable[[Group, Claims | None], Claims | None], group: Group, drop: int,
                        joiners: int) -> None:
     for step in range(2):
         expected = _plan(UNIFORM_NAME, group).assignment
-        found = columns(group)
+        found = path(group)
         assert found is None or found == expected
         assert assign(UNIFORM_NAME, group).assignment == expected
+        _columns_held_to(expected, UNIFORM_NAME, path_columns, group)
         group = _events(group, expected, drop, joiners, step)
+
+
+def _owned_columns(group: Group, shuffle: bool) -> Claims:
+    """The members' claims as `Claims`, rows in member order or dealt round the members (a
+    member's own rows keep their order either way), names in another order than the group's."""
+    rows = [(k, i, tp.topic, tp.partition) for i, m in enumerate(group.members) for k, tp in enumerate(m.owned)]
+    if shuffle:  # dealt: every member's first claim, then every member's second, ...
+        rows.sort(key=lambda row: (row[0], -row[1]))
+    names = sorted({row[2] for row in rows}, reverse=True)
+    index = {t: k for k, t in enumerate(names)}
+    return Claims(np.array([r[1] for r in rows], dtype=np.int64), np.array([index[r[2]] for r in rows], dtype=np.int64),
+                  np.array([r[3] for r in rows], dtype=np.int64), names)
+
+
+def _as_lists(group: Group, claims: Claims) -> dict[str, list[TopicPartition]]:
+    found: dict[str, list[TopicPartition]] = {m.id: [] for m in group.members}
+    for m, t, p in zip(claims.member.tolist(), claims.topic.tolist(), claims.partition.tolist()):
+        found[group.members[m].id].append(TopicPartition(claims.names[t], p))
+    return found
+
+
+def _columns_held_to(expected: dict[str, list[TopicPartition]], name: str,
+                     path_columns: Callable[[Group, Claims | None], Claims | None], group: Group) -> None:
+    """The plan as columns is `expected`, whether the claims come from the members or as
+    columns (rows of different members interleaved), through the path and `assign_columns`."""
+    bare = Group(group.topics, [Member(m.id, m.topics) for m in group.members], topic_ids=group.topic_ids)
+    for owned in (None, _owned_columns(group, False), _owned_columns(group, True)):
+        target = group if owned is None else bare
+        found = path_columns(target, owned)
+        assert found is None or _as_lists(group, found) == expected
+        assert _as_lists(group, assign_columns(name, target, owned)) == expected
 
 
 @st.composite
@@ -90,7 +126,8 @@ def mixed_groups(draw: st.DrawFn) -> Group:
 def test_uniform_heterogeneous_columns_plan_as_the_model_does(group, drop, joiners):
     """The heterogeneous builder reading the group from columns plans as the model does, order
     included, through members leaving and joining with the plan before as their claims."""
-    _held_to_the_model(uniform_heterogeneous_columns.assign, group, drop, joiners)
+    _held_to_the_model(uniform_heterogeneous_columns.assign, uniform_heterogeneous_columns.columns, group, drop,
+                       joiners)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,6 +137,19 @@ def test_range_columns_plan_as_the_model_does(group):
     found = range_columns.assign(group)
     assert found is None or found == expected
     assert assign(RANGE_NAME, group).assignment == expected
+    _columns_held_to(expected, RANGE_NAME, range_columns.columns, group)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups(homogeneous=False))
+def test_range_heterogeneous_table_and_sort_plan_alike(group):
+    """The heterogeneous range rows from a members x topics table and from sorted pairs (which
+    one runs depends on the group's density): each plans as the model does."""
+    expected = _plan(RANGE_NAME, group).assignment
+    for rows in (range_columns._dense_rows, range_columns._sorted_rows):
+        with patch.object(range_columns, "_heterogeneous_rows", rows):
+            found = range_columns.assign(group)
+        assert found is None or found == expected
 
 
 def _uniform_group(members: int, topics: int, partitions: int) -> Group:
@@ -175,3 +225,17 @@ def found_of(group: Group) -> dict[str, list[TopicPartition]]:
     found = uniform_columns.assign(group)
     assert found is not None
     return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 2**32 - 1), st.integers(0, 40).map(lambda k: 16 * k)), unique=True,
+                max_size=120))
+def test_copy_order_iterates_as_the_model(hashes):
+    """``new HashSet<>(keys)`` on arrays (`copy_order`) iterates as the model does, or declines
+    where a small table crowds (multiples of 16 share a bin of 16 or 32 buckets)."""
+    found = copy_order(spread_many(np.array(hashes, dtype=np.int64)))
+    model = list(JavaHashMap.copy_of(range(len(hashes)), hashes.__getitem__))
+    if found is None:
+        assert len(hashes) > 8
+    else:
+        assert found.tolist() == model

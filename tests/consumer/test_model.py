@@ -9,8 +9,8 @@ from assignor import Group, InvalidGroupError, Member, TopicPartition, UnknownSt
 def test_public_surface_is_pinned():
     assert assignor.__all__ == sorted(assignor.__all__)
     assert set(assignor.__all__) == {
-        "STRATEGIES", "AssignorError", "Group", "InvalidGroupError", "JavaAssignorFailure", "Member", "Plan",
-        "TopicPartition", "UnknownStrategyError", "assign",
+        "STRATEGIES", "AssignorError", "Claims", "Group", "InvalidGroupError", "JavaAssignorFailure", "Member", "Plan",
+        "TopicPartition", "UnknownStrategyError", "assign", "assign_columns",
     }
     assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky",
                                            "kip848-range", "kip848-uniform", "range", "roundrobin", "sticky"]

@@ -28,10 +28,10 @@ from assignor.strategies.kip848 import range as _range
 from assignor.strategies.kip848 import range_columns, uniform_columns, uniform_heterogeneous_columns
 from assignor.strategies.kip848 import uniform as _uniform
 from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, group_spec
-from assignor.strategies.strategy import Planned, Strategy, owning_claims, planned_in_plan_order
+from assignor.strategies.strategy import Planned, Strategy, owning_claims, plan_claims, planned_from_claims
 
 __all__ = ["RANGE_NAME", "RANGE_STRATEGY", "UNIFORM_NAME", "UNIFORM_STRATEGY", "assign_range", "assign_uniform",
-           "planned", "target_assignment"]
+           "columns", "planned", "target_assignment"]
 
 UNIFORM_NAME = "kip848-uniform"
 RANGE_NAME = "kip848-range"
@@ -73,17 +73,39 @@ def _plan(name: str, group: Group) -> Plan:
     return Plan(name, assignment)
 
 
-_Columns = Callable[[Group], dict[str, list[TopicPartition]] | None]
+_Objects = Callable[[Group], dict[str, list[TopicPartition]] | None]
+_Columns = Callable[[Group, Claims | None], Claims | None]
+
+#: Per strategy, its columnar paths: plans as objects, and as `Claims` (the same plans).
+_PATHS: dict[str, tuple[tuple[_Objects, _Columns], ...]] = {
+    UNIFORM_NAME: ((uniform_columns.assign, uniform_columns.columns),
+                   (uniform_heterogeneous_columns.assign, uniform_heterogeneous_columns.columns)),
+    RANGE_NAME: ((range_columns.assign, range_columns.columns),),
+}
 
 
-def _planned_by(name: str, paths: tuple[_Columns, ...], group: Group) -> Plan:
+def _planned_by(name: str, group: Group) -> Plan:
     # The first columnar path that takes the group (the same plans, held equal by property
     # tests), the plain model for every other group.
-    for columns in paths:
-        found = columns(group)
+    for objects, _ in _PATHS[name]:
+        found = objects(group)
         if found is not None:
             return Plan(name, found)
     return _plan(name, group)
+
+
+def columns(name: str, group: Group, owned: Claims | None = None) -> Claims:
+    """The plan as `Claims` (member index in ``group.members`` order; each member's rows in
+    Kafka's order, members in the member map's order); the current targets from `owned` when
+    given, in place of the members' ``owned``. No `TopicPartition` is made on the columnar
+    paths: at a million partitions, making and reading the objects costs more than planning."""
+    for _, found_by in _PATHS[name]:
+        found = found_by(group, owned)
+        if found is not None:
+            return found
+    if owned is not None:
+        group = owning_claims(group, owned)
+    return plan_claims(group, _plan(name, group))
 
 
 def assign_uniform(group: Group) -> Plan:
@@ -96,25 +118,23 @@ def assign_uniform(group: Group) -> Plan:
     >>> {m: [tp.partition for tp in tps] for m, tps in assign_uniform(group).assignment.items()}
     {'a': [0, 1, 2], 'b': [3, 4, 5], 'c': [6, 7, 8, 9]}
     """
-    return _planned_by(UNIFORM_NAME, (uniform_columns.assign, uniform_heterogeneous_columns.assign), group)
+    return _planned_by(UNIFORM_NAME, group)
 
 
 def assign_range(group: Group) -> Plan:
     """``kip848-range``: the broker's ``RangeAssignor``."""
-    return _planned_by(RANGE_NAME, (range_columns.assign,), group)
+    return _planned_by(RANGE_NAME, group)
 
 
 def planned(name: str, group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
             leader: Any = None) -> Planned:
     """The plan on arrays (`assignor.strategies.strategy.Planned`), each member's partitions in
     Kafka's order; owned partitions (current targets) from `claims`, in their order, when given."""
-    if claims is not None:
-        group = owning_claims(group, claims)
-    return planned_in_plan_order(group, _ASSIGNERS[name](group), claims, memo)
+    return planned_from_claims(group, columns(name, group, claims), claims, memo)
 
-
-_ASSIGNERS: dict[str, Callable[[Group], Plan]] = {UNIFORM_NAME: assign_uniform, RANGE_NAME: assign_range}
 
 #: The broker's assignors under KIP-848's consumer protocol (no classic protocol: no leader plans them).
-UNIFORM_STRATEGY = Strategy(UNIFORM_NAME, CONSUMER, assign_uniform, partial(planned, UNIFORM_NAME), java=True)
-RANGE_STRATEGY = Strategy(RANGE_NAME, CONSUMER, assign_range, partial(planned, RANGE_NAME), java=True)
+UNIFORM_STRATEGY = Strategy(UNIFORM_NAME, CONSUMER, assign_uniform, partial(planned, UNIFORM_NAME), java=True,
+                            columns=partial(columns, UNIFORM_NAME))
+RANGE_STRATEGY = Strategy(RANGE_NAME, CONSUMER, assign_range, partial(planned, RANGE_NAME), java=True,
+                          columns=partial(columns, RANGE_NAME))

@@ -19,7 +19,7 @@ from operator import itemgetter
 import numpy as np
 
 from assignor._arrays import run_starts, stable_order
-from assignor.model import Member, TopicPartition, topic_partitions
+from assignor.model import Claims, Member, TopicPartition, topic_partitions
 from assignor.strategies.kip848.java_hash import (
     JavaHashMap,
     copy_capacities,
@@ -28,8 +28,8 @@ from assignor.strategies.kip848.java_hash import (
     spread_many,
 )
 
-__all__ = ["MAX_TOPICS_PER_MEMBER", "Current", "Rows", "as_objects", "crowded_pairs", "current_of", "current_order",
-           "parse_claims", "per_member", "topic_maps_crowded"]
+__all__ = ["MAX_TOPICS_PER_MEMBER", "Claimed", "Current", "Rows", "as_claims", "as_objects", "crowded_pairs",
+           "current_of", "current_order", "parse_claims", "per_member", "topic_maps_crowded"]
 
 #: Members with more topics than this go to the plain model: up to 24 keys a member's topic map
 #: never reaches 64 buckets, so one check of the low four bits rules out every early growth.
@@ -49,14 +49,35 @@ class Rows:
         return Rows(self.member[index], self.topic[index], self.part[index], self.source[index])
 
 
-def parse_claims(members: Sequence[Member], names: list[str], counts: np.ndarray,
-                 offsets: np.ndarray) -> tuple[list[TopicPartition], np.ndarray, np.ndarray] | None:
-    """Every member's claims in order as topic (index into `names`) and partition columns; None
-    unless each is a `TopicPartition` of one of `names`, in range, and held once."""
+class Claimed:
+    """The members' claims read into columns: per claim the member (index in ``group.members``),
+    the topic (index into the caller's names) and the partition, each member's claims in its
+    claim order (rows of different members may interleave); the claims' own objects, in row
+    order, where they came as objects (None from columns)."""
+
+    __slots__ = ("member", "objects", "part", "topic")
+
+    def __init__(self, objects: list[TopicPartition] | None, member: np.ndarray, topic: np.ndarray,
+                 part: np.ndarray) -> None:
+        self.objects, self.member, self.topic, self.part = objects, member, topic, part
+
+
+def parse_claims(members: Sequence[Member], owned: Claims | None, names: list[str], counts: np.ndarray,
+                 offsets: np.ndarray) -> Claimed | None:
+    """Every member's claims in order, from `owned` (member index in `members` order) when given,
+    else from each member's ``owned``; None unless each names one of `names`, in range, held once
+    (the plain model then drops what the coordinator could not hold)."""
+    if owned is not None:
+        index = {name: i for i, name in enumerate(names)}
+        renumbered = np.array([index.get(name, -1) for name in owned.names] or [-1], dtype=np.int64)
+        topic = renumbered[owned.topic] if len(owned.topic) else np.empty(0, dtype=np.int64)
+        return _checked(Claimed(None, owned.member.astype(np.int64, copy=False), topic,
+                                owned.partition.astype(np.int64, copy=False)), counts, offsets)
     claims: list[TopicPartition] = list(chain.from_iterable(m.owned for m in members))
+    lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
+    member = np.repeat(np.arange(len(members), dtype=np.int64), lengths)
     if not claims:
-        empty = np.empty(0, dtype=np.int64)
-        return claims, empty, empty
+        return Claimed(claims, member, member, member)
     if set(map(type, claims)) != {TopicPartition}:
         return None
     numbers = list(map(itemgetter(1), claims))
@@ -68,21 +89,27 @@ def parse_claims(members: Sequence[Member], names: list[str], counts: np.ndarray
         part = np.array(numbers, dtype=np.int64)
     except (TypeError, OverflowError):  # an unhashable topic, a partition past int64
         return None
+    return _checked(Claimed(claims, member, topic, part), counts, offsets)
+
+
+def _checked(claimed: Claimed, counts: np.ndarray, offsets: np.ndarray) -> Claimed | None:
+    topic, part = claimed.topic, claimed.part
+    if not len(part):
+        return claimed
     if topic.min() < 0 or part.min() < 0 or (part >= counts[topic]).any():
         return None
     if np.bincount(offsets[topic] + part, minlength=int(offsets[-1])).max() > 1:
         return None
-    return claims, topic, part
+    return claimed
 
 
-def current_of(members: Sequence[Member], member_order: list[str], topic: np.ndarray, part: np.ndarray,
-               topics: int, hashes: np.ndarray) -> tuple[np.ndarray, Current | None]:
+def current_of(members: Sequence[Member], member_order: list[str], claimed: Claimed, topics: int,
+               hashes: np.ndarray) -> tuple[np.ndarray, Current | None]:
     """Each member's rank in `member_order` (``group.members`` order), and the members' claims
-    (`parse_claims`' columns) in their maps' iteration order (`current_order`)."""
+    in their maps' iteration order (`current_order`)."""
     rank_of = {member_id: r for r, member_id in enumerate(member_order)}
     rank = np.fromiter(map(rank_of.__getitem__, (m.id for m in members)), dtype=np.int64, count=len(members))
-    lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
-    rows = Rows(np.repeat(rank, lengths), topic, part, np.arange(len(part), dtype=np.int64))
+    rows = Rows(rank[claimed.member], claimed.topic, claimed.part, np.arange(len(claimed.part), dtype=np.int64))
     return rank, current_order(rows, len(members), topics, hashes)
 
 
@@ -91,6 +118,14 @@ def per_member(members: Sequence[Member], rank: np.ndarray, row_member: np.ndarr
     """The plan: each member's slice of `listed`, whose rows are sorted by member rank."""
     bounds = np.searchsorted(row_member, np.arange(len(members) + 1)).tolist()
     return {m.id: listed[bounds[r]:bounds[r + 1]] for m, r in zip(members, rank.tolist())}
+
+
+def as_claims(rank: np.ndarray, rows: Rows, names: list[str]) -> Claims:
+    """The plan as `Claims`: `rows` (sorted by member rank) with each member's index in
+    ``group.members`` order (`rank`: each member's rank)."""
+    index = np.empty(len(rank), dtype=np.int64)
+    index[rank] = np.arange(len(rank), dtype=np.int64)
+    return Claims(index[rows.member], rows.topic, rows.part, names)
 
 
 class Current:
@@ -121,8 +156,13 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     """`coordinator.group_spec`'s maps, iterated: topics put in the order the claims first name
     them (16 buckets, doubling past 3/4), sets ``new HashSet<>(claims of the topic)``."""
     key = rows.member * topics + rows.topic
-    by_pair = np.argsort(key, kind="stable")  # claim order kept within a (member, topic) pair
-    starts = np.flatnonzero(run_starts(key[by_pair]))
+    starts = np.flatnonzero(run_starts(key))
+    grouped = len(np.unique(key[starts])) == len(starts)  # each pair's rows in one run (a plan's own order)
+    if grouped:
+        by_pair = np.arange(len(key), dtype=np.int64)
+    else:
+        by_pair = np.argsort(key, kind="stable")  # claim order kept within a (member, topic) pair
+        starts = np.flatnonzero(run_starts(key[by_pair]))
     # pairs numbered first by key (grouped rows), then renumbered in iteration order
     keyed_member, keyed_topic = rows.member[by_pair[starts]], rows.topic[by_pair[starts]]
     first_claim = rows.source[by_pair[starts]]
@@ -137,8 +177,11 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     renumbered[pair_order] = np.arange(len(pair_order))
     pair_member, pair_topic, pair_size = keyed_member[pair_order], keyed_topic[pair_order], keyed_size[pair_order]
     pair_capacity = copy_capacities(pair_size)
-    pair_of_row = np.empty(len(key), dtype=np.int64)
-    pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
+    if grouped:
+        pair_of_row = np.repeat(renumbered, keyed_size)
+    else:
+        pair_of_row = np.empty(len(key), dtype=np.int64)
+        pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
     spread_part = spread_many(rows.part)
     # A set whose small table gets nine keys in one bin grows early: its capacity from the model,
     # replayed with its claims in claim order (rare: partitions far apart, in strides).
@@ -152,13 +195,16 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     width = int(pair_capacity.max(initial=1))
     if len(pair_size) * width >= 1 << 62:
         return None
-    order = stable_order(pair_of_row * width + (spread_part & (pair_capacity[pair_of_row] - 1)))
-    rows, row_pair = rows.take(order), pair_of_row[order]
+    sort_key = pair_of_row * width + (spread_part & (pair_capacity[pair_of_row] - 1))
+    row_pair = pair_of_row
+    if (sort_key[1:] < sort_key[:-1]).any():  # not already in iteration order
+        order = stable_order(sort_key)
+        rows, row_pair = rows.take(order), pair_of_row[order]
     spec = Current(rows, row_pair, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), pair_member, pair_topic,
                  pair_size, pair_capacity, crowded)
-    spec.rank = np.arange(len(order), dtype=np.int64) - spec.pair_start[row_pair]
+    spec.rank = np.arange(len(row_pair), dtype=np.int64) - spec.pair_start[row_pair]
     member_start = np.searchsorted(rows.member, np.arange(members))
-    spec.position = np.arange(len(order), dtype=np.int64) - member_start[rows.member]
+    spec.position = np.arange(len(row_pair), dtype=np.int64) - member_start[rows.member]
     return spec
 
 

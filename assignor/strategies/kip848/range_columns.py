@@ -17,14 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from assignor._arrays import gc_paused, stable_order
-from assignor.model import Group, TopicPartition, topic_partitions
+from assignor.model import Claims, Group, TopicPartition, topic_partitions
 from assignor.ordering import java_order
 from assignor.strategies.kip848.coordinator import is_homogeneous, spread_topic_hashes, subscription_order
-from assignor.strategies.kip848.current_columns import per_member
+from assignor.strategies.kip848.current_columns import Rows, as_claims, per_member
 from assignor.strategies.kip848.java_hash import float_capacity, table_size_for
 from assignor.topic_ids import topic_ids_of
 
-__all__ = ["assign"]
+__all__ = ["assign", "columns"]
 
 
 def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
@@ -38,6 +38,28 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     >>> {m: [tp.partition for tp in tps] for m, tps in assign(group).items()}
     {'b': [3, 4], 'a': [0, 1, 2]}
     """
+    found = _target(group)
+    if found is None:
+        return None
+    sorted_index, (member, topic, part), names = found
+    with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
+        listed = topic_partitions(np.array(names, dtype=object)[topic].tolist(), part.tolist())
+        return per_member(group.members, sorted_index, member, listed)
+
+
+def columns(group: Group, owned: Claims | None) -> Claims | None:
+    """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
+    Kafka's order); `owned` is not read (``range`` never reads the current assignment)."""
+    found = _target(group)
+    if found is None:
+        return None
+    sorted_index, (member, topic, part), names = found
+    return as_claims(sorted_index, Rows(member, topic, part, member), names)
+
+
+def _target(group: Group) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray], list[str]] | None:
+    """Each member's rank in sorted order, the plan's rows (member rank, topic, partition; by
+    rank) and the topic names the rows index."""
     members = group.members
     if not members:
         return None
@@ -51,20 +73,18 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     subscription_of = np.array([distinct.setdefault(tuple(members[i].topics), len(distinct)) for i in order],
                                dtype=np.int64)
     resolved = [np.array(subscription_order(topics, index), dtype=np.int64) for topics in distinct]
-    places = [_topic_places(topics, hashes) for topics in resolved]
-    if any(p is None for p in places):
+    found = [_topic_places(topics, hashes) for topics in resolved]
+    places = [p for p in found if p is not None]
+    if len(places) < len(found):
         return None
     members_of = np.bincount(subscription_of, minlength=len(distinct)).tolist()
     if is_homogeneous(zip(distinct, members_of), len(members)):
         rows = _homogeneous_rows(resolved[subscription_of[0]], places[subscription_of[0]], counts, len(members))
     else:
         rows = _heterogeneous_rows(resolved, places, subscription_of, counts)
-    member, topic, part = rows
     sorted_index = np.empty(len(members), dtype=np.int64)
     sorted_index[order] = np.arange(len(members))
-    with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        listed = topic_partitions(np.array(names, dtype=object)[topic].tolist(), part.tolist())
-        return per_member(members, sorted_index, member, listed)
+    return sorted_index, rows, names
 
 
 def _topic_places(topics: np.ndarray, hashes: np.ndarray) -> np.ndarray | None:
@@ -89,10 +109,12 @@ def _expanded(member: np.ndarray, topic: np.ndarray, start: np.ndarray,
     return np.repeat(member, length), np.repeat(topic, length), part
 
 
-def _slices(rank: np.ndarray, count: np.ndarray, takers: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
-    """The slice of the `rank`-th of `takers` sorted subscribers of a topic of `count`
-    partitions: the first ``count % takers`` get one more."""
-    minimum, extra = np.divmod(count, takers)
+def _slices(rank: np.ndarray, topic: np.ndarray, counts: np.ndarray,
+            takers: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+    """The slice of the `rank`-th of `takers` sorted subscribers of `topic` (of `counts`
+    partitions per topic): the first ``count % takers`` get one more. Divided once per topic."""
+    minimum, extra = np.divmod(counts, np.maximum(takers, 1))
+    minimum, extra = minimum[topic], extra[topic]
     length = minimum + (rank < extra)
     return rank * minimum + np.minimum(rank, extra), length
 
@@ -109,26 +131,64 @@ def _homogeneous_rows(topics: np.ndarray, places: np.ndarray, counts: np.ndarray
     first = np.zeros(len(takers), dtype=np.int64)
     np.cumsum(takers[:-1], out=first[1:])
     rank = np.arange(int(takers.sum()), dtype=np.int64) - np.repeat(first, takers)
-    start, length = _slices(rank, np.repeat(count, takers), members)
+    start, length = _slices(rank, pair_topic, counts, members)
     by_member = stable_order(rank)  # topics stay in map order within a member
     return _expanded(rank[by_member], pair_topic[by_member], start[by_member], length[by_member])
 
 
-def _heterogeneous_rows(resolved: list[np.ndarray], places: list[np.ndarray | None], subscription_of: np.ndarray,
+def _heterogeneous_rows(resolved: list[np.ndarray], places: list[np.ndarray], subscription_of: np.ndarray,
                         counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each topic cut over its own subscribers, in member order; each member's topics in its
-    subscription's map order."""
+    subscription's map order: on a members x topics table where subscriptions cover a quarter
+    of it (a sort of the subscribed pairs where they are sparse; the two agree, a test holds)."""
+    pairs = int(np.array([len(t) for t in resolved], dtype=np.int64)[subscription_of].sum())
+    cells = len(subscription_of) * len(counts)
+    if cells <= _DENSE_CELLS and cells <= 4 * pairs:
+        return _dense_rows(resolved, places, subscription_of, counts)
+    return _sorted_rows(resolved, places, subscription_of, counts)
+
+
+#: The largest members x topics table `_heterogeneous_rows` builds (16 MiB of int32 ranks).
+_DENSE_CELLS = 1 << 22
+
+
+def _dense_rows(resolved: list[np.ndarray], places: list[np.ndarray], subscription_of: np.ndarray,
+                counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_heterogeneous_rows` on a members x topics table: a member's rank among a topic's
+    subscribers is the running count of subscribers down the topic's column."""
+    topics = len(counts)
+    contains = np.zeros((len(resolved), topics), dtype=bool)
+    place_of = np.zeros((len(resolved), topics), dtype=np.int64)
+    for d, (subscribed_to, place) in enumerate(zip(resolved, places)):
+        contains[d, subscribed_to] = True
+        place_of[d, subscribed_to] = place
+    subscribed = contains[subscription_of]
+    rank = np.cumsum(subscribed, axis=0, dtype=np.int32)
+    subscribers = rank[-1].astype(np.int64)
+    rank -= 1
+    minimum, extra = np.divmod(counts, np.maximum(subscribers, 1))
+    takers = np.where(minimum > 0, subscribers, extra)  # the ranks that get a slice
+    member, topic = np.nonzero(subscribed & (rank < takers))
+    in_place = np.lexsort((place_of[subscription_of[member], topic], member))
+    member, topic = member[in_place], topic[in_place]
+    start, length = _slices(rank[member, topic].astype(np.int64), topic, counts, subscribers)
+    return _expanded(member, topic, start, length)
+
+
+def _sorted_rows(resolved: list[np.ndarray], places: list[np.ndarray], subscription_of: np.ndarray,
+                 counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_heterogeneous_rows` on the subscribed pairs: a member's rank among a topic's subscribers
+    from the pairs sorted by topic (members stay in order within one)."""
+    in_place = [topics[np.argsort(place)] for topics, place in zip(resolved, places)]  # a map's order, once
     sizes = np.array([len(t) for t in resolved], dtype=np.int64)[subscription_of]
     member = np.repeat(np.arange(len(subscription_of), dtype=np.int64), sizes)
-    topic = np.concatenate([resolved[d] for d in subscription_of.tolist()] or [np.empty(0, dtype=np.int64)])
-    place = np.concatenate([places[d] for d in subscription_of.tolist()] or [np.empty(0, dtype=np.int64)])
-    by_topic = np.argsort(topic, kind="stable")  # members in sorted order within a topic
+    topic = np.concatenate([in_place[d] for d in subscription_of.tolist()] or [np.empty(0, dtype=np.int64)])
+    by_topic = stable_order(topic)
     subscribers = np.bincount(topic, minlength=len(counts))
     first = np.zeros(len(counts), dtype=np.int64)
     np.cumsum(subscribers[:-1], out=first[1:])
     rank = np.empty(len(topic), dtype=np.int64)
     rank[by_topic] = np.arange(len(topic), dtype=np.int64) - first[topic[by_topic]]
-    start, length = _slices(rank, counts[topic], subscribers[topic])
-    ordered = np.lexsort((place, member))
-    ordered = ordered[length[ordered] > 0]
-    return _expanded(member[ordered], topic[ordered], start[ordered], length[ordered])
+    start, length = _slices(rank, topic, counts, subscribers)
+    taking = length > 0
+    return _expanded(member[taking], topic[taking], start[taking], length[taking])

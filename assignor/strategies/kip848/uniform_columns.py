@@ -30,15 +30,23 @@ from __future__ import annotations
 import numpy as np
 
 from assignor._arrays import gc_paused
-from assignor.model import Group, TopicPartition
+from assignor.model import Claims, Group, TopicPartition
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848.coordinator import spread_topic_hashes, topic_hash
-from assignor.strategies.kip848.current_columns import Rows, as_objects, current_of, parse_claims, per_member
-from assignor.strategies.kip848.java_hash import JavaHashMap
+from assignor.strategies.kip848.current_columns import (
+    Claimed,
+    Rows,
+    as_claims,
+    as_objects,
+    current_of,
+    parse_claims,
+    per_member,
+)
+from assignor.strategies.kip848.java_hash import JavaHashMap, copy_order
 from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import topic_ids_of
 
-__all__ = ["assign"]
+__all__ = ["assign", "columns"]
 
 
 def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
@@ -53,6 +61,25 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     >>> {m: [tp.partition for tp in tps] for m, tps in assign(group).items()}
     {'a': [0, 1, 2], 'b': [3, 4, 5], 'c': [6, 7, 8, 9]}
     """
+    found = _target(group, None)
+    if found is None:
+        return None
+    rank, final, claimed, names = found
+    assert claimed.objects is not None
+    with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
+        return per_member(group.members, rank, final.member, as_objects(final, claimed.objects, names))
+
+
+def columns(group: Group, owned: Claims | None) -> Claims | None:
+    """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
+    Kafka's order), the current targets from `owned` when given."""
+    found = _target(group, owned)
+    return None if found is None else as_claims(found[0], found[1], found[3])
+
+
+def _target(group: Group, owned: Claims | None) -> tuple[np.ndarray, Rows, Claimed, list[str]] | None:
+    """Each member's rank in the member map, the new target as rows (by rank), the claims read,
+    and the topic names the rows index."""
     members = group.members
     topics = _subscribed(group)
     if topics is None:
@@ -60,11 +87,11 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     names, counts, hashes = topics
     offsets = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    parsed = parse_claims(members, names, counts, offsets)
-    if parsed is None:
+    claimed = parse_claims(members, owned, names, counts, offsets)
+    if claimed is None:
         return None
-    claims, topic, part = parsed
-    rank, spec = current_of(members, hashmap_order([m.id for m in members]), topic, part, len(names), hashes)
+    topic, part = claimed.topic, claimed.part
+    rank, spec = current_of(members, hashmap_order([m.id for m in members]), claimed, len(names), hashes)
     if spec is None:
         return None
     total = int(offsets[-1])
@@ -88,8 +115,7 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names))
     if final is None:
         return None
-    with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        return per_member(members, rank, final.member, as_objects(final, claims, names))
+    return rank, final, claimed, names
 
 
 def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None:
@@ -107,10 +133,16 @@ def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None
     if not listed:
         return None
     ids = topic_ids_of(listed, group.topic_ids)
-    name_of = {ids[name]: name for name in listed}
-    names = [name_of[t] for t in JavaHashMap.copy_of([ids[name] for name in listed], topic_hash)]
+    hashes = spread_topic_hashes(ids[name] for name in listed)
+    order = copy_order(hashes) if len(set(ids.values())) == len(listed) else None
+    if order is None:  # the model's order (a small table crowded, or two names with one id)
+        name_of = {ids[name]: name for name in listed}
+        names = [name_of[t] for t in JavaHashMap.copy_of([ids[name] for name in listed], topic_hash)]
+        hashes = spread_topic_hashes(ids[name] for name in names)
+    else:
+        names = [listed[i] for i in order.tolist()]
+        hashes = hashes[order]
     counts = np.array([group.topics[name] for name in names], dtype=np.int64)
-    hashes = spread_topic_hashes(ids[name] for name in names)
     return names, counts, hashes
 
 

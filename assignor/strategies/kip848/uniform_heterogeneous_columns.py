@@ -25,7 +25,7 @@ from collections import Counter
 import numpy as np
 
 from assignor._arrays import gc_paused
-from assignor.model import Group, TopicPartition, topic_partitions
+from assignor.model import Claims, Group, TopicPartition, topic_partitions
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848 import uniform
 from assignor.strategies.kip848.coordinator import (
@@ -38,8 +38,10 @@ from assignor.strategies.kip848.coordinator import (
     topic_hash,
 )
 from assignor.strategies.kip848.current_columns import (
+    Claimed,
     Current,
     Rows,
+    as_claims,
     as_objects,
     current_of,
     parse_claims,
@@ -50,7 +52,7 @@ from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, in
 from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import TopicId, topic_ids_of
 
-__all__ = ["assign"]
+__all__ = ["assign", "columns"]
 
 
 def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
@@ -65,6 +67,43 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     >>> {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in assign(group).items()}
     {'a': [('t0000', 0), ('t0000', 1), ('t0000', 2)], 'b': [('t0000', 3), ('t0001', 0), ('t0001', 1)]}
     """
+    found = _target(group, None)
+    if found is None:
+        return None
+    rank, final, replayed, claimed, names = found
+    members = group.members
+    assert claimed.objects is not None
+    with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
+        planned = per_member(members, rank, final.member, as_objects(final, claimed.objects, names))
+        for m, r in zip(members, rank.tolist()):
+            if r in replayed:  # a member replayed on the model: none of `final`'s rows are its
+                pairs = replayed[r]
+                planned[m.id] = topic_partitions([names[t] for t, _ in pairs], [p for _, p in pairs])
+        return planned
+
+
+def columns(group: Group, owned: Claims | None) -> Claims | None:
+    """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
+    Kafka's order), the current targets from `owned` when given."""
+    found = _target(group, owned)
+    if found is None:
+        return None
+    rank, final, replayed, _, names = found
+    if replayed:  # the replayed members' rows join the others', member by member
+        pairs = [(r, t, p) for r, listed in replayed.items() for t, p in listed]
+        more = np.array(pairs, dtype=np.int64).reshape(-1, 3)
+        member = np.concatenate((final.member, more[:, 0]))
+        by_member = np.argsort(member, kind="stable")
+        final = Rows(member[by_member], np.concatenate((final.topic, more[:, 1]))[by_member],
+                     np.concatenate((final.part, more[:, 2]))[by_member], member[by_member])
+    return as_claims(rank, final, names)
+
+
+def _target(group: Group, owned: Claims | None
+            ) -> tuple[np.ndarray, Rows, dict[int, list[tuple[int, int]]], Claimed, list[str]] | None:
+    """Each member's rank in the member map, the new target as rows (by rank) of the members
+    laid out on arrays, the replayed members' lists (rank -> topic index and partition pairs),
+    the claims read, and the topic names the rows index."""
     members = group.members
     if not members:
         return None
@@ -76,26 +115,22 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     spec = _spec(group, ids)
     if spec is None:
         return None
-    parsed = parse_claims(members, names, counts, offsets)
-    if parsed is None:
+    claimed = parse_claims(members, owned, names, counts, offsets)
+    if claimed is None:
         return None
-    claims, topic, part = parsed
     hashes = spread_topic_hashes(ids[name] for name in names)
-    rank, current = current_of(members, spec.member_ids, topic, part, len(names), hashes)
+    rank, current = current_of(members, spec.member_ids, claimed, len(names), hashes)
     if current is None or topic_maps_crowded(current.pair_member, current.pair_topic, hashes):
         return None
     builder = _FromColumns(spec, current, [ids[name] for name in names], offsets)
     builder.build()
     if not builder.subscribers:  # nobody subscribes to an existing topic: Kafka hands out nothing
-        return {m.id: [] for m in members}
-    final, replayed = _changed(builder, current, topic, part, offsets, len(names), hashes)
-    with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        found = per_member(members, rank, final.member, as_objects(final, claims, names))
-        for m, r in zip(members, rank.tolist()):
-            if r in replayed:  # a member replayed on the model: none of `final`'s rows are its
-                pairs = [(names[builder.topic_index[t]], p) for t, ps in replayed[r].items() for p in ps or ()]
-                found[m.id] = topic_partitions([t for t, _ in pairs], [p for _, p in pairs])
-        return found
+        none = np.empty(0, dtype=np.int64)
+        return rank, Rows(none, none, none, none), {}, claimed, names
+    final, replayed = _changed(builder, current, claimed.topic, claimed.part, offsets, len(names), hashes)
+    listed = {r: [(builder.topic_index[t], p) for t, ps in assignment.items() for p in ps or ()]
+              for r, assignment in replayed.items()}
+    return rank, final, listed, claimed, names
 
 
 def _changed(builder: _FromColumns, current: Current, topic: np.ndarray, part: np.ndarray, offsets: np.ndarray,
