@@ -14,6 +14,7 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import NamedTuple
 
 from assignor.errors import InvalidGroupError
@@ -47,6 +48,7 @@ class TopicId(NamedTuple):
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
+@lru_cache(maxsize=1 << 14)  # a group's topics, planned again and again: one SHA-256 per name, not per call
 def derived_topic_id(name: str) -> TopicId:
     """The id the reference recordings give topic `name`.
 

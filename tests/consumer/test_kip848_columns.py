@@ -21,7 +21,9 @@ from assignor.strategies.kip848 import (
     uniform_columns,
     uniform_heterogeneous_columns,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap, copy_order, spread_many
+from assignor.strategies.kip848.coordinator import spread_topic_hashes
+from assignor.strategies.kip848.java_hash import spread
+from assignor.topic_ids import TopicId
 
 COUNTS = st.sampled_from([0, 1, 2, 3, 7, 10, 16, 17, 33, 40, 100, 130, 300])
 
@@ -227,15 +229,8 @@ def found_of(group: Group) -> dict[str, list[TopicPartition]]:
     return found
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.integers(0, 2**32 - 1), st.integers(0, 40).map(lambda k: 16 * k)), unique=True,
-                max_size=120))
-def test_copy_order_iterates_as_the_model(hashes):
-    """``new HashSet<>(keys)`` on arrays (`copy_order`) iterates as the model does, or declines
-    where a small table crowds (multiples of 16 share a bin of 16 or 32 buckets)."""
-    found = copy_order(spread_many(np.array(hashes, dtype=np.int64)))
-    model = list(JavaHashMap.copy_of(range(len(hashes)), hashes.__getitem__))
-    if found is None:
-        assert len(hashes) > 8
-    else:
-        assert found.tolist() == model
+@given(st.lists(st.tuples(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1)), max_size=40))
+def test_topic_hashes_on_arrays_are_uuid_hash_codes(halves):
+    """`spread_topic_hashes` on arrays: each id's ``Uuid.hashCode`` (`TopicId.java_hash`), spread."""
+    ids = [TopicId(msb, lsb) for msb, lsb in halves]
+    assert spread_topic_hashes(ids).tolist() == [spread(t.java_hash()) for t in ids]

@@ -53,13 +53,15 @@ class Claimed:
     """The members' claims read into columns: per claim the member (index in ``group.members``),
     the topic (index into the caller's names) and the partition, each member's claims in its
     claim order (rows of different members may interleave); the claims' own objects, in row
-    order, where they came as objects (None from columns)."""
+    order, where they came as objects (None from columns); once checked, `taken`: per partition
+    in flat order (topic by topic), whether a member holds it."""
 
-    __slots__ = ("member", "objects", "part", "topic")
+    __slots__ = ("member", "objects", "part", "taken", "topic")
 
     def __init__(self, objects: list[TopicPartition] | None, member: np.ndarray, topic: np.ndarray,
                  part: np.ndarray) -> None:
         self.objects, self.member, self.topic, self.part = objects, member, topic, part
+        self.taken = np.zeros(0, dtype=bool)
 
 
 def parse_claims(members: Sequence[Member], owned: Claims | None, names: list[str], counts: np.ndarray,
@@ -77,7 +79,7 @@ def parse_claims(members: Sequence[Member], owned: Claims | None, names: list[st
     lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
     member = np.repeat(np.arange(len(members), dtype=np.int64), lengths)
     if not claims:
-        return Claimed(claims, member, member, member)
+        return _checked(Claimed(claims, member, member, member), counts, offsets)
     if set(map(type, claims)) != {TopicPartition}:
         return None
     numbers = list(map(itemgetter(1), claims))
@@ -94,12 +96,16 @@ def parse_claims(members: Sequence[Member], owned: Claims | None, names: list[st
 
 def _checked(claimed: Claimed, counts: np.ndarray, offsets: np.ndarray) -> Claimed | None:
     topic, part = claimed.topic, claimed.part
+    total = int(offsets[-1])
     if not len(part):
+        claimed.taken = np.zeros(total, dtype=bool)
         return claimed
     if topic.min() < 0 or part.min() < 0 or (part >= counts[topic]).any():
         return None
-    if np.bincount(offsets[topic] + part, minlength=int(offsets[-1])).max() > 1:
+    held = np.bincount(offsets[topic] + part, minlength=total)
+    if held.max() > 1:
         return None
+    claimed.taken = held.astype(bool)
     return claimed
 
 
@@ -130,16 +136,16 @@ def as_claims(rank: np.ndarray, rows: Rows, names: list[str]) -> Claims:
 
 class Current:
     """The current assignment in iteration order: `rows` member by member, each topic's rows in
-    a run; per row its `position` in its member's list and its `rank` in its set; per (member,
+    a run; per row its `position` in its member's list; per (member,
     topic) `pair`, in that order, its topic, size and set capacity."""
 
-    __slots__ = ("crowded", "pair_capacity", "pair_member", "pair_size", "pair_start", "pair_topic", "position", "rank",
+    __slots__ = ("crowded", "pair_capacity", "pair_member", "pair_size", "pair_start", "pair_topic", "position",
                  "row_pair", "rows")
 
-    def __init__(self, rows: Rows, row_pair: np.ndarray, position: np.ndarray, rank: np.ndarray,
+    def __init__(self, rows: Rows, row_pair: np.ndarray, position: np.ndarray,
                  pair_member: np.ndarray, pair_topic: np.ndarray, pair_size: np.ndarray,
                  pair_capacity: np.ndarray, crowded: np.ndarray) -> None:
-        self.rows, self.row_pair, self.position, self.rank = rows, row_pair, position, rank
+        self.rows, self.row_pair, self.position = rows, row_pair, position
         self.pair_member, self.pair_topic, self.pair_size, self.pair_capacity = (
             pair_member, pair_topic, pair_size, pair_capacity)
         self.pair_start = np.zeros(len(pair_size) + 1, dtype=np.int64)
@@ -156,13 +162,8 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     """`coordinator.group_spec`'s maps, iterated: topics put in the order the claims first name
     them (16 buckets, doubling past 3/4), sets ``new HashSet<>(claims of the topic)``."""
     key = rows.member * topics + rows.topic
-    starts = np.flatnonzero(run_starts(key))
-    grouped = len(np.unique(key[starts])) == len(starts)  # each pair's rows in one run (a plan's own order)
-    if grouped:
-        by_pair = np.arange(len(key), dtype=np.int64)
-    else:
-        by_pair = np.argsort(key, kind="stable")  # claim order kept within a (member, topic) pair
-        starts = np.flatnonzero(run_starts(key[by_pair]))
+    by_pair = stable_order(key)  # claim order kept within a (member, topic) pair
+    starts = np.flatnonzero(run_starts(key[by_pair]))
     # pairs numbered first by key (grouped rows), then renumbered in iteration order
     keyed_member, keyed_topic = rows.member[by_pair[starts]], rows.topic[by_pair[starts]]
     first_claim = rows.source[by_pair[starts]]
@@ -177,17 +178,16 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     renumbered[pair_order] = np.arange(len(pair_order))
     pair_member, pair_topic, pair_size = keyed_member[pair_order], keyed_topic[pair_order], keyed_size[pair_order]
     pair_capacity = copy_capacities(pair_size)
-    if grouped:
-        pair_of_row = np.repeat(renumbered, keyed_size)
-    else:
-        pair_of_row = np.empty(len(key), dtype=np.int64)
-        pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
+    pair_of_row = np.empty(len(key), dtype=np.int64)
+    pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
     spread_part = spread_many(rows.part)
     # A set whose small table gets nine keys in one bin grows early: its capacity from the model,
     # replayed with its claims in claim order (rare: partitions far apart, in strides).
-    small = pair_capacity[pair_of_row] < 64
-    crowded = crowded_pairs(pair_of_row[small], spread_part[small] & (pair_capacity[pair_of_row[small]] - 1), 32,
-                       len(pair_size))
+    crowded = np.zeros(len(pair_size), dtype=bool)
+    if (pair_capacity < 64).any():
+        small = pair_capacity[pair_of_row] < 64
+        crowded = crowded_pairs(pair_of_row[small], spread_part[small] & (pair_capacity[pair_of_row[small]] - 1), 32,
+                                len(pair_size))
     for pair in np.flatnonzero(crowded).tolist():
         keyed = int(pair_order[pair])
         claimed = rows.part[by_pair[starts[keyed]:starts[keyed] + keyed_size[keyed]]].tolist()
@@ -200,12 +200,9 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     if (sort_key[1:] < sort_key[:-1]).any():  # not already in iteration order
         order = stable_order(sort_key)
         rows, row_pair = rows.take(order), pair_of_row[order]
-    spec = Current(rows, row_pair, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), pair_member, pair_topic,
-                 pair_size, pair_capacity, crowded)
-    spec.rank = np.arange(len(row_pair), dtype=np.int64) - spec.pair_start[row_pair]
     member_start = np.searchsorted(rows.member, np.arange(members))
-    spec.position = np.arange(len(row_pair), dtype=np.int64) - member_start[rows.member]
-    return spec
+    position = np.arange(len(row_pair), dtype=np.int64) - member_start[rows.member]
+    return Current(rows, row_pair, position, pair_member, pair_topic, pair_size, pair_capacity, crowded)
 
 
 def crowded_pairs(pair: np.ndarray, bins: np.ndarray, width: int, pairs: int) -> np.ndarray:

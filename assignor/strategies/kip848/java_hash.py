@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-__all__ = ["JavaHashMap", "capacity_for", "copy_capacities", "copy_order", "float_capacity", "grown_capacities",
+__all__ = ["JavaHashMap", "capacity_for", "copy_capacities", "float_capacity", "grown_capacities",
            "integer_hash", "spread", "spread_many", "table_size_for", "table_sizes_for"]
 
 K = TypeVar("K", bound=Hashable)
@@ -69,25 +69,6 @@ _POWERS.flags.writeable = False
 def spread_many(hashes: np.ndarray) -> np.ndarray:
     """`spread` of each unsigned 32-bit hash (int64 values)."""
     found: np.ndarray = hashes ^ (hashes >> 16)
-    return found
-
-
-def copy_order(spread_hashes: np.ndarray) -> np.ndarray | None:
-    """The iteration order of ``new HashSet<>(keys)`` (distinct keys, in this order) from their
-    spread hashes: by bucket, then insertion. None where the small table would grow early
-    (nine keys in one bin under 64 buckets, `JavaHashMap._crowded`): the model decides there.
-
-    Examples
-    --------
-    >>> copy_order(np.array([17, 1, 2])).tolist()
-    [1, 0, 2]
-    """
-    count = len(spread_hashes)
-    capacity = table_size_for(capacity_for(count))
-    bucket = spread_hashes & (capacity - 1)
-    if capacity < 64 and count > 8 and int(np.bincount(bucket).max()) > 8:
-        return None
-    found: np.ndarray = np.argsort(bucket, kind="stable")
     return found
 
 

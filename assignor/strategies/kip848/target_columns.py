@@ -38,14 +38,15 @@ __all__ = ["final_order"]
 
 
 def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray, topics: int, hashes: np.ndarray,
-                fresh_initial: Sequence[int | None]) -> Rows | None:
+                fresh_initial: Sequence[int | None], sources: bool = True) -> Rows | None:
     """The new target assignment in iteration order: `kept` rows of the current assignment (a
     prefix of each member's), then `added` rows (member by member, each member's in the order
     received), sorted by member, the topic's place in the member's final map, bucket in the
     final set, insertion. `copied`: per member, whether the builder deep-copied its map.
     `fresh_initial`: per topic, the capacity a set made for it anew is asked for (None: the
     default table). None where a member would hold more than `MAX_TOPICS_PER_MEMBER` topics or
-    nine of them in one bin (left to the model)."""
+    nine of them in one bin (left to the model). `sources`: whether the rows' claims are wanted
+    (to reuse their objects); without, the rows' ``source`` is empty."""
     members = len(copied)
     # Pairs of the final maps: the current ones, then (member, topic) pairs received anew.
     pair_key = spec.pair_member * topics + spec.pair_topic
@@ -91,21 +92,25 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     held_size = np.concatenate((spec.pair_size, np.zeros(len(fresh_keys), dtype=np.int64)))
     set_capacity = grown_capacities(start_capacity, held_size + received)
     # Rows: the kept ones (each set's in rank order), then the added ones in arrival order.
-    added_rank = held_size[added_pair] + _occurrence(added_pair)
     rows_pair = np.concatenate((spec.row_pair[kept], added_pair))
-    rows_rank = np.concatenate((spec.rank[kept], added_rank))
-    rows = Rows(np.concatenate((spec.rows.member[kept], added.member)),
-                 np.concatenate((spec.rows.topic[kept], added.topic)),
-                 np.concatenate((spec.rows.part[kept], added.part)),
-                 np.concatenate((spec.rows.source[kept], added.source)))
-    spread_part = spread_many(rows.part)
+    rows_part = np.concatenate((spec.rows.part[kept], added.part))
+    spread_part = spread_many(rows_part)
     # A set takes its first 25 keys in a table of 32 buckets or fewer (8 or fewer hold at most 6),
     # where a ninth key in a bin grows the table early: sets where nine of those share a bin of
     # 16 (a superset of those that grow early), and copies of sets that grew early, get their
     # capacity from the model: the copy (all its partitions, given up ones too: the copy is taken
     # before the first removal), then each one received.
-    small = (start_capacity[rows_pair] < 64) & (rows_rank <= 24)
-    replayed = crowded_pairs(rows_pair[small], spread_part[small] & 15, 16, len(pair_member))
+    replayed = np.zeros(len(pair_member), dtype=bool)
+    small = start_capacity < 64
+    if small.any():  # each small set's rows with their rank in the set: kept ones, then received ones
+        kept_small = np.flatnonzero(kept & small[spec.row_pair])
+        added_small = np.flatnonzero(small[added_pair])
+        small_pair = np.concatenate((spec.row_pair[kept_small], added_pair[added_small]))
+        rank = np.concatenate((kept_small - spec.pair_start[spec.row_pair[kept_small]],
+                               (held_size[added_pair] + _occurrence(added_pair))[added_small]))
+        part = np.concatenate((spec.rows.part[kept_small], added.part[added_small]))
+        early = rank <= 24
+        replayed = crowded_pairs(small_pair[early], spread_many(part[early]) & 15, 16, len(pair_member))
     replayed[:pairs] |= spec.crowded & copied[spec.pair_member]
     for pair in np.flatnonzero(replayed).tolist():
         if pair < pairs:
@@ -118,7 +123,10 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     width = int(set_capacity.max(initial=1))
     if len(pair_member) * width >= 1 << 62:
         return None
-    return rows.take(stable_order(place[rows_pair] * width + (spread_part & (set_capacity[rows_pair] - 1))))
+    order = stable_order(place[rows_pair] * width + (spread_part & (set_capacity[rows_pair] - 1)))
+    final_pair = rows_pair[order]
+    source = np.concatenate((spec.rows.source[kept], added.source))[order] if sources else np.empty(0, dtype=np.int64)
+    return Rows(pair_member[final_pair], pair_topic[final_pair], rows_part[order], source)
 
 
 def _occurrence(values: np.ndarray) -> np.ndarray:

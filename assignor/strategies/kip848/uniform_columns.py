@@ -42,7 +42,7 @@ from assignor.strategies.kip848.current_columns import (
     parse_claims,
     per_member,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap, copy_order
+from assignor.strategies.kip848.java_hash import JavaHashMap
 from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import topic_ids_of
 
@@ -61,7 +61,7 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
     >>> {m: [tp.partition for tp in tps] for m, tps in assign(group).items()}
     {'a': [0, 1, 2], 'b': [3, 4, 5], 'c': [6, 7, 8, 9]}
     """
-    found = _target(group, None)
+    found = _target(group, None, sources=True)
     if found is None:
         return None
     rank, final, claimed, names = found
@@ -73,13 +73,13 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
 def columns(group: Group, owned: Claims | None) -> Claims | None:
     """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
     Kafka's order), the current targets from `owned` when given."""
-    found = _target(group, owned)
+    found = _target(group, owned, sources=False)
     return None if found is None else as_claims(found[0], found[1], found[3])
 
 
-def _target(group: Group, owned: Claims | None) -> tuple[np.ndarray, Rows, Claimed, list[str]] | None:
-    """Each member's rank in the member map, the new target as rows (by rank), the claims read,
-    and the topic names the rows index."""
+def _target(group: Group, owned: Claims | None, sources: bool) -> tuple[np.ndarray, Rows, Claimed, list[str]] | None:
+    """Each member's rank in the member map, the new target as rows (by rank; with the claims
+    they came from where `sources`), the claims read, and the topic names the rows index."""
     members = group.members
     topics = _subscribed(group)
     if topics is None:
@@ -90,7 +90,6 @@ def _target(group: Group, owned: Claims | None) -> tuple[np.ndarray, Rows, Claim
     claimed = parse_claims(members, owned, names, counts, offsets)
     if claimed is None:
         return None
-    topic, part = claimed.topic, claimed.part
     rank, spec = current_of(members, hashmap_order([m.id for m in members]), claimed, len(names), hashes)
     if spec is None:
         return None
@@ -100,9 +99,7 @@ def _target(group: Group, owned: Claims | None) -> tuple[np.ndarray, Rows, Claim
     if unfilled is None:
         return None
     keep, quota_of = unfilled
-    taken = np.zeros(total, dtype=bool)
-    taken[offsets[topic] + part] = True
-    free = np.flatnonzero(~taken)
+    free = np.flatnonzero(~claimed.taken)
     free_topic = np.searchsorted(offsets, free, side="right") - 1
     kept = spec.position < keep[spec.rows.member]
     unassigned = Rows(np.empty(0, dtype=np.int64), np.concatenate((free_topic, spec.rows.topic[~kept])),
@@ -112,7 +109,7 @@ def _target(group: Group, owned: Claims | None) -> tuple[np.ndarray, Rows, Claim
     if added is None:
         return None
     copied = (sizes > keep) | (quota_of > 0)  # gave something up, or was short (copied even if given nothing)
-    final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names))
+    final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names), sources)
     if final is None:
         return None
     return rank, final, claimed, names
@@ -133,16 +130,10 @@ def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None
     if not listed:
         return None
     ids = topic_ids_of(listed, group.topic_ids)
-    hashes = spread_topic_hashes(ids[name] for name in listed)
-    order = copy_order(hashes) if len(set(ids.values())) == len(listed) else None
-    if order is None:  # the model's order (a small table crowded, or two names with one id)
-        name_of = {ids[name]: name for name in listed}
-        names = [name_of[t] for t in JavaHashMap.copy_of([ids[name] for name in listed], topic_hash)]
-        hashes = spread_topic_hashes(ids[name] for name in names)
-    else:
-        names = [listed[i] for i in order.tolist()]
-        hashes = hashes[order]
+    name_of = {ids[name]: name for name in listed}
+    names = [name_of[t] for t in JavaHashMap.copy_of([ids[name] for name in listed], topic_hash)]
     counts = np.array([group.topics[name] for name in names], dtype=np.int64)
+    hashes = spread_topic_hashes(ids[name] for name in names)
     return names, counts, hashes
 
 
@@ -154,21 +145,21 @@ def _quotas(sizes: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | No
     if count == 0:
         return None
     minimum, extra = divmod(total, count)
-    keep = np.empty(count, dtype=np.int64)
-    short = np.zeros(count, dtype=np.int64)
+    keep: list[int] = []
+    short: list[int] = []
     for i, n in enumerate(sizes.tolist()):
         has_extra = extra > 0
         quota = minimum + 1 if has_extra else minimum
-        keep[i] = min(n, quota)
+        keep.append(min(n, quota))
         quota = max(quota - n, 0)
         # KAFKA-18688: a member at the minimum leaves the extra partition to a later member,
         # unless it is one of the last members that must take one
         if quota > 0 and has_extra and count - i > extra:
             quota, has_extra = quota - 1, False
-        short[i] = quota
+        short.append(quota)
         if has_extra:
             extra -= 1
-    return keep, short
+    return np.array(keep, dtype=np.int64), np.array(short, dtype=np.int64)
 
 
 def _hand_out(unassigned: Rows, short: np.ndarray) -> Rows | None:
