@@ -45,6 +45,20 @@ def appended(values: np.ndarray, last: int | float) -> np.ndarray:
     return np.concatenate((values, np.array([last], dtype=values.dtype)))
 
 
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The integers of ``range(start, start + length)`` for each pair, one range after another.
+
+    Examples
+    --------
+    >>> ranges(np.array([5, 0]), np.array([2, 3])).tolist()
+    [5, 6, 0, 1, 2]
+    """
+    before = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=before[1:])
+    found: np.ndarray = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+    return found
+
+
 def stable_order(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` for non-negative integer keys, faster.
 
@@ -62,12 +76,12 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
     descents = int(np.count_nonzero(keys[1:] < keys[:-1]))
     if not descents:
         return np.arange(n)
+    if descents * 1024 < n:  # timsort, whatever the keys' range
+        return np.argsort(keys, kind="stable")
     low, high = int(keys.min()), int(keys.max())
     if low < 0 or high >= 1 << 32:
         return np.argsort(keys, kind="stable")
     if high < 1 << 16:
-        if descents * 1024 < n:
-            return np.argsort(keys, kind="stable")
         return np.argsort(keys.astype(np.uint16), kind="stable")
     if descents * 32 < n:
         return np.argsort(keys, kind="stable")

@@ -18,7 +18,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from assignor._arrays import run_starts, stable_order
+from assignor._arrays import ranges, run_starts, stable_order
 from assignor.model import Claims, Member, TopicPartition, topic_partitions
 from assignor.strategies.kip848.java_hash import (
     JavaHashMap,
@@ -70,9 +70,11 @@ def parse_claims(members: Sequence[Member], owned: Claims | None, names: list[st
     else from each member's ``owned``; None unless each names one of `names`, in range, held once
     (the plain model then drops what the coordinator could not hold)."""
     if owned is not None:
-        index = {name: i for i, name in enumerate(names)}
-        renumbered = np.array([index.get(name, -1) for name in owned.names] or [-1], dtype=np.int64)
-        topic = renumbered[owned.topic] if len(owned.topic) else np.empty(0, dtype=np.int64)
+        topic = owned.topic.astype(np.int64, copy=False)
+        if owned.names != names:  # not a plan's own columns given back: topics renumbered
+            index = {name: i for i, name in enumerate(names)}
+            renumbered = np.array([index.get(name, -1) for name in owned.names] or [-1], dtype=np.int64)
+            topic = renumbered[owned.topic] if len(owned.topic) else np.empty(0, dtype=np.int64)
         return _checked(Claimed(None, owned.member.astype(np.int64, copy=False), topic,
                                 owned.partition.astype(np.int64, copy=False)), counts, offsets)
     claims: list[TopicPartition] = list(chain.from_iterable(m.owned for m in members))
@@ -136,21 +138,33 @@ def as_claims(rank: np.ndarray, rows: Rows, names: list[str]) -> Claims:
 
 class Current:
     """The current assignment in iteration order: `rows` member by member, each topic's rows in
-    a run; per row its `position` in its member's list; per (member,
+    a run, each member's from its `member_start`; per (member,
     topic) `pair`, in that order, its topic, size and set capacity."""
 
-    __slots__ = ("crowded", "pair_capacity", "pair_member", "pair_size", "pair_start", "pair_topic", "position",
+    __slots__ = ("crowded", "member_start", "pair_capacity", "pair_member", "pair_size", "pair_start", "pair_topic",
                  "row_pair", "rows")
 
-    def __init__(self, rows: Rows, row_pair: np.ndarray, position: np.ndarray,
+    def __init__(self, rows: Rows, row_pair: np.ndarray, member_start: np.ndarray,
                  pair_member: np.ndarray, pair_topic: np.ndarray, pair_size: np.ndarray,
                  pair_capacity: np.ndarray, crowded: np.ndarray) -> None:
-        self.rows, self.row_pair, self.position = rows, row_pair, position
+        self.rows, self.row_pair, self.member_start = rows, row_pair, member_start
         self.pair_member, self.pair_topic, self.pair_size, self.pair_capacity = (
             pair_member, pair_topic, pair_size, pair_capacity)
         self.pair_start = np.zeros(len(pair_size) + 1, dtype=np.int64)
         np.cumsum(pair_size, out=self.pair_start[1:])
         self.crowded = crowded  # pairs whose set grew early (their capacity replayed on the model)
+
+    def prefixes(self, lengths: np.ndarray) -> np.ndarray:
+        """Per row, whether it is among the first `lengths` (per member) of its member's list:
+        the rows past them marked, member by member (most members keep every row)."""
+        sizes = np.diff(np.append(self.member_start, len(self.row_pair)))
+        cut = np.flatnonzero(lengths < sizes)
+        found = np.ones(len(self.row_pair), dtype=bool)
+        if len(cut):
+            ends = self.member_start[cut] + sizes[cut]
+            first = self.member_start[cut] + lengths[cut]
+            found[ranges(first, ends - first)] = False
+        return found
 
     def parts(self, pair: int) -> list[int]:
         """The partitions of a pair's set in iteration order."""
@@ -162,8 +176,14 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     """`coordinator.group_spec`'s maps, iterated: topics put in the order the claims first name
     them (16 buckets, doubling past 3/4), sets ``new HashSet<>(claims of the topic)``."""
     key = rows.member * topics + rows.topic
-    by_pair = stable_order(key)  # claim order kept within a (member, topic) pair
-    starts = np.flatnonzero(run_starts(key[by_pair]))
+    starts = np.flatnonzero(run_starts(key))
+    # A plan's own rows (a plan's columns given back as the current targets) hold each pair in
+    # one run already; other claims are grouped by a sort (claim order kept within a pair).
+    grouped = len(np.unique(key[starts])) == len(starts)
+    by_pair = np.arange(len(key), dtype=np.int64)
+    if not grouped:
+        by_pair = stable_order(key)
+        starts = np.flatnonzero(run_starts(key[by_pair]))
     # pairs numbered first by key (grouped rows), then renumbered in iteration order
     keyed_member, keyed_topic = rows.member[by_pair[starts]], rows.topic[by_pair[starts]]
     first_claim = rows.source[by_pair[starts]]
@@ -178,8 +198,9 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     renumbered[pair_order] = np.arange(len(pair_order))
     pair_member, pair_topic, pair_size = keyed_member[pair_order], keyed_topic[pair_order], keyed_size[pair_order]
     pair_capacity = copy_capacities(pair_size)
-    pair_of_row = np.empty(len(key), dtype=np.int64)
-    pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
+    pair_of_row = np.repeat(renumbered, keyed_size)
+    if not grouped:
+        pair_of_row[by_pair] = pair_of_row.copy()
     spread_part = spread_many(rows.part)
     # A set whose small table gets nine keys in one bin grows early: its capacity from the model,
     # replayed with its claims in claim order (rare: partitions far apart, in strides).
@@ -195,14 +216,14 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     width = int(pair_capacity.max(initial=1))
     if len(pair_size) * width >= 1 << 62:
         return None
-    sort_key = pair_of_row * width + (spread_part & (pair_capacity[pair_of_row] - 1))
+    base, mask = np.arange(len(pair_size), dtype=np.int64) * width, pair_capacity - 1  # per pair, gathered once
+    sort_key = base[pair_of_row] + (spread_part & mask[pair_of_row])
     row_pair = pair_of_row
     if (sort_key[1:] < sort_key[:-1]).any():  # not already in iteration order
         order = stable_order(sort_key)
         rows, row_pair = rows.take(order), pair_of_row[order]
     member_start = np.searchsorted(rows.member, np.arange(members))
-    position = np.arange(len(row_pair), dtype=np.int64) - member_start[rows.member]
-    return Current(rows, row_pair, position, pair_member, pair_topic, pair_size, pair_capacity, crowded)
+    return Current(rows, row_pair, member_start, pair_member, pair_topic, pair_size, pair_capacity, crowded)
 
 
 def crowded_pairs(pair: np.ndarray, bins: np.ndarray, width: int, pairs: int) -> np.ndarray:

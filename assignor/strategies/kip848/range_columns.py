@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor._arrays import gc_paused, stable_order
+from assignor._arrays import gc_paused, ranges, stable_order
 from assignor.model import Claims, Group, TopicPartition, topic_partitions
 from assignor.ordering import java_order
 from assignor.strategies.kip848.coordinator import is_homogeneous, spread_topic_hashes, subscription_order
@@ -102,11 +102,7 @@ def _topic_places(topics: np.ndarray, hashes: np.ndarray) -> np.ndarray | None:
 def _expanded(member: np.ndarray, topic: np.ndarray, start: np.ndarray,
               length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Slices (in order) as rows: member, topic, partition."""
-    before = np.zeros(len(length), dtype=np.int64)
-    np.cumsum(length[:-1], out=before[1:])
-    total = int(length.sum())
-    part = np.repeat(start - before, length) + np.arange(total, dtype=np.int64)
-    return np.repeat(member, length), np.repeat(topic, length), part
+    return np.repeat(member, length), np.repeat(topic, length), ranges(start, length)
 
 
 def _slices(rank: np.ndarray, topic: np.ndarray, counts: np.ndarray,

@@ -38,7 +38,8 @@ __all__ = ["final_order"]
 
 
 def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray, topics: int, hashes: np.ndarray,
-                fresh_initial: Sequence[int | None], sources: bool = True) -> Rows | None:
+                fresh_initial: Sequence[int | None], sources: bool = True,
+                member_index: np.ndarray | None = None) -> Rows | None:
     """The new target assignment in iteration order: `kept` rows of the current assignment (a
     prefix of each member's), then `added` rows (member by member, each member's in the order
     received), sorted by member, the topic's place in the member's final map, bucket in the
@@ -46,7 +47,8 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     `fresh_initial`: per topic, the capacity a set made for it anew is asked for (None: the
     default table). None where a member would hold more than `MAX_TOPICS_PER_MEMBER` topics or
     nine of them in one bin (left to the model). `sources`: whether the rows' claims are wanted
-    (to reuse their objects); without, the rows' ``source`` is empty."""
+    (to reuse their objects); without, the rows' ``source`` is empty. `member_index`: per member
+    rank, the number the rows give the member instead of its rank (the caller's numbering)."""
     members = len(copied)
     # Pairs of the final maps: the current ones, then (member, topic) pairs received anew.
     pair_key = spec.pair_member * topics + spec.pair_topic
@@ -92,8 +94,9 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     held_size = np.concatenate((spec.pair_size, np.zeros(len(fresh_keys), dtype=np.int64)))
     set_capacity = grown_capacities(start_capacity, held_size + received)
     # Rows: the kept ones (each set's in rank order), then the added ones in arrival order.
-    rows_pair = np.concatenate((spec.row_pair[kept], added_pair))
-    rows_part = np.concatenate((spec.rows.part[kept], added.part))
+    every = bool(kept.all())  # nobody gave anything up (after a member left, say): no rows to drop
+    rows_pair = np.concatenate((spec.row_pair if every else spec.row_pair[kept], added_pair))
+    rows_part = np.concatenate((spec.rows.part if every else spec.rows.part[kept], added.part))
     spread_part = spread_many(rows_part)
     # A set takes its first 25 keys in a table of 32 buckets or fewer (8 or fewer hold at most 6),
     # where a ninth key in a bin grows the table early: sets where nine of those share a bin of
@@ -103,7 +106,7 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     replayed = np.zeros(len(pair_member), dtype=bool)
     small = start_capacity < 64
     if small.any():  # each small set's rows with their rank in the set: kept ones, then received ones
-        kept_small = np.flatnonzero(kept & small[spec.row_pair])
+        kept_small = np.flatnonzero(kept & small[spec.row_pair]) if small[:pairs].any() else np.empty(0, dtype=np.int64)
         added_small = np.flatnonzero(small[added_pair])
         small_pair = np.concatenate((spec.row_pair[kept_small], added_pair[added_small]))
         rank = np.concatenate((kept_small - spec.pair_start[spec.row_pair[kept_small]],
@@ -123,10 +126,12 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     width = int(set_capacity.max(initial=1))
     if len(pair_member) * width >= 1 << 62:
         return None
-    order = stable_order(place[rows_pair] * width + (spread_part & (set_capacity[rows_pair] - 1)))
+    base, mask = place * width, set_capacity - 1  # per pair, gathered once
+    order = stable_order(base[rows_pair] + (spread_part & mask[rows_pair]))
     final_pair = rows_pair[order]
     source = np.concatenate((spec.rows.source[kept], added.source))[order] if sources else np.empty(0, dtype=np.int64)
-    return Rows(pair_member[final_pair], pair_topic[final_pair], rows_part[order], source)
+    label = pair_member if member_index is None else member_index[pair_member]
+    return Rows(label[final_pair], pair_topic[final_pair], rows_part[order], source)
 
 
 def _occurrence(values: np.ndarray) -> np.ndarray:

@@ -36,7 +36,6 @@ from assignor.strategies.kip848.coordinator import spread_topic_hashes, topic_ha
 from assignor.strategies.kip848.current_columns import (
     Claimed,
     Rows,
-    as_claims,
     as_objects,
     current_of,
     parse_claims,
@@ -74,12 +73,16 @@ def columns(group: Group, owned: Claims | None) -> Claims | None:
     """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
     Kafka's order), the current targets from `owned` when given."""
     found = _target(group, owned, sources=False)
-    return None if found is None else as_claims(found[0], found[1], found[3])
+    if found is None:
+        return None
+    _, final, _, names = found
+    return Claims(final.member, final.topic, final.part, names)
 
 
 def _target(group: Group, owned: Claims | None, sources: bool) -> tuple[np.ndarray, Rows, Claimed, list[str]] | None:
-    """Each member's rank in the member map, the new target as rows (by rank; with the claims
-    they came from where `sources`), the claims read, and the topic names the rows index."""
+    """Each member's rank in the member map, the new target as rows sorted by rank (with the
+    claims they came from, members named by rank, where `sources`; else members named by their
+    index in ``group.members``), the claims read, and the topic names the rows index."""
     members = group.members
     topics = _subscribed(group)
     if topics is None:
@@ -94,22 +97,27 @@ def _target(group: Group, owned: Claims | None, sources: bool) -> tuple[np.ndarr
     if spec is None:
         return None
     total = int(offsets[-1])
-    sizes = np.bincount(spec.rows.member, minlength=len(members))
+    sizes = np.diff(np.append(spec.member_start, len(spec.row_pair)))
     unfilled = _quotas(sizes, total)
     if unfilled is None:
         return None
     keep, quota_of = unfilled
     free = np.flatnonzero(~claimed.taken)
     free_topic = np.searchsorted(offsets, free, side="right") - 1
-    kept = spec.position < keep[spec.rows.member]
-    unassigned = Rows(np.empty(0, dtype=np.int64), np.concatenate((free_topic, spec.rows.topic[~kept])),
-                       np.concatenate((free - offsets[free_topic], spec.rows.part[~kept])),
-                       np.concatenate((np.full(len(free), -1, dtype=np.int64), spec.rows.source[~kept])))
+    kept = spec.prefixes(keep)
+    given_up = np.flatnonzero(~kept)
+    unassigned = Rows(np.empty(0, dtype=np.int64), np.concatenate((free_topic, spec.rows.topic[given_up])),
+                       np.concatenate((free - offsets[free_topic], spec.rows.part[given_up])),
+                       np.concatenate((np.full(len(free), -1, dtype=np.int64), spec.rows.source[given_up])))
     added = _hand_out(unassigned, quota_of)
     if added is None:
         return None
     copied = (sizes > keep) | (quota_of > 0)  # gave something up, or was short (copied even if given nothing)
-    final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names), sources)
+    index = None
+    if not sources:
+        index = np.empty(len(rank), dtype=np.int64)
+        index[rank] = np.arange(len(rank), dtype=np.int64)
+    final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names), sources, index)
     if final is None:
         return None
     return rank, final, claimed, names
@@ -140,7 +148,41 @@ def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None
 def _quotas(sizes: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | None:
     """`uniform._Homogeneous._revoke`'s arithmetic, member by member in map order: how many
     partitions each keeps, and how many more each is short of (0 for most). None: nothing to
-    plan (no members)."""
+    plan (no members).
+
+    Kafka walks the members with the count of extra partitions (``total % members``) still to
+    give: a member takes one (its quota is the minimum plus one) while some are left, except
+    that a member below its quota leaves it to a later member unless only as many members as
+    extras remain (KAFKA-18688). So a member consumes an extra when it holds more than the
+    minimum, or from the first member where the members left are no more than the extras left;
+    on arrays, that member is found from the running count of the first kind
+    (`_quotas_walked` is the walk itself, which a property test holds this to).
+    """
+    count = len(sizes)
+    if count == 0:
+        return None
+    minimum, extra = divmod(total, count)
+    over = (sizes > minimum).astype(np.int64)
+    before = np.zeros(count, dtype=np.int64)
+    np.cumsum(over[:-1], out=before[1:])
+    unforced = np.maximum(extra - before, 0)  # extras left before each member, none forced yet
+    left = count - np.arange(count, dtype=np.int64)
+    forced = np.flatnonzero(left <= unforced)
+    extras = unforced
+    if len(forced):  # from there on every member takes one
+        first = int(forced[0])
+        extras = unforced.copy()
+        extras[first:] = unforced[first] - np.arange(count - first, dtype=np.int64)
+    has_extra = extras > 0
+    quota = minimum + has_extra
+    keep = np.minimum(sizes, quota)
+    short = np.maximum(quota - sizes, 0)
+    short -= (short > 0) & has_extra & (left > extras)
+    return keep, short
+
+
+def _quotas_walked(sizes: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_quotas` as Kafka walks the members, one at a time (the reference)."""
     count = len(sizes)
     if count == 0:
         return None
