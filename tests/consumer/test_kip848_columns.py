@@ -234,17 +234,3 @@ def test_topic_hashes_on_arrays_are_uuid_hash_codes(halves):
     """`spread_topic_hashes` on arrays: each id's ``Uuid.hashCode`` (`TopicId.java_hash`), spread."""
     ids = [TopicId(msb, lsb) for msb, lsb in halves]
     assert spread_topic_hashes(ids).tolist() == [spread(t.java_hash()) for t in ids]
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.integers(0, 12), max_size=40), st.integers(0, 200))
-def test_quotas_on_arrays_are_kafka_s_walk(sizes, total):
-    """The homogeneous builder's quotas (KAFKA-18688 included) on arrays are those of Kafka's
-    walk over the members, for any current sizes and partition count."""
-    found = uniform_columns._quotas(np.array(sizes, dtype=np.int64), total)
-    walked = uniform_columns._quotas_walked(np.array(sizes, dtype=np.int64), total)
-    if walked is None:
-        assert found is None
-    else:
-        assert found is not None
-        assert found[0].tolist() == walked[0].tolist() and found[1].tolist() == walked[1].tolist()

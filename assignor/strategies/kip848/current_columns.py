@@ -70,11 +70,9 @@ def parse_claims(members: Sequence[Member], owned: Claims | None, names: list[st
     else from each member's ``owned``; None unless each names one of `names`, in range, held once
     (the plain model then drops what the coordinator could not hold)."""
     if owned is not None:
-        topic = owned.topic.astype(np.int64, copy=False)
-        if owned.names != names:  # not a plan's own columns given back: topics renumbered
-            index = {name: i for i, name in enumerate(names)}
-            renumbered = np.array([index.get(name, -1) for name in owned.names] or [-1], dtype=np.int64)
-            topic = renumbered[owned.topic] if len(owned.topic) else np.empty(0, dtype=np.int64)
+        index = {name: i for i, name in enumerate(names)}
+        renumbered = np.array([index.get(name, -1) for name in owned.names] or [-1], dtype=np.int64)
+        topic = renumbered[owned.topic] if len(owned.topic) else np.empty(0, dtype=np.int64)
         return _checked(Claimed(None, owned.member.astype(np.int64, copy=False), topic,
                                 owned.partition.astype(np.int64, copy=False)), counts, offsets)
     claims: list[TopicPartition] = list(chain.from_iterable(m.owned for m in members))
@@ -176,14 +174,8 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     """`coordinator.group_spec`'s maps, iterated: topics put in the order the claims first name
     them (16 buckets, doubling past 3/4), sets ``new HashSet<>(claims of the topic)``."""
     key = rows.member * topics + rows.topic
-    starts = np.flatnonzero(run_starts(key))
-    # A plan's own rows (a plan's columns given back as the current targets) hold each pair in
-    # one run already; other claims are grouped by a sort (claim order kept within a pair).
-    grouped = len(np.unique(key[starts])) == len(starts)
-    by_pair = np.arange(len(key), dtype=np.int64)
-    if not grouped:
-        by_pair = stable_order(key)
-        starts = np.flatnonzero(run_starts(key[by_pair]))
+    by_pair = stable_order(key)  # claim order kept within a (member, topic) pair
+    starts = np.flatnonzero(run_starts(key[by_pair]))
     # pairs numbered first by key (grouped rows), then renumbered in iteration order
     keyed_member, keyed_topic = rows.member[by_pair[starts]], rows.topic[by_pair[starts]]
     first_claim = rows.source[by_pair[starts]]
@@ -198,9 +190,8 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     renumbered[pair_order] = np.arange(len(pair_order))
     pair_member, pair_topic, pair_size = keyed_member[pair_order], keyed_topic[pair_order], keyed_size[pair_order]
     pair_capacity = copy_capacities(pair_size)
-    pair_of_row = np.repeat(renumbered, keyed_size)
-    if not grouped:
-        pair_of_row[by_pair] = pair_of_row.copy()
+    pair_of_row = np.empty(len(key), dtype=np.int64)
+    pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
     spread_part = spread_many(rows.part)
     # A set whose small table gets nine keys in one bin grows early: its capacity from the model,
     # replayed with its claims in claim order (rare: partitions far apart, in strides).

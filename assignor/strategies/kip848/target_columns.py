@@ -95,7 +95,6 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     set_capacity = grown_capacities(start_capacity, held_size + received)
     # Rows: the kept ones (each set's in rank order), then the added ones in arrival order.
     every = bool(kept.all())  # nobody gave anything up (after a member left, say): no rows to drop
-    rows_pair = np.concatenate((spec.row_pair if every else spec.row_pair[kept], added_pair))
     rows_part = np.concatenate((spec.rows.part if every else spec.rows.part[kept], added.part))
     spread_part = spread_many(rows_part)
     # A set takes its first 25 keys in a table of 32 buckets or fewer (8 or fewer hold at most 6),
@@ -126,12 +125,21 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     width = int(set_capacity.max(initial=1))
     if len(pair_member) * width >= 1 << 62:
         return None
-    base, mask = place * width, set_capacity - 1  # per pair, gathered once
-    order = stable_order(base[rows_pair] + (spread_part & mask[rows_pair]))
-    final_pair = rows_pair[order]
+    # Sorted by the pair's place, then bucket. The kept rows come pair by pair (current order),
+    # so their pairs' values are repeated rather than looked up row by row; the sorted rows come
+    # pair by pair in place order, so their members and topics are the pairs', repeated.
+    kept_size = spec.pair_size if every else spec.pair_size - np.bincount(spec.row_pair[~kept], minlength=pairs)
+    base, mask = place * width, set_capacity - 1
+    kept_rows = len(rows_part) - len(added_pair)
+    kept_key = np.repeat(base[:pairs], kept_size) + (spread_part[:kept_rows] & np.repeat(mask[:pairs], kept_size))
+    received_key = base[added_pair] + (spread_part[kept_rows:] & mask[added_pair])
+    order = stable_order(np.concatenate((kept_key, received_key)))
+    by_place = np.argsort(place)
+    final_size = (np.concatenate((kept_size, np.zeros(len(fresh_keys), dtype=np.int64))) + received)[by_place]
     source = np.concatenate((spec.rows.source[kept], added.source))[order] if sources else np.empty(0, dtype=np.int64)
     label = pair_member if member_index is None else member_index[pair_member]
-    return Rows(label[final_pair], pair_topic[final_pair], rows_part[order], source)
+    return Rows(np.repeat(label[by_place], final_size), np.repeat(pair_topic[by_place], final_size), rows_part[order],
+                source)
 
 
 def _occurrence(values: np.ndarray) -> np.ndarray:

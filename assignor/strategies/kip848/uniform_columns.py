@@ -148,41 +148,7 @@ def _subscribed(group: Group) -> tuple[list[str], np.ndarray, np.ndarray] | None
 def _quotas(sizes: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | None:
     """`uniform._Homogeneous._revoke`'s arithmetic, member by member in map order: how many
     partitions each keeps, and how many more each is short of (0 for most). None: nothing to
-    plan (no members).
-
-    Kafka walks the members with the count of extra partitions (``total % members``) still to
-    give: a member takes one (its quota is the minimum plus one) while some are left, except
-    that a member below its quota leaves it to a later member unless only as many members as
-    extras remain (KAFKA-18688). So a member consumes an extra when it holds more than the
-    minimum, or from the first member where the members left are no more than the extras left;
-    on arrays, that member is found from the running count of the first kind
-    (`_quotas_walked` is the walk itself, which a property test holds this to).
-    """
-    count = len(sizes)
-    if count == 0:
-        return None
-    minimum, extra = divmod(total, count)
-    over = (sizes > minimum).astype(np.int64)
-    before = np.zeros(count, dtype=np.int64)
-    np.cumsum(over[:-1], out=before[1:])
-    unforced = np.maximum(extra - before, 0)  # extras left before each member, none forced yet
-    left = count - np.arange(count, dtype=np.int64)
-    forced = np.flatnonzero(left <= unforced)
-    extras = unforced
-    if len(forced):  # from there on every member takes one
-        first = int(forced[0])
-        extras = unforced.copy()
-        extras[first:] = unforced[first] - np.arange(count - first, dtype=np.int64)
-    has_extra = extras > 0
-    quota = minimum + has_extra
-    keep = np.minimum(sizes, quota)
-    short = np.maximum(quota - sizes, 0)
-    short -= (short > 0) & has_extra & (left > extras)
-    return keep, short
-
-
-def _quotas_walked(sizes: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """`_quotas` as Kafka walks the members, one at a time (the reference)."""
+    plan (no members)."""
     count = len(sizes)
     if count == 0:
         return None
