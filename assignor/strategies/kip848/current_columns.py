@@ -102,7 +102,9 @@ def _checked(claimed: Claimed, counts: np.ndarray, offsets: np.ndarray) -> Claim
         return claimed
     if topic.min() < 0 or part.min() < 0 or (part >= counts[topic]).any():
         return None
-    held = np.bincount(offsets[topic] + part, minlength=total)
+    flat = offsets[topic]
+    flat += part
+    held = np.bincount(flat, minlength=total)
     if held.max() > 1:
         return None
     claimed.taken = held.astype(bool)
@@ -173,7 +175,8 @@ class Current:
 def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> Current | None:
     """`coordinator.group_spec`'s maps, iterated: topics put in the order the claims first name
     them (16 buckets, doubling past 3/4), sets ``new HashSet<>(claims of the topic)``."""
-    key = rows.member * topics + rows.topic
+    key = rows.member * topics
+    key += rows.topic
     by_pair = stable_order(key)  # claim order kept within a (member, topic) pair
     starts = np.flatnonzero(run_starts(key[by_pair]))
     # pairs numbered first by key (grouped rows), then renumbered in iteration order
@@ -208,7 +211,9 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     if len(pair_size) * width >= 1 << 62:
         return None
     base, mask = np.arange(len(pair_size), dtype=np.int64) * width, pair_capacity - 1  # per pair, gathered once
-    sort_key = base[pair_of_row] + (spread_part & mask[pair_of_row])
+    sort_key = mask[pair_of_row]
+    sort_key &= spread_part
+    sort_key += base[pair_of_row]
     row_pair = pair_of_row
     if (sort_key[1:] < sort_key[:-1]).any():  # not already in iteration order
         order = stable_order(sort_key)

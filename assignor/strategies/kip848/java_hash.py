@@ -68,7 +68,8 @@ _POWERS.flags.writeable = False
 
 def spread_many(hashes: np.ndarray) -> np.ndarray:
     """`spread` of each unsigned 32-bit hash (int64 values)."""
-    found: np.ndarray = hashes ^ (hashes >> 16)
+    found: np.ndarray = hashes >> 16
+    np.bitwise_xor(found, hashes, out=found)
     return found
 
 

@@ -130,10 +130,10 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     # pair by pair in place order, so their members and topics are the pairs', repeated.
     kept_size = spec.pair_size if every else spec.pair_size - np.bincount(spec.row_pair[~kept], minlength=pairs)
     base, mask = place * width, set_capacity - 1
-    kept_rows = len(rows_part) - len(added_pair)
-    kept_key = np.repeat(base[:pairs], kept_size) + (spread_part[:kept_rows] & np.repeat(mask[:pairs], kept_size))
-    received_key = base[added_pair] + (spread_part[kept_rows:] & mask[added_pair])
-    order = stable_order(np.concatenate((kept_key, received_key)))
+    key = np.concatenate((np.repeat(mask[:pairs], kept_size), mask[added_pair]))
+    key &= spread_part
+    key += np.concatenate((np.repeat(base[:pairs], kept_size), base[added_pair]))
+    order = stable_order(key)
     by_place = np.argsort(place)
     final_size = (np.concatenate((kept_size, np.zeros(len(fresh_keys), dtype=np.int64))) + received)[by_place]
     source = np.concatenate((spec.rows.source[kept], added.source))[order] if sources else np.empty(0, dtype=np.int64)
