@@ -81,7 +81,14 @@ def planned_in_plan_order(group: Group, plan: Plan, claims: Claims | None = None
                           memo: PlanMemo | None = None) -> Planned:
     """`plan` (of `group`) on arrays, each member's partitions in the plan's own order: for
     strategies whose order is Kafka's, not flat order."""
-    return planned_from_claims(group, plan_claims(group, plan), claims, memo)
+    layout = build(group, claims, memo)
+    index = layout.topic_index()
+    lists = [plan.assignment[member.id] for member in layout.members]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    pairs = [tp for tps in lists for tp in tps]
+    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
+    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
+    return _planned(layout, np.repeat(np.arange(len(lists), dtype=np.int64), sizes), topics, partitions)
 
 
 def plan_claims(group: Group, plan: Plan) -> Claims:
@@ -108,8 +115,13 @@ def planned_from_claims(group: Group, assigned: Claims, claims: Claims | None = 
     renumbered = np.array([index[name] for name in assigned.names] or [0], dtype=np.int64)
     member = in_layout[assigned.member] if len(assigned.member) else assigned.member
     by_member = stable_order(member)  # each member's rows keep the plan's order
-    member, partitions = member[by_member], assigned.partition[by_member]
     topics = renumbered[assigned.topic[by_member]] if len(by_member) else assigned.topic
+    return _planned(layout, member[by_member], topics, assigned.partition[by_member])
+
+
+def _planned(layout: Layout, member: np.ndarray, topics: np.ndarray, partitions: np.ndarray) -> Planned:
+    """`Planned` from the plan's rows (member in layout order, topic in the layout's, partition),
+    member by member in the plan's order."""
     owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
     owner[layout.offsets[topics] + partitions] = member
     return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
