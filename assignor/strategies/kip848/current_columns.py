@@ -137,9 +137,9 @@ def as_claims(rank: np.ndarray, rows: Rows, names: list[str]) -> Claims:
 
 
 class Current:
-    """The current assignment in iteration order: `rows` member by member, each topic's rows in
-    a run, each member's from its `member_start`; per (member,
-    topic) `pair`, in that order, its topic, size and set capacity."""
+    """The current assignment in iteration order: `rows` member by member (each member's from its
+    `member_start`), each topic's rows in a run; per (member, topic) `pair`, in that order, its
+    topic, size and set capacity."""
 
     __slots__ = ("crowded", "member_start", "pair_capacity", "pair_member", "pair_size", "pair_start", "pair_topic",
                  "row_pair", "rows")
