@@ -95,10 +95,11 @@ def _planned_by(name: str, group: Group) -> Plan:
 
 
 def columns(name: str, group: Group, owned: Claims | None = None) -> Claims:
-    """The plan as `Claims` (member index in ``group.members`` order; each member's rows in
-    Kafka's order, members in the member map's order); the current targets from `owned` when
-    given, in place of the members' ``owned``. No `TopicPartition` is made on the columnar
-    paths: at a million partitions, making and reading the objects costs more than planning."""
+    """The plan as `Claims` (member index in ``group.members`` order; rows member by member in
+    the order the assignor goes through them, each member's in Kafka's order); the current
+    targets from `owned` when given, in place of the members' ``owned``. No `TopicPartition` is
+    made on the columnar paths: at a million partitions, making and reading the objects costs
+    more than planning."""
     for _, found_by in _PATHS[name]:
         found = found_by(group, owned)
         if found is not None:
