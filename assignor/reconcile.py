@@ -12,6 +12,17 @@ group coordinator's ``CurrentAssignmentBuilder`` (apache/kafka, group-coordinato
   later heartbeat; partitions nobody holds are given at once;
 - a member that loses nothing keeps working throughout: it is never paused.
 
+Classic members of a group that converted online (during the rolling upgrade to the consumer
+protocol) are hosted by the same rules, through JoinGroup/SyncGroup (``GroupMetadataManager``'s
+``classicGroupHeartbeatToConsumerGroup``): a classic heartbeat answers ``REBALANCE_IN_PROGRESS``
+once the group epoch passed the member's, while it must revoke, and once every partition it
+waits for is free; the member rejoins with the partitions it owns and is reconciled in its
+JoinGroup (``classicGroupJoinToConsumerGroup``). A cooperative classic member converges as a
+consumer member does. An *eager* one revokes everything it holds before each JoinGroup (Java's
+``ConsumerCoordinator.onJoinPrepare`` under the eager protocol), so it rejoins at the first
+heartbeat after any change, giving up and taking back even the partitions it keeps, and again
+once every partition it waits for is free (`reconcile`'s `eager`).
+
 The model here: members heartbeat once per interval (``group.consumer.heartbeat.interval.ms``,
 5 s by default), in turn, evenly spread over it in the group's member order; a member that
 departed released its partitions at the start (a graceful leave, ``LeaveGroup`` epoch -1).
@@ -20,7 +31,7 @@ Times are in heartbeat intervals from the moment the broker computed the target.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TypedDict
 
 __all__ = ["Reconciliation", "reconcile"]
@@ -47,9 +58,10 @@ class Reconciliation(TypedDict):
 
 
 def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
-              members: Sequence[str]) -> Reconciliation:
+              members: Sequence[str], eager: Collection[str] = ()) -> Reconciliation:
     """Run the heartbeats of `members` (in this order) from `current` (what each member holds,
-    departed members included) until each holds its `target`.
+    departed members included) until each holds its `target`. `eager`: the members among them
+    that are classic members under an eager protocol (see the module docstring).
 
     Examples
     --------
@@ -82,12 +94,28 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
     unowned = 0
     done_at = 0.0
     step = 1.0 / max(len(members), 1)
+    rejoining = set(eager) & present  # eager classic members yet to rejoin once
     for interval in range(_MAX_INTERVALS):
-        if all(holding[m] == wanted[m] for m in members):
+        if not rejoining and all(holding[m] == wanted[m] for m in members):
             break
         for i, member in enumerate(members):
             now = interval + (i + 0.5) * step
             have, want = holding[member], wanted[member]
+            if member in eager:
+                # rejoins after the change, then once every partition it waits for is free
+                if member in rejoining or (have != want and not any(tp in holder for tp in want - have)):
+                    rejoining.discard(member)
+                    if have:  # onJoinPrepare: everything it holds is revoked first
+                        paused.add(member)
+                        revoked += len(have)
+                        for tp in have:
+                            del holder[tp]
+                            released_at[tp] = now
+                        have.clear()
+                    done_at = max(done_at, now)  # it acted on this heartbeat
+                elif have != want:
+                    waited.add(member)
+                    continue
             if have == want:
                 continue
             give_up = have - want

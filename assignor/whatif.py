@@ -28,7 +28,7 @@ Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, NamedTuple, TypedDict, cast
@@ -331,12 +331,13 @@ def compare(java: Summary, ours: Summary) -> Comparison:
 
 
 def _step(definition: Group, state: _State, strategy: str, label: str, include_plans: bool, check: bool,
-          previous: Step | None) -> Step:
+          previous: Step | None, eager: Collection[str] = ()) -> Step:
     """`_rebalance`, or where Java's assignor fails, a step saying so: nothing changes hands,
-    and the figures stay those of the step before."""
+    and the figures stay those of the step before. `eager`: under the consumer protocol, the
+    members still classic under an eager protocol (`assignor.reconcile`)."""
     try:
         if not strategy_named(strategy).protocol.classic:
-            return _reconcile(definition, state, strategy, label, include_plans, check)
+            return _reconcile(definition, state, strategy, label, include_plans, check, eager)
         return _rebalance(definition, state, strategy, label, include_plans, check)
     except JavaAssignorFailure as failure:
         kept = _figures_of(previous) if previous is not None else \
@@ -456,7 +457,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
 
 
 def _reconcile(definition: Group, state: _State, strategy: str, label: str, include_plans: bool,
-               check: bool) -> Step:
+               check: bool, eager: Collection[str] = ()) -> Step:
     """One step under KIP-848's consumer protocol: the broker computes the new target
     assignment from each member's current one (what it holds: the group converged on the step
     before), and members converge to it through heartbeats (`assignor.reconcile`). Nothing goes
@@ -476,7 +477,7 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     target = plan.assignment
     figures = reconcile({m: list(tps) for m, tps in current.items()},
                         {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in target.items()},
-                        [m.id for m in definition.members])
+                        [m.id for m in definition.members], eager)
     before = {tp: m for m, tps in current.items() for tp in tps}
     reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get((tp.topic, tp.partition), m) != m)
     ids = [m.id for m in layout.members]
@@ -661,7 +662,9 @@ class Migration(TypedDict):
     upgrade, each member restarting in turn (``restarts``), with its ``steps`` and totals: the
     first member leaves a group that is still classic (a classic rebalance), and its rejoin with
     the consumer protocol converts the group online; the group runs mixed until the last restart
-    (classic members get the broker's assignment through JoinGroup/SyncGroup meanwhile).
+    (classic members get the broker's assignment through JoinGroup/SyncGroup meanwhile, told to
+    rejoin at every change; under an eager strategy they revoke all they hold at each rejoin,
+    `assignor.reconcile`).
     ``conversion``: that converting step (also among ``upgrade``'s steps): each member's current
     partitions become its target assignment, and the broker's assignor computes the next target
     from them with the rejoining member in the group (``GroupMetadataManager``'s
@@ -728,6 +731,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         conversion: Step | None = None
         definition, previous = group, today
         renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
+        classic_ids = {m.id for m in group.members}
+        eager_classic = not strategy_named(classic[0]).protocol.cooperative
         for i, (label, step_group) in enumerate(_restarts(group, renamed)):
             definition = step_group
             # The first member to restart leaves a classic group (a classic rebalance); its
@@ -736,7 +741,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             # convertToConsumerGroup: "the upgrade is always triggered by a new member joining").
             strategy = classic[0] if i == 0 else target
             label = f"{label} (classic)" if i == 0 else f"{label}, converting to {target}" if i == 1 else label
-            previous = _step(definition, state, strategy, label, include_plans, check, previous)
+            # members not restarted yet are classic members of the converted group: eager ones
+            # revoke everything at each rejoin (assignor.reconcile)
+            eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
+            previous = _step(definition, state, strategy, label, include_plans, check, previous, eager)
             upgrade.append(previous)
             if i == 1:
                 conversion = previous

@@ -47,6 +47,29 @@ def test_the_first_restart_converts_the_group():
     assert m["upgrade"]["restarts"] == 3 and len(rest) == 4 and all("max_unowned" in s for s in rest)
 
 
+def test_eager_classic_members_of_the_converted_group_revoke_everything_at_each_rejoin():
+    """Until it restarts, a member is a classic member of the converted group: told to rejoin at
+    every change (``classicGroupHeartbeatToConsumerGroup``: the group epoch passed its own),
+    and under an eager protocol it revokes all it holds before its JoinGroup. The same upgrade
+    from cooperative-sticky pauses only the members that lose something."""
+    owned = {"c0": [0, 1, 2, 3], "c1": [4, 5, 6, 7], "c2": [8, 9, 10, 11]}
+    group = Group({"orders": 12}, [Member(m, ["orders"], [TopicPartition("orders", p) for p in ps])
+                                   for m, ps in owned.items()])
+    cooperative = migrate(group, [], "kip848-uniform", ["cooperative-sticky"], check=True)
+    eager = migrate(group, [], "kip848-uniform", ["sticky"], check=True)
+    steps = {"cooperative": cooperative["upgrade"]["steps"], "eager": eager["upgrade"]["steps"]}
+    # the rejoin that converts the group: c1 and c2 are still classic and eager, so both give up
+    # all 6 they hold (the 4 that go back to c0's new member among them), and take 4 back
+    conversion = steps["eager"][1]
+    assert conversion["revoked"] == 12 and conversion["moved"] == 4 and conversion["paused_members"] == 2
+    assert steps["cooperative"][1]["revoked"] == 4
+    # the last restart's rejoin: nobody is classic any more, the two runs agree
+    assert steps["eager"][-1]["revoked"] == steps["cooperative"][-1]["revoked"]
+    # every step with classic members left revokes at least what they hold
+    assert all(e["revoked"] >= c["revoked"] for e, c in zip(steps["eager"][1:], steps["cooperative"][1:]))
+    assert eager["upgrade"]["revoked"] > cooperative["upgrade"]["revoked"]
+
+
 def test_restarted_members_rejoin_as_new_members():
     """Under the consumer protocol the client draws its member id at start (KIP-1082), so a
     member restarted during the upgrade rejoins as a new member (range, which sorts members by

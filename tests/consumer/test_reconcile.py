@@ -54,3 +54,55 @@ def test_converges_and_never_hands_over_a_held_partition(members, partitions, rn
     assert r["moved"] == must_revoke
     assert r["paused_members"] == sum(1 for m in ids if set(current[m]) - set(target[m]))
     assert 0 <= r["max_unowned"] <= 1.0
+
+
+def test_an_eager_classic_member_gives_up_and_takes_back_what_it_keeps():
+    """A classic member under an eager protocol, hosted by a converted group, rejoins at its
+    first heartbeat after the change and revokes everything first: b keeps t-1 yet gives it up
+    and takes it back; a cooperative (or consumer) b would not pause at all."""
+    current = {"a": [("t", 0), ("t", 2)], "b": [("t", 1)]}
+    target = {"a": [("t", 0)], "b": [("t", 1), ("t", 2)]}
+    consumer = reconcile(current, target, ["a", "b"])
+    eager = reconcile(current, target, ["a", "b"], eager=["b"])
+    assert (consumer["revoked"], consumer["paused_members"]) == (1, 1)  # a gives up t-2
+    assert (eager["revoked"], eager["paused_members"], eager["moved"]) == (2, 2, 1)  # and b its t-1
+    assert eager["intervals"] == 1  # a revoked t-2 before b's heartbeat: b rejoins once
+
+
+def test_an_eager_classic_member_rejoins_once_all_it_waits_for_is_free():
+    """b (eager) heartbeats before a: its first rejoin gives up t-1 and takes it back but finds
+    t-2 still held; once a revoked t-2, b's next heartbeat makes it rejoin, giving up t-1 again."""
+    current = {"a": [("t", 0), ("t", 2)], "b": [("t", 1)]}
+    target = {"a": [("t", 0)], "b": [("t", 1), ("t", 2)]}
+    r = reconcile(current, target, ["b", "a"], eager=["b"])
+    assert (r["revoked"], r["waiting_members"], r["intervals"]) == (3, 1, 2)
+
+
+def test_an_eager_classic_member_with_nothing_to_do_still_rejoins_once():
+    owned = {"a": [("t", 0)], "b": [("t", 1)]}
+    r = reconcile(owned, owned, ["a", "b"], eager=["b"])
+    assert (r["intervals"], r["revoked"], r["moved"], r["paused_members"], r["max_unowned"]) == (1, 1, 0, 1, 0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 20), st.randoms(use_true_random=False))
+def test_eager_classic_members_converge_to_the_same_moves(members, partitions, rng):
+    """With some members classic and eager, the group still reaches its target within three
+    intervals with the same moves; those members revoke at least all they held and are paused
+    whenever they held anything (and when they rejoin again holding what their first rejoin
+    gave them)."""
+    ids = [f"m{i}" for i in range(members)]
+    eager = [m for m in ids if rng.random() < 0.5]
+    current: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
+    target: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
+    for p in range(partitions):
+        current[rng.choice(ids)].append(("t", p))
+        target[rng.choice(ids)].append(("t", p))
+    plain, mixed = reconcile(current, target, ids), reconcile(current, target, ids, eager=eager)
+    assert mixed["intervals"] <= 3
+    assert mixed["moved"] == plain["moved"]
+    held_by_eager = sum(len(current[m]) for m in eager)
+    others_revoke = sum(len(set(current[m]) - set(target[m])) for m in ids if m not in eager)
+    assert mixed["revoked"] >= held_by_eager + others_revoke
+    assert mixed["paused_members"] >= len({m for m in eager if current[m]}
+                                           | {m for m in ids if set(current[m]) - set(target[m])})
