@@ -101,24 +101,18 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
         for i, member in enumerate(members):
             now = interval + (i + 0.5) * step
             have, want = holding[member], wanted[member]
+            give_up = have - want
             if member in eager:
                 # rejoins after the change, then once every partition it waits for is free
                 if member in rejoining or (have != want and not any(tp in holder for tp in want - have)):
                     rejoining.discard(member)
-                    if have:  # onJoinPrepare: everything it holds is revoked first
-                        paused.add(member)
-                        revoked += len(have)
-                        for tp in have:
-                            del holder[tp]
-                            released_at[tp] = now
-                        have.clear()
+                    give_up = set(have)  # onJoinPrepare: everything it holds is revoked first
                     done_at = max(done_at, now)  # it acted on this heartbeat
                 elif have != want:
                     waited.add(member)
                     continue
-            if have == want:
+            if have == want and not give_up:
                 continue
-            give_up = have - want
             if give_up:  # revoke, then acknowledge at once
                 paused.add(member)
                 revoked += len(give_up)

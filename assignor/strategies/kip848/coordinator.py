@@ -21,7 +21,7 @@ import numpy as np
 
 from assignor.model import Group
 from assignor.ordering import hashmap_order
-from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash
+from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash, spread_many
 from assignor.topic_ids import TopicId, topic_ids_of
 
 __all__ = ["Assignment", "CoordinatorSpec", "PartitionSet", "group_spec", "is_homogeneous", "new_partition_set",
@@ -45,8 +45,7 @@ def spread_topic_hashes(topics: Iterable[TopicId]) -> np.ndarray:
     lsb = np.fromiter((t.lsb for t in ids), dtype=np.int64, count=len(ids))
     x = (msb ^ lsb).view(np.uint64)
     hashes = ((x >> np.uint64(32)) ^ x) & np.uint64(0xFFFFFFFF)  # Uuid.hashCode, as `TopicId.java_hash`
-    found: np.ndarray = (hashes ^ (hashes >> np.uint64(16))).astype(np.int64)
-    return found
+    return spread_many(hashes.astype(np.int64))
 
 
 def new_partition_set(partitions: Iterable[int], linked: bool = False) -> PartitionSet:
