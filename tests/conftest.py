@@ -29,14 +29,61 @@ def anyio_backend():
     return "asyncio"
 
 
+def pytest_report_header(config):
+    """The broker every integration test runs on, named before any runs."""
+    from bench.broker import BrokerError, kafka_version
+
+    try:
+        return f"broker: Apache Kafka {kafka_version()} (one KRaft node, started on first use; bench/broker.py)"
+    except BrokerError as error:
+        return f"broker: none ({error})"
+
+
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
-    """A tansu broker on a free loopback port for the whole session (see bench/broker.py)."""
-    from tests.broker import Broker
+    """Apache Kafka, one KRaft node on free loopback ports for the whole session (bench/broker.py).
+    A node that does not start ends the session with one line saying why."""
+    from bench.broker import Broker, BrokerError
 
-    running = Broker(tmp_path_factory.mktemp("tansu") / "broker.log")
+    try:
+        running = Broker(tmp_path_factory.mktemp("kafka"))
+    except BrokerError as error:
+        pytest.exit(f"Apache Kafka did not start: {error}", returncode=3)
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="session")
+def java_members(broker, tmp_path_factory):
+    """One JVM of Java consumers (bench/java_members.py) for the session's tests."""
+    from bench.broker import BrokerError
+    from bench.java_members import JavaMembers
+
+    try:
+        host = JavaMembers(tmp_path_factory.mktemp("java-members") / "members.log")
+    except BrokerError as error:
+        pytest.exit(f"the Java member driver did not start: {error}", returncode=3)
+    yield host
+    host.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test that used the broker shows what the broker logged while it ran, and where
+    the whole log is kept."""
+    report = yield
+    broker = item.funcargs.get("broker") if hasattr(item, "funcargs") else None
+    if broker is None:
+        return report
+    if call.when == "setup":
+        item.stash[_LOG_START] = broker.log_size()
+    elif report.failed:
+        lines = broker.log_text(item.stash.get(_LOG_START, 0)).splitlines()
+        report.sections.append(("Kafka broker log", f"(whole log: {broker.log_path})\n" + "\n".join(lines[-150:])))
+    return report
+
+
+_LOG_START = pytest.StashKey[int]()
 
 
 @pytest.fixture(scope="session")

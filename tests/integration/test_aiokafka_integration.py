@@ -1,4 +1,4 @@
-"""Our aiokafka assignor and partitioners in real consumer groups on a real broker (tansu)."""
+"""Our aiokafka assignor and partitioners in real consumer groups on Apache Kafka."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Our assignors in kafka-python 3 consumers on a real broker (tansu): cooperative rebalancing
+"""Our assignors in kafka-python 3 consumers on Apache Kafka: cooperative rebalancing
 with our plans, the generation and the rack, and one group mixing kafka-python, aiokafka and
 librdkafka cooperative consumers."""
 

@@ -10,19 +10,18 @@ from bench import rebalance
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 
-async def test_cooperative_consumers_pause_less_than_aiokafkas_eager_default(broker):
+async def test_cooperative_consumers_revoke_from_survivors_only_what_moves(broker):
     eager = await rebalance.run(broker.bootstrap, "aiokafka, default assignor (eager)", consumers=3, partitions=6,
                                 rate=100)
     ours = await rebalance.run(broker.bootstrap, "aiokafka + our cooperative-sticky", consumers=3, partitions=6,
                                rate=100)
     for run in (eager, ours):
         assert run["lost"] == 0 and run["overlaps"] == 0, run
-    # Eager revokes every survivor's partitions at every restart; ours revokes none (a restarted
-    # member's partitions go to the survivors, and back to its replacement only from a survivor
-    # that hands them over, which counts).
-    assert eager["revoked_from_survivors"] > ours["revoked_from_survivors"], (eager, ours)
-    assert ours["paused_partition_s"] < eager["paused_partition_s"], (eager, ours)
-    assert ours["unowned_partition_s"] < eager["unowned_partition_s"], (eager, ours)
+    # Eager survivors revoke all they hold at every rebalance (12 or more over three restarts);
+    # ours only what moves: nothing when the replacement joins the leave's rebalance, one
+    # partition each when it comes a round later (6 at most). Pauses are not compared: on Kafka a
+    # rebalance of three quick members takes a few hundred milliseconds either way (README).
+    assert eager["revoked_from_survivors"] >= 12 and ours["revoked_from_survivors"] <= 6, (eager, ours)
     assert ours["consumed_twice"] == 0, ours  # committed before every hand-over
 
 

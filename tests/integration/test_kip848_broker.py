@@ -1,0 +1,246 @@
+"""KIP-848's consumer protocol on Apache Kafka: groups of Java and librdkafka consumer-protocol
+members (``group.protocol=consumer``, ``group.remote.assignor`` uniform or range) through joins,
+a subscription change, new partitions, a leave and a burst of changes; every target assignment
+the broker's coordinator computed (its log, `tests.coordinator_log`) is what ``kip848-uniform`` /
+``kip848-range`` plan for the same members listed in the order the coordinator iterated them,
+with the broker's topic ids and previous target.
+
+Partition counts come from the target itself (both assignors hand out every partition of a
+subscribed topic), and must be a count the test gave the topic: a target computed before the
+broker's metadata image had new partitions is computed, and replayed, without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import pytest
+
+from assignor import Group, Member, TopicPartition, assign
+from assignor.strategies.kip848 import target_assignment
+from assignor.topic_ids import TopicId
+from bench.java_members import CONSUMER
+from tests.coordinator_log import Target, targets
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+
+class LibrdkafkaMember:
+    """A librdkafka consumer-protocol member polling in a thread; `subscribe` changes its topics."""
+
+    def __init__(self, bootstrap: str, group: str, topics: list[str], assignor: str) -> None:
+        self.consumer = confluent_kafka.Consumer({
+            "bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+            "group.remote.assignor": assignor, "auto.offset.reset": "earliest", "enable.auto.commit": False,
+            "broker.address.family": "v4"})
+        self.consumer.subscribe(topics)
+        self.topics: list[str] | None = None
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _poll(self) -> None:
+        while not self.stopping.is_set():
+            if self.topics is not None:
+                topics, self.topics = self.topics, None
+                self.consumer.subscribe(topics)
+            self.consumer.poll(0.05)
+        self.consumer.close()
+
+    def subscribe(self, topics: list[str]) -> None:
+        self.topics = list(topics)
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        await asyncio.to_thread(self.thread.join, 30)
+
+
+class Cluster:
+    """The topics of one test, created and grown through librdkafka's admin client."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+        self.counts: dict[str, set[int]] = {}  # every count a topic had
+        self.ids: dict[str, str] = {}
+
+    def create(self, partitions: dict[str, int]) -> None:
+        for future in self.admin.create_topics([NewTopic(t, n, 1) for t, n in partitions.items()]).values():
+            future.result(30)
+        described = self.admin.describe_topics(confluent_kafka.TopicCollection(list(partitions)))
+        for name, future in described.items():
+            found = future.result(30).topic_id  # librdkafka prints Uuids in plain base64, Kafka in base64url
+            self.ids[name] = str(TopicId(found.get_most_significant_bits(), found.get_least_significant_bits()))
+            self.counts[name] = {partitions[name]}
+
+    def grow(self, topic: str, partitions: int) -> None:
+        for future in self.admin.create_partitions([NewPartitions(topic, partitions)]).values():
+            future.result(30)
+        self.counts[topic].add(partitions)
+
+
+def replayed(target: Target, cluster: Cluster) -> tuple[Group, dict[str, dict[str, set[int]]]]:
+    """The group the coordinator planned (members in its order, subscriptions, previous targets,
+    topic ids, counts from the target) and what it decided, by topic name."""
+    names = {topic_id: name for name, topic_id in cluster.ids.items()}
+    counts: dict[str, int] = {}
+    for per_topic in target.target.values():
+        for topic_id, partitions in per_topic.items():
+            if partitions:
+                counts[names[topic_id]] = max(counts.get(names[topic_id], 0), max(partitions) + 1)
+    for name, count in counts.items():
+        assert count in cluster.counts[name], (target.epoch, name, count, cluster.counts[name])
+    members = [Member(m, target.subscriptions[m],
+                      owned=[TopicPartition(names[t], p) for t, ps in target.previous.get(m, {}).items() for p in ps])
+               for m in target.target]
+    group = Group(topics=counts, members=members, topic_ids={name: cluster.ids[name] for name in counts})
+    decided = {m: {names[t]: set(ps) for t, ps in per_topic.items() if ps} for m, per_topic in target.target.items()}
+    return group, decided
+
+
+def check_targets(log: str, group_id: str, cluster: Cluster, assignor: str) -> list[Target]:
+    """Every target of `group_id` replayed through ``assign`` (the plan as sets) and through
+    `target_assignment` (each topic's partitions in the coordinator's order).
+
+    Two orders are not compared. The members': the logged map is the assignor's output, a
+    ``HashMap`` sized for the group (``RangeAssignor.assign``: ``memberIds().size() / 0.75 + 1``),
+    whose order can differ from the member map the assignor went through. A member's topics: they
+    follow its subscription set, which the coordinator builds anew from the topic list of the
+    member's latest heartbeat (``ConsumerGroupMember.Builder.maybeUpdateSubscribedTopicNames``:
+    ``new HashSet<>(list)``) and hands the assignor in that form (``maybeUpdateTargetAssignment``:
+    ``addOrUpdateMember(updatedMember)``), so names sharing a bucket iterate in that list's order,
+    which the log shows only when the set changed. Seen here: a Java member's two topics in one
+    bucket of its per-member map, listed [b, a] when it subscribed and planned as [a, b] later."""
+    computed = targets(log, group_id)
+    names = {topic_id: name for name, topic_id in cluster.ids.items()}
+    for target in computed:
+        assert target.assignor == assignor, target
+        group, decided = replayed(target, cluster)
+        plan = assign(f"kip848-{assignor}", group)
+        ours: dict[str, dict[str, set[int]]] = {m: {} for m in decided}
+        for member, partitions in plan.assignment.items():
+            for tp in partitions:
+                ours[member].setdefault(tp.topic, set()).add(tp.partition)
+        assert ours == decided, (target.epoch, group, decided)
+        in_order = target_assignment(f"kip848-{assignor}", group)
+        for member, per_topic in target.target.items():
+            logged = {names[t]: ps for t, ps in per_topic.items() if ps}
+            assert {t: ps for t, ps in in_order[member].items() if ps} == logged, (target.epoch, member)
+    return computed
+
+
+async def until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize("assignor", ["uniform", "range"])
+async def test_every_target_the_broker_computed_is_ours(broker, java_members, assignor):
+    group_id = f"kip848-{assignor}-{uuid.uuid4().hex[:8]}"
+    suffix = uuid.uuid4().hex[:6]
+    a, b, c = (f"{name}-{suffix}" for name in "abc")
+    cluster = Cluster(broker.bootstrap)
+    cluster.create({a: 6, b: 4, c: 3})  # before anyone subscribes (see the module docstring)
+    start = broker.log_size()
+
+    def computed() -> list[Target]:
+        return targets(broker.log_text(start), group_id)
+
+    def latest_members() -> int:
+        found = computed()
+        return len(found[-1].target) if found else 0
+
+    settings = {**CONSUMER, "group.remote.assignor": assignor}
+    java = [java_members.member(f"{group_id}.j{i}", broker.bootstrap, group_id, topics, settings)
+            for i, topics in enumerate([[a, b], [a, b], [a], [a, c]])]
+    rdk: list[LibrdkafkaMember] = []
+    try:
+        # Joins, one at a time, Java and librdkafka in turn (a homogeneous group).
+        await java[0].start()
+        await until(lambda: latest_members() == 1, "the first member's target")
+        rdk.append(LibrdkafkaMember(broker.bootstrap, group_id, [a, b], assignor))
+        await until(lambda: latest_members() == 2, "the second member's target")
+        await java[1].start()
+        await until(lambda: latest_members() == 3, "the third member's target")
+        # A subscription change makes it heterogeneous.
+        java[0].subscribe([a, b, c])
+        await until(lambda: any(c in topics for topics in computed()[-1].subscriptions.values()),
+                    "a target after the new subscription")
+        # New partitions of a subscribed topic.
+        cluster.grow(a, 9)
+        await until(lambda: any(8 in ps for per in computed()[-1].target.values() for ps in per.values()),
+                    "a target with the new partitions")
+        # A leave.
+        await java[1].stop()
+        await until(lambda: latest_members() == 2, "the target after the leave")
+        # A burst: three join and one leaves at once.
+        await asyncio.gather(java[2].start(), java[3].start())
+        rdk.append(LibrdkafkaMember(broker.bootstrap, group_id, [a, b, c], assignor))
+        await rdk[0].stop()
+        await until(lambda: latest_members() == 4, "the target after the burst")
+        await asyncio.sleep(2)  # the targets the burst's last heartbeats set off
+    finally:
+        for member in java:
+            if member._started.is_set() and not member._closed.is_set():
+                await member.stop()
+        for member in rdk:
+            await member.stop()
+    found = check_targets(broker.log_text(start), group_id, cluster, assignor)
+    assert len(found) >= 8, [t.epoch for t in found]
+    assert any(len({tuple(s) for s in t.subscriptions.values()}) > 1 for t in found), "a heterogeneous target"
+
+
+@pytest.mark.parametrize("assignor", ["uniform", "range"])
+async def test_a_stream_of_changes_without_waiting(broker, java_members, assignor):
+    """Twenty changes to a group of Java members over five topics, each sent as soon as the last
+    (joins, leaves, subscription changes, new partitions): the coordinator folds several into
+    one epoch or computes one per heartbeat; every target it computed is ours all the same."""
+    rng = random.Random(848)
+    group_id = f"kip848-stream-{assignor}-{uuid.uuid4().hex[:8]}"
+    suffix = uuid.uuid4().hex[:6]
+    topics = [f"s{i}-{suffix}" for i in range(5)]
+    cluster = Cluster(broker.bootstrap)
+    cluster.create({t: rng.randint(2, 9) for t in topics})
+    start = broker.log_size()
+    settings = {**CONSUMER, "group.remote.assignor": assignor}
+    running: list = []
+    made = 0
+
+    async def join() -> None:
+        nonlocal made
+        member = java_members.member(f"{group_id}.m{made}", broker.bootstrap, group_id,
+                                     rng.sample(topics, rng.randint(1, 3)), settings)
+        made += 1
+        running.append(await member.start())
+
+    try:
+        for _ in range(4):
+            await join()
+        for _ in range(20):
+            change = rng.choice(["join", "leave", "subscribe", "subscribe", "grow"])
+            if change == "join" or (change == "leave" and len(running) <= 2):
+                await join()
+            elif change == "leave":
+                await running.pop(rng.randrange(len(running))).stop()
+            elif change == "subscribe":
+                rng.choice(running).subscribe(rng.sample(topics, rng.randint(1, 4)))
+            else:
+                topic = rng.choice(topics)
+                count = max(cluster.counts[topic]) + rng.randint(1, 3)
+                cluster.grow(topic, count)
+            await asyncio.sleep(rng.choice([0.0, 0.05, 0.3]))
+        await asyncio.sleep(2)
+    finally:
+        for member in running:
+            await member.stop()
+    found = check_targets(broker.log_text(start), group_id, cluster, assignor)
+    assert len(found) >= 15, [t.epoch for t in found]
