@@ -1,9 +1,13 @@
 """KIP-848's consumer protocol on Apache Kafka: groups of Java and librdkafka consumer-protocol
 members (``group.protocol=consumer``, ``group.remote.assignor`` uniform or range) through joins,
-a subscription change, new partitions, a leave and a burst of changes; every target assignment
+a subscription change, new partitions, a leave and a burst of changes, and a consumer group
+hosting classic members (ours among them) as an online migration does; every target assignment
 the broker's coordinator computed (its log, `tests.coordinator_log`) is what ``kip848-uniform`` /
-``kip848-range`` plan for the same members listed in the order the coordinator iterated them,
-with the broker's topic ids and previous target.
+``kip848-range`` plan for the same members listed in the order the coordinator logged them, with
+the broker's topic ids and previous target.
+
+Groups start as consumer groups: a classic group converted online starts its targets from the
+classic assignment (``GroupMetadataManager.convertToConsumerGroup``), which the log does not show.
 
 Partition counts come from the target itself (both assignors hand out every partition of a
 subscribed topic), and must be a count the test gave the topic: a target computed before the
@@ -74,6 +78,10 @@ class Cluster:
     def create(self, partitions: dict[str, int]) -> None:
         for future in self.admin.create_topics([NewTopic(t, n, 1) for t, n in partitions.items()]).values():
             future.result(30)
+        self.adopt(partitions)
+
+    def adopt(self, partitions: dict[str, int]) -> None:
+        """Topics that exist, with their partition counts: their ids from the broker."""
         described = self.admin.describe_topics(confluent_kafka.TopicCollection(list(partitions)))
         for name, future in described.items():
             found = future.result(30).topic_id  # librdkafka prints Uuids in plain base64, Kafka in base64url
@@ -244,3 +252,68 @@ async def test_a_stream_of_changes_without_waiting(broker, java_members, assigno
             await member.stop()
     found = check_targets(broker.log_text(start), group_id, cluster, assignor)
     assert len(found) >= 15, [t.epoch for t in found]
+
+
+async def test_classic_members_in_a_consumer_group(broker, java_members):
+    """Both protocols in one group, as during an online migration: a consumer group (its first
+    member speaks KIP-848) hosting classic members, ours (cooperative aiokafka), Java's and
+    librdkafka's ``cooperative-sticky``, beside Java and librdkafka consumer-protocol members,
+    through a rolling restart. The broker plans for all of them with its ``uniform`` assignor,
+    handing classic members their targets through JoinGroup/SyncGroup: after every step the group
+    is complete and balanced, no record is lost, no partition is owned twice at once, and every
+    target it computed is what ``kip848-uniform`` plans."""
+    from assignor.integrations.aiokafka import CooperativeStickyAssignor
+    from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
+    from bench.java_members import CLASSIC, COOPERATIVE_STICKY
+    from bench.rebalance import AiokafkaMember, create_topic, produce, settle, wind_down
+    from bench.rebalance import LibrdkafkaMember as ThreadedLibrdkafkaMember
+    from tests.ownership import Timeline
+
+    partitions = 10
+    topic = await create_topic(broker.bootstrap, partitions)
+    cluster = Cluster(broker.bootstrap)
+    cluster.adopt({topic: partitions})
+    group_id = f"both-{uuid.uuid4().hex[:8]}"
+    start = broker.log_size()
+    timeline = Timeline()
+    commit = {"enable.auto.commit": "true", "auto.commit.interval.ms": "1000"}
+
+    def make(kind: str, name: str):
+        if kind == "java-consumer":
+            settings = {**CONSUMER, "group.remote.assignor": "uniform", **commit}
+            return java_members.member(f"{group_id}.{name}", broker.bootstrap, group_id, [topic], settings, timeline)
+        if kind == "java-classic":
+            settings = {**CLASSIC, "partition.assignment.strategy": COOPERATIVE_STICKY, **commit}
+            return java_members.member(f"{group_id}.{name}", broker.bootstrap, group_id, [topic], settings, timeline)
+        if kind.startswith("librdkafka"):
+            protocol = "consumer" if kind.endswith("consumer") else "classic"
+            return ThreadedLibrdkafkaMember(name, broker.bootstrap, group_id, topic, timeline, protocol=protocol)
+        return AiokafkaMember(name, broker.bootstrap, group_id, topic, timeline, CooperativeConsumer,
+                              partition_assignment_strategy=(CooperativeStickyAssignor(),), enable_auto_commit=True,
+                              auto_commit_interval_ms=1000)
+
+    kinds = ["java-consumer", "ours", "java-classic", "librdkafka-classic", "librdkafka-consumer"]
+    stop, sent = asyncio.Event(), []
+    producing = asyncio.create_task(produce(broker.bootstrap, topic, partitions, stop, sent, 100.0))
+    members = [await make(kinds[0], "m0").start()]
+    everyone = list(members)
+    try:
+        await settle(members, partitions)
+        for i, kind in enumerate(kinds[1:], 1):
+            members.append(await make(kind, f"m{i}").start())
+            everyone.append(members[-1])
+        await settle(members, partitions)
+        for i, kind in enumerate(kinds):
+            await members[i].stop()
+            members[i] = await make(kind, f"m{i}-new").start()
+            everyone.append(members[i])
+            settled = await settle(members, partitions)
+            assert sorted(map(len, settled.values())) == [2] * 5, settled
+    finally:
+        await wind_down(stop, producing, members, everyone, sent, timeout=60)
+    consumed = {(p, o) for m in everyone for _t, p, o in m.records}
+    assert len(consumed) == len(sent), f"{len(sent) - len(consumed)} records never consumed"
+    assert timeline.overlaps() == [], "a partition owned by two members at once"
+    found = check_targets(broker.log_text(start), group_id, cluster, "uniform")
+    assert len(found) >= 10, [t.epoch for t in found]
+
