@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -25,7 +26,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import Match, Route
 
 from api import transport
-from api.bodies import reply
+from api.bodies import hoist_definitions, reply
 from api.dependencies import ERRORS, GroupLocks, authorised, known_query
 from api.errors import field_path
 from api.metrics import ClaimWarnings, Metrics
@@ -88,6 +89,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for resource in V1_ROUTERS:
         v1.include_router(resource.router)
     app.include_router(v1)
+    generated = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = hoist_definitions(generated())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -79,6 +79,21 @@ def documented_body(model: type[BaseModel]) -> dict[str, Any]:
                               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}
 
 
+def hoist_definitions(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` (an OpenAPI document) with the models that `documented_body` bodies nest
+    (their ``$defs``: ``PlanMember``, ``TopicSpec``, ...) moved into ``components.schemas``, where
+    the bodies' ``$ref``s point: left in place, schema-driven clients and fuzzers cannot resolve
+    them and skip those bodies."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            content = operation.get("requestBody", {}).get("content", {}) if isinstance(operation, dict) else {}
+            for media in content.values():
+                for name, definition in media.get("schema", {}).pop("$defs", {}).items():
+                    schemas.setdefault(name, definition)
+    return document
+
+
 #: Answers larger than this go out a piece at a time (see `reply`).
 CHUNK = 1 << 20
 

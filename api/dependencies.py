@@ -28,7 +28,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": "missing or wrong bearer token (when one is configured)"},
     413: {"model": Problem, "description": "over a configured limit, named in `detail`"},
     422: {"model": Problem, "description": "malformed input; `detail` names the field"},
-    503: {"model": Problem, "description": "planning queue full; retry after `Retry-After` seconds"}}
+    500: {"model": Problem, "description": "a planning process ended mid-request (killed); retry"},
+    503: {"model": Problem, "description": "planning queue full; retry after `Retry-After` seconds"},
+    504: {"model": Problem, "description": "`request_seconds`: the request planned past the time limit"},
+    507: {"model": Problem, "description": "`worker_memory_mb`: the request needed more memory than a planning "
+                                           "process may use (or, for a sync, the registry is full)"}}
 
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "description": "no such group in the registry"}}
@@ -131,7 +135,7 @@ async def authorised(request: Request, settings: SettingsDep,
 
 async def known_query(request: Request) -> None:
     """422 for a query parameter the route does not take (``?limt=5`` silently ignored would
-    answer another question than the one asked)."""
+    answer another question than the one asked), or one given twice."""
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
     if dependant is None:
@@ -141,6 +145,10 @@ async def known_query(request: Request) -> None:
     if unknown:
         takes = ", ".join(sorted(known)) or "none"
         raise HTTPException(422, f"query: unknown parameter(s) {unknown}; this route takes {takes}")
+    names = [name for name, _value in request.query_params.multi_items()]
+    if len(names) != len(set(names)):  # which one counts is each parser's guess (as a JSON key twice)
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise HTTPException(422, f"query: parameter(s) {twice} given more than once")
 
 
 def _query_params(dependant: Any) -> list[Any]:

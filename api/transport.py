@@ -180,14 +180,17 @@ def memory_ceiling_mb(workers: int) -> int:
 
 
 def start_worker(service: int | None = None, memory_mb: int = 0) -> None:
-    """A planning process's first step: end with the `service` process (its PID), cap its data
-    memory at `memory_mb` (0: no cap; an allocation past it is a MemoryError, which
-    `handed_over` answers with 507, not the kernel's out-of-memory killer), import what the
-    handlers need, then hide every object that lives as long as the process from the cyclic
-    collector (`gc.freeze`). The modules, numpy's and pydantic's included, are tens of thousands
-    of objects that each full collection would walk again for nothing; a plan of 10,000
-    partitions allocates enough to set off such collections, and they cost it about 8% (1.7 of
-    21 ms, in-process)."""
+    """A planning process's first step: leave Ctrl-C to the service, end with the `service`
+    process (its PID), cap its data memory at `memory_mb` (0: no cap; an allocation past it is a
+    MemoryError, which `handed_over` answers with 507, not the kernel's out-of-memory killer),
+    import what the handlers need, then hide every object that lives as long as the process from
+    the cyclic collector (`gc.freeze`). The modules, numpy's and pydantic's included, are tens
+    of thousands of objects that each full collection would walk again for nothing; a plan of
+    10,000 partitions allocates enough to set off such collections, and they cost it about 8%
+    (1.7 of 21 ms, in-process)."""
+    # Ctrl-C at the terminal signals the whole process group: the service stops its pool (and
+    # these processes) itself, so a planning process ignores it rather than print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if service is not None:
         _end_with(service)
     if memory_mb > 0:

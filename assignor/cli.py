@@ -25,7 +25,7 @@ from typing import Any
 
 from assignor import validate
 from assignor.errors import AssignorError
-from assignor.json_format import group_from_json, plan_to_json
+from assignor.json_format import group_from_json, plan_to_json, strict_loads
 from assignor.limits import DEFAULT_LIMITS
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, STRATEGIES, assign
 
@@ -66,15 +66,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The largest group file read (a group at every limit of `DEFAULT_LIMITS` is well under it):
+#: past it the file is refused, not read to its end (``/dev/zero`` would never end).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
 def _read_json(path: str) -> Any:
+    """The JSON value in the file at `path` (``-``: stdin), read by the rules every entry point
+    reads JSON by (`json_format.strict_loads`), at most `MAX_FILE_BYTES`."""
     try:
         if path == "-":
-            return json.load(sys.stdin)
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            text = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        else:
+            with open(path, "rb") as handle:
+                text = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         raise AssignorError(f"cannot read {path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
+    if len(text) > MAX_FILE_BYTES:
+        raise AssignorError(f"{path}: larger than {MAX_FILE_BYTES} bytes, not read further")
+    try:
+        return strict_loads(text)
+    except UnicodeDecodeError:
+        raise AssignorError(f"{path}: not valid JSON (not UTF-8)") from None
+    except ValueError as error:
         raise AssignorError(f"{path}: not valid JSON ({error})") from None
 
 
@@ -99,6 +113,7 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
                 raise AssignorError("strategy: expected a string")
             strategy = named
     group = group_from_json(data)
+    DEFAULT_LIMITS.check_group(group)  # as whatif and the service do: a 60-byte file can ask for 16 GiB
     plan = assign(strategy or DEFAULT_STRATEGY.name, group)
     return {**plan_to_json(plan), "metrics": validate.report(group, plan)}
 
@@ -119,7 +134,7 @@ def _whatif(args: argparse.Namespace) -> int:
             _migration_tables(migration)
         return 0
     strategies = tuple(args.strategy) if args.strategy else whatif.ALL_STRATEGIES
-    total = DEFAULT_LIMITS.check_events(group, events) * len(strategies)
+    total = DEFAULT_LIMITS.check_events(group, events, strategies=len(strategies), plans=args.plans) * len(strategies)
     with _progress("what-if", total) as advance:
         output = whatif.run(group, events, strategies, include_plans=args.plans, progress=advance)
     if args.json:
@@ -304,6 +319,9 @@ def _pipeline(job: list[str]) -> int:
     run_job = _command("pipeline")
     try:
         return int(run_job(job))
+    except ImportError as error:  # an extra the job needs is missing (pyarrow, pandas, ...)
+        raise AssignorError(f"the pipeline command needs the [spark] extra: pip install "
+                            f"'kafka-sticky-assignor[spark]' ({error})") from None
     except ValueError as error:  # bad partition counts and the like, before any work
         raise AssignorError(str(error)) from None
     except OSError as error:  # an --out that is a file, a folder it may not write
@@ -338,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     except AssignorError as error:
         print(f"assignor: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: stop quietly, with the shell's status for SIGINT
+        return 130
     print(json.dumps(output, separators=(",", ":")) if args.compact else _pretty(output))
     return 0
 

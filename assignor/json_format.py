@@ -5,15 +5,17 @@ Group::
     {"topics": {"t0": 2},
      "members": [{"id": "c0", "topics": ["t0"], "owned": [["t0", 0]], "generation": 3, "rack": null}]}
 
-``owned``, ``generation`` (default -1) and ``rack`` are optional; an optional top-level
+``members`` is required (an empty list is a group with no members); ``owned``, ``generation``
+(default -1) and ``rack`` are optional; an optional top-level
 ``"partition_racks": {"t0": [["r1", "r2"], ["r2", "r3"]]}`` gives each partition's replica
-racks (KIP-881). Shape errors raise
+racks (KIP-881), and ``"topic_ids": {"t0": "NHvsffp9Ed3fxWJQh-gJsQ"}`` topic ids. Shape errors raise
 `InvalidGroupError` naming the field; claims of partitions that do not exist are *not* errors
 (the strategies drop them, as a leader must).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from itertools import groupby
 from operator import itemgetter
@@ -26,9 +28,51 @@ from assignor.errors import InvalidGroupError
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 
 __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
-           "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "unpack_group", "unpack_plan"]
+           "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "strict_loads", "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
+_INT32_MAX = 2**31 - 1
+
+
+def strict_loads(text: bytes) -> Any:
+    """JSON as RFC 8259 has it, read the same by every entry point (the CLI, the service): UTF-8,
+    no NaN or Infinity, no lone surrogate escape (text no UTF-8 can hold), no key twice in one
+    object (RFC 8259 leaves its meaning to each parser, so a filter in front could check
+    another request than the one read here), integers of at most 4,300 digits (Python's limit)
+    and nesting Python's reader can follow.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong (`json.JSONDecodeError`, `UnicodeDecodeError`, or a plain
+        ValueError for the rest).
+    """
+    try:
+        # decoded here: given bytes, `json.loads` would also take UTF-16 and UTF-32
+        data = json.loads(text.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("nested deeper than the JSON reader follows") from None
+    if b"\\ud" in text.lower():  # (rare: only then look for a lone surrogate)
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a string is not UTF-8 (a lone surrogate escape)") from None
+    return data
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return found
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def group_from_json(data: Any) -> Group:
@@ -41,7 +85,9 @@ def group_from_json(data: Any) -> Group:
     topics = data.get("topics")
     if not isinstance(topics, dict):
         raise InvalidGroupError("topics: expected an object of topic name -> partition count")
-    members = data.get("members", [])
+    if "members" not in data:  # (an empty list is a group with no members; a missing one is a mistake)
+        raise InvalidGroupError("members: required")
+    members = data["members"]
     if not isinstance(members, list):
         raise InvalidGroupError("members: expected a list")
     return Group(topics=topics, members=[_member(i, m) for i, m in enumerate(members)],
@@ -60,25 +106,21 @@ def _member(index: int, data: Any) -> Member:
     topics = data.get("topics", [])
     if not isinstance(topics, list):
         raise InvalidGroupError(f"{where}.topics: expected a list of topic names")
-    claims = partitions_from_json(data.get("owned") or [], f"{where}.owned")
-    generation = data.get("generation")
+    claims = partitions_from_json(data.get("owned", []), f"{where}.owned")
+    generation = data.get("generation", UNKNOWN_GENERATION)
+    if generation is None:  # the schema's integer, -1 for unknown: null is not a generation
+        raise InvalidGroupError(f"{where}.generation: expected an integer ({UNKNOWN_GENERATION}: unknown), got null")
     try:
-        return Member(
-            data["id"],
-            topics=topics,
-            owned=claims,
-            generation=UNKNOWN_GENERATION if generation is None else generation,
-            rack=data.get("rack"),
-        )
+        return Member(data["id"], topics=topics, owned=claims, generation=generation, rack=data.get("rack"))
     except InvalidGroupError as error:
         raise InvalidGroupError(f"{where}: {error}") from None
 
 
 def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
     """``[[topic, partition], ...]`` as TopicPartitions; any other shape is an error naming
-    `where` and the entry. A negative partition is an error too, as in every entry point that
-    reads a group (the CLI, the service, the fleet job's rows): no consumer can send one (the
-    wire's decoders refuse it). A hostile but well-formed claim, such as a partition the topic
+    `where` and the entry. A negative partition, or one past INT32, is an error too, as in every
+    entry point that reads a group (the CLI, the service, the fleet job's rows): no consumer can
+    send one (the wire's decoders refuse it). A hostile but well-formed claim, such as a partition the topic
     does not have, is the strategies' to drop, not an error here.
 
     Raises
@@ -93,8 +135,9 @@ def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
         if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
                 and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
             raise InvalidGroupError(f"{where}[{j}]: expected [topic, partition], got {pair!r}")
-        if pair[1] < 0:
-            raise InvalidGroupError(f"{where}[{j}]: negative partition {pair[1]} of topic {pair[0]!r}")
+        if not 0 <= pair[1] <= _INT32_MAX:  # an INT32 on the wire, never negative
+            raise InvalidGroupError(f"{where}[{j}]: partition {pair[1]} of topic {pair[0]!r} is not in "
+                                    f"[0, {_INT32_MAX}]")
         partitions.append(TopicPartition(pair[0], pair[1]))
     return partitions
 

@@ -14,13 +14,14 @@ caller's memory. The service checks them with `Limits.check_group`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from assignor.errors import LimitExceededError
 
-__all__ = ["DEFAULT_LIMITS", "Limits"]
+__all__ = ["DEFAULT_LIMITS", "MEMBER_WORK", "Limits"]
 
 
 # What the checks read, as shapes: this module sits below the model, what-if and the producer
@@ -53,6 +54,12 @@ class Config(Protocol):
     def rate(self) -> float: ...
 
 
+#: A member's weight in `Limits.max_work`, in partitions: what a rebalance spends per member
+#: (encoding, decoding and planning for it; 28 us under java-sticky) against per partition
+#: (5.7 us under kip848-range, the slowest per partition), measured on rolling restarts.
+MEMBER_WORK = 5
+
+
 @dataclass(frozen=True)
 class Limits:
     """Upper bounds on what one call may build. Each field's name is the name errors give.
@@ -82,6 +89,16 @@ class Limits:
     max_sim_seconds: float = 3_600.0
     #: Keys hashed in one call.
     max_keys: int = 1_000_000
+    #: Rebalance work of one what-if run, all strategies together: per rebalance, the group's
+    #: partitions plus `MEMBER_WORK` per member, summed over rebalances and strategies. Counts and
+    #: steps each under their limits can still multiply into hours (10,000 members restarted in
+    #: turn under eight strategies: 8 x 20,001 rebalances of 10,000 members). The default is what
+    #: the slowest strategy plans in about 25 s on one core of a 2-core machine (`MEMBER_WORK`).
+    max_work: int = 4_000_000
+    #: Partitions of the plans a what-if answers with (``include_plans``: every step's assignment,
+    #: under every strategy), the answer's size: a 300,000-partition migration rehearsal with its
+    #: plans was an 83 MB answer.
+    max_plan_pairs: int = 2_000_000
 
     def check_sizes(self, *, members: int, partitions: int, topics: int, where: str = "in the group") -> None:
         """`LimitExceededError` for the first of the three counts past its limit."""
@@ -95,19 +112,24 @@ class Limits:
         """The group's members, partitions and topics against their limits."""
         self.check_sizes(members=len(group.members), partitions=sum(group.topics.values()), topics=len(group.topics))
 
-    def check_events(self, group: Group, events: Sequence[Event]) -> int:
-        """What replaying `events` on `group` would build, counted without building it: the
-        number of events and of rebalances, and the group's size after each event. Events that
-        cannot apply are left to `assignor.whatif.apply_event`, which names them. Returns the
-        number of rebalances (the first one included)."""
+    def check_events(self, group: Group, events: Sequence[Event], *, strategies: int = 1,
+                     plans: bool = False) -> int:
+        """What replaying `events` on `group` under `strategies` strategies would build, counted
+        without building it: the number of events and of rebalances, the group's size after each
+        event, the rebalance work (`max_work`) and, with `plans` (each step's assignment in the
+        answer), the partitions of those plans (`max_plan_pairs`). Events that cannot apply are
+        left to `assignor.whatif.apply_event`, which names them. Returns the number of
+        rebalances per strategy (the first one included)."""
         if len(events) > self.max_events:
             raise LimitExceededError("max_events", len(events), self.max_events, "events")
         topics = dict(group.topics)
         members = {member.id for member in group.members}
         partitions, steps = sum(topics.values()), 1
+        work, pairs = self._work(strategies, 1, len(members), partitions, plans, 0, 0, "by the first rebalance")
         for number, event in enumerate(events, 1):
             kind, args = event.kind, event.args
-            steps += 2 * len(members) if kind == "rolling_restart" else 1
+            rebalances = 2 * len(members) if kind == "rolling_restart" else 1
+            steps += rebalances
             if kind == "member_join":
                 members.add(args[0])
             elif kind == "member_leave":
@@ -121,7 +143,27 @@ class Limits:
                              where=f"after event {number} ({event})")
             if steps > self.max_steps:
                 raise LimitExceededError("max_steps", steps, self.max_steps, f"rebalances by event {number} ({event})")
+            work, pairs = self._work(strategies, rebalances, len(members), partitions, plans, work, pairs,
+                                     f"by event {number} ({event})")
         return steps
+
+    def _work(self, strategies: int, rebalances: int, members: int, partitions: int, plans: bool, work: int,
+              pairs: int, where: str) -> tuple[int, int]:
+        """`work` and `pairs` grown by `rebalances` rebalances of a group of this size under
+        `strategies` strategies, each against its limit."""
+        work += strategies * rebalances * (partitions + MEMBER_WORK * members)
+        if work > self.max_work:
+            raise LimitExceededError("max_work", work, self.max_work,
+                                     f"rebalance work (partitions + {MEMBER_WORK} x members, summed over "
+                                     f"rebalances and {strategies} strateg{'y' if strategies == 1 else 'ies'}) "
+                                     f"{where}")
+        if plans:
+            pairs += strategies * rebalances * partitions
+            if pairs > self.max_plan_pairs:
+                raise LimitExceededError("max_plan_pairs", pairs, self.max_plan_pairs,
+                                         f"partitions of the plans answered (every step, {strategies} "
+                                         f"strateg{'y' if strategies == 1 else 'ies'}) {where}")
+        return work, pairs
 
     def check_simulation(self, configs: Iterable[Config]) -> None:
         """Records of all runs together, and each run's span of simulated sends."""
@@ -142,6 +184,8 @@ class Limits:
 
 
 def _rounded(seconds: float) -> int | float:
+    if not math.isfinite(seconds):  # records / rate of a subnormal rate: no int for it
+        return seconds
     return int(seconds) if seconds >= 10 else round(seconds, 3)
 
 

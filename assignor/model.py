@@ -19,7 +19,7 @@ import numpy as np
 
 from assignor._arrays import gc_paused
 from assignor.errors import InvalidGroupError
-from assignor.topic_ids import parse_topic_id
+from assignor.topic_ids import parse_topic_id, topic_ids_of
 
 __all__ = ["UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPartition", "topic_partitions"]
 
@@ -168,8 +168,8 @@ class Group:
     Raises
     ------
     InvalidGroupError
-        On a negative or non-integer partition count, duplicate member ids, or a topic id that
-        is not a ``Uuid``.
+        On a negative or non-integer partition count, duplicate member ids, a topic id that is
+        not a ``Uuid``, or two topics sharing one id (given, or given as another's derived id).
     """
 
     topics: Mapping[str, int]
@@ -201,7 +201,9 @@ class Group:
         if self.partition_racks is not None:
             object.__setattr__(self, "partition_racks", _checked_racks(self.partition_racks))
         if self.topic_ids is not None:
-            object.__setattr__(self, "topic_ids", _checked_topic_ids(self.topic_ids))
+            checked = _checked_topic_ids(self.topic_ids)
+            topic_ids_of([*topics, *(t for t in checked if t not in topics)], checked)  # no id twice
+            object.__setattr__(self, "topic_ids", checked)
 
     @classmethod
     def assembled(cls, topics: Mapping[str, int], members: Sequence[Member],

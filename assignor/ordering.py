@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 __all__ = ["hashmap_order", "java_key", "java_order", "java_sorted", "partition_hash", "spread", "string_hash",
-           "table_size"]
+           "string_hashes", "table_size"]
 
 
 def java_key(text: str) -> bytes:
@@ -40,27 +42,76 @@ def java_sorted(texts: Iterable[str]) -> list[str]:
 # Java's hash-based collections iterate in an order set by `hashCode`, which Java-exact plans
 # depend on (KIP-54's assignor walks HashMaps of member ids and HashSets of partitions).
 
-_HASH_CACHE: dict[str, int] = {}
-
-
 def string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (over UTF-16 code units) as an unsigned 32-bit value.
+    """Java's ``String.hashCode`` (over UTF-16 code units) as an unsigned 32-bit value: the
+    plain reference `string_hashes` is held to.
 
     Examples
     --------
     >>> string_hash("consumer-1") == 0xF617_641A
     True
     """
-    found = _HASH_CACHE.get(text)
-    if found is not None:
-        return found
     units = text.encode("utf-16-be", "surrogatepass")
     h = 0
     for i in range(0, len(units), 2):
         h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    if len(_HASH_CACHE) < 1_000_000:  # a bound: ids churn in a long-lived service
-        _HASH_CACHE[text] = h
     return h
+
+
+#: Below this many strings `string_hashes` hashes one at a time (numpy's set-up costs more).
+_FEW = 32
+
+
+def string_hashes(texts: Sequence[str]) -> list[int]:
+    """`string_hash` of each of `texts`, on arrays; nothing is kept between calls (the design
+    keeps no module state), and a what-if of 10,000 members hashes their ids at every rebalance.
+
+    Strings of one length (member ids mostly come a few lengths at a time) are a matrix of UTF-16
+    units hashed a column at a time, ``h = 31 * h + unit`` in uint32, which wraps as Java's
+    ``int`` does. The rest (lengths shared by few strings, or long ones) go through
+    `_weighed_hashes`, one pass over all their units whatever their shape."""
+    if len(texts) < _FEW:
+        return [string_hash(t) for t in texts]
+    if all(map(str.isascii, texts)):
+        lengths = list(map(len, texts))
+    else:  # a character past the BMP is two UTF-16 units
+        lengths = [len(t.encode("utf-16-be", "surrogatepass")) // 2 for t in texts]
+    by_length: dict[int, list[int]] = {}
+    for i, length in enumerate(lengths):
+        by_length.setdefault(length, []).append(i)
+    hashes = [0] * len(texts)
+    rest: list[int] = []
+    for length, indices in by_length.items():
+        if length == 0:
+            continue
+        if len(indices) < 16 or length > 512:  # a column per unit would cost more than it saves
+            rest += indices
+            continue
+        joined = "".join([texts[i] for i in indices]).encode("utf-16-be", "surrogatepass")
+        units = np.frombuffer(joined, dtype=">u2").reshape(len(indices), length).astype(np.uint32)
+        h = np.zeros(len(indices), dtype=np.uint32)
+        for column in units.T:
+            h = h * np.uint32(31) + column
+        for i, value in zip(indices, h.tolist(), strict=True):
+            hashes[i] = value
+    if rest:
+        for i, value in zip(rest, _weighed_hashes([texts[i] for i in rest], [lengths[i] for i in rest]), strict=True):
+            hashes[i] = value
+    return hashes
+
+
+def _weighed_hashes(texts: Sequence[str], lengths: Sequence[int]) -> list[int]:
+    """``h = sum(unit[j] * 31**(n - 1 - j))`` mod 2**32 for each of `texts` (of these lengths in
+    UTF-16 units, none 0), each unit weighed by its power of 31 (a cumulative product in uint32
+    wraps mod 2**32) and the products summed per string."""
+    units = np.frombuffer("".join(texts).encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(np.uint64)
+    counts = np.asarray(lengths, dtype=np.int64)
+    ends = np.cumsum(counts)
+    powers = np.cumprod(np.full(int(counts.max()), 31, dtype=np.uint32), dtype=np.uint32)
+    powers = np.r_[np.uint32(1), powers[:-1]].astype(np.uint64)  # 31**0, 31**1, ... mod 2**32
+    exponent = np.repeat(ends - 1, counts) - np.arange(len(units), dtype=np.int64)
+    weighed = (units * powers[exponent]) & 0xFFFFFFFF  # under 2**48 each: no product wraps uint64
+    return [int(h) & 0xFFFFFFFF for h in np.add.reduceat(weighed, ends - counts).tolist()]
 
 
 def partition_hash(topic: str, partition: int) -> int:
@@ -105,7 +156,7 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: 
     >>> hashmap_order(["big-topic", "other"]), hashmap_order(["big-topic", "other"], computed=True)
     (['big-topic', 'other'], ['other', 'big-topic'])
     """
-    hashes = [spread(string_hash(k)) for k in keys]
+    hashes = [spread(h) for h in string_hashes(keys)]
     mask = _grown_size(hashes, computed, computed and called_after) - 1
     newest_first = -1 if computed else 1
     position = [(h & mask, newest_first * i) for i, h in enumerate(hashes)]

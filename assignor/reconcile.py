@@ -73,14 +73,18 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
     holder: dict[tuple[str, int], str] = {}
     released_at: dict[tuple[str, int], float] = {}
     holding: dict[str, set[tuple[str, int]]] = {m: set() for m in members}
-    for member, partitions in current.items():
-        for tp in partitions:
+    # Present members in their order, then departed ones: a partition claimed twice is held by
+    # the first claimant only, the later claim dropped, as the coordinator's view of the group
+    # keeps one owner per partition (`strategies.kip848.coordinator.group_spec`).
+    for member in [*members, *(m for m in current if m not in present)]:
+        for tp in current.get(member, ()):
             tp = (tp[0], tp[1])
-            if member in present:
+            if member not in present:
+                if tp not in holder:
+                    released_at[tp] = 0.0  # its owner left
+            elif tp not in holder:
                 holder[tp] = member
                 holding[member].add(tp)
-            else:
-                released_at[tp] = 0.0  # its owner left
     wanted = {m: {(tp[0], tp[1]) for tp in target.get(m, ())} for m in members}
     for m in members:
         for tp in wanted[m]:

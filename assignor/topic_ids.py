@@ -14,7 +14,6 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import NamedTuple
 
 from assignor.errors import InvalidGroupError
@@ -48,7 +47,6 @@ class TopicId(NamedTuple):
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-@lru_cache(maxsize=1 << 14)  # a group's topics, planned again and again: one SHA-256 per name, not per call
 def derived_topic_id(name: str) -> TopicId:
     """The id the reference recordings give topic `name`.
 
@@ -80,6 +78,22 @@ def parse_topic_id(text: object, topic: str = "?") -> TopicId:
 
 
 def topic_ids_of(names: Mapping[str, int] | list[str], given: Mapping[str, str] | None) -> dict[str, TopicId]:
-    """Each topic's id: from `given` where it names the topic, else derived from the name."""
+    """Each topic's id: from `given` where it names the topic, else derived from the name.
+
+    Raises
+    ------
+    InvalidGroupError
+        When two of the topics would share an id (two given alike, or one given as another's
+        derived id): a cluster never has that, and the broker's assignors, which key everything by
+        id, would plan one topic twice and the other not at all.
+    """
     given = given or {}
-    return {name: parse_topic_id(given[name], name) if name in given else derived_topic_id(name) for name in names}
+    ids = {name: parse_topic_id(given[name], name) if name in given else derived_topic_id(name) for name in names}
+    if len(set(ids.values())) < len(ids):
+        seen: dict[TopicId, str] = {}
+        for name, topic_id in ids.items():
+            if topic_id in seen:
+                raise InvalidGroupError(f"topic_ids: topics {seen[topic_id]!r} and {name!r} share the topic id "
+                                        f"{topic_id} (given or derived from the name); every topic needs its own")
+            seen[topic_id] = name
+    return ids

@@ -273,7 +273,7 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     for name in strategies:
         check_strategy(name)  # unknown names fail before any work
     limits.check_group(group)
-    limits.check_events(group, events)
+    limits.check_events(group, events, strategies=len(strategies), plans=include_plans)
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)
         return _run(group, events, strategies, include_plans, check, progress or _quiet)
 
@@ -716,10 +716,13 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
     events = list(events)
     check_migration(target, classic)
     limits.check_group(group)
-    limits.check_events(group, [*events, Event("rolling_restart")])
+    optimum = DEFAULT_STRATEGY.name  # ours: the optimum the broker's balance is measured against
+    compared = list(dict.fromkeys([*classic, optimum]))
+    # The classic runs replay the events; the upgrade restarts every member, then replays them.
+    limits.check_events(group, [*events, Event("rolling_restart")], strategies=len(compared) + 1,
+                        plans=include_plans)
     with gc_paused():
-        optimum = DEFAULT_STRATEGY.name  # ours: the optimum the broker's balance is measured against
-        staying = _run(group, events, list(dict.fromkeys([*classic, optimum])), include_plans, check, _quiet)
+        staying = _run(group, events, compared, include_plans, check, _quiet)
         numbering = _Numbering()
         ids = [m.id for m in group.members]
         state = _State(ids, numbering.of(ids), _claims_of(group.members),

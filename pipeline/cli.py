@@ -36,7 +36,8 @@ def add_jobs(commands: Any) -> None:
                                              "sizes) for fleet-whatif and key-skew.")
     sample.add_argument("--out", required=True, help="the folder to write into (created)")
     sample.add_argument("--clusters", type=_positive, default=2, help="Kafka clusters (default: 2)")
-    sample.add_argument("--groups", type=_positive, default=50, help="consumer groups per cluster (default: 50)")
+    sample.add_argument("--groups", type=_positive, default=50,
+                        help="consumer groups in all, shared out over the clusters (default: 50)")
     sample.add_argument("--topics", type=_positive, default=20, help="topics per cluster (default: 20)")
     sample.add_argument("--records", type=_positive, default=100_000,
                         help="records in records.parquet (default: 100000)")
@@ -104,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
 
         for name, path in paths.items():
             print(f"wrote {path} ({pq.read_metadata(path).num_rows:,} rows)")
-        print(f"a sample of {args.clusters} clusters x {args.groups} groups over {args.topics} topics"
+        print(f"a sample of {args.groups} groups over {args.clusters} clusters of {args.topics} topics each"
               f"{'' if args.no_bad_rows else ', with malformed rows meant for errors/'}")
         return 0
     for option in ("groups", "topics", "records"):
@@ -127,11 +128,14 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_local(path: str) -> pd.DataFrame:
+def _read_local(path: str, table: str) -> pd.DataFrame:
     import pandas as pd
 
+    from pipeline import fleet
+
     if path.endswith((".json", ".jsonl")):
-        return pd.read_json(path, lines=True)
+        with open(path, encoding="utf-8", errors="surrogateescape") as lines:
+            return fleet.json_lines(lines, table)
     return pd.read_parquet(path)
 
 
@@ -189,15 +193,15 @@ def _fleet(args: argparse.Namespace, out: Path) -> pd.DataFrame:
     fleet.check_request(args.event, strategies, migrate)
     table = "migration" if migrate else "results"
     if args.local:
-        result = fleet.run_local(_read_local(args.groups), _read_local(args.topics), args.event, strategies,
-                                 args.plans, migrate)
+        result = fleet.run_local(_read_local(args.groups, "groups"), _read_local(args.topics, "topics"), args.event,
+                                 strategies, args.plans, migrate)
         write_local(result[result["kind"] == "result"].drop(columns=["kind", "member_id", "reason"]), out, table)
         write_local(result[result["kind"] == "error"][["cluster", "group_id", "member_id", "strategy", "reason"]],
                     out, "errors")
         return result
     spark = _session(args, "fleet-whatif")
-    groups = _read_spark(spark, args.groups, fleet.GROUPS_SCHEMA)
-    topics = _read_spark(spark, args.topics, fleet.TOPICS_SCHEMA)
+    groups = _read_spark(spark, args.groups, "groups")
+    topics = _read_spark(spark, args.topics, "topics")
     rows = fleet.run_spark(spark, groups, topics, args.event, strategies, args.plans, migrate).persist()
     write_spark(rows.where("kind = 'result'").drop("kind", "member_id", "reason"), out, table)
     write_spark(rows.where("kind = 'error'").select("cluster", "group_id", "member_id", "strategy", "reason"), out,
@@ -285,9 +289,11 @@ def plot_switching(summary: pd.DataFrame, out: Path) -> Path:
     return path
 
 
-def _read_spark(spark: Any, path: str, schema: str) -> Any:
+def _read_spark(spark: Any, path: str, table: str) -> Any:
+    from pipeline import fleet
+
     if path.endswith((".json", ".jsonl")):
-        return spark.read.json(path, schema=schema)
+        return fleet.spark_json_lines(spark, path, table)
     return spark.read.parquet(path)
 
 

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast, get_type_hints
 
+import numpy as np
 import pandas as pd
 
 from assignor import whatif
@@ -35,9 +36,6 @@ from assignor.model import UNKNOWN_GENERATION, Group, Member, TopicPartition
 from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack")
-GROUPS_SCHEMA = ("cluster string, group_id string, member_id string, topics array<string>, "
-                 "owned array<struct<topic: string, partition: int>>, generation int, rack string")
-TOPICS_SCHEMA = "cluster string, topic string, partitions int"
 
 #: Spark's type of each Python type a typed record's field has.
 _SPARK_TYPES = {int: "bigint", float: "double", str: "string", float | None: "double", str | None: "string"}
@@ -77,11 +75,36 @@ def _is_missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _as_list(value: object) -> list[Any] | None:
-    """Arrays arrive as lists (JSON), numpy arrays (Arrow) or None."""
+def _as_list(value: object, what: str) -> list[Any] | None:
+    """Arrays arrive as lists (JSON), numpy arrays (Arrow) or None; anything else (a string,
+    an object) is AssignorError naming `what`, never read letter by letter."""
     if _is_missing(value):
         return None
+    if not isinstance(value, list | tuple | np.ndarray):
+        raise AssignorError(f"{what}: expected a list, got {type(value).__name__} {_shown(value)}")
     return list(cast(Iterable[Any], value))
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _integer(value: object, what: str, low: int, high: int = _INT32[1]) -> int:
+    """`value` as an integer in [low, high]: an int, or a float with no fraction (pandas reads a
+    JSON-lines column with a gap as floats); a fraction, a string or a bool is AssignorError
+    naming `what`, never truncated."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        raise AssignorError(f"{what}: expected an integer, got {type(value).__name__} {_shown(value)}")
+    if isinstance(value, float | np.floating) and not (math.isfinite(value) and float(value).is_integer()):
+        raise AssignorError(f"{what}: expected an integer, got {_shown(value)}")
+    number = int(value)
+    if not low <= number <= high:
+        raise AssignorError(f"{what}: {number} is not in [{low}, {high}]")
+    return number
 
 
 def _topics_of(cluster: str, group_id: str, topics: pd.DataFrame, errors: list[dict[str, Any]]) -> dict[str, int]:
@@ -91,17 +114,21 @@ def _topics_of(cluster: str, group_id: str, topics: pd.DataFrame, errors: list[d
         name, count = row.topic, row.partitions
         if _is_missing(count):
             continue  # subscribed but absent from the topic table: reported with each member
-        count = int(count)
-        if count < 0 or (name in known and known[name] != count):
-            reason = (f"topic {name!r}: partition count {count}" if count < 0
-                      else f"topic {name!r}: two partition counts ({known[name]} and {count})")
-            errors.append(_error(cluster, group_id, None, reason))
+        try:
+            count = _integer(count, f"topic {name!r}: partition count", 0)
+        except AssignorError as error:
+            errors.append(_error(cluster, group_id, None, str(error)))
+            bad.add(name)
+            continue
+        if name in known and known[name] != count:
+            errors.append(_error(cluster, group_id, None,
+                                 f"topic {name!r}: two partition counts ({known[name]} and {count})"))
             bad.add(name)
         known[name] = count
     return {name: count for name, count in known.items() if name not in bad}
 
 
-def _error(cluster: str, group_id: str, member_id: str | None, reason: str,
+def _error(cluster: str | None, group_id: str | None, member_id: str | None, reason: str,
            strategy: str | None = None) -> dict[str, Any]:
     return {"cluster": cluster, "group_id": group_id, "kind": "error", "member_id": member_id, "reason": reason,
             "strategy": strategy}
@@ -109,25 +136,34 @@ def _error(cluster: str, group_id: str, member_id: str | None, reason: str,
 
 def _member(row: Any, topics: dict[str, int]) -> Member:
     """A Member from one row, or AssignorError saying why the row cannot be used."""
-    if _is_missing(row.member_id) or not str(row.member_id):
-        raise AssignorError("member_id is missing")
-    subscribed = _as_list(row.topics)
+    if _is_missing(row.member_id) or not isinstance(row.member_id, str) or not row.member_id:
+        raise AssignorError("member_id is missing" if _is_missing(row.member_id) or row.member_id == ""
+                            else f"member_id: expected a string, got {_shown(row.member_id)}")
+    subscribed = _as_list(row.topics, "topics")
     if not subscribed:
         raise AssignorError("topics is empty")
-    unknown = sorted({t for t in subscribed if t not in topics}, key=str)
+    for topic in subscribed:
+        if not isinstance(topic, str):
+            raise AssignorError(f"topics: expected topic names, got {type(topic).__name__} {_shown(topic)}")
+    unknown = sorted({t for t in subscribed if t not in topics})
     if unknown:
         raise AssignorError(f"unknown topic {unknown[0]!r} (not in the cluster's topic table)")
     owned = []
-    for entry in _as_list(row.owned) or []:
+    for j, entry in enumerate(_as_list(row.owned, "owned") or []):
+        if not isinstance(entry, dict):
+            raise AssignorError(f"owned[{j}]: expected {{topic, partition}}, got {_shown(entry)}")
         topic, partition = entry.get("topic"), entry.get("partition")
         if _is_missing(topic) or _is_missing(partition):
-            raise AssignorError(f"owned entry {entry!r} needs a topic and a partition")
-        if int(partition) < 0:
-            raise AssignorError(f"owned: negative partition {int(partition)} of topic {topic!r}")
-        owned.append(TopicPartition(str(topic), int(partition)))
-    generation = UNKNOWN_GENERATION if _is_missing(row.generation) else int(row.generation)
-    rack = None if _is_missing(row.rack) else str(row.rack)
-    return Member(str(row.member_id), [str(t) for t in subscribed], owned=owned, generation=generation, rack=rack)
+            raise AssignorError(f"owned[{j}]: {_shown(entry)} needs a topic and a partition")
+        if not isinstance(topic, str):
+            raise AssignorError(f"owned[{j}].topic: expected a string, got {_shown(topic)}")
+        owned.append(TopicPartition(topic, _integer(partition, f"owned[{j}].partition of topic {topic!r}", 0)))
+    generation = (UNKNOWN_GENERATION if _is_missing(row.generation)
+                  else _integer(row.generation, "generation", _INT32[0]))
+    if not _is_missing(row.rack) and not isinstance(row.rack, str):
+        raise AssignorError(f"rack: expected a string, got {_shown(row.rack)}")
+    rack = None if _is_missing(row.rack) else row.rack
+    return Member(row.member_id, subscribed, owned=owned, generation=generation, rack=rack)
 
 
 def _applicable(group: Group, events: Sequence[whatif.Event]) -> tuple[list[whatif.Event], int]:
@@ -146,15 +182,114 @@ def _applicable(group: Group, events: Sequence[whatif.Event]) -> tuple[list[what
     return kept, skipped
 
 
-def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str, str, Group | None, list[dict[str, Any]]]:
+#: A row of a JSON-lines input as read: either path hands the per-group step the line itself,
+#: which reads it by the core's JSON rules (`json_format.strict_loads`) with this module's row
+#: rules. Spark's typed JSON reader would decide otherwise, silently: a field that does not fit
+#: the schema (``"generation": "x"``, ``owned`` as a string or as pairs, ``1e12`` partitions)
+#: becomes null and the row is planned anyway, where the local path refused it.
+LINE = "line"
+
+
+#: What each JSON-lines table keeps beside the line: the keys it is grouped and joined on.
+_JSON_KEYS = {"groups": ("cluster", "group_id", "topics"), "topics": ("cluster", "topic")}
+
+
+def json_lines(texts: Iterable[str], table: str) -> pd.DataFrame:
+    """The JSON lines of `table` (``groups`` or ``topics``) as the local path reads them: per
+    line its keys (`_JSON_KEYS`: None where the line is not a JSON object or lacks one; a
+    member's topics as a list of its names) beside the line itself (`LINE`). Spark builds the
+    same columns with ``get_json_object`` (`spark_json_lines`)."""
+    keys = _JSON_KEYS[table]
+    rows = []
+    for line in texts:
+        text = line.rstrip("\n").rstrip("\r")  # (a file's lines end with their separator; Spark's do not)
+        if not text.strip():
+            continue
+        parsed = _parsed(text)
+        row: dict[str, Any] = {key: _json_key(parsed.get(key)) for key in keys if key != "topics"}
+        if "topics" in keys:
+            listed = parsed.get("topics")
+            row["topics"] = [t for t in listed if isinstance(t, str)] if isinstance(listed, list) else None
+        rows.append({**row, LINE: text})
+    return pd.DataFrame(rows, columns=[*keys, LINE])
+
+
+def spark_json_lines(spark: Any, path: str, table: str) -> Any:
+    """`json_lines` on Spark: the same columns from the same lines."""
+    from pyspark.sql import functions as F
+
+    lines = spark.read.text(path).where(F.trim("value") != "")
+    columns = [F.get_json_object("value", f"$.{key}").alias(key) for key in _JSON_KEYS[table] if key != "topics"]
+    if table == "groups":
+        topics = F.from_json(F.get_json_object("value", "$.topics"), "array<string>")
+        columns.append(F.filter(topics, lambda t: t.isNotNull()).alias("topics"))
+    return lines.select(*columns, F.col("value").alias(LINE))
+
+
+def _json_key(value: object) -> Any:
+    """A key column's value as Spark's ``get_json_object`` gives it: a string, or None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _parsed(text: object) -> dict[str, Any]:
+    """A line's JSON object, or ``{}`` when it is none (`_rows_of` reports it)."""
+    from assignor.json_format import strict_loads
+
+    if not isinstance(text, str):
+        return {}
+    try:
+        value = strict_loads(text.encode("utf-8", "surrogatepass"))
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _rows_of(members: pd.DataFrame, errors: list[dict[str, Any]], cluster: str | None,
+             group_id: str | None) -> pd.DataFrame:
+    """Member rows with their fields: read from each row's `LINE` (JSON lines), where a line that
+    is not a JSON object becomes an error; typed columns (Parquet) as they are."""
+    if LINE not in members:
+        return members
+    rows = []
+    for text in members[LINE]:
+        value = _parsed(text)
+        if not value:
+            errors.append(_error(cluster, group_id, None, f"not a JSON object: {_shown(text)}"))
+            continue
+        rows.append(value)
+    return pd.DataFrame.from_records(rows, columns=list(dict.fromkeys([*GROUP_COLUMNS, *(k for r in rows for k in r)])))
+
+
+def _topic_rows(topics: pd.DataFrame) -> pd.DataFrame:
+    """``topic, partitions``, partitions read from each row's `LINE` for JSON lines."""
+    if LINE not in topics:
+        return topics
+    return topics.assign(partitions=[_parsed(text).get("partitions") for text in topics[LINE]])[["topic", "partitions"]]
+
+
+def _key(value: object) -> str | None:
+    return None if _is_missing(value) else str(value)
+
+
+def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str | None, str | None, Group | None,
+                                                                     list[dict[str, Any]]]:
     """The group of one group's rows (None when no row is usable), with the rows that went to
     errors and why."""
-    for optional in ("owned", "generation", "rack"):  # JSON lines may leave them out
+    cluster, group_id = _key(members["cluster"].iloc[0]), _key(members["group_id"].iloc[0])
+    errors: list[dict[str, Any]] = []
+    members = _rows_of(members, errors, cluster, group_id)
+    for optional in ("member_id", "topics", "owned", "generation", "rack"):  # JSON lines may leave them out
         if optional not in members:
             members = members.assign(**{optional: None})
-    cluster, group_id = str(members["cluster"].iloc[0]), str(members["group_id"].iloc[0])
-    errors: list[dict[str, Any]] = []
-    known = _topics_of(cluster, group_id, topics, errors)
+    if cluster is None or group_id is None:  # rows of no group: each said so, none planned
+        for row in members.itertuples(index=False):
+            errors.append(_error(cluster, group_id, _key(row.member_id), "cluster and group_id are needed"))
+        return cluster, group_id, None, errors
+    known = _topics_of(cluster, group_id, _topic_rows(topics), errors)
     group_members: list[Member] = []
     seen: set[str] = set()
     ordered = members.assign(_order=members["member_id"].astype(str)).sort_values("_order", kind="stable")
@@ -301,12 +436,17 @@ def migration_summary(rows: pd.DataFrame, worst: int = 3) -> pd.DataFrame:
                                       "worst_groups"])
 
 
+#: ``switching/``: per group and pair, what switching from Java's assignor to ours changes.
+SWITCHING_COLUMNS = {"cluster": "string", "group_id": "string", "java": "string", "ours": "string",
+                     **_columns_of(whatif.Comparison)}
+
+
 def switching(results: pd.DataFrame) -> pd.DataFrame:
     """Per group and pair of strategies run on it (`assignor.strategies.java_counterparts`),
     what switching from Java's assignor to ours changes: `assignor.whatif.compare` of the two
     summaries (positive is better with ours)."""
     summary_columns = list(get_type_hints(whatif.Summary))
-    columns = ["cluster", "group_id", "java", "ours", *get_type_hints(whatif.Comparison)]
+    columns = list(SWITCHING_COLUMNS)
     rows = []
     keyed = results.set_index(["cluster", "group_id", "strategy"])
     for (cluster, group_id), _ in results.groupby(["cluster", "group_id"], sort=True):
@@ -314,8 +454,11 @@ def switching(results: pd.DataFrame) -> pd.DataFrame:
             if (cluster, group_id, java.name) not in keyed.index or (cluster, group_id, ours.name) not in keyed.index:
                 continue
             a, b = (_summary(keyed.loc[(cluster, group_id, s.name)], summary_columns) for s in (java, ours))
-            rows.append([cluster, group_id, java.name, ours.name, *whatif.compare(a, b).values()])
-    return pd.DataFrame(rows, columns=columns)
+            rows.append(dict(zip(columns, [cluster, group_id, java.name, ours.name, *whatif.compare(a, b).values()],
+                                 strict=True)))
+    # Typed by the columns, not by what the results came as: Spark's collected rows hold floats
+    # where a column has nulls, the local rows nullable integers.
+    return _frame(rows, SWITCHING_COLUMNS)
 
 
 def _summary(row: pd.Series, columns: list[str]) -> whatif.Summary:
@@ -353,9 +496,28 @@ def check_request(events: Sequence[str], strategies: Sequence[str], migrate: str
         whatif.check_migration(migrate, strategies)
 
 
+#: The columns without which no row of a table can be read (the others may be left out).
+REQUIRED_COLUMNS = {"groups": ("cluster", "group_id", "member_id", "topics"),
+                    "topics": ("cluster", "topic", "partitions")}
+
+
+def check_columns(groups: Any, topics: Any) -> None:
+    """ValueError naming the table and the columns it lacks (pandas or Spark frames; JSON lines
+    carry their fields in each line, `LINE`)."""
+    for name, table in (("groups", groups), ("topics", topics)):
+        columns = list(table.columns)
+        needed = _JSON_KEYS[name] if LINE in columns else REQUIRED_COLUMNS[name]
+        missing = [c for c in needed if c not in columns]
+        if missing:
+            raise ValueError(f"--{name}: the table has no column(s) {missing} (it needs "
+                             f"{', '.join(REQUIRED_COLUMNS[name])})")
+
+
 def _subscribed_topics(groups: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
     """cluster, group_id, topic, partitions (null when unknown) for every subscribed topic."""
     exploded = groups[["cluster", "group_id", "topics"]].explode("topics").dropna(subset=["topics"])
+    # a topic that is not a name (a row's malformed list) is that row's error (`_member`), not here
+    exploded = exploded[exploded["topics"].map(lambda topic: isinstance(topic, str))]
     exploded = exploded.rename(columns={"topics": "topic"}).drop_duplicates()
     return exploded.merge(topics, on=["cluster", "topic"], how="left")
 
@@ -373,12 +535,15 @@ def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
     """The single-process path: every group in turn, in this process. With `migrate` (a
     consumer-protocol strategy) the rows are `MIGRATION_COLUMNS`, `strategies` the classic ones."""
     check_request(events, strategies, migrate)
+    check_columns(groups, topics)
     subscribed = _subscribed_topics(groups, topics)
     per_group = _per_group(list(events), list(strategies), include_plan, migrate)
     frames = []
-    by_group = {key: frame for key, frame in subscribed.groupby(["cluster", "group_id"], sort=False)}
-    for key, members in groups.groupby(["cluster", "group_id"], sort=True):
-        group_topics = by_group.get(key, subscribed.iloc[0:0])[["topic", "partitions"]]
+    counts = LINE if LINE in subscribed else "partitions"
+    # (dropna=False: rows without a cluster or group are a group too, of errors, as on Spark)
+    by_group = {key: frame for key, frame in subscribed.groupby(["cluster", "group_id"], sort=False, dropna=False)}
+    for key, members in groups.groupby(["cluster", "group_id"], sort=True, dropna=False):
+        group_topics = by_group.get(key, subscribed.iloc[0:0])[["topic", counts]]
         frames.append(per_group(members, group_topics))
     if frames:
         return pd.concat(frames, ignore_index=True)
@@ -392,18 +557,20 @@ def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strat
     from pyspark.sql import functions as F
 
     check_request(events, strategies, migrate)
+    check_columns(groups, topics)
     # Fresh column names: cogrouping `groups` with a frame derived from it must not look like a
     # self-join to Spark's analyser.
     subscribed = (groups.select(F.col("cluster").alias("s_cluster"), F.col("group_id").alias("s_group"),
                                 F.explode("topics").alias("topic")).dropna().distinct())
-    known = topics.select(F.col("cluster").alias("t_cluster"), F.col("topic").alias("t_topic"), "partitions")
+    counts = LINE if LINE in topics.columns else "partitions"
+    known = topics.select(F.col("cluster").alias("t_cluster"), F.col("topic").alias("t_topic"), counts)
     subscribed = (subscribed.join(known, (subscribed.s_cluster == known.t_cluster)
                                   & (subscribed.topic == known.t_topic), how="left")
-                  .select("s_cluster", "s_group", "topic", "partitions"))
+                  .select("s_cluster", "s_group", "topic", counts))
     compute = _per_group(list(events), list(strategies), include_plan, migrate)
 
     def per_group(members: pd.DataFrame, group_topics: pd.DataFrame) -> pd.DataFrame:
-        return compute(members, group_topics[["topic", "partitions"]])
+        return compute(members, group_topics[["topic", counts]])
 
     schema = RESULT_SCHEMA if migrate is None else MIGRATION_SCHEMA
     return (groups.groupBy("cluster", "group_id").cogroup(subscribed.groupBy("s_cluster", "s_group"))

@@ -128,3 +128,21 @@ def test_every_example_block_is_run_or_says_why_not():
         skipped = _SKIP.search(README[: match.start()])
         if match.group(1) in ("python", "console") and skipped:
             assert "test" in skipped.group(1), f"say which test runs it instead: {skipped.group(1)!r}"
+
+
+def test_every_limit_is_in_the_settings_table_with_its_default():
+    """Each `Limits` field is a setting of the service (``ASSIGNOR_<NAME>``): the README's table
+    names it, on a row that shows its default."""
+    from dataclasses import fields
+
+    from assignor.limits import DEFAULT_LIMITS
+
+    rows = [line for line in README.splitlines() if line.startswith("| `ASSIGNOR_")]
+    for field in fields(DEFAULT_LIMITS):
+        name = f"`ASSIGNOR_{field.name.upper()}`"
+        row = next((r for r in rows if name in r), None)
+        assert row is not None, name
+        names = re.findall(r"`ASSIGNOR_(\w+)`", row.split(" | ")[0])
+        defaults = [d.strip() for d in row.rstrip(" |").split(" | ")[-1].split(", ")]
+        shown = dict(zip((n.lower() for n in names), defaults, strict=False))
+        assert shown[field.name].split(":")[0] == f"{getattr(DEFAULT_LIMITS, field.name):,.0f}", (name, row)

@@ -4,7 +4,6 @@ caller's input are 4xx answers with the core's message, never exceptions.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +14,7 @@ from pydantic import BaseModel
 from api.errors import Rejected, field_path
 from assignor._arrays import gc_paused
 from assignor.errors import AssignorError, LimitExceededError
+from assignor.json_format import strict_loads
 
 log = logging.getLogger("api")
 
@@ -55,7 +55,7 @@ def dumps(value: Any) -> bytes:
 def json_object(body: bytes) -> dict[str, Any]:
     """`body` parsed as one JSON object, duplicate keys refused (`refuse_duplicate_keys`)."""
     try:
-        data = _strict_loads(body)
+        data = strict_loads(body)
     except ValueError as error:
         raise Rejected(422, f"body: not valid JSON ({_why(body, error)})") from None
     if not isinstance(data, dict):
@@ -71,37 +71,9 @@ def refuse_duplicate_keys(body: bytes) -> None:
     Python's parser with a hook per object takes the time orjson does; it builds the body's
     Python objects, so `validated` runs it on valid bodies only."""
     try:
-        _strict_loads(body)
+        strict_loads(body)
     except ValueError as error:
         raise Rejected(422, f"body: not valid JSON ({_why(body, error)})") from None
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        seen: set[str] = set()
-        for key, _value in pairs:
-            if key in seen:
-                raise _DuplicateKey(f"the key {key!r} appears twice in one object")
-            seen.add(key)
-    return found
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _strict_loads(body: bytes) -> Any:
-    """JSON as RFC 8259 has it: UTF-8, no NaN or Infinity, no lone surrogate escapes (text no
-    UTF-8 can hold), and no key twice in one object."""
-    data = json.loads(body, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    if b"\\ud" in body.lower():  # (rare: only then look for a lone surrogate)
-        orjson.loads(body)  # raises on one, as it reads strings strictly
-    return data
 
 
 def _why(body: bytes, error: ValueError) -> str:

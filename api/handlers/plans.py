@@ -31,10 +31,14 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
     data = json_object(body)
     strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
     generation = data.pop("generation", None)
+    # Every field's shape first (422), the limits after (413): a malformed body is malformed
+    # whatever its size.
     if not isinstance(strategy, str):
         raise Rejected(422, "strategy: expected a string")
-    if "members" not in data:  # (an empty list is a group with no members; a missing one is a mistake)
-        raise Rejected(422, "members: required")
+    planner = strategy_named(strategy)
+    if generation is not None and (not isinstance(generation, int) or isinstance(generation, bool)
+                                   or not 0 <= generation < 2**31):
+        raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
     group = group_from_json(data)
     problem = partition_racks_problem(group.topics, group.partition_racks or {})
     if problem:
@@ -42,9 +46,7 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
     limits.check_group(group)
     if generation is None:
         generation = max((m.generation for m in group.members), default=-1) + 1
-    elif not isinstance(generation, int) or isinstance(generation, bool) or not 0 <= generation < 2**31:
-        raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
-    planned = _planned(strategy_named(strategy), group, generation, columns, with_bytes)
+    planned = _planned(planner, group, generation, columns, with_bytes)
     out = {**planned.assignment, "strategy": strategy, "generation": generation}
     if planned.encoded is not None:
         out["members"] = {m: {"assignment_b64": b64(planned.encoded[m]), "user_data_b64": b64(planned.user_data.get(m))}

@@ -32,8 +32,6 @@ def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
         if latest is None:
             raise no_such_group(request["group_id"])
         request["group"] = registered_group(latest)
-    group = group_from_json(request["group"])
-    limits.check_group(group)
     if len(request["events"]) > limits.max_events:  # (before parsing them)
         raise LimitExceededError("max_events", len(request["events"]), limits.max_events, "events")
     events = []
@@ -42,6 +40,8 @@ def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
             events.append(engine.parse_event(text))
         except engine.WhatIfError as error:
             raise Rejected(422, f"events[{i}]: {error}") from None
+    group = group_from_json(request["group"])  # every shape before the limits (413 after 422)
+    limits.check_group(group)
     started = time.perf_counter()
     if request.get("migrate") is not None:
         classic = request.get("strategies") or engine.MIGRATE_FROM

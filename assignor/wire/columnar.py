@@ -27,7 +27,7 @@ import numpy as np
 from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
-from assignor.ordering import java_key, spread, string_hash
+from assignor.ordering import java_key, spread, string_hashes
 from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire.arrays import Frames, RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
 from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
@@ -634,7 +634,7 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     last_row = np.searchsorted(member, cell_member[starts], side="right") - 1
     called_after = np.repeat(last_new < last_row, np.diff(np.r_[starts, len(cells)]))
     size[called_after & (topics_of > size * 3 // 4)] *= 2
-    spread_hashes = np.array([spread(string_hash(name)) for name in names] or [0], dtype=np.int64)
+    spread_hashes = np.array([spread(h) for h in string_hashes(names)] or [0], dtype=np.int64)
     bucket = spread_hashes[cells % width] & (size - 1)
     ranked = _ranks_within(cell_member, np.lexsort((-first, bucket, cell_member)))
     by_first = _ranks_within(cell_member, np.lexsort((first, cell_member)))

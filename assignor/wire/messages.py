@@ -234,16 +234,7 @@ def sticky_topic_order(topics: list[str], called_after: bool = False) -> list[st
     grow the table, see `assignor.ordering.hashmap_order`)."""
     if len(topics) < 2:
         return topics
-    key = (tuple(topics), called_after)
-    found = _STICKY_ORDERS.get(key)
-    if found is None:
-        found = hashmap_order(topics, computed=True, called_after=called_after)
-        if len(_STICKY_ORDERS) < 4096:  # members of a group mostly share their topic lists
-            _STICKY_ORDERS[key] = found
-    return found
-
-
-_STICKY_ORDERS: dict[tuple[tuple[str, ...], bool], list[str]] = {}
+    return hashmap_order(topics, computed=True, called_after=called_after)
 
 
 def decode_sticky_user_data(data: bytes | None, *, strict: bool = False) -> StickyUserData:

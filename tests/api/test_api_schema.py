@@ -6,18 +6,22 @@ group, and a 422 naming the field is the right answer to those.
 """
 
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import pydantic
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from api.app import create_app
-from api.models import EXAMPLE_GROUP
+from api.handlers import plans as plans_handlers
+from api.models import EXAMPLE_GROUP, PlanRequest
 from api.settings import Settings
 from assignor.limits import Limits
 
@@ -75,3 +79,95 @@ async def _hostile(text: str) -> None:
         assert all(a.status_code < 500 for a in answers), [(a.request.url.path, a.status_code, a.text)
                                                            for a in answers if a.status_code >= 500]
         assert (await client.post("/v1/plans", json=EXAMPLE_GROUP)).status_code == 200
+
+
+# --- One verdict for a body: the documented schema (`PlanRequest`) and the worker ------------
+
+_ID = st.sampled_from(["AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "short", "NHvsffp9Ed3fxWJQh+gJsQ", 7, None])
+_INT = st.one_of(st.integers(-3, 5), st.sampled_from([2**31 - 1, 2**31, -(2**31), -(2**31) - 1, True, 1.0, "1", None]))
+_TOPIC = st.sampled_from(["a", "b", "c", 3, None])
+#: Partition counts: small (so that no body meets the service's limits, a 413 of its own), or wrong.
+_COUNT = st.one_of(st.integers(-1, 5), st.sampled_from([2**31, True, 1.0, "1", None]))
+
+
+@st.composite
+def plan_bodies(draw) -> dict:
+    """Group bodies near the rules: each field often right, sometimes wrong in one of the ways a
+    client gets it wrong (types, ranges, shapes, nulls, unknown keys)."""
+    body: dict = {"topics": draw(st.dictionaries(st.sampled_from(["a", "b", "c"]), _COUNT, max_size=3))}
+    members = []
+    for i in range(draw(st.integers(0, 3))):
+        member: dict = {"id": draw(st.sampled_from([f"m{i}", "m0", 5, None]))}
+        if draw(st.booleans()):
+            member["topics"] = draw(st.one_of(st.lists(_TOPIC, max_size=3), st.just("a")))
+        if draw(st.booleans()):
+            member["owned"] = draw(st.lists(st.one_of(st.tuples(_TOPIC, _INT).map(list), st.just(["a", 1, 2]),
+                                                      st.just("a-1")), max_size=3))
+        if draw(st.booleans()):
+            member["generation"] = draw(_INT)
+        if draw(st.booleans()):
+            member["rack"] = draw(st.sampled_from(["r1", None, 3]))
+        if draw(st.integers(0, 9)) == 0:
+            member["extra"] = 1
+        members.append(member)
+    if draw(st.integers(0, 9)):
+        body["members"] = members
+    if draw(st.booleans()):
+        body["topic_ids"] = draw(st.dictionaries(st.sampled_from(["a", "b", "x"]), _ID, max_size=2))
+    if draw(st.integers(0, 3)) == 0:
+        body["partition_racks"] = {"a": draw(st.lists(st.lists(st.sampled_from(["r1", "r2"]), max_size=2),
+                                                      max_size=3))}
+    if draw(st.integers(0, 4)) == 0:
+        body["strategy"] = draw(st.sampled_from(["sticky", "range", "nope", 3]))
+    if draw(st.integers(0, 4)) == 0:
+        body["generation"] = draw(_INT)
+    return body
+
+
+@settings(max_examples=400, deadline=None)
+@given(plan_bodies())
+@example({"topics": {"a": 2}, "members": [{"id": "m", "owned": [["a", 2**31]]}]})
+@example({"topics": {"a": 2}, "members": [{"id": "m", "generation": None}]})
+@example({"topics": {"a": 2}, "members": [{"id": "m"}], "topic_ids": {"a": "AAAAAAAAAAAAAAAAAAAAAA"}})
+@example({"topics": {"a": 2, "b": 1}, "members": [], "topic_ids": {"a": "AAAAAAAAAAAAAAAAAAAAAA",
+                                                                   "b": "AAAAAAAAAAAAAAAAAAAAAA"}})
+@example({"topics": {"a": 2}, "members": [{"id": "m"}, {"id": "m"}]})
+def test_the_documented_body_and_the_worker_give_one_verdict(body):
+    """What the OpenAPI document promises for ``/v1/plans`` is what the worker does: a body the
+    documented model (`PlanRequest`, with its validators) accepts is planned, one it refuses is
+    refused (routes/plans.py)."""
+    text = json.dumps(body)
+    try:
+        PlanRequest.model_validate_json(text)
+        documented = True
+    except pydantic.ValidationError:
+        documented = False
+    status, payload, _ = plans_handlers.plan(text.encode(), Limits())
+    assert status in (200, 422), (body, status, payload)
+    assert (status == 200) == documented, (body, status, payload)
+
+
+def test_the_openapi_document_resolves_every_reference():
+    """Every ``$ref`` names a schema of ``components.schemas`` (schema-driven clients and fuzzers
+    skip bodies whose references they cannot resolve), and the errors a call can meet are listed."""
+    document = app.openapi()
+    schemas = document["components"]["schemas"]
+    references: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                references.add(node["$ref"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(document)
+    assert {"PlanMember", "TopicSpec", "SimulationConfig", "SyncMember"} <= set(schemas)
+    assert all(ref.removeprefix("#/components/schemas/") in schemas for ref in references), references
+    responses = document["paths"]["/v1/plans"]["post"]["responses"]
+    assert {"200", "401", "413", "415", "422", "500", "503", "504", "507"} <= set(responses)
+    body = document["paths"]["/v1/plans"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert "topic_ids" in body["properties"] and "$defs" not in body

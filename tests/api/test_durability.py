@@ -238,7 +238,8 @@ def test_a_request_past_the_memory_ceiling_is_507_and_the_process_plans_on(tmp_p
     """A what-if that asked a planning process for 23.6 GB had it killed by the kernel. Past
     its ceiling (``ASSIGNOR_WORKER_MEMORY_MB``) an allocation now fails in the process: that
     request answers 507 and the process plans the next."""
-    service = Service(tmp_path, env={"ASSIGNOR_WORKER_MEMORY_MB": "600", "ASSIGNOR_MAX_PARTITIONS": "1000000000"})
+    service = Service(tmp_path, env={"ASSIGNOR_WORKER_MEMORY_MB": "600", "ASSIGNOR_MAX_PARTITIONS": "1000000000",
+                                     "ASSIGNOR_MAX_WORK": "100000000000"})
     try:
         workers = _planning_processes(service.process.pid)
         group = {"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t", "x"]}]}

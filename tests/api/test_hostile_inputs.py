@@ -38,6 +38,30 @@ async def test_a_rolling_restart_counts_its_rebalances(tmp_path):
     assert response.json()["detail"] == "max_steps: rebalances by event 1 (rolling_restart) 7, the limit is 5"
 
 
+async def test_work_that_multiplies_past_the_budget_is_refused_up_front(client):
+    """Each count under its limit, the product not: 9,999 members restarted in turn under every
+    strategy (a 339 KB body) held a worker 120 s and ended in 504; a 463-byte migration of
+    300,000 partitions with its plans wrote an 83 MB answer in 62 s. Both are 413s naming the
+    budget, answered at once."""
+    members = [{"id": f"m{i}", "topics": ["t"]} for i in range(9_999)]
+    response = await client.post("/v1/whatif", json={"group": {"topics": {"t": 9}, "members": members},
+                                                     "events": ["rolling_restart"]})
+    assert response.status_code == 413, response.text
+    assert response.json()["detail"].startswith("max_work: rebalance work (partitions + 5 x members, summed over "
+                                                "rebalances and 8 strategies) by event 1 (rolling_restart) ")
+    group = {"topics": {f"t{i}": 30_000 for i in range(10)},
+             "members": [{"id": f"m{i}", "topics": [f"t{j}" for j in range(10)]} for i in range(3)]}
+    response = await client.post("/v1/whatif", json={"group": group, "migrate": "kip848-uniform",
+                                                     "include_plans": True})
+    assert response.status_code == 413 and response.json()["detail"].startswith("max_work: "), response.text
+    small = {"topics": {"t": 300_000}, "members": [{"id": m, "topics": ["t"]} for m in "abc"]}
+    response = await client.post("/v1/whatif", json={"group": small, "strategies": ["range"], "include_plans": True,
+                                                     "events": ["rolling_restart"]})
+    assert response.status_code == 413, response.text[:300]
+    assert response.json()["detail"] == ("max_plan_pairs: partitions of the plans answered (every step, 1 strategy) "
+                                         "by event 1 (rolling_restart) 2100000, the limit is 2000000")
+
+
 async def test_a_simulation_spanning_years_is_refused(client):
     """``rate: 1e-8`` ran a worker at 100% CPU for more than five minutes (a loop over every
     simulated second) and held SIGTERM up; now it is a 413 naming the limit."""
@@ -45,6 +69,22 @@ async def test_a_simulation_spanning_years_is_refused(client):
     assert response.status_code == 413
     assert response.json()["detail"].startswith("max_sim_seconds: simulated seconds of sends in run 'run' "
                                                 "(records / rate) 100000000000, the limit is 3600")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        # records / rate overflowed to infinity: int(inf) raised in the limit's message, a plain-text 500.
+        ({"runs": [{"records": 1000, "rate": 5e-324}]}, 413, "max_sim_seconds: simulated seconds of sends in run "
+                                                               "'run' (records / rate) inf, the limit is 3600"),
+        # Seeds past 64 bits: the run went through, then its answer could not be written (a 500).
+        ({"runs": [{"records": 1000, "seed": 2**64}]}, 422, "runs[0].seed"),
+        ({"preset": "kip480", "records": 1000, "seed": -(2**70)}, 422, "seed"),
+    ],
+)
+async def test_simulations_of_extreme_numbers_are_refused_by_name(client, body, status, words):
+    response = await client.post("/v1/simulations", json=body)
+    assert response.status_code == status and words in response.json()["detail"], response.text
 
 
 @pytest.mark.parametrize(

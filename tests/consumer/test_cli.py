@@ -32,12 +32,49 @@ def test_plan_prints_assignment_and_metrics():
         ('{"topics": {"t": 1}, "members": [{"topics": ["t"]}]}', "members[0].id: required"),
         ('{"topics": {"t": 1}, "members": [{"id": "a", "owned": [["t"]]}]}', "members[0].owned[0]"),
         ('{"topics": {"t": 1}, "members": [], "extra": 1}', "unknown field"),
+        # Each of these printed a traceback, or planned what the service refuses.
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than the JSON reader follows"),
+        ('{"topics": {"t": ' + "9" * 5000 + '}, "members": []}', "not valid JSON"),
+        ('{"topics": {"t": 1}, "topics": {"t": 2}, "members": []}', "the key 'topics' appears twice"),
+        ('{"topics": {"t": 1}}', "members: required"),
+        ('{"topics": {"t": 1}, "members": [{"id": "a", "generation": null}]}', "members[0].generation"),
+        ('{"topics": {"t": NaN}, "members": []}', "NaN is not JSON"),
+        ('{"topics": {"\\ud800": 1}, "members": []}', "lone surrogate"),
+        # 60 bytes asking for 16 GiB: the limits whatif and the service apply.
+        ('{"topics": {"t": 2147483647}, "members": [{"id": "a", "topics": ["t"]}]}', "max_partitions"),
     ],
 )
 def test_bad_input_is_a_clear_error(stdin, message):
     result = run("plan", "-", stdin=stdin)
-    assert result.returncode == 2
+    assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr  # one line
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
+def test_a_file_not_in_utf8_is_one_line(tmp_path, encoding):
+    path = tmp_path / "group.json"
+    path.write_text('{"topics": {"caf\u00e9": 1}, "members": []}', encoding=encoding)
+    result = run("plan", str(path))
+    assert result.returncode == 2 and result.stderr == f"assignor: error: {path}: not valid JSON (not UTF-8)\n"
+
+
+def test_an_endless_file_is_refused_at_the_bound(monkeypatch, capsys):
+    """``/dev/zero`` was read to 3.8 GB; now reading stops past `MAX_FILE_BYTES`."""
+    monkeypatch.setattr(cli, "MAX_FILE_BYTES", 1 << 20)
+    assert cli.main(["plan", "/dev/zero"]) == 2
+    assert capsys.readouterr().err == f"assignor: error: /dev/zero: larger than {1 << 20} bytes, not read further\n"
+
+
+def test_ctrl_c_ends_quietly_with_130(monkeypatch, capsys):
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_whatif", interrupted)
+    monkeypatch.setattr(cli, "_simulate", interrupted)
+    for argv in (["whatif", "examples/group.json", "--event", "rolling_restart"], ["simulate"]):
+        assert cli.main(argv) == 130
+    assert capsys.readouterr() == ("", "")
 
 
 def test_missing_file(capsys):
@@ -54,7 +91,7 @@ def test_version_and_the_pipelines_help():
         shown = run("pipeline", flag)
         assert shown.returncode == 0 and "make-sample" in shown.stdout and "fleet-whatif" in shown.stdout
     sample = run("pipeline", "make-sample", "--help")
-    assert "consumer groups per cluster (default: 50)" in " ".join(sample.stdout.split())
+    assert "consumer groups in all, shared out over the clusters (default: 50)" in " ".join(sample.stdout.split())
     assert run("plan", "--nope", "examples/group.json").returncode == 2
 
 

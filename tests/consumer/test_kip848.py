@@ -8,6 +8,7 @@ import pytest
 
 from assignor import Group, Member, TopicPartition, assign
 from assignor.errors import InvalidGroupError, JavaAssignorFailure
+from assignor.json_format import group_from_json
 from assignor.strategies.kip848 import RANGE_NAME, UNIFORM_NAME, target_assignment
 from assignor.strategies.kip848.coordinator import group_spec
 from assignor.topic_ids import derived_topic_id, parse_topic_id
@@ -89,6 +90,19 @@ def test_topic_ids_must_be_uuids():
     for bad in ("short", "NHvsffp9Ed3fxWJQh+gJsQ", 7, "NHvsffp9Ed3fxWJQh-gJs="):
         with pytest.raises(InvalidGroupError, match="topic_ids"):
             Group({"t": 1}, [], topic_ids={"t": bad})
+
+
+def test_two_topics_sharing_an_id_are_refused_naming_both():
+    """Given twice, or given as another topic's derived id: the broker's assignors key everything
+    by id, and planned a whole topic away (or raised IndexError) before this was refused."""
+    same = "AAAAAAAAAAAAAAAAAAAAAA"
+    for topics, ids in (({"x": 3, "y": 3}, {"x": same, "y": same}),
+                        ({"x": 3, "y": 3}, {"x": str(derived_topic_id("y"))}),
+                        ({"x": 3}, {"x": same, "elsewhere": same})):
+        with pytest.raises(InvalidGroupError, match=r"topics '\w+' and '\w+' share the topic id"):
+            Group(topics, [Member("a", list(topics))], topic_ids=ids)
+    with pytest.raises(InvalidGroupError, match="'x' and 'y' share"):
+        group_from_json({"topics": {"x": 1, "y": 1}, "members": [], "topic_ids": {"x": same, "y": same}})
 
 
 def test_topic_ids_decide_ties():

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition
-from assignor.ordering import hashmap_order, java_order, java_sorted
+from assignor.ordering import hashmap_order, java_order, java_sorted, string_hash, string_hashes
 from assignor.strategies import assign
 
 EMOJI, FULLWIDTH_A = "\U0001f600", "\uff21"  # UTF-16: D83D DE00 and FF21; code points 1F600 and FF21
@@ -56,3 +56,22 @@ def test_hashmap_order_is_javas_hashmap_order(keys, how):
     if how == "called_after" and keys:
         table.compute_if_absent(keys[0])
     assert hashmap_order(keys, computed=how != "put", called_after=how == "called_after") == table.keys()
+
+
+#: Strings as member ids and topic names come: a few lengths shared by many (``consumer-N``), any
+#: character (supplementary ones are two UTF-16 units, lone surrogates pass through), empty ones,
+#: and long ones.
+_TEXTS = st.one_of(
+    st.lists(st.integers(0, 12_000).map(lambda i: f"consumer-{i}"), min_size=30, max_size=120),
+    st.lists(st.text(st.characters(codec=None), max_size=12), min_size=30, max_size=90),
+    st.lists(st.sampled_from(["", "a", "\U0001f600", "\ud800x", "é" * 40, "q" * 600, "t" * 513]), max_size=80),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_TEXTS, min_size=1, max_size=3).map(lambda parts: [t for part in parts for t in part]))
+@example([f"consumer-{i}" for i in range(40)] + ["\U0001f600" * 3] * 20 + [""] * 5)
+def test_string_hashes_on_arrays_are_the_plain_hash(texts):
+    """The array path (columns of equal-length strings, weighed units for the rest) is the
+    plain `string_hash`, string for string."""
+    assert string_hashes(texts) == [string_hash(t) for t in texts]

@@ -35,6 +35,16 @@ def test_new_partitions_go_to_their_owner_on_its_first_heartbeat():
     assert (r["revoked"], r["moved"], r["paused_members"], r["unowned"]) == (0, 0, 0, 1)
 
 
+def test_a_partition_two_members_claim_is_held_by_the_first_in_order():
+    """Hostile claims: a and b both claim t-0 and neither is given it. As the coordinator can
+    hold one owner only, the later claim is dropped (`coordinator.group_spec`'s rule): a revokes
+    it once, b never held it."""
+    r = reconcile({"a": [("t", 0), ("t", 1)], "b": [("t", 0)]}, {"a": [("t", 1)], "b": [("t", 2)]}, ["a", "b"])
+    assert (r["revoked"], r["moved"], r["paused_members"]) == (1, 0, 1)
+    r = reconcile({"a": [("t", 0)], "b": [("t", 0)]}, {"a": [], "b": [("t", 0)]}, ["b", "a"])
+    assert (r["revoked"], r["moved"], r["paused_members"]) == (0, 0, 0)  # b came first: it keeps t-0
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 6), st.integers(0, 20), st.randoms(use_true_random=False))
 def test_converges_and_never_hands_over_a_held_partition(members, partitions, rng):

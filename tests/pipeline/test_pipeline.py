@@ -46,10 +46,74 @@ def test_fleet_spark_equals_local(spark, fleet_data):
     pd.testing.assert_frame_equal(ordered(local), ordered(distributed), check_dtype=False)
     results = local[local["kind"] == "result"]
     assert results.groupby(["cluster", "group_id"]).ngroups == 16 and len(results) == 16 * len(STRATEGIES)
+    # switching/ from either path: the same values, of the same types (Spark's collected rows
+    # came as floats where the local ones were integers)
+    pd.testing.assert_frame_equal(fleet.switching(results),
+                                  fleet.switching(distributed[distributed["kind"] == "result"]))
     errors = local[local["kind"] == "error"].set_index("member_id", drop=False)
     assert "unknown topic 'no-such-topic'" in errors.loc["ghost-reader", "reason"]
-    assert "negative partition -4" in errors.loc["negative-claim", "reason"]
+    assert "-4 is not in [0, 2147483647]" in errors.loc["negative-claim", "reason"]
     assert (errors["reason"] == "member_id is missing").sum() == 1
+
+
+#: JSON lines a fleet's export can hold, each of which aborted the local job, was truncated, or
+#: was planned by Spark with the bad field read as null.
+HOSTILE_LINES = [
+    {"cluster": "c", "group_id": "g", "member_id": "ok", "topics": ["t"], "owned": [{"topic": "t", "partition": 0}],
+     "generation": 3, "rack": None},
+    {"cluster": "c", "group_id": "g", "member_id": "owned-string", "topics": ["t"], "owned": "t-0"},
+    {"cluster": "c", "group_id": "g", "member_id": "owned-pairs", "topics": ["t"], "owned": [["t", 1]]},
+    {"cluster": "c", "group_id": "g", "member_id": "nested-topics", "topics": [["t"]]},
+    {"cluster": "c", "group_id": "g", "member_id": "generation-x", "topics": ["t"], "generation": "x"},
+    {"cluster": "c", "group_id": "g", "member_id": "float-partition", "topics": ["t"],
+     "owned": [{"topic": "t", "partition": 1.5}]},
+    {"cluster": "c", "group_id": "g", "member_id": "huge-topic", "topics": ["huge"]},
+    {"cluster": "c", "group_id": "g2", "member_id": "no-topics"},
+    {"group_id": "g3", "member_id": "no-cluster", "topics": ["t"]},
+]
+HOSTILE_REASONS = {
+    "owned-string": "owned: expected a list, got str 't-0'",
+    "owned-pairs": "owned[0]: expected {topic, partition}, got ['t', 1]",
+    "nested-topics": "topics: expected topic names, got list ['t']",
+    "generation-x": "generation: expected an integer, got str 'x'",
+    "float-partition": "owned[0].partition of topic 't': expected an integer, got 1.5",
+    "huge-topic": "unknown topic 'huge' (not in the cluster's topic table)",
+    "no-topics": "topics is empty",
+    "no-cluster": "cluster and group_id are needed",
+}
+
+
+def test_malformed_rows_go_to_errors_the_same_on_spark_and_locally(spark, tmp_path):
+    """Every malformed row is an error row naming the field, the rest of its group is planned,
+    and Spark reads each line as the local path does (lines, not Spark's typed JSON reader)."""
+    from pipeline.cli import _read_local, _read_spark
+
+    groups, topics = tmp_path / "groups.jsonl", tmp_path / "topics.jsonl"
+    groups.write_text("\n".join(json.dumps(row) for row in HOSTILE_LINES) + "\nnot json\n")
+    topics.write_text(json.dumps({"cluster": "c", "topic": "t", "partitions": 4}) + "\n"
+                      + json.dumps({"cluster": "c", "topic": "huge", "partitions": 1e12}) + "\n")
+    local = fleet.run_local(_read_local(str(groups), "groups"), _read_local(str(topics), "topics"), [], ["sticky"])
+    distributed = fleet.run_spark(spark, _read_spark(spark, str(groups), "groups"),
+                                  _read_spark(spark, str(topics), "topics"), [], ["sticky"]).toPandas()
+    pd.testing.assert_frame_equal(ordered(local), ordered(distributed), check_dtype=False)
+    errors = local[local["kind"] == "error"]
+    reasons = dict(zip(errors["member_id"], errors["reason"], strict=True))
+    assert {m: reasons[m] for m in HOSTILE_REASONS} == HOSTILE_REASONS
+    assert set(errors["reason"]) >= {"topic 'huge': partition count: 1000000000000 is not in [0, 2147483647]",
+                                     "not a JSON object: 'not json'", "no usable member rows"}
+    planned = local[local["kind"] == "result"]
+    assert list(planned["group_id"]) == ["g"] and planned["members"].tolist() == [1]
+
+
+def test_a_table_without_a_needed_column_is_one_line(tmp_path, capsys):
+    groups = tmp_path / "groups.parquet"
+    pq.write_table(pa.table({"cluster": ["c"], "group_id": ["g"], "member_id": ["a"]}), groups)
+    topics = tmp_path / "topics.parquet"
+    pq.write_table(pa.table({"cluster": ["c"], "topic": ["t"], "partitions": [3]}), topics)
+    assert main(["pipeline", "fleet-whatif", "--local", "--groups", str(groups), "--topics", str(topics),
+                 "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == ("assignor: error: --groups: the table has no column(s) ['topics'] (it needs "
+                                       "cluster, group_id, member_id, topics)\n")
 
 
 def test_a_group_row_equals_the_whatif_engine(fleet_data):
@@ -196,8 +260,8 @@ def test_cli_on_spark_with_json_lines(spark, tmp_path, capsys):
                  "member_leave:a", "--out", str(out), "--master", "local[2]"]) == 0
     results = pd.read_parquet(out / "results").set_index("strategy")
     assert results.loc["sticky", "moved"] == 0 and results.loc["sticky", "members"] == 2
-    local = fleet.run_local(pd.read_json(groups, lines=True), pd.read_json(topics, lines=True), ["member_leave:a"],
-                            STRATEGIES)
+    local = fleet.run_local(fleet.json_lines(groups.read_text().splitlines(), "groups"),
+                            fleet.json_lines(topics.read_text().splitlines(), "topics"), ["member_leave:a"], STRATEGIES)
     assert local.set_index("strategy").loc["sticky", "reassigned"] == results.loc["sticky", "reassigned"]
 
 

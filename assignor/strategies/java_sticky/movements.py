@@ -8,7 +8,7 @@ first of a ``HashSet<TopicPartition>``, so `JavaHashSet` keeps Java's iteration 
 from __future__ import annotations
 
 from assignor.model import TopicPartition
-from assignor.ordering import partition_hash, spread
+from assignor.ordering import spread, string_hash
 
 __all__ = ["JavaHashSet", "Movements"]
 
@@ -20,9 +20,11 @@ class JavaHashSet:
     bucket reaches nine entries in a table under 64 (treeifyBin); it never shrinks.
     """
 
-    __slots__ = ("_entries", "_seq", "_size", "_counts")
+    __slots__ = ("_entries", "_seq", "_size", "_counts", "_topic_hashes")
 
-    def __init__(self) -> None:
+    def __init__(self, topic_hashes: dict[str, int] | None = None) -> None:
+        # topic -> String.hashCode, shared by the sets of one rebalance (`Movements`)
+        self._topic_hashes = {} if topic_hashes is None else topic_hashes
         self._entries: dict[TopicPartition, tuple[int, int]] = {}  # tp -> (spread hash, insertion)
         self._seq = 0
         self._size = 16
@@ -37,7 +39,10 @@ class JavaHashSet:
     def add(self, tp: TopicPartition) -> None:
         if tp in self._entries:
             return
-        h = spread(partition_hash(tp.topic, tp.partition))
+        topic_hash = self._topic_hashes.get(tp.topic)
+        if topic_hash is None:
+            topic_hash = self._topic_hashes[tp.topic] = string_hash(tp.topic)
+        h = spread((31 * (31 + tp.partition) + topic_hash) & 0xFFFFFFFF)  # TopicPartition.hashCode
         self._entries[tp] = (h, self._seq)
         self._seq += 1
         bucket = h & (self._size - 1)
@@ -73,6 +78,7 @@ class Movements:
     def __init__(self) -> None:
         self.pair_of: dict[TopicPartition, tuple[str, str]] = {}
         self.by_topic: dict[str, dict[tuple[str, str], JavaHashSet]] = {}
+        self._topic_hashes: dict[str, int] = {}  # this rebalance's topics, hashed once each
 
     def _forget(self, tp: TopicPartition) -> tuple[str, str]:
         pair = self.pair_of.pop(tp)
@@ -86,7 +92,11 @@ class Movements:
 
     def _record(self, tp: TopicPartition, pair: tuple[str, str]) -> None:
         self.pair_of[tp] = pair
-        self.by_topic.setdefault(tp.topic, {}).setdefault(pair, JavaHashSet()).add(tp)
+        pairs = self.by_topic.setdefault(tp.topic, {})
+        found = pairs.get(pair)
+        if found is None:
+            found = pairs[pair] = JavaHashSet(self._topic_hashes)
+        found.add(tp)
 
     def move(self, tp: TopicPartition, old: str, new: str) -> None:
         """Java's ``movePartition``: a partition moving back to where it came from leaves no record."""
