@@ -9,7 +9,8 @@ One place decides how the HTTP server runs, whoever starts it:
 - no ``server`` header; ``X-Forwarded-*`` read only from the proxies named in
   ``ASSIGNOR_FORWARDED_ALLOW_IPS`` (none by default: a client's own header is not believed);
 - SIGTERM ends the service within seconds (graceful shutdown 5 s; the planning pool ends its
-  processes after 2 s);
+  processes after 2 s); so does Ctrl-C, with no traceback: the planning processes leave it to
+  the service, and a request cancelled at the end of the graceful shutdown is one log line;
 - a non-loopback address only with a token (``ASSIGNOR_API_TOKEN``), or when told explicitly
   that no token is wanted (``--no-token-on-network``): without one, anyone who can reach the
   address can write the registry.
@@ -18,6 +19,7 @@ One place decides how the HTTP server runs, whoever starts it:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import logging
 import resource
@@ -62,6 +64,20 @@ def raise_open_file_limit() -> tuple[int, int]:
     return soft, soft
 
 
+class _StoppedAtShutdown(logging.Filter):
+    """A request still planning when the graceful shutdown's time is up is cancelled by uvicorn,
+    which logs the cancellation with a traceback (Ctrl-C on a busy service printed one): one line
+    says it instead. Every other error keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, asyncio.CancelledError) and "graceful shutdown" in str(error):
+            record.msg, record.args, record.exc_info = ("a request still planning at shutdown was stopped (%s)",
+                                                        (error,), None)
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m api", description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
@@ -77,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--host {args.host} is reachable from other machines and ASSIGNOR_API_TOKEN is not set: set a "
                      "token, or pass --no-token-on-network to serve without one")
     raise_open_file_limit()
+    logging.getLogger("uvicorn.error").addFilter(_StoppedAtShutdown())  # (uvicorn's logging set-up keeps it)
     GuardedH11Protocol.configure(settings)
     forwarded = settings.forwarded_allow_ips
     uvicorn.run("api.app:create_app", factory=True, host=args.host, port=args.port, http=GuardedH11Protocol,

@@ -1,4 +1,6 @@
-"""The FastAPI application factory: ``uvicorn --factory api.app:create_app``.
+"""The FastAPI application factory (``python -m api`` serves it: see `api.__main__`, which sends no
+``server`` header and sets the timeouts; ``uvicorn --factory api.app:create_app`` runs it with
+uvicorn's own defaults, a ``server: uvicorn`` header among them).
 
 `create_app` builds the shared pieces (`api.pool`, `api.metrics`, the registry, per-group locks
 from `api.dependencies`), installs the body limit and the error handlers, and includes one router per resource

@@ -6,6 +6,7 @@ start-up (`start_worker`: end with the service, freeze what lives as long as the
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import glob
 import json
@@ -56,6 +57,8 @@ def handed_over(seconds: float, function: Callable[..., Answer], *args: Any
     try:
         with _time_limit(seconds):
             status, payload, stats = function(*(_read(a) if isinstance(a, Spooled) else a for a in args))
+        if time.perf_counter() - started > _TRIM_AFTER_SECONDS:
+            _give_back_memory()
     except _OutOfTime:
         return 504, _problem(f"request_seconds: the request ran past the time limit of {seconds:g} s"), {}, seconds
     except MemoryError:
@@ -72,6 +75,35 @@ def handed_over(seconds: float, function: Callable[..., Answer], *args: Any
         discard(Spooled(file.name, 0))
         return status, payload, stats, time.perf_counter() - started
     return status, Spooled(file.name, len(payload)), stats, time.perf_counter() - started
+
+
+#: A request that planned this long allocated enough that its freed memory is worth handing
+#: back to the system (`_give_back_memory`); shorter ones skip the millisecond it costs.
+_TRIM_AFTER_SECONDS = 0.05
+
+
+def _give_back_memory() -> None:
+    """Return the heap's free pages to the system (glibc's ``malloc_trim``). A planning process
+    keeps what a large request freed in its allocator's arenas otherwise, and its resident size
+    swings with the last request (95-155 MB over twenty 1,000-topic what-ifs) instead of
+    settling where the first left it; elsewhere than glibc, nothing."""
+    gc.collect()  # (the request's reference cycles first: they pin the pages their objects sit on)
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim  # noqa: B018  (glibc only)
+    except (OSError, AttributeError):
+        return None
+    return libc
 
 
 #: Spooled files are named this, then the PID of the process that made them (`sweep_spool`).

@@ -192,7 +192,9 @@ def _whatif_tables(output: Any) -> None:
         for step in result["steps"]:
             if "failed" in step:
                 console.print(f"  {step['event']}: {step['failed']}", markup=False)
-    summary = Table(title="summary (steps after the current state)", title_justify="left")
+    after = max((len(result["steps"]) - 1 for result in output["strategies"].values()), default=0)
+    summary = Table(title="summary (steps after the current state)" if after else
+                    "summary (no events: nothing after the current state to add up)", title_justify="left")
     keys = ("steps", "rounds", "revoked", "moved", "reassigned", "final_balance_score", "max_spread", "rack_locality")
     summary.add_column("strategy")
     for key in keys:
@@ -227,6 +229,8 @@ def _migration_tables(migration: Any) -> None:
         table.add_row(step["event"], *(f"{step[c]:.2f}" if c == "max_unowned" and c in step else _cell(step.get(c))
                                        for c in columns))
     console.print(table)
+    console.print("(max unowned and paused members are the consumer protocol's reconciliation figures: '-' on "
+                  "a classic step, where every member rebalances through JoinGroup/SyncGroup)", markup=False)
     upgrade = migration["upgrade"]
     console.print(f"rolling upgrade: {upgrade['restarts']} restarts (the group runs mixed until the last), "
                   f"{upgrade['moved']} partitions moved, {upgrade['revoked']} revoked, longest unowned "

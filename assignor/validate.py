@@ -24,7 +24,8 @@ balance_score (KIP-54)
 moved / kept
     Partitions whose valid previous owner (`assignor.solver.claims.resolve`) lost / kept them.
 flags
-    Known weaknesses a plan shows without being invalid: not balanced in KIP-54's sense, a
+    What to know of a plan that is valid: a cooperative first round that withholds partitions
+    (KIP-429; its balance is judged at the next round), and known weaknesses: not balanced in KIP-54's sense, a
     balance score above the optimum (with ``exact``), and, for Java's cooperative-sticky
     (which keeps Java's behaviour on purpose), partitions handed to a member while another
     member still claims them (``unsafe_handovers``; an error for our own cooperative-sticky).
@@ -57,6 +58,19 @@ __all__ = ["ExactReport", "Optimum", "Report", "balance_score", "dropped_claims"
 _MAX_ERRORS = 20
 
 _NOT_BALANCED = "not balanced (KIP-54): a member holds a partition a member two or more lighter could take"
+
+
+def _withheld(revoking: int) -> str:
+    """The flag of a cooperative round that withholds partitions (KIP-429): its balance and its
+    count of assigned partitions are the round's, not the plan's end."""
+    return (f"first of two rounds (KIP-429): {revoking} partition(s) withheld until their owners revoke "
+            "them; the next rebalance assigns them, so `balanced` and `assigned` are this round's")
+
+
+def _flags(balanced: bool, revoking: int) -> list[str]:
+    if revoking:
+        return [_withheld(revoking)]
+    return [] if balanced else [_NOT_BALANCED]
 
 
 
@@ -257,8 +271,7 @@ def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactRepo
         "flags": [],
     }
     flags = result["flags"]
-    if not result["balanced"]:
-        flags.append(_NOT_BALANCED)
+    flags += _flags(result["balanced"], len(revoking))
     if unsafe and not safe:
         flags.append(f"{len(unsafe)} partition(s) handed over while still claimed, e.g. {unsafe[0]}")
     if exact:
@@ -346,7 +359,7 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
         heaviest_holder = np.zeros(topics, dtype=np.int64)  # (0 where nobody holds one: never 2 above)
         np.maximum.at(heaviest_holder, topic_of[assigned], loads[owner[assigned]])
         balanced = not (lowest <= heaviest_holder - 2).any()
-    flags = [] if balanced else [_NOT_BALANCED]
+    flags = _flags(balanced, int(revoking.sum()))
     return {
         "valid": True, "errors": [], "balanced": balanced, "balance_score": balance_score(values),
         "spread": max(values) - min(values), "min_load": min(values), "max_load": max(values),

@@ -19,7 +19,14 @@ plan. `CooperativeConsumer` is an ``AIOKafkaConsumer`` whose coordinator follows
   to their new owners (the leader withheld them, KIP-429);
 - a member fenced by the coordinator, or whose generation went stale, loses its partitions
   without committing: ``on_partitions_lost`` when the listener has it, else
-  ``on_partitions_revoked`` (Java's default), and rejoins claiming nothing.
+  ``on_partitions_revoked`` (Java's default), and rejoins claiming nothing;
+- a member whose session ran out on its own clock (no heartbeat answered for longer than
+  ``session_timeout_ms``, outside a join: its event loop was blocked) loses its partitions the
+  same way before ``getmany``/``getone`` return anything, as librdkafka does: the broker has
+  removed it and may have given them to others;
+- closing, after the last auto-commit it revokes everything it owns through the listener (lost
+  instead when it no longer belongs to a current generation), then leaves: Java's
+  ``ConsumerCoordinator.onLeavePrepare``.
 
 The consumer is cooperative only when every assignor it offers supports the cooperative
 protocol (``supported_protocols()``, as Java decides). Offering ``sticky`` too
@@ -31,6 +38,8 @@ aiokafka internals this relies on (aiokafka 0.11 to 0.14; `SUPPORTED_AIOKAFKA` i
 import, and ``tests/integration/test_aiokafka_cooperative.py`` fails when they change):
 ``GroupCoordinator._on_join_prepare(previous_assignment)``, ``_on_join_complete(generation,
 member_id, protocol, member_assignment_bytes)``, ``reset_generation()``, ``_do_rejoin_group``,
+``_do_heartbeat()`` (true when the broker answered), ``close()`` calling ``_maybe_leave_group()``,
+``_session_timeout_ms``,
 ``_maybe_do_last_autocommit``, ``commit_offsets``, ``start_commit_offsets_refresh_task`` /
 ``_stop_commit_offsets_refresh_task``, ``_lookup_assignor``, ``request_rejoin``; the name
 ``GroupCoordinator`` that ``AIOKafkaConsumer.start`` looks up in ``aiokafka.consumer.consumer``;
@@ -42,9 +51,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import aiokafka
 import aiokafka.consumer.consumer as _consumer_module
@@ -76,6 +86,7 @@ if not SUPPORTED_AIOKAFKA[0] <= _version(aiokafka.__version__) <= SUPPORTED_AIOK
                         f" internals); aiokafka {aiokafka.__version__} is installed")
 
 _NO_GENERATION = -1
+_UNKNOWN_MEMBER = ""
 
 
 def rebalances_cooperatively(assignors: Iterable[Any]) -> bool:
@@ -97,7 +108,71 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.cooperative = rebalances_cooperatively(kwargs.get("assignors", ()))
         self._lost = False  # fenced or stale: the partitions go without a commit
+        # When the broker last knew this member (a heartbeat answered, a join completed), and
+        # whether a join is under way (the broker holds the member then): see `session_expired`.
+        self._alive_at: float | None = None
+        self._joining = False
+        self._closing_down = False  # `close` runs: the leave gives up every partition first
         super().__init__(*args, **kwargs)
+
+    def session_expired(self) -> bool:
+        """Whether the session has run out here, whatever the broker has said yet: no heartbeat
+        answered for longer than ``session_timeout_ms`` and no join under way. The broker has
+        then removed this member and may have given its partitions to others (librdkafka checks
+        the same on its own clock; Java's ``AbstractCoordinator`` marks the session expired in its
+        heartbeat thread)."""
+        return (self.cooperative and self._alive_at is not None and not self._joining
+                and time.monotonic() - self._alive_at > self._session_timeout_ms / 1000)
+
+    async def lose_if_expired(self) -> bool:
+        """When `session_expired`: the partitions are lost at once (``on_partitions_lost``, no
+        commit, nothing more returned from them) and the member rejoins as new. A consumer whose
+        event loop was blocked past its session (a GC pause, a blocking call) otherwise returned
+        records of partitions other members already had."""
+        if not self.session_expired():
+            return False
+        log.warning("The session of group %s expired here (no heartbeat answered for %.1f s): partitions lost",
+                    self.group_id, time.monotonic() - (self._alive_at or 0.0))
+        self._alive_at = None
+        self.reset_generation()
+        await self._lose()
+        return True
+
+    async def _do_heartbeat(self) -> bool:
+        answered = bool(await super()._do_heartbeat())
+        if answered and self.member_id != _UNKNOWN_MEMBER:
+            self._alive_at = time.monotonic()
+        return answered
+
+    async def close(self) -> None:
+        self._closing_down = True
+        await super().close()
+
+    async def _maybe_leave_group(self) -> None:
+        if self.cooperative and self._closing_down:
+            self._closing_down = False
+            await self._give_up_on_close()
+        await super()._maybe_leave_group()
+
+    async def _give_up_on_close(self) -> None:
+        """Java's ``ConsumerCoordinator.onLeavePrepare`` when the consumer closes: after the last
+        auto-commit, every partition it owns is revoked (``on_partitions_revoked``, so a listener
+        that commits there commits at shutdown too), or lost when it no longer belongs to a
+        current generation; then it leaves."""
+        owned = self._owned()
+        if not owned:
+            return
+        listener = self._subscription.listener
+        if self._lost or self.generation == _NO_GENERATION or self.member_id == _UNKNOWN_MEMBER:
+            self._lost = False
+            lost_hook = getattr(listener, "on_partitions_lost", None)
+            hook, name = (lost_hook if callable(lost_hook) else getattr(listener, "on_partitions_revoked", None),
+                          "on_partitions_lost")
+        else:
+            hook, name = getattr(listener, "on_partitions_revoked", None), "on_partitions_revoked"
+        log.info("Giving up partitions %s of group %s on close (%s)", set(owned), self.group_id, name)
+        await self._call(hook, set(owned), name)
+        self._install(set())
 
     def reset_generation(self) -> None:
         """The coordinator does not know this member or its generation: what it owns is lost."""
@@ -127,7 +202,13 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
     async def _do_rejoin_group(self, subscription: Any) -> bool:
         if self.cooperative and self._lost:  # fenced between two join attempts
             await self._lose()
-        return bool(await super()._do_rejoin_group(subscription))
+        self._joining = True  # the broker holds a joining member: its session does not run out
+        try:
+            return bool(await super()._do_rejoin_group(subscription))
+        finally:
+            self._joining = False
+            if self.generation != _NO_GENERATION:
+                self._alive_at = time.monotonic()
 
     async def _lose(self) -> None:
         """KIP-429: partitions of a fenced or stale member are lost, not revoked: nothing is
@@ -250,3 +331,24 @@ class CooperativeConsumer(AIOKafkaConsumer):  # type: ignore[misc]
     def rebalances_cooperatively(self) -> bool:
         """Whether this consumer rebalances cooperatively (every assignor supports it)."""
         return rebalances_cooperatively(self._partition_assignment_strategy)
+
+    async def _session_lost(self) -> bool:
+        coordinator = self._coordinator
+        return isinstance(coordinator, CooperativeCoordinator) and await coordinator.lose_if_expired()
+
+    async def getmany(self, *partitions: Any, timeout_ms: int = 0, max_records: int | None = None) -> dict[Any, Any]:
+        """aiokafka's ``getmany``, returning nothing once the session has expired here: the
+        partitions are lost first (`CooperativeCoordinator.lose_if_expired`)."""
+        await self._session_lost()
+        records = await super().getmany(*partitions, timeout_ms=timeout_ms, max_records=max_records)
+        if await self._session_lost():
+            return {}
+        return cast(dict[Any, Any], records)
+
+    async def getone(self, *partitions: Any) -> Any:
+        """aiokafka's ``getone``, never a record of a session that has expired here."""
+        while True:
+            await self._session_lost()
+            record = await super().getone(*partitions)
+            if not await self._session_lost():
+                return record

@@ -274,3 +274,41 @@ def test_sigterm_ends_the_service_within_seconds_while_work_runs(tmp_path):
         assert not any(_running(pid) for pid in workers)
     finally:
         service.stop()
+
+
+def test_ctrl_c_at_the_terminal_stops_the_service_without_a_traceback(tmp_path):
+    """Ctrl-C signals the terminal's whole process group, planning processes included: one busy
+    with a request printed a KeyboardInterrupt traceback. They leave Ctrl-C to the service now."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.broker import free_port
+
+    port = free_port()
+    service = subprocess.Popen([sys.executable, "-m", "api", "--port", str(port)], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True,  # (its own group, as a terminal's)
+                               env={**os.environ, "ASSIGNOR_REGISTRY": str(tmp_path / "r.sqlite3"),
+                                    "ASSIGNOR_WORKERS": "2"})
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the service did not start"
+                time.sleep(0.2)
+        busy = threading.Thread(target=lambda: _status(f"http://127.0.0.1:{port}/v1/simulations",
+                                                      json.dumps(LONG_SIMULATION).encode()),
+                                daemon=True)
+        busy.start()
+        time.sleep(1.0)  # a planning process is at work
+        os.killpg(service.pid, signal.SIGINT)
+        output, _ = service.communicate(timeout=60)
+    finally:
+        if service.poll() is None:
+            os.killpg(service.pid, signal.SIGKILL)
+            service.wait()
+    text = output.decode(errors="replace")
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text, text[-2000:]

@@ -58,6 +58,7 @@ def page(browser, service):
 
 
 def test_whatif_shows_the_table_heat_map_and_moves(page):
+    assert not page.locator("#heat-legend").is_visible()  # (a legend of nothing, before any run)
     page.click("#run")
     page.wait_for_selector("#summary tbody tr[data-strategy='sticky']")
     rows = page.locator("#summary tbody tr")
@@ -72,6 +73,11 @@ def test_whatif_shows_the_table_heat_map_and_moves(page):
     assert members == ["c2", "c3", "c9"]
     assert heat.locator("td.moved").count() >= 1  # the joiner gained partitions
     assert page.locator("#chart svg rect[data-series='moved']").count() == len(REGISTRY)
+    assert page.locator("#heat-legend").is_visible()
+    # Titles wrap at an event's separators, not inside a name ("payment / s" at 1,400 px).
+    title = page.locator("#heatmaps section[data-strategy='cooperative-sticky'] h2")
+    assert title.locator("wbr").count() >= 3
+    assert page.evaluate("getComputedStyle(document.querySelector('#heatmaps h2')).overflowWrap") == "break-word"
     # Java's strategies side by side with ours, and what switching would change.
     pairs = page.locator("#comparisons tbody tr")
     assert pairs.count() == 2 and page.locator("#comparison-card").is_visible()
@@ -106,6 +112,10 @@ def test_a_migration_rehearsal_on_the_page(page):
     assert "3 restarts" in page.locator("#migration-upgrade").inner_text()
     assert "Against the optimum" in page.locator("#migration-optimum").inner_text()
     assert not page.locator("#summary-card").is_visible() and not page.locator("#heat-legend").is_visible()
+    # At 1,400 px both tables fit their card (the later events' table was 36 px wider than it).
+    widths = page.evaluate("[...document.querySelectorAll('#migration-card .scroll')]"
+                           ".map((e) => [e.scrollWidth, e.clientWidth])")
+    assert all(scroll <= client for scroll, client in widths), widths
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "ui-migration.png"), full_page=True)
     # Only consumer-protocol strategies checked: nothing to compare against, said on the page.
@@ -166,6 +176,7 @@ def test_a_failed_run_leaves_no_results_of_an_earlier_one(page):
     expect(page.locator("#error")).to_contain_text("422")  # (polled by playwright: the page's policy forbids eval)
     assert page.locator("#summary tbody tr").count() == 0
     assert page.locator("#heatmaps section").count() == 0 and not page.locator("#comparison-card").is_visible()
+    assert not page.locator("#heat-legend").is_visible()  # (no legend left beside an error)
 
 
 @pytest.mark.parametrize("width", [420, 1280])

@@ -8,6 +8,7 @@ import asyncio
 import inspect
 import time
 import uuid
+from typing import Any
 
 import aiokafka
 import pytest
@@ -41,7 +42,8 @@ def test_the_aiokafka_internals_the_coordinator_relies_on_are_still_there():
                   "commit_offsets": ["self", "assignment", "offsets"],
                   "start_commit_offsets_refresh_task": ["self", "assignment"],
                   "_stop_commit_offsets_refresh_task": ["self"], "_lookup_assignor": ["self", "name"],
-                  "request_rejoin": ["self"]}
+                  "request_rejoin": ["self"], "_do_heartbeat": ["self"], "close": ["self"],
+                  "_maybe_leave_group": ["self"]}
     for name, parameters in signatures.items():
         assert list(inspect.signature(getattr(GroupCoordinator, name)).parameters) == parameters, name
     assert consumer_module.GroupCoordinator in (GroupCoordinator,) or callable(consumer_module.GroupCoordinator)
@@ -49,6 +51,9 @@ def test_the_aiokafka_internals_the_coordinator_relies_on_are_still_there():
     assert "assignment" in inspect.signature(SubscriptionState.assign_from_subscribed).parameters
     assert "self._tp_state[tp] = TopicPartitionState(self)" in inspect.getsource(Assignment.__init__)
     assert "self._assignment = assignment" in inspect.getsource(TopicPartitionState.__init__)
+    assert "await self._maybe_leave_group()" in inspect.getsource(GroupCoordinator.close)
+    assert "self._session_timeout_ms = session_timeout_ms" in inspect.getsource(GroupCoordinator.__init__)
+    assert "return True" in inspect.getsource(GroupCoordinator._do_heartbeat)
 
 
 def test_the_protocol_is_cooperative_only_when_every_assignor_supports_it():
@@ -198,6 +203,107 @@ async def test_static_members_come_back_to_their_partitions(broker):
     finally:
         for m in members:
             await m.stop()
+
+
+class _Recorder:
+    """A listener that keeps every callback with its partitions, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, set[int]]] = []
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        self.calls.append(("revoked", {tp.partition for tp in revoked}))
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        self.calls.append(("assigned", {tp.partition for tp in assigned}))
+
+    async def on_partitions_lost(self, lost: Any) -> None:
+        self.calls.append(("lost", {tp.partition for tp in lost}))
+
+
+async def test_close_revokes_what_it_owns_through_the_listener(broker):
+    """Java and librdkafka call the revoke callback on every close (Java's
+    ``ConsumerCoordinator.onLeavePrepare``), where a listener commits with auto-commit off; ours
+    called none. Now a closing member revokes all it owns, once, after which it leaves."""
+    from aiokafka.abc import ConsumerRebalanceListener
+
+    topic = await create_topic(broker.bootstrap, 4)
+    group = unique("close")
+    recorder = _Recorder()
+
+    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+        on_partitions_revoked = staticmethod(recorder.on_partitions_revoked)
+        on_partitions_assigned = staticmethod(recorder.on_partitions_assigned)
+        on_partitions_lost = staticmethod(recorder.on_partitions_lost)
+
+    consumer = CooperativeConsumer(bootstrap_servers=broker.bootstrap, group_id=group, **CONSUMER_SETTINGS)
+    consumer.subscribe([topic], listener=Listener())
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(consumer.assignment()) < 4 and time.monotonic() < deadline:
+            await consumer.getmany(timeout_ms=100)
+        committed_before = await consumer.committed(next(iter(consumer.assignment())))
+    finally:
+        await consumer.stop()
+    assert recorder.calls == [("assigned", {0, 1, 2, 3}), ("revoked", {0, 1, 2, 3})], recorder.calls
+    assert committed_before is None
+
+
+async def test_a_member_frozen_past_its_session_returns_no_record_of_a_reassigned_partition(broker, java_members):
+    """Our consumer's event loop blocked for 9 s (a GC pause, a blocking call) past its 6 s session
+    in a group with a Java and a librdkafka member: the broker gives its partitions to them. On
+    waking it returned records of those partitions before its lost callback ran (416 duplicates in
+    one run); now it finds its session expired itself, loses its partitions first and returns
+    nothing of them, as librdkafka does, then rejoins."""
+    from bench.java_members import CLASSIC, COOPERATIVE_STICKY
+    from bench.rebalance import LibrdkafkaMember
+
+    partitions = 6
+    topic = await create_topic(broker.bootstrap, partitions)
+    group = unique("frozen")
+    timeline = Timeline()
+    stop, sent = asyncio.Event(), []
+    # Records keep coming while our loop is blocked: a producer of its own, on a thread.
+    producing = asyncio.create_task(asyncio.to_thread(_produce_on_a_thread, broker.bootstrap, topic, partitions,
+                                                      stop, sent, 400.0))
+    ours = await Member("ours", broker.bootstrap, group, topic, timeline).start()
+    members = [ours]
+    await settle(members, partitions)  # ours leads
+    members.append(await java_members.member(f"{group}.java", broker.bootstrap, group, [topic],
+                                             {**CLASSIC, "partition.assignment.strategy": COOPERATIVE_STICKY},
+                                             timeline).start())
+    members.append(await LibrdkafkaMember("rdk", broker.bootstrap, group, topic, timeline).start())
+    try:
+        before = await settle(members, partitions)
+        assert before["ours"]
+        time.sleep(9)  # the whole event loop stops: no heartbeat, no poll  # noqa: ASYNC251
+        woke = time.monotonic()
+        await settle(members, partitions, timeout=60)
+    finally:
+        await wind_down(stop, producing, members, members, sent, timeout=60)
+    others = [(p, start, end) for p, start, end, m in timeline.intervals() if m != "ours"]
+    late = [(t, p) for t, p, _o in ours.records
+            if t >= woke and any(q == p and start <= t <= end for q, start, end in others)]
+    assert late == [], f"{len(late)} records returned after waking of partitions another member owned then"
+    assert ours.lost and ours.lost[0] == before["ours"], ours.lost
+
+
+def _produce_on_a_thread(bootstrap: str, topic: str, partitions: int, stop: asyncio.Event, sent: list[int],
+                        rate: float = 100.0) -> None:
+    """`bench.rebalance.produce`'s records (record i to partition i % partitions, values i) from
+    a librdkafka producer on this thread, until `stop`."""
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "broker.address.family": "v4"})
+    started, i = time.monotonic(), 0
+    while not stop.is_set():
+        producer.produce(topic, value=b"%d" % i, partition=i % partitions)
+        sent.append(i)
+        i += 1
+        producer.poll(0)
+        time.sleep(max(0.0, started + i / rate - time.monotonic()))
+    producer.flush(30)
 
 
 async def test_under_aiokafkas_eager_coordinator_the_cooperative_assignor_claims_nothing(broker):
