@@ -45,8 +45,10 @@ class LeaderCache:
     planning the same group again can reuse (`plans`). A kept cache never changes an answer.
 
     Its owner creates it and passes it in: a what-if run, an aiokafka assignor instance, a
-    service process. One bound and one rule: once a rebalance is done (`settle`), a cache
-    holding more than `max_entries` entries in all starts again, empty.
+    service process. Two bounds and one rule: once a rebalance is done (`settle`), a cache
+    holding more than `max_entries` entries in all, or more than `max_bytes` by the estimate its
+    parts keep as entries come in (names and member ids are what a request sends, of any
+    length), starts again, empty.
 
     Examples
     --------
@@ -56,6 +58,7 @@ class LeaderCache:
     """
 
     max_entries: int = 1 << 18
+    max_bytes: int = 64 << 20
     decode: DecodeCache = field(default_factory=DecodeCache)
     encode: EncodeCache = field(default_factory=EncodeCache)
     plans: PlanMemo = field(default_factory=PlanMemo)
@@ -76,9 +79,13 @@ class LeaderCache:
         """How many entries the three parts hold together."""
         return self.decode.entries() + self.encode.entries() + self.plans.entries()
 
+    def nbytes(self) -> int:
+        """What the three parts hold, in bytes, as they estimate it."""
+        return self.decode.nbytes + self.encode.nbytes + self.plans.nbytes()
+
     def settle(self) -> None:
-        """Apply the bound: the owner calls this once a rebalance is done."""
-        if self.entries() > self.max_entries:
+        """Apply the bounds: the owner calls this once a rebalance is done."""
+        if self.entries() > self.max_entries or self.nbytes() > self.max_bytes:
             self.decode, self.encode, self.plans = DecodeCache(), EncodeCache(), PlanMemo()
 
 

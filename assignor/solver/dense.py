@@ -57,6 +57,12 @@ class PlanMemo:
         """How many entries it holds (what a `LeaderCache` bounds)."""
         return len(self.subscriptions) + len(self.member_ranks)
 
+    def nbytes(self) -> int:
+        """What it holds, in bytes, roughly: one group's subscriptions and member ranks (it starts
+        again with every other topic list), the names themselves counted once, by the group."""
+        return (sum(indices.nbytes + 8 * len(topics) for topics, indices in self.subscriptions.values())
+                + 100 * len(self.member_ranks) + 8 * len(self.topics))
+
     def restart(self, topics: list[str]) -> None:
         """Forget everything; valid from now on for `topics`."""
         self.topics, self.subscriptions, self.member_ranks = topics, {}, {}

@@ -292,7 +292,7 @@ def _topic_lists(joined: Messages, at: np.ndarray, cache: DecodeCache) -> tuple[
             found[g] = _topic_list(joined, i, int(at[i]), int(entries[i]), cache)
             new = found[g]
             if new is not None:
-                known[int(keys[g])] = new
+                cache.remember_by_hash(int(keys[g]), new)
         length = np.array([-1 if f is None else len(f[0]) for f in found], dtype=np.int64)
         count = np.array([-1 if f is None else len(f[1]) for f in found], dtype=np.int64)
         names = np.fromiter((None if f is None else f[1] for f in found), dtype=object, count=len(found))

@@ -153,3 +153,14 @@ def test_pipeline_input_errors_are_messages_before_spark_starts(tmp_path, args, 
     AnalysisException after 10 s); ``--partitions 12,x`` a ValueError traceback."""
     shown = run("pipeline", *[str(tmp_path / "out") if a == "OUT" else a for a in args])
     assert shown.returncode == 2 and message in shown.stderr and "Traceback" not in shown.stderr
+
+
+def test_a_job_missing_an_optional_library_names_the_extra(monkeypatch, capsys):
+    """``pipeline`` without pyarrow printed an ImportError traceback from inside the job."""
+    def job(_argv):
+        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+
+    monkeypatch.setattr(cli, "_command", lambda _name: job)
+    assert cli.main(["pipeline", "make-sample", "--out", "x"]) == 2
+    assert capsys.readouterr().err == ("assignor: error: the pipeline command needs the [spark] extra: pip install "
+                                       "'kafka-sticky-assignor[spark]' (No module named 'pyarrow')\n")

@@ -726,6 +726,24 @@ def test_a_leader_cache_starts_again_past_its_one_bound():
     assert kept == [20, 0, 20, 0, 20, 0]  # ten names, each in two tables; past 25 it starts again
 
 
+def test_a_leader_cache_of_few_but_long_names_starts_again_past_its_bytes():
+    """Few entries can hold much: a name is whatever a member sends (the service's planning
+    processes keep one cache across every group they plan). Past `max_bytes` by its own
+    estimate the cache starts again, however few its entries."""
+    cache = LeaderCache(max_entries=1_000, max_bytes=100_000)
+    sizes = []
+    for round_ in range(4):
+        blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(f"{round_}{i}-" + "x" * 9_000, i)]))
+                 for i in range(3)]
+        protocol.read_assignments(Messages.of(blobs), cache.decode)
+        assert cache.entries() < 100 and cache.nbytes() >= 3 * 9_000
+        sizes.append(cache.nbytes())
+        cache.settle()
+        sizes.append(cache.nbytes())
+    assert sizes[1] > 0 and min(sizes[2 * k + 1] for k in range(4)) == 0  # kept a while, then emptied
+    assert max(sizes) <= 100_000 + sizes[0]  # past the bound by at most one rebalance's worth
+
+
 def test_a_kept_leader_cache_plans_and_encodes_as_a_fresh_one():
     """`leader.sync` with one kept cache, as topics, members and names change from one
     rebalance to the next, and through restarts of the cache: the bytes a fresh cache gives."""
