@@ -73,31 +73,30 @@ def string_hashes(texts: Sequence[str]) -> list[int]:
     if len(texts) < _FEW:
         return [string_hash(t) for t in texts]
     if all(map(str.isascii, texts)):
-        lengths = list(map(len, texts))
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     else:  # a character past the BMP is two UTF-16 units
-        lengths = [len(t.encode("utf-16-be", "surrogatepass")) // 2 for t in texts]
-    by_length: dict[int, list[int]] = {}
-    for i, length in enumerate(lengths):
-        by_length.setdefault(length, []).append(i)
-    hashes = [0] * len(texts)
-    rest: list[int] = []
-    for length, indices in by_length.items():
+        lengths = np.array([len(t.encode("utf-16-be", "surrogatepass")) // 2 for t in texts], dtype=np.int64)
+    hashes = np.zeros(len(texts), dtype=np.uint32)
+    sizes, bucket, counts = np.unique(lengths, return_inverse=True, return_counts=True)
+    rest: list[np.ndarray] = []
+    for k, (length, count) in enumerate(zip(sizes.tolist(), counts.tolist(), strict=True)):
         if length == 0:
             continue
-        if len(indices) < 16 or length > 512:  # a column per unit would cost more than it saves
-            rest += indices
+        indices = np.arange(len(texts)) if len(sizes) == 1 else np.flatnonzero(bucket == k)
+        if count < 16 or length > 512:  # a column per unit would cost more than it saves
+            rest.append(indices)
             continue
-        joined = "".join([texts[i] for i in indices]).encode("utf-16-be", "surrogatepass")
-        units = np.frombuffer(joined, dtype=">u2").reshape(len(indices), length).astype(np.uint32)
-        h = np.zeros(len(indices), dtype=np.uint32)
+        members = texts if len(sizes) == 1 else [texts[i] for i in indices.tolist()]
+        joined = "".join(members).encode("utf-16-be", "surrogatepass")
+        units = np.frombuffer(joined, dtype=">u2").reshape(count, length).astype(np.uint32)
+        h = np.zeros(count, dtype=np.uint32)
         for column in units.T:
             h = h * np.uint32(31) + column
-        for i, value in zip(indices, h.tolist(), strict=True):
-            hashes[i] = value
+        hashes[indices] = h
     if rest:
-        for i, value in zip(rest, _weighed_hashes([texts[i] for i in rest], [lengths[i] for i in rest]), strict=True):
-            hashes[i] = value
-    return hashes
+        others = np.concatenate(rest)
+        hashes[others] = _weighed_hashes([texts[i] for i in others.tolist()], lengths[others].tolist())
+    return hashes.tolist()
 
 
 def _weighed_hashes(texts: Sequence[str], lengths: Sequence[int]) -> list[int]:
