@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import threading
 import time
@@ -41,8 +42,10 @@ def compiled() -> Path:
     if stamp.exists() and all(source.stat().st_mtime <= stamp.stat().st_mtime for source in SOURCES):
         return CLASSES
     CLASSES.mkdir(parents=True, exist_ok=True)
-    javac = Path(java()).with_name("javac")
-    done = subprocess.run([str(javac), "-d", str(CLASSES), "-cp", classpath(), *map(str, SOURCES)],
+    javac = shutil.which("javac") or str(Path(java()).resolve().with_name("javac"))
+    if not Path(javac).exists():
+        raise BrokerError("no `javac`: the Java member driver needs a JDK 17+ (`make kafka` installs one)")
+    done = subprocess.run([javac, "-d", str(CLASSES), "-cp", classpath(), *map(str, SOURCES)],
                           capture_output=True, text=True, check=False, timeout=120)
     if done.returncode != 0:
         raise BrokerError(f"javac failed on the member driver: {done.stderr.strip().splitlines()[:1]}")
