@@ -18,6 +18,7 @@ check: intervals where two members owned one partition at once (`bench.ownership
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 import uuid
@@ -27,6 +28,8 @@ from typing import Any, TypedDict
 from bench.broker import CONSUMER_SETTINGS
 from bench.java_members import CLASSIC, CONSUMER, COOPERATIVE_STICKY, JavaMembers
 from bench.ownership import Timeline
+
+log = logging.getLogger(__name__)
 
 #: Auto-commit on, every second, for every client: what a record consumed twice can come from.
 COMMIT = {"enable_auto_commit": True, "auto_commit_interval_ms": 1000}
@@ -93,13 +96,28 @@ class AiokafkaMember:
             for tp, records in batches.items():
                 self.records.extend((now, tp.partition, r.offset) for r in records)
 
-    async def stop(self) -> None:
+    async def stop(self, timeout: float = 30.0) -> None:
+        """Stop polling and close the consumer; a close that has not ended in `timeout` seconds
+        (an eager aiokafka consumer closing inside a rebalance once waited for good) is cut short:
+        its coordinator's task is cancelled and its connections closed."""
         self.stopping = True
         if self.task is not None:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
-        await self.consumer.stop()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._closing()), timeout)
+        except TimeoutError:
+            log.warning("%s: the consumer did not close within %.0f s; its connections are closed", self.name,
+                        timeout)
+            coordinator = getattr(self.consumer, "_coordinator", None)
+            task = getattr(coordinator, "_coordination_task", None)
+            if task is not None:
+                task.cancel()
+            await self.consumer._client.close()
         self.timeline.release(self.name, self.timeline.owned_by(self.name))
+
+    async def _closing(self) -> None:
+        await self.consumer.stop()
 
     def partitions(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
