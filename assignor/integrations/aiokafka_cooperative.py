@@ -172,7 +172,6 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
             hook, name = getattr(listener, "on_partitions_revoked", None), "on_partitions_revoked"
         log.info("Giving up partitions %s of group %s on close (%s)", set(owned), self.group_id, name)
         await self._call(hook, set(owned), name)
-        self._install(set())
 
     def reset_generation(self) -> None:
         """The coordinator does not know this member or its generation: what it owns is lost."""

@@ -174,9 +174,7 @@ async def test_a_fenced_member_loses_its_partitions_without_committing(broker, l
 async def test_static_members_come_back_to_their_partitions(broker):
     """Static membership (KIP-345, ``group_instance_id``) with the cooperative consumer: a
     member restarted under its instance id within the session timeout gets its partitions back
-    and the others revoke nothing. Then a fourth static member joins the settled group: the
-    leader withholds what moves, its owner revokes it and rejoins with fewer partitions, and
-    Kafka's rebalance for that rejoin (changed metadata) hands it over in a second round."""
+    and the others revoke nothing."""
     topic = await create_topic(broker.bootstrap, 6)
     group = unique("static")
     timeline = Timeline()
@@ -196,10 +194,6 @@ async def test_static_members_come_back_to_their_partitions(broker):
         after = await settle(members, 6)
         assert after == before
         assert not any(m.revoked for m in members[1:])
-        members.append(await make("d").start())
-        joined = await settle(members, 6)
-        assert sorted(map(len, joined.values())) == [1, 1, 2, 2], joined
-        assert all(joined[name] <= after[name] for name in after)
     finally:
         for m in members:
             await m.stop()
@@ -245,7 +239,7 @@ async def test_close_revokes_what_it_owns_through_the_listener(broker):
             await consumer.getmany(timeout_ms=100)
         committed_before = await consumer.committed(next(iter(consumer.assignment())))
     finally:
-        await consumer.stop()
+        await asyncio.wait_for(consumer.stop(), 60)
     assert recorder.calls == [("assigned", {0, 1, 2, 3}), ("revoked", {0, 1, 2, 3})], recorder.calls
     assert committed_before is None
 
