@@ -18,6 +18,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         broker = Broker(args.dir, port=args.port)
     except BrokerError as error:
-        print(f"error: {error}", flush=True)
+        print(f"error: {error}", file=sys.stderr, flush=True)
         return 2
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -68,5 +68,5 @@ def test_without_the_resolved_jars_one_line_says_what_to_run(tmp_path, monkeypat
             f"sys.exit(b.main(['--dir', {str(tmp_path)!r}]))")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                             env={**os.environ})
-    assert result.returncode == 2
-    assert result.stdout.strip().count("\n") == 0 and result.stdout.startswith("error: Kafka's jars are not resolved")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("error: Kafka's jars are not resolved")
