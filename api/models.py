@@ -7,11 +7,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
+from assignor.model import INT32_MAX, INT32_MIN
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy
 from assignor.topic_ids import topic_ids_of
 
-INT32_MAX = 2**31 - 1
 #: Simulation seeds: any 64-bit integer (the answer repeats the seed, and JSON integers past 64
 #: bits are not written).
 SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1
@@ -94,7 +94,7 @@ class PlanMember(_Strict):
     topics: list[str] = _many(_TOPICS, default=[])
     owned: list[tuple[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]] = _many(_PARTITIONS, default=[])
     # Any INT32, as on the wire: a negative generation means "unknown" (KIP-341).
-    generation: int = Field(-1, ge=-(2**31), le=INT32_MAX)
+    generation: int = Field(-1, ge=INT32_MIN, le=INT32_MAX)
     rack: str | None = None
 
 

@@ -25,13 +25,12 @@ import numpy as np
 
 from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import InvalidGroupError
-from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
+from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 
 __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
            "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "strict_loads", "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
-_INT32_MAX = 2**31 - 1
 
 
 def strict_loads(text: bytes) -> Any:
@@ -135,9 +134,9 @@ def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
         if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
                 and isinstance(pair[1], int) and not isinstance(pair[1], bool)):
             raise InvalidGroupError(f"{where}[{j}]: expected [topic, partition], got {pair!r}")
-        if not 0 <= pair[1] <= _INT32_MAX:  # an INT32 on the wire, never negative
+        if not 0 <= pair[1] <= INT32_MAX:  # an INT32 on the wire, never negative
             raise InvalidGroupError(f"{where}[{j}]: partition {pair[1]} of topic {pair[0]!r} is not in "
-                                    f"[0, {_INT32_MAX}]")
+                                    f"[0, {INT32_MAX}]")
         partitions.append(TopicPartition(pair[0], pair[1]))
     return partitions
 

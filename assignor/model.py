@@ -26,6 +26,11 @@ __all__ = ["UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPart
 #: Generation of a member whose previous generation is not known (Java's DEFAULT_GENERATION).
 UNKNOWN_GENERATION = -1
 
+#: Kafka's INT32, what partition ids, partition counts and generations are on the wire: the one
+#: place the bounds are written (the JSON readers, the what-if, the service and the fleet job check
+#: against them).
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
 
 class TopicPartition(NamedTuple):
     """One partition of one topic.
@@ -109,7 +114,7 @@ class Member:
             raise InvalidGroupError(f"member {self.id!r}: every topic must be a string")
         owned = self.owned if isinstance(self.owned, tuple) else tuple(self.owned)
         # Generations are INT32 on the wire (JoinGroup, sticky user data V1).
-        if not _is_int(self.generation) or not -(2**31) <= self.generation < 2**31:
+        if not _is_int(self.generation) or not INT32_MIN <= self.generation <= INT32_MAX:
             raise InvalidGroupError(f"member {self.id!r}: generation must be a 32-bit integer, got {self.generation!r}")
         if self.rack is not None and not isinstance(self.rack, str):
             raise InvalidGroupError(f"member {self.id!r}: rack must be a string or None")
@@ -185,7 +190,7 @@ class Group:
             if not isinstance(name, str):
                 raise InvalidGroupError(f"topic names must be strings, got {name!r}")
             # Partition ids are INT32 on the wire, so a count never exceeds 2**31 - 1.
-            if not _is_int(count) or not 0 <= count < 2**31:
+            if not _is_int(count) or not 0 <= count <= INT32_MAX:
                 raise InvalidGroupError(
                     f"topic {name!r}: partition count must be an integer in [0, 2**31), got {count!r}")
         members = tuple(self.members)

@@ -40,7 +40,7 @@ from assignor._arrays import appended, gc_paused, run_starts
 from assignor.errors import JavaAssignorFailure, WhatIfError
 from assignor.leader import LeaderCache, rebalance
 from assignor.limits import DEFAULT_LIMITS, Limits
-from assignor.model import UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
+from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
 from assignor.reconcile import reconcile
 from assignor.solver import dense
 from assignor.solver.dense import Layout
@@ -138,7 +138,6 @@ class Event:
         return ":".join([self.kind, *(",".join(a) if isinstance(a, tuple) else str(a) for a in self.args)])
 
 
-_INT32_MAX = 2**31 - 1
 _ARITY = {"member_join": (2, 3), "member_leave": (1, 1), "subscribe": (2, 2), "unsubscribe": (2, 2),
           "partitions_added": (2, 2), "topic_created": (2, 2), "topic_deleted": (1, 1),
           "rack_changed": (2, 2), "rolling_restart": (0, 0)}
@@ -162,8 +161,8 @@ def parse_event(text: str) -> Event:
         # ASCII digits only ("²".isdigit() is true), and at most INT32_MAX: partition ids are
         # INT32 on the wire. The size the count asks for is `Limits.check_events`'s to judge.
         count = args[1]
-        if not (count.isascii() and count.isdigit()) or len(count) > 10 or int(count) > _INT32_MAX:
-            raise WhatIfError(f"{kind}: partition count must be an integer from 0 to {_INT32_MAX}, got {count!r}")
+        if not (count.isascii() and count.isdigit()) or len(count) > 10 or int(count) > INT32_MAX:
+            raise WhatIfError(f"{kind}: partition count must be an integer from 0 to {INT32_MAX}, got {count!r}")
         return Event(kind, (args[0], int(count)))
     if kind == "member_join":
         return Event(kind, (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]))
@@ -361,7 +360,7 @@ def _claims_of(members: Sequence[Member]) -> Claims:
     for i, m in enumerate(members):
         for tp in m.owned:
             ok = isinstance(tp, tuple | list) and len(tp) == 2 and isinstance(tp[0], str)
-            if not ok or not isinstance(tp[1], int) or isinstance(tp[1], bool) or not 0 <= tp[1] < 2**31:
+            if not ok or not isinstance(tp[1], int) or isinstance(tp[1], bool) or not 0 <= tp[1] <= INT32_MAX:
                 raise WhatIfError(f"member {m.id!r}: owned partition {tp!r} is not a (topic, partition) a client "
                                   "can send")
             member.append(i)

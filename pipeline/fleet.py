@@ -32,7 +32,7 @@ import pandas as pd
 
 from assignor import whatif
 from assignor.errors import AssignorError
-from assignor.model import UNKNOWN_GENERATION, Group, Member, TopicPartition
+from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Member, TopicPartition
 from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack")
@@ -90,10 +90,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_INT32 = (-(2**31), 2**31 - 1)
-
-
-def _integer(value: object, what: str, low: int, high: int = _INT32[1]) -> int:
+def _integer(value: object, what: str, low: int, high: int = INT32_MAX) -> int:
     """`value` as an integer in [low, high]: an int, or a float with no fraction (pandas reads a
     JSON-lines column with a gap as floats); a fraction, a string or a bool is AssignorError
     naming `what`, never truncated."""
@@ -159,7 +156,7 @@ def _member(row: Any, topics: dict[str, int]) -> Member:
             raise AssignorError(f"owned[{j}].topic: expected a string, got {_shown(topic)}")
         owned.append(TopicPartition(topic, _integer(partition, f"owned[{j}].partition of topic {topic!r}", 0)))
     generation = (UNKNOWN_GENERATION if _is_missing(row.generation)
-                  else _integer(row.generation, "generation", _INT32[0]))
+                  else _integer(row.generation, "generation", INT32_MIN))
     if not _is_missing(row.rack) and not isinstance(row.rack, str):
         raise AssignorError(f"rack: expected a string, got {_shown(row.rack)}")
     rack = None if _is_missing(row.rack) else row.rack

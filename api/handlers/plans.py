@@ -13,7 +13,7 @@ from api.protocol_io import b64
 from assignor import validate
 from assignor.json_format import group_from_json, plan_json_of_claims
 from assignor.limits import Limits
-from assignor.model import Group
+from assignor.model import INT32_MAX, Group
 from assignor.protocol import plan_bytes_of_claims
 from assignor.strategies import DEFAULT_STRATEGY, Strategy, strategy_named
 
@@ -37,7 +37,7 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
         raise Rejected(422, "strategy: expected a string")
     planner = strategy_named(strategy)
     if generation is not None and (not isinstance(generation, int) or isinstance(generation, bool)
-                                   or not 0 <= generation < 2**31):
+                                   or not 0 <= generation <= INT32_MAX):
         raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
     group = group_from_json(data)
     problem = partition_racks_problem(group.topics, group.partition_racks or {})
