@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["hashmap_order", "java_key", "java_order", "java_sorted", "partition_hash", "spread", "string_hash",
-           "string_hashes", "table_size"]
+__all__ = ["hashmap_order", "java_key", "java_order", "java_sorted", "partition_hash", "partition_hash_of", "spread",
+           "string_hash", "string_hashes", "table_size"]
 
 
 def java_key(text: str) -> bytes:
@@ -115,7 +115,12 @@ def _weighed_hashes(texts: Sequence[str], lengths: Sequence[int]) -> list[int]:
 
 def partition_hash(topic: str, partition: int) -> int:
     """Java's ``TopicPartition.hashCode`` as an unsigned 32-bit value."""
-    return (31 * (31 + partition) + string_hash(topic)) & 0xFFFFFFFF
+    return partition_hash_of(string_hash(topic), partition)
+
+
+def partition_hash_of(topic_hash: int, partition: int) -> int:
+    """`partition_hash` from the topic's `string_hash`, for a caller that hashes each topic once."""
+    return (31 * (31 + partition) + topic_hash) & 0xFFFFFFFF
 
 
 def spread(h: int) -> int:

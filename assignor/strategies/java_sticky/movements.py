@@ -8,7 +8,7 @@ first of a ``HashSet<TopicPartition>``, so `JavaHashSet` keeps Java's iteration 
 from __future__ import annotations
 
 from assignor.model import TopicPartition
-from assignor.ordering import spread, string_hash
+from assignor.ordering import partition_hash_of, spread, string_hash
 
 __all__ = ["JavaHashSet", "Movements"]
 
@@ -42,7 +42,7 @@ class JavaHashSet:
         topic_hash = self._topic_hashes.get(tp.topic)
         if topic_hash is None:
             topic_hash = self._topic_hashes[tp.topic] = string_hash(tp.topic)
-        h = spread((31 * (31 + tp.partition) + topic_hash) & 0xFFFFFFFF)  # TopicPartition.hashCode
+        h = spread(partition_hash_of(topic_hash, tp.partition))
         self._entries[tp] = (h, self._seq)
         self._seq += 1
         bucket = h & (self._size - 1)
