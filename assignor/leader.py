@@ -81,7 +81,7 @@ class LeaderCache:
 
     def nbytes(self) -> int:
         """What the three parts hold, in bytes, as they estimate it."""
-        return self.decode.nbytes + self.encode.nbytes + self.plans.nbytes()
+        return self.decode.nbytes() + self.encode.nbytes() + self.plans.nbytes()
 
     def settle(self) -> None:
         """Apply the bounds: the owner calls this once a rebalance is done."""

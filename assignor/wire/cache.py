@@ -29,8 +29,7 @@ class DecodeCache:
         # a hash of (count, first bytes) -> a topic list read with them (a leader's bulk lookup)
         self.topic_lists_by_hash: dict[int, tuple[bytes, tuple[str, ...]]] = {}
         self.sized: dict[int, _SizedNames] = {}  # names by byte length, see `names_at`
-        #: What its entries hold, in bytes, estimated as they are added (`LeaderCache.max_bytes`).
-        self.nbytes = 0
+        self._held = 0  # bytes its entries hold, estimated as they are added: see `nbytes`
 
     def text(self, raw: bytes) -> str | None:
         """`raw` decoded as UTF-8, once per distinct value; None when it is not UTF-8."""
@@ -40,18 +39,23 @@ class DecodeCache:
                 text = self.names[raw] = raw.decode("utf-8")
             except UnicodeDecodeError:
                 return None
-            self.nbytes += 2 * len(raw) + _ENTRY_BYTES
+            self._held += 2 * len(raw) + _ENTRY_BYTES
         return text
 
     def remember_by_hash(self, key: int, found: tuple[bytes, tuple[str, ...]]) -> None:
         """A topic list found by the hash of its count and first bytes (a leader's bulk lookup)."""
         self.topic_lists_by_hash[key] = found
-        self.nbytes += len(found[0]) + 8 * len(found[1]) + _ENTRY_BYTES
+        self._held += len(found[0]) + 8 * len(found[1]) + _ENTRY_BYTES
 
     def entries(self) -> int:
         """How many entries it holds (what its owner's bound counts: `LeaderCache`)."""
         return (len(self.names) + len(self.topic_lists) + len(self.topic_lists_by_hash)
                 + sum(len(table.names) for table in self.sized.values()))
+
+    def nbytes(self) -> int:
+        """What its entries hold, in bytes, estimated as they are added (its owner's other bound:
+        `LeaderCache.max_bytes`)."""
+        return self._held
 
     def names_at(self, buffer: np.ndarray, at: np.ndarray, size: int) -> tuple[np.ndarray, list[str]] | None:
         """The names of `size` bytes at offsets `at` of `buffer`, as an index per offset into a
@@ -78,7 +82,7 @@ class DecodeCache:
             table = _SizedNames(np.concatenate([table.keys, new_keys])[order], [names[i] for i in order.tolist()],
                                 np.concatenate([table.rows, rows_new])[order])
             self.sized[size] = table
-            self.nbytes += rows_new.nbytes + new_keys.nbytes + 8 * len(texts)
+            self._held += rows_new.nbytes + new_keys.nbytes + 8 * len(texts)
             index = _look_up(table, keys)
         if rows is not None and not (rows == table.rows[index]).all():
             return _distinct_names(rows, self)  # two names with one hash: compare whole names
@@ -98,7 +102,7 @@ class DecodeCache:
             seen = self.topic_lists[key] = []
         if len(seen) < 8:  # subscriptions that share a long prefix: keep a few, not all
             seen.append((data[start:end], names))
-            self.nbytes += end - start + 8 * len(names) + _ENTRY_BYTES
+            self._held += end - start + 8 * len(names) + _ENTRY_BYTES
 
 
 #: An entry's own cost beside the bytes it holds (its keys, tuples and dict slots), roughly.
@@ -188,12 +192,12 @@ class EncodeCache:
         # Each member's topic list and rack, found by the identity of its topics tuple and rack.
         self.member_topic_lists = _Interned(self.topic_list)
         self.member_racks = _Interned(self.rack)
-        self._nbytes = 0
+        self._held = 0  # bytes its entries hold, estimated as they are added: see `nbytes`
 
-    @property
     def nbytes(self) -> int:
-        """What its entries hold, in bytes, estimated as they are added (`LeaderCache.max_bytes`)."""
-        return self._nbytes + self.member_topic_lists.nbytes + self.member_racks.nbytes
+        """What its entries hold, in bytes, estimated as they are added (its owner's other bound:
+        `LeaderCache.max_bytes`)."""
+        return self._held + self.member_topic_lists.held + self.member_racks.held
 
     def entries(self) -> int:
         """How many entries it holds (what its owner's bound counts: `LeaderCache`)."""
@@ -205,7 +209,7 @@ class EncodeCache:
         found = self.names.get(topic)
         if found is None:
             found = self.names[topic] = encode_value(STRING, topic, field_name)
-            self._nbytes += 2 * len(found) + _ENTRY_BYTES
+            self._held += 2 * len(found) + _ENTRY_BYTES
         return found[2:]
 
     def name_table(self, topics: Sequence[str], field_name: str) -> NameTable:
@@ -215,7 +219,7 @@ class EncodeCache:
         table = self.name_tables.get(key)
         if table is None:
             table = self.name_tables[key] = NameTable.of([self.name(t, field_name) for t in topics])
-            self._nbytes += 24 * len(key) + _ENTRY_BYTES  # (the names' bytes are counted in `names`)
+            self._held += 24 * len(key) + _ENTRY_BYTES  # (the names' bytes are counted in `names`)
         return table
 
     def rack(self, rack: str | None) -> bytes:
@@ -223,7 +227,7 @@ class EncodeCache:
         found = self.racks.get(rack)
         if found is None:
             found = self.racks[rack] = encode_value(NULLABLE_STRING, rack, "rack_id")
-            self._nbytes += 2 * len(found) + _ENTRY_BYTES
+            self._held += 2 * len(found) + _ENTRY_BYTES
         return found
 
     def topic_list(self, topics: Sequence[str]) -> bytes:
@@ -242,10 +246,10 @@ class EncodeCache:
                     self.name(topic)
             ordered = [key[i] for i in java_order(key)]
             found = self.topic_lists[key] = len(ordered).to_bytes(4, "big") + b"".join(names[t] for t in ordered)
-            self._nbytes += len(found) + 8 * len(key) + _ENTRY_BYTES
+            self._held += len(found) + 8 * len(key) + _ENTRY_BYTES
         if isinstance(topics, tuple):
             if id(topics) not in self.by_object:
-                self._nbytes += _ENTRY_BYTES
+                self._held += _ENTRY_BYTES
             self.by_object[id(topics)] = (topics, found)
         return found
 
@@ -267,7 +271,7 @@ class _Interned:
         self.values: list[object] = []
         self.encodings: list[bytes] = []
         self.slot_of_encoding: dict[int, int] = {}
-        self.nbytes = 0  # (the encodings' own bytes are the encode cache's)
+        self.held = 0  # bytes of its table, estimated (the encodings' own are the encode cache's)
 
     def encode_all(self, values: Sequence[object]) -> tuple[list[bytes], np.ndarray]:
         """The encodings this table knows and each value's index among them."""
@@ -284,7 +288,7 @@ class _Interned:
                     self.encodings.append(encoding)
                 new_slots.append(slot_of)
             self.values.extend(new)
-            self.nbytes += 40 * len(new)
+            self.held += 40 * len(new)
             order = np.argsort(np.concatenate([self.ids, new_ids]))
             self.ids = np.concatenate([self.ids, new_ids])[order]
             self.slots = np.concatenate([self.slots, np.array(new_slots, dtype=np.int64)])[order]
