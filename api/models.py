@@ -123,9 +123,11 @@ class PlanRequest(_Strict):
         problem = partition_racks_problem(self.topics, self.partition_racks or {})
         if problem:
             raise ValueError(problem)
-        ids = [m.id for m in self.members]
-        if len(set(ids)) < len(ids):
-            raise ValueError(f"members: duplicate member id {next(i for i in ids if ids.count(i) > 1)!r}")
+        seen: set[str] = set()
+        for member in self.members:  # (one pass: a million members with a repeat at the end)
+            if member.id in seen:
+                raise ValueError(f"members: duplicate member id {member.id!r}")
+            seen.add(member.id)
         if self.topic_ids:
             topic_ids_of([*self.topics, *(t for t in self.topic_ids if t not in self.topics)], self.topic_ids)
         return self

@@ -105,7 +105,7 @@ class AiokafkaMember:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
         try:
-            await asyncio.wait_for(asyncio.shield(self._closing()), timeout)
+            await asyncio.wait_for(asyncio.shield(self.consumer.stop()), timeout)
         except TimeoutError:
             log.warning("%s: the consumer did not close within %.0f s; its connections are closed", self.name,
                         timeout)
@@ -115,9 +115,6 @@ class AiokafkaMember:
                 task.cancel()
             await self.consumer._client.close()
         self.timeline.release(self.name, self.timeline.owned_by(self.name))
-
-    async def _closing(self) -> None:
-        await self.consumer.stop()
 
     def partitions(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}

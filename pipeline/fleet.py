@@ -32,6 +32,7 @@ import pandas as pd
 
 from assignor import whatif
 from assignor.errors import AssignorError
+from assignor.json_format import strict_loads
 from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Member, TopicPartition
 from assignor.strategies import java_counterparts
 
@@ -234,8 +235,6 @@ def _json_key(value: object) -> Any:
 
 def _parsed(text: object) -> dict[str, Any]:
     """A line's JSON object, or ``{}`` when it is none (`_rows_of` reports it)."""
-    from assignor.json_format import strict_loads
-
     if not isinstance(text, str):
         return {}
     try:
