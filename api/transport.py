@@ -93,6 +93,10 @@ def _give_back_memory() -> None:
         libc.malloc_trim(0)
 
 
+#: glibc's ``mallopt`` parameter number for the size from which a block is mapped on its own.
+_M_MMAP_THRESHOLD = -3
+
+
 @functools.cache
 def _libc() -> Any:
     import ctypes
@@ -232,6 +236,12 @@ def start_worker(service: int | None = None, memory_mb: int = 0) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, resource.getrlimit(resource.RLIMIT_DATA)[1]))
     import api.models  # noqa: F401  (the sync, partitions and what-if handlers validate with it)
 
+    libc = _libc()
+    if libc is not None:
+        # A fixed threshold (glibc's largest default): blocks under 32 MB come from the heap from
+        # the first request on. The moving one started low, so the first request's large arrays
+        # were mapped and unmapped, and the second left the heap 6 MB larger than the first had.
+        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
     gc.freeze()
 
 
