@@ -286,6 +286,30 @@ def _report(group: Group, spec: GroupSpec, plan: Plan, exact: bool) -> ExactRepo
     return result
 
 
+def handed_while_claimed(layout: Layout, owner: np.ndarray) -> np.ndarray:
+    """The partitions (flat indices, each once) that the plan `owner` gives to a member while
+    another member still claims them, its rightful owner excepted (KIP-341: the claimant of the
+    highest generation, `layout.prev_owner`; the stale claimants revoke it). KIP-429 forbids such
+    a hand-over under a cooperative protocol: the claimant has not revoked the partition yet.
+    `report` states the same rule partition by partition ("still owns it"); the layout must have
+    read the members' claims (`dense.build`)."""
+    claimed_flat, claimant = _claimed(layout)
+    given = owner[claimed_flat]
+    handed = (given >= 0) & (given != claimant) & (given != layout.prev_owner[claimed_flat])
+    return np.unique(claimed_flat[handed])
+
+
+def _claimed(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Each claim of a partition that exists, by anyone: its flat partition and its claimant."""
+    member, topic, partition = layout.claims
+    exists = (topic >= 0) & (partition >= 0)
+    if len(layout.topics):
+        exists &= partition < layout.counts[np.maximum(topic, 0)]
+    else:
+        exists[:] = False
+    return layout.offsets[topic[exists]] + partition[exists], member[exists]
+
+
 def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: str | Strategy,
                      owned: Claims | None = None) -> ExactReport | None:
     """`report` of a plan made on dense arrays (`layout` and the `owner` of each flat partition,
@@ -324,17 +348,11 @@ def report_of_layout(group: Group, layout: Layout, owner: np.ndarray, strategy: 
     at = np.minimum(np.searchsorted(pairs, wanted), max(len(pairs) - 1, 0))
     if len(wanted) and (not len(pairs) or (pairs[at] != wanted).any()):
         return None
-    # Claims of existing partitions, by anyone (`report`'s "still owns it").
-    member, topic, partition = layout.claims
-    exists = (topic >= 0) & (partition >= 0) & (partition < layout.counts[np.maximum(topic, 0)] if topics else False)
-    claimed_flat, claimant = layout.offsets[topic[exists]] + partition[exists], member[exists]
     revoking = np.zeros(layout.total, dtype=bool)
     if _handover_rules(strategy)[0]:
-        revoking[claimed_flat] = True
+        revoking[_claimed(layout)[0]] = True
         revoking &= must & ~assigned
-        given = owner[claimed_flat]
-        handed = (given >= 0) & (given != claimant) & (given != layout.prev_owner[claimed_flat])
-        if handed.any():  # an error, or Java's flag with an example: `report` words them
+        if handed_while_claimed(layout, owner).size:  # an error, or Java's flag with an example: `report` words them
             return None
     if (must & ~assigned & ~revoking).any():
         return None

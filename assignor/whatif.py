@@ -580,13 +580,10 @@ def _withheld(layout: Layout, assigned: int) -> bool:
 
 def _unsafe_handovers(layout: Layout, roster: protocol.Roster, owner: np.ndarray) -> int:
     """Partitions a cooperative plan gives to a member while another member of the group still
-    claims them (KIP-429 forbids it: the claimant has not revoked the partition yet)."""
-    flats = _flats(layout, roster.claims)
-    at = {m.id: i for i, m in enumerate(layout.members)}
-    claimant = np.array([at[m.id] for m in roster.members] + [-1], dtype=np.int64)[roster.claims.member]
-    ok = flats >= 0
-    given = owner[flats[ok]]
-    return int(np.unique(flats[ok][(given >= 0) & (given != claimant[ok])]).size)
+    claims them, the oracle's rule (`validate.handed_while_claimed`); the layout read the
+    roster's claims."""
+    assert len(layout.claims[0]) == len(roster.claims.member), "the layout did not read the claims"
+    return int(validate.handed_while_claimed(layout, owner).size)
 
 
 def _check(group: Group, roster: protocol.Roster, layout: Layout, owner: np.ndarray, strategy: Strategy) -> None:

@@ -15,7 +15,7 @@ import httpx
 import pydantic
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
@@ -24,6 +24,7 @@ from api.handlers import plans as plans_handlers
 from api.models import EXAMPLE_GROUP, PlanRequest
 from api.settings import Settings
 from assignor.limits import Limits
+from tests.budget import examples
 
 _registry = Path(tempfile.mkdtemp(prefix="assignor-schema-")) / "registry.sqlite3"
 #: Limits lowered so that generated input meets them often (and each case stays quick).
@@ -35,7 +36,7 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
 @schema.parametrize()
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@examples(40, suppress_health_check=list(HealthCheck))
 def test_api_never_fails_on_generated_input(case):
     """Every endpoint, with the token (schemathesis also checks that a wrong or missing one is
     refused): no 5xx, answers as the schema says."""
@@ -124,7 +125,7 @@ def plan_bodies(draw) -> dict:
     return body
 
 
-@settings(max_examples=400, deadline=None)
+@examples(400)
 @given(plan_bodies())
 @example({"topics": {"a": 2}, "members": [{"id": "m", "owned": [["a", 2**31]]}]})
 @example({"topics": {"a": 2}, "members": [{"id": "m", "generation": None}]})

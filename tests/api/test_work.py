@@ -3,7 +3,7 @@ from the strategy's `Plan` (the reference), on random groups."""
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from api import protocol_io, transport
@@ -14,6 +14,7 @@ from assignor import validate
 from assignor.json_format import group_from_json, group_to_json, plan_to_columns_json, plan_to_json
 from assignor.protocol import plan_bytes
 from assignor.strategies import REGISTRY, assign, strategy_named
+from tests.budget import examples
 from tests.consumer.test_validate import claimed_groups
 
 LIMITS = Settings().limits
@@ -30,7 +31,7 @@ def reference_planned(group, strategy: str, generation: int, columns: bool, with
                         encoded, user_data, validate.report(group, plan), 0.0)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(claimed_groups(), st.sampled_from(list(REGISTRY)),
        st.booleans(), st.booleans(), st.integers(0, 5))
 def test_a_plan_written_from_arrays_is_the_plans_own_answer(group, strategy, columns, with_bytes, generation):
@@ -146,7 +147,7 @@ def test_large_answers_are_handed_over_as_files_or_as_bytes_when_there_is_no_roo
     assert transport.handed_over(0, lambda: (200, big, {}))[:3] == (200, big, {})
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(st.tuples(st.sampled_from(["a", "bb", "dé", ""]), st.integers(0, 2**31 - 1)), max_size=40),
        st.none() | st.binary(max_size=8), st.integers(0, 3))
 def test_a_decoded_assignment_is_the_object_readers_answer(pairs, user_data, version):

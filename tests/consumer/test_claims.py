@@ -1,12 +1,13 @@
 """The strategies' vectorised claim resolution equals the reference rules (assignor.solver.claims)."""
 
 import numpy as np
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition
 from assignor.ordering import java_order
 from assignor.solver import claims, dense
+from tests.budget import examples
 
 TOPICS = ["a", "b", "c"]
 CLAIM = st.one_of(
@@ -30,7 +31,7 @@ def groups(draw):
     return Group(topics=counts, members=members)
 
 
-@settings(max_examples=500, deadline=None)
+@examples(500)
 @given(groups())
 def test_vectorised_resolution_equals_reference(group):
     layout = dense.build(group)
@@ -42,7 +43,7 @@ def test_vectorised_resolution_equals_reference(group):
     assert fast == claims.resolve(group)
 
 
-@settings(max_examples=500, deadline=None)
+@examples(500)
 @given(groups())
 @example(Group({"a": 2}, [Member("m0", ["a"], [TopicPartition("a", 1)], 2),
                           Member("m1", ["a"], [TopicPartition("a", 1), ("a", 1)], 1),
@@ -75,7 +76,7 @@ def test_bool_partition_mixed_with_real_claims_is_not_partition_zero():
     assert claims.resolve(group) == {}
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(st.lists(st.text(alphabet="ab\u00e9\U0001f600-", min_size=1, max_size=4), min_size=64, max_size=90,
                          unique=True), min_size=1, max_size=8))
 def test_member_order_kept_between_plans_is_java_order(rosters):
@@ -93,7 +94,7 @@ def _key(claim):
     return (type(claim), claim)
 
 
-@settings(max_examples=500, deadline=None)
+@examples(500)
 @given(groups())
 def test_every_claim_is_kept_or_dropped_with_a_reason(group):
     """`claims.dropped` is the complement of `claims.resolve`: each distinct claim of a member
@@ -124,7 +125,7 @@ def test_dropped_claims_name_each_reason():
         ("m0", ("a", 1)): "older_generation"}
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(st.integers(0, 6).flatmap(lambda known: st.tuples(
     st.just(known),
     st.lists(st.lists(st.sampled_from([f"t{i}" for i in range(known + 2)]), max_size=6).map(tuple),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 
 from assignor import Group, Member, TopicPartition, assign, validate
 from tests import golden
+from tests.budget import examples
 from tests.conftest import check
 from tests.consumer.test_sticky_properties import EVENTS, apply, groups
 
@@ -80,7 +81,7 @@ def test_oracle_rejects_a_hand_over_before_revocation():
     assert not report["valid"] and "still owns it" in report["errors"][0]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(150, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(max_members=5), EVENTS)
 def test_settles_within_two_rounds_at_the_eager_balance(group, event):
     eager = assign("sticky", group)

@@ -7,13 +7,14 @@ is refused (a Java assignor's failure is reported in the step, not raised)."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition, assign, validate, whatif
 from assignor.errors import JavaAssignorFailure
 from assignor.strategies import REGISTRY, strategy_named
 from assignor.whatif import Event, WhatIfError
+from tests.budget import examples
 
 TOPICS = ["a", "b", "c"]
 NAMES = [*TOPICS, "ghost"]  # "ghost": a topic the cluster lacks
@@ -46,7 +47,7 @@ TWICE = Group({"a": 2}, [Member("m0", ["a"], owned=[TopicPartition("a", 0)], gen
                          Member("m2", ["a"])])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60, suppress_health_check=[HealthCheck.too_slow])
 @example(group=TWICE, events=[])
 @given(group=hostile_groups(), events=EVENTS)
 def test_every_strategy_and_the_what_if_take_hostile_groups(group, events):

@@ -7,11 +7,12 @@ members with more than the minQuota partitions" on groups it now plans)."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, validate
 from assignor.strategies.java_sticky import JavaStickyAssignor
+from tests.budget import examples
 
 TP = TopicPartition
 
@@ -81,7 +82,7 @@ def racked_uniform_groups(draw):
     return Group(topics, members, replicas)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
 @given(racked_uniform_groups(), st.booleans())
 @example(_two_racks_group(), True)
 def test_racked_uniform_groups_are_planned_balanced_and_never_handed_over_while_claimed(group, cooperative):

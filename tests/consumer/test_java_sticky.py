@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from assignor import Group, JavaAssignorFailure, Member, Plan, TopicPartition, assign, validate, whatif
 from assignor.ordering import hashmap_order
 from assignor.strategies.java_sticky import JavaStickyAssignor
 from tests import golden
+from tests.budget import examples
 from tests.conftest import check
 
 TP = TopicPartition
@@ -191,7 +192,7 @@ def _outcome(leader: JavaStickyAssignor, group: Group):
         return str(failure)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(400, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(), st.booleans(), st.integers(-1, 4))
 def test_fast_paths_equal_javas_steps(group, cooperative, remembered):
     fast = _outcome(JavaStickyAssignor(cooperative, remembered), group)
@@ -202,7 +203,7 @@ def test_fast_paths_equal_javas_steps(group, cooperative, remembered):
         assert report["valid"], report["errors"]
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(st.integers(2, 12), st.integers(1, 6), st.integers(1, 40), st.randoms(use_true_random=False))
 def test_fast_paths_equal_javas_steps_on_larger_random_groups(members, topics, partitions, rng):
     """random50-like groups (the shape of Java's slow cases), fresh and after a leave."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from unittest.mock import patch
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from assignor import Claims, Group, Member, TopicPartition, assign, assign_columns
@@ -24,6 +24,7 @@ from assignor.strategies.kip848 import (
 from assignor.strategies.kip848.coordinator import spread_topic_hashes
 from assignor.strategies.kip848.java_hash import spread
 from assignor.topic_ids import TopicId
+from tests.budget import examples
 
 COUNTS = st.sampled_from([0, 1, 2, 3, 7, 10, 16, 17, 33, 40, 100, 130, 300])
 
@@ -57,7 +58,7 @@ def _events(group: Group, plan: dict[str, list[TopicPartition]], drop: int, join
     return Group(group.topics, members) if members else group
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(), st.integers(0, 2), st.integers(0, 3))
 def test_uniform_columns_plan_as_the_model_does(group, drop, joiners):
     """Where the columnar path answers, its plan is the model's, order included; `assign` always
@@ -123,7 +124,7 @@ def mixed_groups(draw: st.DrawFn) -> Group:
     return Group(topics, [Member(m, draw(st.lists(st.sampled_from(names), unique=True)), owned[m]) for m in ids])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed_groups(), st.integers(0, 2), st.integers(0, 3))
 def test_uniform_heterogeneous_columns_plan_as_the_model_does(group, drop, joiners):
     """The heterogeneous builder reading the group from columns plans as the model does, order
@@ -132,7 +133,7 @@ def test_uniform_heterogeneous_columns_plan_as_the_model_does(group, drop, joine
                        joiners)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(groups(), groups(homogeneous=False)))
 def test_range_columns_plan_as_the_model_does(group):
     expected = _plan(RANGE_NAME, group).assignment
@@ -142,7 +143,7 @@ def test_range_columns_plan_as_the_model_does(group):
     _columns_held_to(expected, RANGE_NAME, range_columns.columns, group)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(200, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(homogeneous=False))
 def test_range_heterogeneous_table_and_sort_plan_alike(group):
     """The heterogeneous range rows from a members x topics table and from sorted pairs (which

@@ -6,12 +6,13 @@ U+E000-U+FFFF. Member ids ordered by code point went unnoticed by 743 tests: all
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition
 from assignor.ordering import hashmap_order, java_order, java_sorted, string_hash, string_hashes
 from assignor.strategies import assign
+from tests.budget import examples
 
 EMOJI, FULLWIDTH_A = "\U0001f600", "\uff21"  # UTF-16: D83D DE00 and FF21; code points 1F600 and FF21
 
@@ -39,7 +40,7 @@ def test_the_client_assignors_give_the_first_partition_to_the_first_member_in_ja
     assert plan.assignment[f"m{FULLWIDTH_A}"] == [TopicPartition("t", 1)]
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.lists(st.text("ab0123456789-", min_size=1, max_size=5), max_size=260, unique=True),
        st.sampled_from(["put", "computed", "called_after"]))
 @example([f"consumer-{i}" for i in range(49)], "called_after")  # a call after the 49th key grows 64 to 128
@@ -68,7 +69,7 @@ _TEXTS = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(st.lists(_TEXTS, min_size=1, max_size=3).map(lambda parts: [t for part in parts for t in part]))
 @example([f"consumer-{i}" for i in range(40)] + ["\U0001f600" * 3] * 20 + [""] * 5)
 def test_string_hashes_on_arrays_are_the_plain_hash(texts):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from assignor import Group, InvalidGroupError, Member, TopicPartition, assign
 from assignor.json_format import group_from_json
 from assignor.solver import racks
+from tests.budget import examples
 from tests.conftest import check
 
 
@@ -88,7 +89,7 @@ def racked_groups(draw):
     return Group(topics=counts, members=members, partition_racks=placement)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(200, suppress_health_check=[HealthCheck.too_slow])
 @given(racked_groups())
 def test_racked_groups_reach_the_exact_optimum(group):
     report = check(group, assign("sticky", group), exact=True)

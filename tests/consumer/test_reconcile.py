@@ -3,10 +3,11 @@ nothing never pause, and the timings the heartbeat model gives, on table cases r
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor.reconcile import reconcile
+from tests.budget import examples
 
 
 def test_nothing_to_do():
@@ -45,7 +46,7 @@ def test_a_partition_two_members_claim_is_held_by_the_first_in_order():
     assert (r["revoked"], r["moved"], r["paused_members"]) == (0, 0, 0)  # b came first: it keeps t-0
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.integers(1, 6), st.integers(0, 20), st.randoms(use_true_random=False))
 def test_converges_and_never_hands_over_a_held_partition(members, partitions, rng):
     """Any target is reached within two intervals; revocations are exactly the partitions a
@@ -94,7 +95,7 @@ def test_an_eager_classic_member_with_nothing_to_do_still_rejoins_once():
     assert (r["intervals"], r["revoked"], r["moved"], r["paused_members"], r["max_unowned"]) == (1, 1, 0, 1, 0.0)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.integers(1, 6), st.integers(0, 20), st.randoms(use_true_random=False))
 def test_eager_classic_members_converge_to_the_same_moves(members, partitions, rng):
     """With some members classic and eager, the group still reaches its target within three

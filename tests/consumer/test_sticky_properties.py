@@ -6,11 +6,12 @@ fewest that reach that optimum; and replaying the plan unchanged moves nothing.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition, assign
 from assignor.workloads import carry
+from tests.budget import examples
 from tests.conftest import check
 
 TOPICS = ["a", "b", "c", "d"]
@@ -37,13 +38,13 @@ def assert_optimal(group):
     return plan
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
 @given(groups())
 def test_sticky_reaches_the_exact_optimum(group):
     assert_optimal(group)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
 @given(groups())
 def test_replaying_a_plan_moves_nothing(group):
     plan = assign("sticky", group)
@@ -51,7 +52,7 @@ def test_replaying_a_plan_moves_nothing(group):
     assert again.assignment == plan.assignment
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(groups())
 def test_deterministic_whatever_the_member_order(group):
     reversed_group = Group(topics=dict(reversed(list(group.topics.items()))), members=group.members[::-1])
@@ -89,7 +90,7 @@ def apply(group: Group, event) -> Group:
     return Group(topics=topics, members=members)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(150, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(max_members=5), st.lists(EVENTS, min_size=1, max_size=6))
 def test_churn_sequences_stay_optimal(group, events):
     plan = assert_optimal(group)
@@ -113,13 +114,13 @@ def medium_groups(draw):
     return Group(topics=counts, members=members)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(120, suppress_health_check=[HealthCheck.too_slow])
 @given(medium_groups())
 def test_medium_groups_reach_the_exact_optimum(group):
     assert_optimal(group)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(0, 6)), unique=True, max_size=60))
 def test_the_deal_order_is_the_lexsort_of_its_triples(triples):
     """`sticky._deal_order` sorts one key where the product fits, else lexsorts: one order."""
@@ -146,7 +147,7 @@ def claimed_over_generations(draw):
     return Group(topics, members)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(400, suppress_health_check=[HealthCheck.too_slow])
 @given(claimed_over_generations(), st.sampled_from(["sticky", "cooperative-sticky"]))
 @example(Group({"t0": 4, "t1": 2, "t2": 1}, [  # t2-0 and t1-0 went elsewhere before the swap pass
     Member("m0", ["t0", "t1", "t2"], [TopicPartition("t2", 0), TopicPartition("t1", 1)], -1),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, validate
@@ -14,6 +14,7 @@ from assignor.group_spec import of_objects
 from assignor.json_format import group_to_json, plan_to_json, unpack_group, unpack_plan
 from assignor.solver import dense
 from assignor.strategies import assign, plan_owners
+from tests.budget import examples
 
 TOPICS = ["a", "b", "c"]
 
@@ -42,7 +43,7 @@ def cases(draw):
     return group, Plan(plan.strategy, assignment)
 
 
-@settings(max_examples=400, deadline=None)
+@examples(400)
 @given(cases())
 def test_the_fast_check_and_the_plain_check_agree(case):
     group, plan = case
@@ -74,7 +75,7 @@ def claimed_groups(draw):
     return Group(topics=counts, members=members)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(claimed_groups())
 def test_the_objects_and_the_columns_are_one_group_spec(group):
     """`GroupSpec` (KIP-848's read-only view of a group) says the same of a group whether it
@@ -90,7 +91,7 @@ def test_the_objects_and_the_columns_are_one_group_spec(group):
         assert objects.partition_count(topic) == columns.partition_count(topic) == group.topics.get(topic, 0)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(cases())
 def test_the_oracle_reads_objects_and_columns_alike(case):
     """The oracle's report of a plan, broken or not, is the same through either `GroupSpec`:
@@ -99,7 +100,7 @@ def test_the_oracle_reads_objects_and_columns_alike(case):
     assert validate.report(group, plan) == validate.report(group, plan, spec=dense.build(group).spec())
 
 
-@settings(max_examples=500, deadline=None)
+@examples(500)
 @given(claimed_groups(), st.sampled_from(["sticky", "cooperative-sticky", "range", "roundrobin"]))
 def test_the_report_of_a_dense_plan_is_the_oracles(group, strategy):
     """`report_of_layout` (a leader's plan measured on its arrays) says what `report` says
@@ -111,7 +112,7 @@ def test_the_report_of_a_dense_plan_is_the_oracles(group, strategy):
         assert fast == plain, (group, strategy)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(claimed_groups(), st.sampled_from(["sticky", "cooperative-sticky", "range", "roundrobin"]))
 def test_a_leaders_report_is_the_oracles(group, protocol_name):
     """A leader's sync measures its plan from its arrays (`SyncResult.report`): the oracle's

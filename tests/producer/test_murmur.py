@@ -7,10 +7,11 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor.partitioners import PartitionerError, murmur2, murmur2_many, partition_for_key, partitions_for_keys
+from tests.budget import examples
 from tests.golden import GOLDEN
 
 VECTORS = [json.loads(line) for line in (GOLDEN / "murmur2_vectors.jsonl").read_text().splitlines()]
@@ -42,7 +43,7 @@ def test_kafka_utils_test_values(key, expected):
     assert murmur2(key) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(st.lists(st.binary(max_size=40), max_size=50), st.integers(1, 5000))
 def test_vectorised_equals_scalar(keys, partitions):
     assert murmur2_many(keys).tolist() == [murmur2(k) for k in keys]

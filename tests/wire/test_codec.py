@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor.errors import ProtocolError
 from assignor.wire import codec, schema
 from tests import golden
+from tests.budget import examples
 
 CONSUMER = json.loads((golden.GOLDEN / "userdata" / "consumer_protocol.json").read_text())
 
@@ -36,7 +37,7 @@ MESSAGES = [schema.SUBSCRIPTION, schema.ASSIGNMENT, schema.STICKY_USER_DATA_V0, 
 
 
 @pytest.mark.parametrize("message", MESSAGES, ids=lambda m: m.name)
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(data=st.data())
 def test_every_message_round_trips_through_its_table(message, data):
     version = data.draw(st.integers(0, message.highest_version)) if message.versioned else None

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor.errors import ProtocolError
 from assignor.wire import codec, schema
 from assignor.wire.buffers import Messages
 from assignor.wire.fields import LENGTH_SIZE, field_offsets, read_fields
+from tests.budget import examples
 from tests.wire.test_codec import MESSAGES, _values
 
 #: Every primitive at the top level too (the schema's own messages have STRING only in arrays).
@@ -66,7 +67,7 @@ def _messages(draw, message: schema.Message) -> bytes:
 
 
 @pytest.mark.parametrize("message", WALKED, ids=lambda m: m.name)
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(data=st.data())
 def test_read_fields_reads_what_the_codec_reads(message, data):
     blobs = data.draw(st.lists(_messages(message), min_size=1, max_size=6))
@@ -115,7 +116,7 @@ def _texts_decode(message: schema.Message, read, i: int, blob: bytes) -> bool:
 
 
 @pytest.mark.parametrize("message", WALKED, ids=lambda m: m.name)
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(data=st.data())
 def test_field_offsets_put_each_field_where_the_codec_writes_it(message, data):
     version = data.draw(st.integers(0, message.highest_version)) if message.versioned else None

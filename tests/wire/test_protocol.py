@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, protocol, strategies
@@ -22,6 +22,7 @@ from assignor.wire import cache as wire_cache
 from assignor.wire.cache import DecodeCache
 from assignor.wire.messages import sticky_topic_order
 from tests import golden
+from tests.budget import examples
 
 USERDATA = golden.GOLDEN / "userdata"
 
@@ -292,7 +293,7 @@ def test_fuzz_mutated_golden_bytes_only_raise_protocol_error():
                 pass
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(st.binary(max_size=200))
 def test_random_bytes_only_raise_protocol_error(data):
     for decode in DECODERS:
@@ -325,7 +326,7 @@ TOPIC = st.text(min_size=0, max_size=8)
 PARTITIONS = st.lists(st.builds(TopicPartition, TOPIC, st.integers(0, 2**31 - 1)), max_size=8)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(st.lists(TOPIC, max_size=5), st.none() | st.binary(max_size=20), PARTITIONS,
        st.integers(-1, 2**31 - 1), st.none() | TOPIC, st.integers(0, 3))
 def test_subscription_round_trip(topics, user_data, owned, generation, rack, version):
@@ -338,7 +339,7 @@ def test_subscription_round_trip(topics, user_data, owned, generation, rack, ver
     assert decoded.rack_id == (rack if version >= 3 else None)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(PARTITIONS, st.none() | st.binary(max_size=20), st.integers(0, 3))
 def test_assignment_round_trip(partitions, user_data, version):
     encoded = protocol.encode_assignment(protocol.Assignment(partitions, user_data), version)
@@ -346,7 +347,7 @@ def test_assignment_round_trip(partitions, user_data, version):
     assert sorted(decoded.partitions) == sorted(partitions) and decoded.user_data == user_data
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(PARTITIONS, st.none() | st.integers(-(2**31), 2**31 - 1))
 def test_sticky_user_data_round_trip(partitions, generation):
     decoded = protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(partitions, generation))
@@ -407,7 +408,7 @@ def _plain_array(partitions) -> bytes:
     return codec.encode(schema.STICKY_USER_DATA_V0, {"previous_assignment": list(entries.items())})
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "bb", "dé", "t" * 40, ""]), st.integers(1, 3)), max_size=30),
                 min_size=1, max_size=60),
        st.integers(0, 2**31 - 1))
@@ -469,7 +470,7 @@ LONG_PARTITIONS = st.lists(st.builds(TopicPartition, st.sampled_from(["a", "bb",
                                      st.integers(0, 3)), min_size=8, max_size=60)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(LONG_PARTITIONS, st.integers(-1, 99))
 def test_long_sticky_user_data_round_trip(partitions, generation):
     decoded = protocol.decode_sticky_user_data(protocol.encode_sticky_user_data(partitions, generation), strict=True)
@@ -484,7 +485,7 @@ BATCH_BLOB = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.lists(BATCH_BLOB, max_size=6))
 def test_batch_decoding_equals_one_by_one(blobs):
     """The lockstep readers give what reading each message alone gives (or the same error)."""
@@ -525,7 +526,7 @@ GROUP_MEMBER = st.tuples(
     st.sampled_from(["sticky-data", "cooperative-data", "none", "junk"]))
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(st.lists(GROUP_MEMBER, max_size=45), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
        st.randoms(use_true_random=False), st.floats(0, 0.2))
 def test_group_decoding_at_once_equals_one_member_at_a_time(specs, protocol_name, rng, garble):
@@ -554,7 +555,7 @@ def test_group_decoding_at_once_equals_one_member_at_a_time(specs, protocol_name
         assert str(raised.value) == error
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(st.lists(GROUP_MEMBER, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]))
 def test_group_encoding_at_once_equals_one_member_at_a_time(specs, protocol_name):
     """The whole-group encoder (one buffer for every member) writes each member's metadata
@@ -621,7 +622,7 @@ def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would():
             protocol.encode_assignments(claims, members, "sticky", 4, cache=protocol.EncodeCache()).messages()
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(st.tuples(st.lists(st.sampled_from(["a", "bb", "dé", "orders", "t" * 40]), min_size=1, max_size=4,
                                    unique=True)), min_size=1, max_size=30),
        st.sampled_from(["sticky", "range", "roundrobin"]), st.integers(0, 9))
@@ -643,7 +644,7 @@ def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, pro
             assert got[member_id] == protocol.encode_assignment(protocol.Assignment(partitions, user_data))
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=40), st.randoms(use_true_random=False), st.floats(0, 0.2))
 def test_assignments_at_once_equal_one_at_a_time(partition_lists, rng, garble):
     blobs = [protocol.encode_assignment(protocol.Assignment(ps, rng.choice([None, b"", b"xyz"])))
@@ -662,7 +663,7 @@ def test_assignments_at_once_equal_one_at_a_time(partition_lists, rng, garble):
             == [(i, tp.topic, tp.partition) for i, a in enumerate(expected) for tp in a.partitions]
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(LONG_PARTITIONS | PARTITIONS, st.none() | st.binary(max_size=12), st.integers(0, 3), st.integers(0, 9),
        st.binary(max_size=6), st.randoms(use_true_random=False), st.floats(0, 0.3))
 def test_one_assignment_in_columns_reads_as_the_object_reader_does(partitions, user_data, version, newer, trailing,
@@ -829,7 +830,7 @@ def _array_read_field_by_field(data: bytes, at: int) -> tuple[list, int] | None:
 RUN = st.tuples(st.sampled_from(["a", "bb", "orders", ""]), st.integers(0, 3), st.integers(1, 40))
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(st.lists(st.lists(RUN, max_size=6), max_size=40), st.randoms(use_true_random=False),
        st.sampled_from([None, 3, 50]))
 def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
@@ -854,7 +855,7 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
         arrays._MAX_LOOK = saved
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.integers(16, 40), st.integers(10, 60), st.integers(0, 2**32))
 def test_round_reader_where_shapes_change_at_every_entry(messages, longest, seed):
     """Entries of random shapes, so that runs are short and the reader takes single-entry
@@ -911,7 +912,7 @@ def test_round_reader_with_as_many_partitions_as_entries_but_not_one_each():
     assert columns.entry_count.tolist() == [0, 2, 1] and columns.partitions.tolist() == [5, 6, 9]
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
        st.integers(-1, 2**31 - 1))
 def test_user_data_at_once_equals_one_member_at_a_time(partition_lists, protocol_name, generation):
@@ -927,7 +928,7 @@ def test_user_data_at_once_equals_one_member_at_a_time(partition_lists, protocol
         assert got == {}
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
        st.integers(0, 2**31 - 1), st.booleans())
 def test_plan_bytes_are_the_assignments_and_the_user_data(partition_lists, protocol_name, generation, as_java):
@@ -939,7 +940,7 @@ def test_plan_bytes_are_the_assignments_and_the_user_data(partition_lists, proto
         protocol.user_data_for(plan, protocol_name, generation))
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=30), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
        st.integers(0, 2**31 - 1))
 def test_plan_bytes_of_claims_are_plan_bytes_of_the_plan(partition_lists, protocol_name, generation):

@@ -6,13 +6,14 @@ writes it: the objects' encoder and the columns' (the leader's)."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignor.model import Claims, TopicPartition
 from assignor.ordering import hashmap_order
 from assignor.protocol import decode_assignment, decode_sticky_user_data, encode_sticky_user_data
 from assignor.wire import columnar
+from tests.budget import examples
 from tests.java_hashmap import JavaHashMap
 
 TOPICS = [f"topic-{i}" for i in range(40)] + [f"orders-{i}" for i in range(13)] + ["orders", "payments", "dé", "t" * 30]
@@ -52,7 +53,7 @@ def _first_seen(partitions: list[TopicPartition]) -> list[str]:
     return list(dict.fromkeys(tp.topic for tp in partitions))
 
 
-@settings(max_examples=400, deadline=None)
+@examples(400)
 @given(members_partitions())
 @example([*THIRTEEN, TopicPartition("orders-12", 1)])
 @example(THIRTEEN)
@@ -62,7 +63,7 @@ def test_the_encoder_lists_topics_as_javas_hashmap_does(partitions):
     assert _first_seen(decoded) == _java_topic_order(partitions)
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(st.lists(members_partitions(), min_size=1, max_size=4))
 @example([[*THIRTEEN, TopicPartition("orders-12", 1)], THIRTEEN])
 def test_the_columns_list_topics_as_javas_hashmap_does(members):
