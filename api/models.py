@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
+from api.protocol_io import HIGHEST_VERSION
 from assignor.model import INT32_MAX, INT32_MIN
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy
@@ -204,7 +205,7 @@ class EncodeRequest(_Strict):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
         {"type": "subscription", "version": 3, "value": {"topics": ["orders"], "generation_id": 4}}]})
     type: MessageType
-    version: int = Field(3, ge=0, le=3)
+    version: int = Field(HIGHEST_VERSION, ge=0, le=HIGHEST_VERSION)
     value: dict[str, Any]
 
 

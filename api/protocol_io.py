@@ -15,6 +15,32 @@ from assignor import protocol
 from assignor.errors import InvalidGroupError
 from assignor.json_format import pairs_json, partitions_from_json
 from assignor.model import TopicPartition
+from assignor.wire.schema import (
+    ASSIGNMENT,
+    COOPERATIVE_USER_DATA,
+    NULLABLE_BYTES,
+    STICKY_USER_DATA_V1,
+    SUBSCRIPTION,
+    Message,
+)
+
+#: The JSON name of each layout field whose name the views change: bytes travel as base64 text,
+#: and a partition list is ``partitions`` whatever the layout calls it.
+_JSON_NAMES = {"assigned_partitions": "partitions", "previous_assignment": "partitions"}
+
+
+def json_fields(message: Message) -> frozenset[str]:
+    """The fields of `message`'s JSON view (``value`` of an encode, the answer of a decode
+    without its ``version``), named from its layout (`assignor.wire.schema`)."""
+    return frozenset(_JSON_NAMES.get(f.name, f.name + "_b64" if f.type == NULLABLE_BYTES else f.name)
+                     for f in message.fields)
+
+
+#: The message each JSON view shows (sticky user data: V1's fields; V0 has all but one).
+MESSAGES = {"subscription": SUBSCRIPTION, "assignment": ASSIGNMENT, "sticky_user_data": STICKY_USER_DATA_V1,
+            "cooperative_user_data": COOPERATIVE_USER_DATA}
+#: The newest version of any versioned message (the encode request's bound).
+HIGHEST_VERSION = max(m.highest_version for m in MESSAGES.values() if m.versioned)
 
 
 def _pairs(partitions: Iterable[TopicPartition]) -> list[list[str | int]]:
@@ -50,9 +76,9 @@ def decode(kind: str, data: bytes) -> dict[str, Any]:
     return {"generation": protocol.decode_cooperative_user_data(data)}
 
 
-#: The Subscription version each optional field appeared in (ConsumerProtocolSubscription.json):
+#: The Subscription version each optional field appeared in (`assignor.wire.schema.SUBSCRIPTION`):
 #: asked for an older version, the service refuses the field rather than drop it unsaid.
-_SUBSCRIPTION_FIELD_SINCE = {"owned_partitions": 1, "generation_id": 2, "rack_id": 3}
+_SUBSCRIPTION_FIELD_SINCE = {f.name: f.since for f in SUBSCRIPTION.fields if f.since}
 
 
 def encode(kind: str, version: int, value: dict[str, Any]) -> tuple[bytes, int | None]:
@@ -61,8 +87,7 @@ def encode(kind: str, version: int, value: dict[str, Any]) -> tuple[bytes, int |
     no version)."""
     try:
         if kind == "subscription":
-            unknown = set(value) - {"topics", "user_data_b64", "owned_partitions", "generation_id", "rack_id"}
-            _no_unknown(unknown)
+            _no_unknown(set(value) - json_fields(SUBSCRIPTION))
             for name, since in _SUBSCRIPTION_FIELD_SINCE.items():
                 if version < since and value.get(name) not in (None, [], -1):
                     raise Rejected(422, f"value.{name}: Subscription v{version} has no {name} (it appeared in "
@@ -72,16 +97,16 @@ def encode(kind: str, version: int, value: dict[str, Any]) -> tuple[bytes, int |
                 owned_partitions=_partitions(value.get("owned_partitions", []), "value.owned_partitions"),
                 generation_id=value.get("generation_id", -1), rack_id=value.get("rack_id")), version), version
         if kind == "assignment":
-            _no_unknown(set(value) - {"partitions", "user_data_b64"})
+            _no_unknown(set(value) - json_fields(ASSIGNMENT))
             return protocol.encode_assignment(protocol.Assignment(
                 _partitions(value.get("partitions", []), "value.partitions"),
                 _unb64(value.get("user_data_b64"))), version), version
         if kind == "sticky_user_data":
-            _no_unknown(set(value) - {"partitions", "generation"})
+            _no_unknown(set(value) - json_fields(STICKY_USER_DATA_V1))
             generation = value.get("generation")
             return protocol.encode_sticky_user_data(_partitions(value.get("partitions", []), "value.partitions"),
                                                     generation), 0 if generation is None else 1
-        _no_unknown(set(value) - {"generation"})
+        _no_unknown(set(value) - json_fields(COOPERATIVE_USER_DATA))
         # (type checked there)
         return protocol.encode_cooperative_user_data(value.get("generation")), None  # type: ignore[arg-type]
     except (TypeError, AttributeError) as error:  # a field of the wrong JSON type

@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 from assignor import validate
-from assignor.errors import AssignorError, UnknownStrategyError
+from assignor.errors import AssignorError
 from assignor.json_format import pack_group, pack_plan, plan_to_json
 from assignor.model import Group, Plan
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.solver.dense import Layout, PlanMemo
-from assignor.strategies import REGISTRY, ours_for, strategy_named
+from assignor.strategies import REGISTRY, strategy_for
 from assignor.strategies.strategy import Leader, Planned, Strategy
 from assignor.wire.buffers import Messages
 from assignor.wire.cache import DecodeCache, EncodeCache
@@ -190,11 +190,7 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
         raise AssignorError(f"{protocol!r} is a strategy, not a protocol: its protocol is "
                             f"{REGISTRY[protocol].protocol.name!r}")
     wire = protocol_named(protocol)
-    chosen = ours_for(wire) if strategy is None else strategy_named(strategy)
-    if chosen is None:
-        raise UnknownStrategyError(f"no strategy plans the {wire.name!r} protocol")
-    if chosen.protocol is not wire:
-        raise AssignorError(f"strategy {chosen.name!r} plans the {chosen.protocol.name!r} protocol, not {wire.name!r}")
+    chosen = strategy_for(wire, strategy)
     # The topics and racks checked once (the members are decoded, valid by construction).
     definition = Group(topics=topics, members=(), partition_racks=partition_racks)
     return rebalance(chosen, generation, definition, list(metadata), Messages.of_members(metadata), cache,

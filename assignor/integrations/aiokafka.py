@@ -46,7 +46,6 @@ from typing import Any
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
 from assignor import leader
-from assignor.errors import AssignorError
 from assignor.model import UNKNOWN_GENERATION, TopicPartition
 from assignor.partitioners.builtin import BuiltInPartitioner
 from assignor.partitioners.keyless import StickyPartitioner
@@ -61,7 +60,7 @@ from assignor.protocol import (
     members_from_metadata,
 )
 from assignor.protocols import COOPERATIVE_STICKY, STICKY, Protocol
-from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
+from assignor.strategies import strategy_for
 
 __all__ = ["CooperativeStickyAssignor", "KafkaPartitioner", "StickyAssignor", "StickyProducer"]
 
@@ -120,15 +119,10 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
 
     name = STICKY.name
     protocol: Protocol = STICKY
-    default_strategy = DEFAULT_STRATEGY.name
 
     def __init__(self, *, rack: str | None = None, service_url: str | None = None, token: str | None = None,
                  timeout: float = 3.0, group_id: str | None = None, strategy: str | None = None) -> None:
-        strategy = strategy or self.default_strategy
-        if strategy_named(strategy).protocol is not self.protocol:
-            raise AssignorError(f"strategy {strategy!r} plans the {strategy_named(strategy).protocol.name!r} "
-                                f"protocol; this assignor speaks {self.protocol.name!r}")
-        self.strategy = strategy
+        self.strategy = strategy_for(self.protocol, strategy).name
         self.rack = rack
         self.service_url = service_url.rstrip("/") if service_url else None
         self.token = token
@@ -255,8 +249,6 @@ class CooperativeStickyAssignor(StickyAssignor):
 
     name = COOPERATIVE_STICKY.name
     protocol = COOPERATIVE_STICKY
-    default_strategy = next(s.name for s in REGISTRY.values()
-                            if s.protocol is COOPERATIVE_STICKY and not s.java)
 
     def metadata(self, topics: Iterable[str]) -> bytes:
         """JoinGroup metadata: Subscription v3 with the owned partitions and the generation."""

@@ -32,17 +32,12 @@ from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, Reba
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
 from assignor import leader
-from assignor.errors import AssignorError
 from assignor.model import UNKNOWN_GENERATION, TopicPartition
 from assignor.protocol import Subscription, encode_cooperative_user_data, encode_sticky_user_data, encode_subscription
 from assignor.protocols import COOPERATIVE_STICKY, STICKY, Protocol
-from assignor.strategies import REGISTRY, strategy_named
+from assignor.strategies import strategy_for
 
 __all__ = ["CooperativeStickyAssignor", "StickyAssignor", "adopt_client_rack"]
-
-
-def _ours(protocol: Protocol) -> str:
-    return next(s.name for s in REGISTRY.values() if s.protocol is protocol and not s.java)
 
 
 class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-python ships no types
@@ -60,11 +55,7 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-
     protocol: Protocol = STICKY
 
     def __init__(self, *, strategy: str | None = None, rack: str | None = None) -> None:
-        strategy = strategy or _ours(self.protocol)
-        if strategy_named(strategy).protocol is not self.protocol:
-            raise AssignorError(f"strategy {strategy!r} plans the {strategy_named(strategy).protocol.name!r} "
-                                f"protocol; this assignor speaks {self.protocol.name!r}")
-        self.strategy = strategy
+        self.strategy = strategy_for(self.protocol, strategy).name
         self.rack = rack
         self.generation = UNKNOWN_GENERATION
         self.owned: list[TopicPartition] | None = None  # None until the first assignment

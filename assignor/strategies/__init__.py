@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-from assignor.errors import InvalidGroupError, UnknownStrategyError
+from assignor.errors import AssignorError, InvalidGroupError, UnknownStrategyError
 from assignor.model import Claims, Group, Plan
+from assignor.protocols import Protocol
 from assignor.solver import dense
 from assignor.solver.dense import Layout
 from assignor.strategies import cooperative as _cooperative
@@ -25,7 +26,7 @@ from assignor.strategies import sticky as _sticky
 from assignor.strategies.strategy import Leader, Strategy
 
 __all__ = ["DEFAULT_STRATEGY", "REGISTRY", "STRATEGIES", "Strategy", "assign", "assign_columns", "check_claims",
-           "check_strategy", "java_counterparts", "ours_for", "plan_owners", "strategy_named"]
+           "check_strategy", "java_counterparts", "ours_for", "plan_owners", "strategy_for", "strategy_named"]
 
 
 def _register(*strategies: Strategy) -> dict[str, Strategy]:
@@ -185,6 +186,19 @@ def ours_for(protocol: object) -> Strategy | None:
     """Our strategy for `protocol` (the first registered that is not Java's): the one a leader
     plans a protocol with unless told otherwise."""
     return next((s for s in REGISTRY.values() if s.protocol is protocol and not s.java), None)
+
+
+def strategy_for(protocol: Protocol, strategy: str | None = None) -> Strategy:
+    """The strategy a member or leader of `protocol` plans with: `strategy` (a name) when given,
+    which must plan that protocol, else ours for it (`ours_for`). The one rule the leader
+    (`assignor.leader.sync`) and every client adapter follow."""
+    chosen = ours_for(protocol) if strategy is None else strategy_named(strategy)
+    if chosen is None:
+        raise UnknownStrategyError(f"no strategy plans the {protocol.name!r} protocol")
+    if chosen.protocol is not protocol:
+        raise AssignorError(f"strategy {chosen.name!r} plans the {chosen.protocol.name!r} protocol, "
+                            f"not {protocol.name!r}")
+    return chosen
 
 
 def java_counterparts() -> list[tuple[Strategy, Strategy]]:

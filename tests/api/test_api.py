@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from api.app import create_app
+from api.protocol_io import MESSAGES, json_fields
 from api.settings import Settings
 from assignor.limits import DEFAULT_LIMITS
 from assignor.model import TopicPartition
@@ -305,6 +306,23 @@ async def test_protocol_encode_decode_round_trip(client):
         assert response.status_code == 422, body
     response = await client.post("/v1/protocol/encode", json={"type": "assignment", "value": {"partitions": [1]}})
     assert response.status_code == 422 and "value.partitions[0]" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("kind", sorted(MESSAGES))
+async def test_each_protocol_view_has_the_fields_of_its_layout(client, kind):
+    """The JSON views name the fields `assignor.wire.schema` lays out (one place): a field added
+    there shows in the decode answer, and encode accepts exactly those fields."""
+    fields = json_fields(MESSAGES[kind])
+    value = {"subscription": {"topics": ["a"], "owned_partitions": [["a", 0]], "generation_id": 2, "rack_id": "r"},
+             "assignment": {"partitions": [["a", 0]], "user_data_b64": b64(b"x")},
+             "sticky_user_data": {"partitions": [["a", 0]], "generation": 2},
+             "cooperative_user_data": {"generation": 2}}[kind]
+    encoded = await client.post("/v1/protocol/encode", json={"type": kind, "value": value})
+    assert encoded.status_code == 200, encoded.text
+    decoded = (await client.post("/v1/protocol/decode", json={"type": kind, "data_b64": encoded.json()["data_b64"]}))
+    assert set(decoded.json()["value"]) - {"version"} == fields
+    unknown = await client.post("/v1/protocol/encode", json={"type": kind, "value": {**value, "extra": 1}})
+    assert unknown.status_code == 422 and "'extra'" in unknown.json()["detail"]
 
 
 async def test_partitions_are_java_exact(client):

@@ -12,9 +12,10 @@ import orjson
 import pytest
 
 from assignor import Group, Member, Plan, assign, leader, protocol, validate, whatif
+from assignor.errors import AssignorError
 from assignor.protocols import PROTOCOLS, Carrier, Protocol, UserData
 from assignor.solver import dense
-from assignor.strategies import REGISTRY, STRATEGIES, Strategy, java_counterparts
+from assignor.strategies import REGISTRY, STRATEGIES, Strategy, java_counterparts, strategy_for
 from assignor.strategies.strategy import stateless
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,3 +143,34 @@ def test_the_metadata_example_round_trips():
     example = SyncRequest.model_json_schema()["examples"][0]
     assert example["protocol"] in PROTOCOLS
     protocol.member_from_metadata("c1", base64.b64decode(example["members"][0]["metadata_b64"]), example["protocol"])
+
+
+def _leader_of(protocol_name: str, strategy: str | None):
+    return leader.sync(protocol_name, 1, {"t": 2}, {}, strategy=strategy).strategy
+
+
+def _aiokafka_member(protocol_name: str, strategy: str | None):
+    from assignor.integrations import aiokafka
+
+    kind = {"sticky": aiokafka.StickyAssignor, "cooperative-sticky": aiokafka.CooperativeStickyAssignor}[protocol_name]
+    return kind(strategy=strategy).strategy
+
+
+def _kafka_python_member(protocol_name: str, strategy: str | None):
+    from assignor.integrations import kafka_python
+
+    kind = {"sticky": kafka_python.StickyAssignor,
+            "cooperative-sticky": kafka_python.CooperativeStickyAssignor}[protocol_name]
+    return kind(strategy=strategy).strategy
+
+
+@pytest.mark.parametrize("chooser", [_leader_of, _aiokafka_member, _kafka_python_member])
+def test_a_leader_and_every_adapter_choose_a_protocols_strategy_by_one_rule(chooser):
+    """Ours by default, Java's when asked, a strategy of another protocol refused in one wording
+    (`assignor.strategies.strategy_for`), wherever a protocol's strategy is chosen."""
+    for name in ("sticky", "cooperative-sticky"):
+        chosen = chooser(name, None)
+        assert getattr(chosen, "name", chosen) == strategy_for(PROTOCOLS[name]).name == name
+        assert getattr(chooser(name, "java-" + name), "name", chooser(name, "java-" + name)) == "java-" + name
+    with pytest.raises(AssignorError, match="^strategy 'range' plans the 'range' protocol, not 'sticky'$"):
+        chooser("sticky", "range")
