@@ -1,4 +1,4 @@
-# The two commands a newcomer runs: `make serve` and `make test`.
+# The two commands a newcomer runs: `make serve` and `make test`; `make check` is the inner loop.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -16,7 +16,7 @@ KAFKA := var/jvm/.resolved
 # The service's load benchmark drives it with Debian's wrk.
 WRK := /usr/bin/wrk
 
-.PHONY: serve test lint bench clean postgres-server lock audit mutants kafka
+.PHONY: serve test check lint bench clean postgres-server lock audit mutants kafka
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,10 +60,19 @@ postgres-server:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 
-test: $(STAMP) $(CHROMIUM) $(KAFKA) postgres-server
+lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# Everything: lint, types and the whole suite, Apache Kafka, Spark, Chromium and PostgreSQL included.
+test: $(STAMP) $(CHROMIUM) $(KAFKA) postgres-server lint
 	$(BIN)/python -m pytest
+
+# The inner loop (under 2 minutes here): lint, types and every test that starts no process beside
+# the tests (no broker, Spark, Chromium, PostgreSQL, service or CLI run: `-m "not external"`),
+# each property on a tenth of CI's examples (the `dev` Hypothesis profile, tests/conftest.py).
+check: lint
+	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -m "not external" -q
 
 $(WRK):
 	$(SUDO) apt-get update -qq

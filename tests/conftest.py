@@ -1,4 +1,7 @@
+import contextlib
+import importlib.util
 import os
+import subprocess
 
 import pytest
 from hypothesis import settings
@@ -7,9 +10,76 @@ from assignor import Group, Plan, validate
 
 # CI runs every property on the same examples (`.ci/run` sets HYPOTHESIS_PROFILE=ci): a failure
 # there is a failure on every run, never a seed's luck; a property that only some seeds catch
-# gets an `@example` of its own. Elsewhere each run explores new examples.
+# gets an `@example` of its own. Elsewhere each run explores new examples: as many as CI's under
+# the default profile, a tenth under `dev` (`make check`). A test names its budget through
+# `tests.budget.examples`, which scales it by the profile's `max_examples`.
 settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev", max_examples=10)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+#: The tests of what an optional extra adds, and the libraries they import: with one missing (a
+#: core install: ``pip install -e . pytest hypothesis``), they are not collected, and the rest
+#: collect and run.
+_EXTRAS = {"api": ("fastapi", "httpx", "orjson"),
+           "integration": ("aiokafka", "kafka", "confluent_kafka", "yaml", "anyio"),
+           "pipeline": ("pyspark", "pandas", "pyarrow")}
+collect_ignore_glob = [where for where, needs in _EXTRAS.items()
+                       if any(importlib.util.find_spec(name) is None for name in needs)]
+
+
+#: Fixtures that start a process beside the tests (or use one that does): a test using one is
+#: `external`. (`service`, `browser`, `page`: the page's tests serve and drive Chromium.)
+_EXTERNAL_FIXTURES = frozenset({"broker", "java_members", "spark", "postgres", "service", "browser", "page"})
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tiers (`make check` runs ``-m "not external"``): an integration test, or one that uses
+    a fixture starting a process, is `external` without saying so itself."""
+    for item in items:
+        if item.get_closest_marker("integration") or _EXTERNAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.external)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _no_process_unless_external(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with _no_process_unless_external(item):
+        return (yield)
+
+
+@contextlib.contextmanager
+def _no_process_unless_external(item):
+    """A test not marked `external` that starts a program, in itself or in a fixture it sets up,
+    fails saying so: the fast tier stays the one that needs nothing beside the tests. (The C
+    library's name lookup, `ctypes.util.find_library`, may start its helpers; the service's own
+    planning processes, forked from Python's forkserver, are the code under test.)"""
+    if item.get_closest_marker("external"):
+        yield
+        return
+    start = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    def refused(self, args, *rest, **kw):
+        program = os.path.basename(str(args[0] if isinstance(args, (list, tuple)) else args).split()[0])
+        if program not in _LOOKUPS:
+            raise AssertionError(f"this test starts a process ({program}): mark it `external` "
+                                 "(pytest.mark.external), or keep the process out of it")
+        return start(self, args, *rest, **kw)
+
+    subprocess.Popen._execute_child = refused  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        subprocess.Popen._execute_child = start  # type: ignore[attr-defined]
+
+
+#: Processes the code under test may start as part of a library call (ctypes.util.find_library).
+_LOOKUPS = frozenset({"ldconfig", "ldconfig.real", "gcc", "cc", "ld", "objdump"})
 
 
 def check(group: Group, plan: Plan, *, exact: bool = False) -> dict:

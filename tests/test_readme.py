@@ -107,6 +107,7 @@ def _console_commands() -> list[tuple[str, str, int]]:
     return commands
 
 
+@pytest.mark.external
 @pytest.mark.parametrize(("command", "shown", "line"), _console_commands(),
                          ids=[c for c, _, _ in _console_commands()])
 def test_the_console_examples_print_what_they_show(command, shown, line):

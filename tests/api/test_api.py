@@ -541,6 +541,7 @@ async def test_a_large_answer_leaves_the_event_loop_a_turn_between_chunks(tmp_pa
     assert all(later > earlier for (_, earlier), (_, later) in zip(seen, seen[1:]))
 
 
+@pytest.mark.external
 async def test_spooled_files_of_processes_that_no_longer_run_are_swept_at_start(tmp_path, monkeypatch, caplog):
     """A service killed mid-request leaves its spooled files; the next one removes them when it
     starts, and leaves those of processes that still run."""

@@ -127,6 +127,7 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
 """
 
 
+@pytest.mark.external
 @pytest.mark.parametrize(
     ("model", "body"),
     [("SyncRequest", "b'{\"protocol\":\"sticky\",\"generation\":1,\"topics\":{},\"members\":[' + b','.join([b'{}'] "

@@ -22,7 +22,7 @@ STATE = {"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]}
 PLAN = {"strategy": "range", "assignment": {"a": [["t", 0], ["t", 1]]}}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.external)])
 def location(request, tmp_path):
     """A fresh registry location of each kind."""
     if request.param == "sqlite":
@@ -193,6 +193,7 @@ async def test_the_service_on_postgresql(postgres, anyio_backend):
         app.state.planner.close()
 
 
+@pytest.mark.external
 def test_not_ready_while_the_server_is_down():
     from tests.postgres import Postgres
 

@@ -16,6 +16,7 @@ def run(*args, stdin=None):
                           text=True, cwd=ROOT, check=False)
 
 
+@pytest.mark.external
 def test_plan_prints_assignment_and_metrics():
     result = run("plan", "--strategy", "sticky", "examples/group.json")
     assert result.returncode == 0, result.stderr
@@ -44,6 +45,7 @@ def test_plan_prints_assignment_and_metrics():
         ('{"topics": {"t": 2147483647}, "members": [{"id": "a", "topics": ["t"]}]}', "max_partitions"),
     ],
 )
+@pytest.mark.external
 def test_bad_input_is_a_clear_error(stdin, message):
     result = run("plan", "-", stdin=stdin)
     assert result.returncode == 2, result.stderr
@@ -51,6 +53,7 @@ def test_bad_input_is_a_clear_error(stdin, message):
     assert result.stderr.count("\n") == 1, result.stderr  # one line
 
 
+@pytest.mark.external
 @pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
 def test_a_file_not_in_utf8_is_one_line(tmp_path, encoding):
     path = tmp_path / "group.json"
@@ -82,6 +85,7 @@ def test_missing_file(capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
+@pytest.mark.external
 def test_version_and_the_pipelines_help():
     """``assignor pipeline --help`` printed "unrecognized arguments: --help" (exit 2); there was
     no ``--version``."""
@@ -95,6 +99,7 @@ def test_version_and_the_pipelines_help():
     assert run("plan", "--nope", "examples/group.json").returncode == 2
 
 
+@pytest.mark.external
 def test_plan_reads_the_body_of_post_v1_plans():
     """The README says the CLI reads the same form as ``/v1/plans``, which adds ``strategy``
     and ``generation``; the CLI refused them (unknown fields)."""
@@ -106,6 +111,7 @@ def test_plan_reads_the_body_of_post_v1_plans():
     assert json.loads(wins.stdout) == json.loads(run("plan", "--strategy", "sticky", "examples/group.json").stdout)
 
 
+@pytest.mark.external
 def test_whatif_tables_are_never_cut_when_piped(tmp_path):
     """Piped, the tables were cut to 80 columns: names became ``curre…`` and 1,797,000 revoked
     became ``17970…``. A cut number is a wrong number."""
@@ -121,6 +127,7 @@ def test_whatif_tables_are_never_cut_when_piped(tmp_path):
     assert "member_join:a-member-with-a-long-id:topic-with-a-long-name-0" in shown.stdout
 
 
+@pytest.mark.external
 def test_plans_without_json_and_limits_are_said():
     plans = run("whatif", "examples/group.json", "--plans")
     assert plans.returncode == 2 and "--plans adds each step's assignment to the JSON output" in plans.stderr
@@ -139,6 +146,7 @@ def test_plot_without_matplotlib_names_the_extra(monkeypatch, capsys):
     assert "--plot needs matplotlib: pip install 'kafka-sticky-assignor[plot]'" in capsys.readouterr().err
 
 
+@pytest.mark.external
 @pytest.mark.parametrize(
     ("args", "message"),
     [(["key-skew", "--records", "no/such.parquet", "--partitions", "12", "--out", "OUT", "--local"],

@@ -108,6 +108,7 @@ def test_migrate_refuses_what_is_not_a_migration():
         migrate(GROUP, [], "kip848-uniform", ["kip848-range"])
 
 
+@pytest.mark.external
 def test_cli_migrate(tmp_path):
     path = tmp_path / "group.json"
     path.write_text(json.dumps({"topics": {"orders": 12}, "members": [{"id": f"c{i}", "topics": ["orders"]}

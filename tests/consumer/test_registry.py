@@ -8,7 +8,6 @@ import base64
 from pathlib import Path
 
 import numpy as np
-import orjson
 import pytest
 
 from assignor import Group, Member, Plan, assign, leader, protocol, validate, whatif
@@ -75,6 +74,9 @@ def test_a_registered_strategy_plans_everywhere(registered):
     # What-if runs it as a cooperative protocol (owned partitions travel in the subscription).
     run = whatif.run(group, [whatif.parse_event("member_leave:b")], [REVERSED.name], check=True)
     assert run["strategies"][REVERSED.name]["summary"]["steps"] == 1
+    pytest.importorskip("fastapi")  # the service's schema (the api extra) knows it too
+    import orjson
+
     from api.models import PlanRequest
 
     body = {"strategy": REVERSED.name, "topics": {"t": 1}, "members": []}
@@ -138,6 +140,7 @@ def test_a_broken_registry_is_caught():
 
 def test_the_metadata_example_round_trips():
     """The service's example body decodes under the protocol its example names."""
+    pytest.importorskip("fastapi")  # (the api extra)
     from api.models import SyncRequest
 
     example = SyncRequest.model_json_schema()["examples"][0]
@@ -150,6 +153,7 @@ def _leader_of(protocol_name: str, strategy: str | None):
 
 
 def _aiokafka_member(protocol_name: str, strategy: str | None):
+    pytest.importorskip("aiokafka")
     from assignor.integrations import aiokafka
 
     kind = {"sticky": aiokafka.StickyAssignor, "cooperative-sticky": aiokafka.CooperativeStickyAssignor}[protocol_name]
@@ -157,6 +161,7 @@ def _aiokafka_member(protocol_name: str, strategy: str | None):
 
 
 def _kafka_python_member(protocol_name: str, strategy: str | None):
+    pytest.importorskip("kafka")
     from assignor.integrations import kafka_python
 
     kind = {"sticky": kafka_python.StickyAssignor,

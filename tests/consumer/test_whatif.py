@@ -126,6 +126,7 @@ def test_random_event_sequences_stay_valid(texts, members):
                 assert step["rounds"] == 1
 
 
+@pytest.mark.external
 def test_cli_whatif_table_and_json():
     command = [sys.executable, "-m", "assignor.cli", "whatif", "examples/group.json", "--event", "member_leave:c2"]
     table = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True).stdout

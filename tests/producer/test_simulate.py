@@ -91,6 +91,7 @@ def test_bad_configurations_are_named(field, value, message):
 
 
 def test_cli_prints_json_and_writes_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")  # (the plot extra)
     assert main(["simulate", "--preset", "kip480", "--records", "3000", "--json", "--plot", str(tmp_path)]) == 0
     output = json.loads(capsys.readouterr().out)
     assert [run["label"] for run in output["runs"]] == ["round-robin per record", "sticky (KIP-480)"]
