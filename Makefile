@@ -96,8 +96,8 @@ audit: $(STAMP)
 	$(BIN)/python -m pip install --quiet pip-audit
 	$(BIN)/pip-audit -r constraints.txt
 
-# Mutation testing of the code the tests must guard (the oracle, the codec's length checks, the
-# body limit, the claim rules, the key-skew tables); not part of `make test` (it takes long).
+# Mutation testing of the code the tests must guard (the files and the tests that guard them:
+# [tool.mutmut] in pyproject.toml); not part of `make test` (it takes long).
 mutants: $(STAMP)
 	$(BIN)/python -m pip install --quiet 'mutmut>=3,<4'
 	$(BIN)/mutmut run

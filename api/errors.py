@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assignor.errors import AssignorError
 
-class Rejected(Exception):
-    """An answer other than 200: status and reason."""
+
+class Rejected(AssignorError):
+    """An answer other than 200: status and reason. One of the library's errors (`AssignorError`,
+    the one tree a caller catches), with the HTTP status the service answers it with."""
 
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(detail)

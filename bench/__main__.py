@@ -1,7 +1,7 @@
 """Sticky assignor benchmark at the Java client's scales: `python -m bench [--quick]`.
 
 Each case runs in its own process (so peak memory is the case's own): it builds the input with
-the tests' generators (tests/generators.py), times our `assign("sticky", ...)` (best of
+the workloads the tests use too (`assignor.workloads`), times our `assign("sticky", ...)` (best of
 --repeat), checks the plan with the oracle, and when asked runs aiokafka's assignor on the same
 input in the same process, with a time limit. The Java column is the Java client's time on this
 machine, recorded with the golden data (`bench/java_times.json`, with its provenance).
