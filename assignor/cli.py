@@ -25,6 +25,7 @@ from typing import Any
 
 from assignor import validate
 from assignor.errors import AssignorError
+from assignor.events import KINDS
 from assignor.json_format import group_from_json, plan_to_json, strict_loads
 from assignor.limits import DEFAULT_LIMITS
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, STRATEGIES, assign
@@ -42,8 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     whatif = commands.add_parser("whatif", help="replay events on a group under each strategy")
     whatif.add_argument("group", help="group JSON file, or - for stdin")
     whatif.add_argument("--event", action="append", default=[], metavar="KIND:ARGS",
-                        help="e.g. member_leave:c3, partitions_added:orders:24 (24 is the new total), "
-                             "rolling_restart (repeatable)")
+                        help="repeatable; one of " + ", ".join(kind.form for kind in KINDS.values()))
     whatif.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
                         help="strategies to compare (repeatable; default: all)")
     whatif.add_argument("--json", action="store_true", help="print the engine's output as JSON")

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from assignor.errors import LimitExceededError
 
-__all__ = ["DEFAULT_LIMITS", "MEMBER_WORK", "Limits"]
+__all__ = ["DEFAULT_LIMITS", "MEMBER_WORK", "Limits", "Sizes"]
 
 
 # What the checks read, as shapes: this module sits below the model, what-if and the producer
@@ -38,11 +38,27 @@ class Group(Protocol):
     def members(self) -> Sequence[_Member]: ...
 
 
-class Event(Protocol):
-    @property
-    def kind(self) -> str: ...
-    @property
-    def args(self) -> tuple[Any, ...]: ...
+class Event(Protocol):  # (`assignor.events.Event`: each kind's effect on the sizes is its own)
+    def rebalances(self, members: int) -> int: ...
+    def resize(self, sizes: Sizes) -> None: ...
+
+
+class Sizes:
+    """What a run's limits count, event after event, without building a group: each topic's
+    partition count, their total and the members' ids (`Limits.check_events`)."""
+
+    def __init__(self, group: Group) -> None:
+        self.topics = dict(group.topics)
+        self.members = {member.id for member in group.members}
+        self.partitions = sum(self.topics.values())
+
+    def count(self, topic: str, partitions: int) -> None:
+        """`topic` has `partitions` partitions now (created, or grown)."""
+        self.partitions += partitions - self.topics.get(topic, 0)
+        self.topics[topic] = partitions
+
+    def drop(self, topic: str) -> None:
+        self.partitions -= self.topics.pop(topic, 0)
 
 
 class Config(Protocol):
@@ -118,28 +134,20 @@ class Limits:
         without building it: the number of events and of rebalances, the group's size after each
         event, the rebalance work (`max_work`) and, with `plans` (each step's assignment in the
         answer), the partitions of those plans (`max_plan_pairs`). Events that cannot apply are
-        left to `assignor.whatif.apply_event`, which names them. Returns the number of
+        left to `assignor.events.apply_event`, which names them. Returns the number of
         rebalances per strategy (the first one included)."""
         if len(events) > self.max_events:
             raise LimitExceededError("max_events", len(events), self.max_events, "events")
-        topics = dict(group.topics)
-        members = {member.id for member in group.members}
-        partitions, steps = sum(topics.values()), 1
-        work, pairs = self._work(strategies, 1, len(members), partitions, plans, 0, 0, "by the first rebalance")
+        sizes = Sizes(group)
+        steps = 1
+        work, pairs = self._work(strategies, 1, len(sizes.members), sizes.partitions, plans, 0, 0,
+                                 "by the first rebalance")
         for number, event in enumerate(events, 1):
-            kind, args = event.kind, event.args
-            rebalances = 2 * len(members) if kind == "rolling_restart" else 1
+            rebalances = event.rebalances(len(sizes.members))
             steps += rebalances
-            if kind == "member_join":
-                members.add(args[0])
-            elif kind == "member_leave":
-                members.discard(args[0])
-            elif kind in ("partitions_added", "topic_created") and not (kind == "topic_created" and args[0] in topics):
-                partitions += args[1] - topics.get(args[0], 0)
-                topics[args[0]] = args[1]
-            elif kind == "topic_deleted":
-                partitions -= topics.pop(args[0], 0)
-            self.check_sizes(members=len(members), partitions=partitions, topics=len(topics),
+            event.resize(sizes)
+            members, partitions = sizes.members, sizes.partitions
+            self.check_sizes(members=len(members), partitions=partitions, topics=len(sizes.topics),
                              where=f"after event {number} ({event})")
             if steps > self.max_steps:
                 raise LimitExceededError("max_steps", steps, self.max_steps, f"rebalances by event {number} ({event})")

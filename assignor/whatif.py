@@ -13,16 +13,9 @@ carries over; a step on which Java's assignor fails is reported with the reason 
 and leaves the group as it was. When a Java strategy runs beside ours, ``comparisons`` says
 what switching to ours would change (see `compare`).
 
-Events (`parse_event` reads the ``kind:arg:arg`` form used by the CLI):
-
-    member_join:ID:TOPIC,TOPIC[:RACK]   member_leave:ID
-    subscribe:ID:TOPIC                  unsubscribe:ID:TOPIC
-    partitions_added:TOPIC:NEW_COUNT    topic_created:TOPIC:COUNT      topic_deleted:TOPIC
-    rack_changed:ID:RACK                rolling_restart   (each member leaves and rejoins in turn)
-
-``partitions_added`` takes the topic's new partition count (as ``kafka-topics --alter
---partitions`` does), not the number added. What a run would build is checked against its
-`assignor.limits.Limits` before the first rebalance.
+Events: `assignor.events` (each kind once: its text, its change to the group and to the sizes
+the limits count); `parse_event` reads the ``kind:arg:arg`` form used by the CLI. What a run would
+build is checked against its `assignor.limits.Limits` before the first rebalance.
 """
 
 from __future__ import annotations
@@ -38,6 +31,7 @@ import numpy as np
 from assignor import protocol, validate
 from assignor._arrays import appended, gc_paused, run_starts
 from assignor.errors import JavaAssignorFailure, WhatIfError
+from assignor.events import KINDS, Event, apply_event, parse_event
 from assignor.leader import LeaderCache, rebalance
 from assignor.limits import DEFAULT_LIMITS, Limits
 from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
@@ -127,87 +121,6 @@ class Result(TypedDict, total=False):
 
     strategies: dict[str, StrategyRun]
     comparisons: dict[str, Comparison]
-
-
-@dataclass(frozen=True)
-class Event:
-    kind: str
-    args: tuple[Any, ...] = ()
-
-    def __str__(self) -> str:
-        return ":".join([self.kind, *(",".join(a) if isinstance(a, tuple) else str(a) for a in self.args)])
-
-
-_ARITY = {"member_join": (2, 3), "member_leave": (1, 1), "subscribe": (2, 2), "unsubscribe": (2, 2),
-          "partitions_added": (2, 2), "topic_created": (2, 2), "topic_deleted": (1, 1),
-          "rack_changed": (2, 2), "rolling_restart": (0, 0)}
-
-
-def parse_event(text: str) -> Event:
-    """Parse ``kind:arg:...`` (see the module docstring).
-
-    Examples
-    --------
-    >>> parse_event("partitions_added:orders:24")
-    Event(kind='partitions_added', args=('orders', 24))
-    """
-    kind, *args = text.split(":")
-    if kind not in _ARITY:
-        raise WhatIfError(f"unknown event {kind!r}; known: {', '.join(sorted(_ARITY))}")
-    low, high = _ARITY[kind]
-    if not low <= len(args) <= high:
-        raise WhatIfError(f"{kind}: expected {low}{'' if low == high else f'-{high}'} arguments, got {len(args)}")
-    if kind in ("partitions_added", "topic_created"):
-        # ASCII digits only ("²".isdigit() is true), and at most INT32_MAX: partition ids are
-        # INT32 on the wire. The size the count asks for is `Limits.check_events`'s to judge.
-        count = args[1]
-        if not (count.isascii() and count.isdigit()) or len(count) > 10 or int(count) > INT32_MAX:
-            raise WhatIfError(f"{kind}: partition count must be an integer from 0 to {INT32_MAX}, got {count!r}")
-        return Event(kind, (args[0], int(count)))
-    if kind == "member_join":
-        return Event(kind, (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]))
-    return Event(kind, tuple(args))
-
-
-def apply_event(group: Group, event: Event) -> Group:
-    """The group definition after `event` (topics, members, racks; owned partitions untouched)."""
-    topics, members = dict(group.topics), list(group.members)
-    ids = [m.id for m in members]
-
-    def member_index(member_id: str) -> int:
-        if member_id not in ids:
-            raise WhatIfError(f"{event.kind}: no member {member_id!r}")
-        return ids.index(member_id)
-
-    kind, args = event.kind, event.args
-    if kind == "member_join":
-        if args[0] in ids:
-            raise WhatIfError(f"member_join: member {args[0]!r} is already in the group")
-        members.append(Member(args[0], args[1], rack=args[2] if len(args) > 2 else None))
-    elif kind == "member_leave":
-        members.pop(member_index(args[0]))
-    elif kind in ("subscribe", "unsubscribe", "rack_changed"):
-        i = member_index(args[0])
-        m = members[i]
-        if kind == "rack_changed":
-            members[i] = replace(m, rack=args[1])
-        else:
-            chosen = [t for t in m.topics if t != args[1]] + ([args[1]] if kind == "subscribe" else [])
-            members[i] = replace(m, topics=chosen)
-    elif kind == "partitions_added":
-        if args[0] not in topics:
-            raise WhatIfError(f"partitions_added: no topic {args[0]!r}")
-        if args[1] < topics[args[0]]:
-            raise WhatIfError(f"partitions_added: {args[0]} has {topics[args[0]]} partitions; counts only grow")
-        topics[args[0]] = args[1]
-    elif kind == "topic_created":
-        if args[0] in topics:
-            raise WhatIfError(f"topic_created: topic {args[0]!r} exists")
-        topics[args[0]] = args[1]
-    elif kind == "topic_deleted":
-        if topics.pop(args[0], None) is None:
-            raise WhatIfError(f"topic_deleted: no topic {args[0]!r}")
-    return Group(topics=topics, members=members, partition_racks=group.partition_racks, topic_ids=group.topic_ids)
 
 
 @dataclass
@@ -372,7 +285,7 @@ def _claims_of(members: Sequence[Member]) -> Claims:
 
 def _expand(definition: Group, event: Event) -> Iterator[tuple[str, Group]]:
     """The group definitions a single event goes through (several for a rolling restart)."""
-    if event.kind != "rolling_restart":
+    if not KINDS[event.kind].every_member:
         yield str(event), apply_event(definition, event)
         return
     yield from _restarts(definition)
@@ -755,7 +668,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         for event in events:
             for label, step_group in _expand(definition, _renaming(event, renamed)):
                 definition = step_group
-                label = str(event) if event.kind != "rolling_restart" else label
+                label = label if KINDS[event.kind].every_member else str(event)
                 step = _step(definition, state, target, label, include_plans, check, previous)
                 previous = step
                 stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
@@ -793,7 +706,7 @@ def consumer_member_id(previous: str) -> str:
 
 def _renaming(event: Event, renamed: dict[str, str]) -> Event:
     """`event` about a member that restarted during the upgrade, about the member it became."""
-    if event.kind in ("member_leave", "subscribe", "unsubscribe", "rack_changed") and event.args[0] in renamed:
+    if KINDS[event.kind].about_member and event.args[0] in renamed:
         return Event(event.kind, (renamed[event.args[0]], *event.args[1:]))
     return event
 

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assignor.events import KINDS
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -48,8 +50,7 @@ def add_jobs(commands: Any) -> None:
     fleet.add_argument("--groups", required=True, help="member rows (Parquet, or JSON lines ending in .json/.jsonl)")
     fleet.add_argument("--topics", required=True, help="topic rows (Parquet or JSON lines)")
     fleet.add_argument("--event", action="append", default=[], metavar="KIND:ARGS",
-                       help="e.g. member_leave:c3, partitions_added:orders:24 (24 is the new total), "
-                            "rolling_restart (repeatable; see assignor.whatif)")
+                       help="repeatable; one of " + ", ".join(kind.form for kind in KINDS.values()))
     fleet.add_argument("--strategy", action="append",
                        help="default: every strategy; with --migrate, the classic strategies groups run today "
                             "(default: the cooperative ones)")

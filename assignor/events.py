@@ -1,0 +1,215 @@
+"""What-if events, each kind written once: how its text reads, what it does to the group, what it
+does to the sizes a run's limits count, and how it is shown (the CLI's help, the page's list and
+the README's table are held to `KINDS` by tests).
+
+An event is text of the form ``kind:arg:arg`` (`parse_event`), applied to a group's definition
+(topics, members, racks; owned partitions are the engine's: `assignor.whatif`) by `apply_event`.
+A new kind is one `EventKind` in `KINDS`: its reader, its change to the group and its change to
+the counted sizes (`assignor.limits.Sizes`, which `Limits.check_events` walks before anything
+is built).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from assignor.errors import WhatIfError
+from assignor.limits import Sizes
+from assignor.model import INT32_MAX, Group, Member
+
+__all__ = ["KINDS", "Event", "EventKind", "apply_event", "parse_event"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event: its kind's name and its arguments as read (`parse_event`)."""
+
+    kind: str
+    args: tuple[Any, ...] = ()
+
+    def __str__(self) -> str:
+        return ":".join([self.kind, *(",".join(a) if isinstance(a, tuple) else str(a) for a in self.args)])
+
+    def rebalances(self, members: int) -> int:
+        """The rebalances it makes in a group of `members` members (`EventKind.rebalances`)."""
+        return KINDS[self.kind].rebalances(members)
+
+    def resize(self, sizes: Sizes) -> None:
+        """Its change to the sizes a run's limits count (`EventKind.sized`)."""
+        KINDS[self.kind].sized(sizes, self.args)
+
+
+#: (topics, members) -> None: the change an event makes to a group's definition, in place.
+Change = Callable[[dict[str, int], list[Member], tuple[Any, ...]], None]
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """One kind of event.
+
+    `form`: how it is written (the CLI's help, the page, the README); `meaning`: one line on
+    what it does. `least`..`most` arguments, read by `read` (from the text's arguments, already
+    counted). `change` applies it to a definition's topics and members (raising `WhatIfError`
+    where it cannot apply); `sized` applies it to `Sizes` (never raising: what cannot apply is
+    left to `change`, which names it). `about_member`: its first argument names a member of the
+    group (a member renamed by a restart is followed). `every_member`: it restarts each member in
+    turn, a leave and a rejoin each (two rebalances per member, where other kinds make one)."""
+
+    name: str
+    form: str
+    meaning: str
+    least: int
+    most: int
+    read: Callable[[list[str]], tuple[Any, ...]]
+    change: Change
+    sized: Callable[[Sizes, tuple[Any, ...]], None]
+    about_member: bool = False
+    every_member: bool = False
+
+    def rebalances(self, members: int) -> int:
+        """The rebalances this event makes in a group of `members` members."""
+        return 2 * members if self.every_member else 1
+
+
+def _as_is(args: list[str]) -> tuple[Any, ...]:
+    return tuple(args)
+
+
+def _count(kind: str) -> Callable[[list[str]], tuple[Any, ...]]:
+    def read(args: list[str]) -> tuple[Any, ...]:
+        # ASCII digits only ("²".isdigit() is true), and at most INT32_MAX: partition ids are
+        # INT32 on the wire. The size the count asks for is `Limits.check_events`'s to judge.
+        count = args[1]
+        if not (count.isascii() and count.isdigit()) or len(count) > 10 or int(count) > INT32_MAX:
+            raise WhatIfError(f"{kind}: partition count must be an integer from 0 to {INT32_MAX}, got {count!r}")
+        return args[0], int(count)
+    return read
+
+
+def _index(kind: str, members: list[Member], member_id: str) -> int:
+    for i, member in enumerate(members):
+        if member.id == member_id:
+            return i
+    raise WhatIfError(f"{kind}: no member {member_id!r}")
+
+
+def _join(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    if any(m.id == args[0] for m in members):
+        raise WhatIfError(f"member_join: member {args[0]!r} is already in the group")
+    members.append(Member(args[0], args[1], rack=args[2] if len(args) > 2 else None))
+
+
+def _leave(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    members.pop(_index("member_leave", members, args[0]))
+
+
+def _subscription(kind: str) -> Change:
+    def change(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+        i = _index(kind, members, args[0])
+        kept = [t for t in members[i].topics if t != args[1]]
+        members[i] = replace(members[i], topics=[*kept, args[1]] if kind == "subscribe" else kept)
+    return change
+
+
+def _rack(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    i = _index("rack_changed", members, args[0])
+    members[i] = replace(members[i], rack=args[1])
+
+
+def _grow(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    if args[0] not in topics:
+        raise WhatIfError(f"partitions_added: no topic {args[0]!r}")
+    if args[1] < topics[args[0]]:
+        raise WhatIfError(f"partitions_added: {args[0]} has {topics[args[0]]} partitions; counts only grow")
+    topics[args[0]] = args[1]
+
+
+def _create(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    if args[0] in topics:
+        raise WhatIfError(f"topic_created: topic {args[0]!r} exists")
+    topics[args[0]] = args[1]
+
+
+def _delete(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    if topics.pop(args[0], None) is None:
+        raise WhatIfError(f"topic_deleted: no topic {args[0]!r}")
+
+
+def _nothing(*_: Any) -> None:
+    """No change to the definition (a rolling restart's steps are the engine's) or the sizes."""
+
+
+def _sized_join(sizes: Sizes, args: tuple[Any, ...]) -> None:
+    sizes.members.add(args[0])
+
+
+def _sized_leave(sizes: Sizes, args: tuple[Any, ...]) -> None:
+    sizes.members.discard(args[0])
+
+
+def _sized_count(sizes: Sizes, args: tuple[Any, ...]) -> None:
+    sizes.count(args[0], args[1])
+
+
+def _sized_create(sizes: Sizes, args: tuple[Any, ...]) -> None:
+    if args[0] not in sizes.topics:  # (an existing one: `change` refuses it)
+        sizes.count(args[0], args[1])
+
+
+def _sized_delete(sizes: Sizes, args: tuple[Any, ...]) -> None:
+    sizes.drop(args[0])
+
+
+def _register(*kinds: EventKind) -> dict[str, EventKind]:
+    return {kind.name: kind for kind in kinds}
+
+
+#: Every kind of event, in the order the help, the page and the README list them.
+KINDS = _register(
+    EventKind("member_join", "member_join:ID:TOPICS[:RACK]",
+              "a member joins, subscribed to TOPICS (comma-separated), in RACK if given", 2, 3,
+              lambda args: (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]), _join, _sized_join),
+    EventKind("member_leave", "member_leave:ID", "a member leaves", 1, 1, _as_is, _leave, _sized_leave,
+              about_member=True),
+    EventKind("subscribe", "subscribe:ID:TOPIC", "a member adds a topic to its subscription", 2, 2, _as_is,
+              _subscription("subscribe"), _nothing, about_member=True),
+    EventKind("unsubscribe", "unsubscribe:ID:TOPIC", "a member drops a topic from its subscription", 2, 2, _as_is,
+              _subscription("unsubscribe"), _nothing, about_member=True),
+    EventKind("partitions_added", "partitions_added:TOPIC:NEW_TOTAL",
+              "a topic grows to NEW_TOTAL partitions (as `kafka-topics --alter --partitions` takes it, "
+              "not the number added)", 2, 2, _count("partitions_added"), _grow, _sized_count),
+    EventKind("topic_created", "topic_created:TOPIC:COUNT", "a topic of COUNT partitions is created", 2, 2,
+              _count("topic_created"), _create, _sized_create),
+    EventKind("topic_deleted", "topic_deleted:TOPIC", "a topic is deleted", 1, 1, _as_is, _delete, _sized_delete),
+    EventKind("rack_changed", "rack_changed:ID:RACK", "a member moves to another rack", 2, 2, _as_is, _rack,
+              _nothing, about_member=True),
+    EventKind("rolling_restart", "rolling_restart", "each member in turn leaves, then rejoins owning nothing", 0, 0,
+              _as_is, _nothing, _nothing, every_member=True),
+)
+
+
+def parse_event(text: str) -> Event:
+    """Parse ``kind:arg:...``.
+
+    Examples
+    --------
+    >>> parse_event("partitions_added:orders:24")
+    Event(kind='partitions_added', args=('orders', 24))
+    """
+    name, *args = text.split(":")
+    kind = KINDS.get(name)
+    if kind is None:
+        raise WhatIfError(f"unknown event {name!r}; known: {', '.join(sorted(KINDS))}")
+    if not kind.least <= len(args) <= kind.most:
+        span = kind.least if kind.least == kind.most else f"{kind.least}-{kind.most}"
+        raise WhatIfError(f"{name}: expected {span} arguments, got {len(args)}")
+    return Event(name, kind.read(args))
+
+
+def apply_event(group: Group, event: Event) -> Group:
+    """The group definition after `event` (topics, members, racks; owned partitions untouched)."""
+    topics, members = dict(group.topics), list(group.members)
+    KINDS[event.kind].change(topics, members, event.args)
+    return Group(topics=topics, members=members, partition_racks=group.partition_racks, topic_ids=group.topic_ids)

@@ -1,0 +1,74 @@
+"""The event kinds, each written once (`assignor.events.KINDS`): the README's table, the page's
+list and the CLI's help show the registry, and each kind's effect on the sizes the limits count
+(`EventKind.sized`) is its effect on the group (`EventKind.change`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignor import Group, Member
+from assignor.errors import WhatIfError
+from assignor.events import KINDS, apply_event, parse_event
+from assignor.limits import Sizes
+from tests.budget import examples
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_readme_tables_every_kind_as_the_registry_has_it():
+    rows = re.findall(r"^\| `([a-z_]+[^`]*)` \| (.+) \|$", (ROOT / "README.md").read_text(), re.MULTILINE)
+    shown = [(form, meaning) for form, meaning in rows if form.split(":")[0] in KINDS]
+    assert shown == [(kind.form, kind.meaning) for kind in KINDS.values()]
+
+
+def test_the_page_lists_every_kind_as_the_registry_has_it():
+    page = (ROOT / "api" / "page.html").read_text()
+    hint = re.search(r'<p class="hint">(member_join.*?)</p>', page, re.DOTALL).group(1)
+    assert [form.strip() for form in hint.split("·")] == [kind.form for kind in KINDS.values()]
+
+
+def test_the_clis_help_names_every_kind(capsys):
+    from assignor.cli import main
+
+    try:
+        main(["whatif", "--help"])
+    except SystemExit:
+        pass
+    shown = " ".join(capsys.readouterr().out.split())
+    assert all(kind.form in shown for kind in KINDS.values())
+
+
+EVENT_TEXT = st.one_of(
+    st.builds(lambda i, t: f"member_join:m{i}:{t}", st.integers(0, 5), st.sampled_from(["a", "b", "a,b"])),
+    st.builds(lambda i: f"member_leave:m{i}", st.integers(0, 5)),
+    st.builds(lambda i, t: f"subscribe:m{i}:{t}", st.integers(0, 5), st.sampled_from(["a", "b", "c"])),
+    st.builds(lambda i, t: f"unsubscribe:m{i}:{t}", st.integers(0, 5), st.sampled_from(["a", "b"])),
+    st.builds(lambda t, n: f"partitions_added:{t}:{n}", st.sampled_from(["a", "b", "c"]), st.integers(0, 9)),
+    st.builds(lambda t, n: f"topic_created:{t}:{n}", st.sampled_from(["a", "b", "c"]), st.integers(0, 9)),
+    st.builds(lambda t: f"topic_deleted:{t}", st.sampled_from(["a", "b", "c"])),
+    st.builds(lambda i, r: f"rack_changed:m{i}:{r}", st.integers(0, 5), st.sampled_from(["r1", "r2"])),
+    st.just("rolling_restart"),
+)
+
+
+@given(texts=st.lists(EVENT_TEXT, max_size=12), members=st.integers(0, 4))
+@examples(300)
+def test_each_kinds_effect_on_the_counted_sizes_is_its_effect_on_the_group(texts, members):
+    group = Group(topics={"a": 3, "b": 2}, members=[Member(f"m{i}", ["a"]) for i in range(members)])
+    sizes = Sizes(group)
+    for text in texts:
+        event = parse_event(text)
+        try:
+            after = apply_event(group, event)
+        except WhatIfError:
+            continue  # (what cannot apply never reaches the sizes: the engine refuses it first)
+        event.resize(sizes)
+        group = after
+        assert sizes.topics == group.topics
+        assert sizes.partitions == sum(group.topics.values())
+        assert sizes.members == {m.id for m in group.members}
+        assert event.rebalances(len(group.members)) == (2 * len(group.members) if text == "rolling_restart" else 1)
