@@ -672,8 +672,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                 step = _step(definition, state, target, label, include_plans, check, previous)
                 previous = step
                 stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
-                later.append({"event": label, "consumer": step, "classic": stays,
-                              "saved": {name: _saved(s, step, len(definition.members)) for name, s in stays.items()},
+                members = len(definition.members)
+                saved = {name: _saved(s, step, members, strategy_named(name).protocol.cooperative)
+                         for name, s in stays.items()}
+                later.append({"event": label, "consumer": step, "classic": stays, "saved": saved,
                               "optimum": _figures_of(staying["strategies"][optimum]["steps"][index])})
                 index += 1
     final = previous
@@ -716,13 +718,14 @@ def _figures_of(step: Step) -> Figures:
                    rack_locality=step["rack_locality"])
 
 
-def _saved(classic: Step, consumer: Step, members: int) -> dict[str, Any]:
+def _saved(classic: Step, consumer: Step, members: int, cooperative: bool) -> dict[str, Any]:
     """What the consumer protocol saves against staying classic on one event (positive: saved):
     moves, revocations and balance score; beside them the classic rebalance's rounds (each a
     JoinGroup/SyncGroup barrier of the whole group) and the heartbeat intervals the consumer
     protocol took, and the members each pauses: an eager classic protocol revokes everything,
-    so every member pauses; the consumer protocol pauses only members that revoke."""
-    eager = classic["revoked"] > classic["moved"]
+    so every member pauses (a cooperative one: not counted here, shown as None); the consumer
+    protocol pauses only members that revoke. `cooperative`: the classic strategy's protocol's."""
+    eager = not cooperative
     return {"moves": classic["moved"] - consumer["moved"], "revocations": classic["revoked"] - consumer["revoked"],
             "balance_score": classic["balance_score"] - consumer["balance_score"],
             "classic_rounds": classic["rounds"], "consumer_intervals": consumer["rounds"],
