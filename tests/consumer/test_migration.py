@@ -11,7 +11,8 @@ import pytest
 
 from assignor import Group, Member, TopicPartition
 from assignor.errors import WhatIfError
-from assignor.whatif import _expand, apply_event, consumer_member_id, migrate, parse_event, run
+from assignor.whatif import apply_event, consumer_member_id, migrate, parse_event, run
+from assignor.whatif.steps import _expand
 
 GROUP = Group({"orders": 12, "payments": 6}, [Member(f"c{i}", ["orders", "payments"]) for i in range(3)])
 

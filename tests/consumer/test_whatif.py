@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from assignor import Group, Member, TopicPartition, assign, validate, whatif
 from assignor.strategies import strategy_named
 from assignor.whatif import Event, WhatIfError, parse_event
+from assignor.whatif.steps import _expand
 from assignor.workloads import carry
 from tests.budget import examples
 
@@ -158,7 +159,7 @@ def reference_run(group: Group, events: list, strategy: str) -> list[dict]:
     out = []
     definitions = [("current", group)]
     for event in events:
-        definitions += list(whatif._expand(definitions[-1][1], event))
+        definitions += list(_expand(definitions[-1][1], event))
     for label, definition in definitions:
         present = {m.id for m in definition.members}
         before = {tp: m for m, tps in owned.items() for tp in tps}

@@ -1,0 +1,32 @@
+"""Rebalance what-if: replay events on a group under each strategy, side by side.
+
+"What will move, and how long will consumers pause?" For each strategy the engine keeps the
+group's state (each member's partitions and generation) and, per event, runs the rebalance the
+way a live group does: every member's JoinGroup metadata is encoded as its client would send it
+for that protocol and decoded by the leader (`assignor.protocol`), the plan's SyncGroup bytes
+are decoded back into what each member now owns. Eager protocols revoke everything each
+rebalance; cooperative-sticky runs rounds until nothing is withheld (KIP-429).
+
+The Java-faithful strategies (``java-sticky``, ``java-cooperative-sticky``) run on the wire as
+their protocols do, with one Java leader per run whose memory (its highest generation seen)
+carries over; a step on which Java's assignor fails is reported with the reason (``failed``)
+and leaves the group as it was. When a Java strategy runs beside ours, ``comparisons`` says
+what switching to ours would change (see `compare`).
+
+Events: `assignor.events` (each kind once: its text, its change to the group and to the sizes
+the limits count); `parse_event` reads the ``kind:arg:arg`` form used by the CLI. What a run would
+build is checked against its `assignor.limits.Limits` before the first rebalance.
+"""
+
+from __future__ import annotations
+
+from assignor.errors import WhatIfError
+from assignor.events import Event, apply_event, parse_event
+from assignor.whatif.figures import Figures, Step, Summary
+from assignor.whatif.migration import MIGRATE_FROM, Migration, check_migration, migrate
+from assignor.whatif.replay import ALL_STRATEGIES, Comparison, Progress, Result, StrategyRun, compare, run
+from assignor.whatif.steps import consumer_member_id
+
+__all__ = ["ALL_STRATEGIES", "MIGRATE_FROM", "Comparison", "Event", "Figures", "Migration", "Progress", "Result",
+           "Step", "StrategyRun", "Summary", "WhatIfError", "apply_event", "check_migration", "compare",
+           "consumer_member_id", "migrate", "parse_event", "run"]

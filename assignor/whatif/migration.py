@@ -1,0 +1,166 @@
+"""The migration rehearsal: classic -> KIP-848's consumer protocol (`migrate`), a rolling upgrade
+that converts the group online, then later events under both protocols side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, TypedDict
+
+import numpy as np
+
+from assignor._arrays import gc_paused
+from assignor.errors import WhatIfError
+from assignor.events import KINDS, Event
+from assignor.leader import LeaderCache
+from assignor.limits import DEFAULT_LIMITS, Limits
+from assignor.model import Group
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
+from assignor.whatif.classic import _new_leader
+from assignor.whatif.figures import Step, _figures_of
+from assignor.whatif.replay import _quiet, _run, _step
+from assignor.whatif.state import _claims_of, _Numbering, _State
+from assignor.whatif.steps import _expand, _renaming, _restarts
+
+
+class Migration(TypedDict):
+    """`migrate`'s answer.
+
+    ``today``: the group's first step under its classic strategy. ``upgrade``: the rolling
+    upgrade, each member restarting in turn (``restarts``), with its ``steps`` and totals: the
+    first member leaves a group that is still classic (a classic rebalance), and its rejoin with
+    the consumer protocol converts the group online; the group runs mixed until the last restart
+    (classic members get the broker's assignment through JoinGroup/SyncGroup meanwhile, told to
+    rejoin at every change; under an eager strategy they revoke all they hold at each rejoin,
+    `assignor.reconcile`).
+    ``conversion``: that converting step (also among ``upgrade``'s steps): each member's current
+    partitions become its target assignment, and the broker's assignor computes the next target
+    from them with the rejoining member in the group (``GroupMetadataManager``'s
+    classic-to-consumer conversion); for a group without members, the conversion alone.
+    ``events``: each later event under the consumer protocol beside the same event under every
+    classic strategy asked (``saved``: positive figures are what the consumer protocol saves;
+    ``optimum``: our default strategy's figures on the same event), and ``vs_optimum``: the
+    broker's balance against our ``sticky`` on the same events.
+    """
+
+    classic: str
+    target: str
+    today: Step
+    conversion: Step
+    upgrade: dict[str, Any]
+    events: list[dict[str, Any]]
+    vs_optimum: dict[str, Any]
+
+
+#: The classic strategies a migration rehearsal compares against when none is named: the
+#: cooperative ones (ours first, then Java's), the protocol most groups run before KIP-848.
+MIGRATE_FROM: tuple[str, ...] = tuple(s.name for s in REGISTRY.values()
+                                      if s.protocol.classic and s.protocol.cooperative)
+
+
+def check_migration(target: str, classic: Sequence[str]) -> None:
+    """Raise WhatIfError unless `target` is a consumer-protocol strategy and every one of
+    `classic` (at least one) a classic one."""
+    if strategy_named(target).protocol.classic:
+        raise WhatIfError(f"--migrate: {target!r} is not a strategy of KIP-848's consumer protocol; "
+                          f"known: {', '.join(s.name for s in REGISTRY.values() if not s.protocol.classic)}")
+    if not classic:
+        raise WhatIfError("migrate: name the classic strategy the group runs today")
+    for name in classic:
+        if not strategy_named(name).protocol.classic:
+            raise WhatIfError(f"migrate: {name!r} is not a classic strategy")
+
+
+def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequence[str] = MIGRATE_FROM, *,
+            include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS) -> Migration:
+    """Rehearse moving `group` from its classic strategy (``classic[0]``, the one it runs today)
+    to KIP-848's consumer protocol with the broker's assignor `target`, then replay `events`.
+
+    Raises
+    ------
+    WhatIfError
+        When `target` is not a consumer-protocol strategy or a ``classic`` one is not classic.
+    """
+    events = list(events)
+    check_migration(target, classic)
+    limits.check_group(group)
+    optimum = DEFAULT_STRATEGY.name  # ours: the optimum the broker's balance is measured against
+    compared = list(dict.fromkeys([*classic, optimum]))
+    # The classic runs replay the events; the upgrade restarts every member, then replays them.
+    limits.check_events(group, [*events, Event("rolling_restart")], strategies=len(compared) + 1,
+                        plans=include_plans)
+    with gc_paused():
+        staying = _run(group, events, compared, include_plans, check, _quiet)
+        numbering = _Numbering()
+        ids = [m.id for m in group.members]
+        state = _State(ids, numbering.of(ids), _claims_of(group.members),
+                       np.array([m.generation for m in group.members], dtype=np.int64),
+                       max([m.generation for m in group.members], default=0) + 1, numbering, LeaderCache(),
+                       leader=_new_leader(classic[0]))
+        today = _step(group, state, classic[0], "current", include_plans, check, None)
+        upgrade: list[Step] = []
+        conversion: Step | None = None
+        definition, previous = group, today
+        renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
+        classic_ids = {m.id for m in group.members}
+        eager_classic = not strategy_named(classic[0]).protocol.cooperative
+        for i, (label, step_group) in enumerate(_restarts(group, renamed)):
+            definition = step_group
+            # The first member to restart leaves a classic group (a classic rebalance); its
+            # rejoin with the consumer protocol converts the group online, and the broker plans
+            # from the members' current partitions with it in the group (GroupMetadataManager's
+            # convertToConsumerGroup: "the upgrade is always triggered by a new member joining").
+            strategy = classic[0] if i == 0 else target
+            label = f"{label} (classic)" if i == 0 else f"{label}, converting to {target}" if i == 1 else label
+            # members not restarted yet are classic members of the converted group: eager ones
+            # revoke everything at each rejoin (assignor.reconcile)
+            eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
+            previous = _step(definition, state, strategy, label, include_plans, check, previous, eager)
+            upgrade.append(previous)
+            if i == 1:
+                conversion = previous
+        if conversion is None:  # no member to restart: the group converts as it is
+            conversion = previous = _step(group, state, target, f"convert to {target}", include_plans, check, today)
+            upgrade.append(conversion)
+        later: list[dict[str, Any]] = []
+        index = 1  # the classic runs' step after "current"
+        for event in events:
+            for label, step_group in _expand(definition, _renaming(event, renamed)):
+                definition = step_group
+                label = label if KINDS[event.kind].every_member else str(event)
+                step = _step(definition, state, target, label, include_plans, check, previous)
+                previous = step
+                stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
+                members = len(definition.members)
+                saved = {name: _saved(s, step, members, strategy_named(name).protocol.cooperative)
+                         for name, s in stays.items()}
+                later.append({"event": label, "consumer": step, "classic": stays, "saved": saved,
+                              "optimum": _figures_of(staying["strategies"][optimum]["steps"][index])})
+                index += 1
+    final = previous
+    sticky_final = staying["strategies"][optimum]["steps"][-1]
+    return Migration(
+        classic=classic[0], target=target, today=today, conversion=conversion,
+        upgrade={"restarts": len(group.members), "steps": upgrade, "moved": sum(s["moved"] for s in upgrade),
+                 "revoked": sum(s["revoked"] for s in upgrade),
+                 "max_unowned": max((s.get("max_unowned", 0.0) for s in upgrade), default=0.0)},
+        events=later,
+        vs_optimum={"balance_score": final["balance_score"], "sticky_balance_score": sticky_final["balance_score"],
+                    "spread": final["spread"], "sticky_spread": sticky_final["spread"],
+                    "worse_balance_steps": sum(1 for e in later
+                                               if e["consumer"]["balance_score"] > e["optimum"]["balance_score"])},
+    )
+
+
+def _saved(classic: Step, consumer: Step, members: int, cooperative: bool) -> dict[str, Any]:
+    """What the consumer protocol saves against staying classic on one event (positive: saved):
+    moves, revocations and balance score; beside them the classic rebalance's rounds (each a
+    JoinGroup/SyncGroup barrier of the whole group) and the heartbeat intervals the consumer
+    protocol took, and the members each pauses: an eager classic protocol revokes everything,
+    so every member pauses (a cooperative one: not counted here, shown as None); the consumer
+    protocol pauses only members that revoke. `cooperative`: the classic strategy's protocol's."""
+    eager = not cooperative
+    return {"moves": classic["moved"] - consumer["moved"], "revocations": classic["revoked"] - consumer["revoked"],
+            "balance_score": classic["balance_score"] - consumer["balance_score"],
+            "classic_rounds": classic["rounds"], "consumer_intervals": consumer["rounds"],
+            "classic_paused_members": members if eager else None,
+            "consumer_paused_members": consumer.get("paused_members", 0)}

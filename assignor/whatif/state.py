@@ -1,0 +1,86 @@
+"""One strategy's view of the live group during a what-if run: what each member owns, at which
+generation, numbered so that lists of members become arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from assignor._arrays import appended
+from assignor.errors import WhatIfError
+from assignor.leader import LeaderCache
+from assignor.model import INT32_MAX, Claims, Member
+from assignor.strategies.strategy import Leader
+from assignor.whatif.figures import _Flats
+
+
+@dataclass
+class _State:
+    """One strategy's view of the live group: what each member owns (`Claims`, member index into
+    `ids`), at which generation, and the codec caches a long-lived leader and members keep."""
+
+    ids: list[str]
+    numbers: np.ndarray  # of `ids`, by `numbering`
+    owned: Claims
+    generation: np.ndarray  # of each of `ids`
+    group_generation: int
+    numbering: _Numbering
+    cache: LeaderCache
+    flats: _Flats | None = None  # `owned` as flat partitions, see `_owners_now`
+    leader: Leader | None = None  # the leader of a strategy that keeps one (Java's), for the whole run
+
+
+class _Numbering(dict[str, int]):
+    """A number per member id, given in order of first sight: member lists become arrays of
+    numbers, and moving values from one list's order to another's is a numpy gather."""
+
+    def __missing__(self, member_id: str) -> int:
+        number = self[member_id] = len(self)
+        return number
+
+    def of(self, ids: list[str]) -> np.ndarray:
+        return np.fromiter(map(self.__getitem__, ids), dtype=np.int64, count=len(ids))
+
+    def positions(self, numbers: np.ndarray, among: np.ndarray) -> np.ndarray:
+        """Each member of `numbers` as an index in `among` (also numbers; -1: not there), then
+        a last -1."""
+        where = np.full(len(self) + 1, -1, dtype=np.int64)
+        where[among] = np.arange(len(among))
+        found: np.ndarray = where[appended(numbers, len(self))]
+        return found
+
+
+def _claims_of(members: Sequence[Member]) -> Claims:
+    """The members' owned partitions as `Claims`; each must be one a client can send."""
+    names: dict[str, int] = {}
+    member, topic, partition = [], [], []
+    for i, m in enumerate(members):
+        for tp in m.owned:
+            ok = isinstance(tp, tuple | list) and len(tp) == 2 and isinstance(tp[0], str)
+            if not ok or not isinstance(tp[1], int) or isinstance(tp[1], bool) or not 0 <= tp[1] <= INT32_MAX:
+                raise WhatIfError(f"member {m.id!r}: owned partition {tp!r} is not a (topic, partition) a client "
+                                  "can send")
+            member.append(i)
+            topic.append(names.setdefault(tp[0], len(names)))
+            partition.append(tp[1])
+    return Claims(np.array(member, dtype=np.int64), np.array(topic, dtype=np.int64),
+                  np.array(partition, dtype=np.int64), list(names))
+
+
+def _assignment_of(state: _State) -> dict[str, list[list[str | int]]]:
+    """What each member owns now, as ``[topic, partition]`` lists."""
+    names = state.owned.names
+    per_member: dict[str, list[list[str | int]]] = {member_id: [] for member_id in state.ids}
+    for m, t, p in zip(state.owned.member.tolist(), state.owned.topic.tolist(), state.owned.partition.tolist()):
+        per_member[state.ids[m]].append([names[t], p])
+    return per_member
+
+
+def _reindex(claims: Claims, position: np.ndarray) -> Claims:
+    """`claims` with each member index i replaced by ``position[i]``; claims of members with
+    position -1 (not there) are dropped."""
+    new_index = position[claims.member]
+    kept = new_index >= 0
+    return Claims(new_index[kept], claims.topic[kept], claims.partition[kept], claims.names)
