@@ -45,8 +45,8 @@ from typing import Any
 
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
-from assignor import leader
-from assignor.model import UNKNOWN_GENERATION, TopicPartition
+from assignor.member_side import MemberSide
+from assignor.model import UNKNOWN_GENERATION
 from assignor.partitioners.builtin import BuiltInPartitioner
 from assignor.partitioners.keyless import StickyPartitioner
 from assignor.partitioners.murmur import PartitionerError, partition_for_key
@@ -54,20 +54,13 @@ from assignor.protocol import (
     ProtocolError,
     Subscription,
     decode_sticky_user_data,
-    encode_cooperative_user_data,
-    encode_sticky_user_data,
     encode_subscription,
     members_from_metadata,
 )
 from assignor.protocols import COOPERATIVE_STICKY, STICKY, Protocol
-from assignor.strategies import strategy_for
 
 __all__ = ["CooperativeStickyAssignor", "KafkaPartitioner", "StickyAssignor", "StickyProducer"]
 
-#: KIP-429's rebalance protocols, by the names Java's ``RebalanceProtocol`` and kafka-python 3
-#: give them: an assignor lists those it supports, and a consumer rebalances cooperatively only
-#: when every assignor it offers supports ``cooperative`` (Java's ``ConsumerCoordinator``).
-EAGER, COOPERATIVE = "eager", "cooperative"
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +87,7 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokafka ships no types
+class StickyAssignor(MemberSide, AbstractPartitionAssignor):  # type: ignore[misc]  # aiokafka ships no types
     """The sticky (KIP-54/KIP-341) assignor for aiokafka, one instance per consumer (eager: an
     aiokafka consumer revokes everything before each rebalance; see `CooperativeStickyAssignor`
     for the incremental protocol).
@@ -122,42 +115,23 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
 
     def __init__(self, *, rack: str | None = None, service_url: str | None = None, token: str | None = None,
                  timeout: float = 3.0, group_id: str | None = None, strategy: str | None = None) -> None:
-        self.strategy = strategy_for(self.protocol, strategy).name
-        self.rack = rack
+        MemberSide.__init__(self, self.protocol, strategy, rack)
         self.service_url = service_url.rstrip("/") if service_url else None
         self.token = token
         self.timeout = timeout
         self.group_id = group_id
-        self.generation = UNKNOWN_GENERATION  # of the last assignment received
-        self.owned: list[TopicPartition] | None = None  # None until the first assignment
         self.remote_plans = 0
         self.fallbacks = 0
-        # Kept across the rebalances this instance leads (the same members, topics and names).
-        self.cache = leader.LeaderCache()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(generation={self.generation}, owned={len(self.owned or ())})"
 
     def supported_protocols(self) -> tuple[str, ...]:
         """The rebalance protocols this assignor supports (KIP-429)."""
-        return (EAGER, COOPERATIVE) if self.protocol.cooperative else (EAGER,)
+        return self.rebalance_protocols
 
     def on_partitions_lost(self) -> None:
-        """The consumer lost its partitions (fenced, or its generation went stale): the next
-        JoinGroup claims nothing (KIP-429), as Java's ``ConsumerCoordinator`` resets it."""
-        self.owned = []
-        self.generation = UNKNOWN_GENERATION
+        """The consumer lost its partitions: the next JoinGroup claims nothing (`MemberSide.lost`)."""
+        self.lost()
 
     # -- the three calls aiokafka makes ----------------------------------------------------
-
-    def metadata(self, topics: Iterable[str]) -> bytes:
-        """JoinGroup metadata: Subscription v3, sticky user data V1 once we own something.
-
-        Eager members revoke everything before joining, so owned_partitions is empty; the
-        previous assignment travels in the user data, as Java's StickyAssignor sends it.
-        """
-        user_data = None if self.owned is None else encode_sticky_user_data(self.owned, self.generation)
-        return encode_subscription(Subscription(sorted(topics), user_data, (), self.generation, self.rack))
 
     def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, bytes]:
         """Plan the group (leader only); returns SyncGroup assignment bytes per member."""
@@ -179,11 +153,10 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
             remote = self._remote_plan(group_id, generation, topics, raw)
             if remote is not None:
                 return remote
-        return leader.sync(self.name, generation, topics, raw, cache=self.cache, strategy=self.strategy).assignments
+        return self.lead(generation, topics, raw).assignments
 
     def on_assignment(self, assignment: Any) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""
-        self.owned = [TopicPartition(topic, partition) for topic, partition in assignment.partitions()]
         caller = _caller_locals("_on_join_complete") or {}
         generation = _int(caller.get("generation"))
         if generation is None:
@@ -195,7 +168,7 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokaf
         if generation is None:
             log.warning("sticky assignor: generation unknown for this assignment; reporting %d", UNKNOWN_GENERATION)
             generation = UNKNOWN_GENERATION
-        self.generation = generation
+        self.assigned(assignment.partitions(), generation)
 
     # -- remote mode -------------------------------------------------------------------------
 
@@ -250,14 +223,13 @@ class CooperativeStickyAssignor(StickyAssignor):
     name = COOPERATIVE_STICKY.name
     protocol = COOPERATIVE_STICKY
 
-    def metadata(self, topics: Iterable[str]) -> bytes:
-        """JoinGroup metadata: Subscription v3 with the owned partitions and the generation."""
+    def metadata(self, topics: Iterable[str], *, eager: bool = False) -> bytes:
+        """JoinGroup metadata (`MemberSide.metadata`), claiming nothing when aiokafka's eager
+        coordinator joins (it revoked everything first)."""
         joining = _caller_locals("perform_group_join") or {}
         coordinator = getattr(joining.get("self"), "_coordinator", None)
-        eager = coordinator is not None and not getattr(coordinator, "cooperative", False)
-        owned = [] if eager else sorted(self.owned or ())
-        return encode_subscription(Subscription(sorted(topics), encode_cooperative_user_data(self.generation),
-                                                owned, self.generation, self.rack))
+        eager = eager or (coordinator is not None and not getattr(coordinator, "cooperative", False))
+        return MemberSide.metadata(self, topics, eager=eager)
 
 
 def _raw_metadata(response: Any, members: Mapping[str, Any]) -> dict[str, bytes]:

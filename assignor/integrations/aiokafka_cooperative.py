@@ -65,7 +65,8 @@ from aiokafka.errors import KafkaError
 from aiokafka.structs import OffsetAndMetadata
 
 from assignor.errors import AssignorError
-from assignor.integrations.aiokafka import COOPERATIVE, CooperativeStickyAssignor
+from assignor.integrations.aiokafka import CooperativeStickyAssignor
+from assignor.member_side import COOPERATIVE
 
 __all__ = ["SUPPORTED_AIOKAFKA", "CooperativeConsumer", "CooperativeCoordinator", "rebalances_cooperatively"]
 

@@ -25,22 +25,20 @@ the consumer's ``client_rack``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
-from assignor import leader
-from assignor.model import UNKNOWN_GENERATION, TopicPartition
-from assignor.protocol import Subscription, encode_cooperative_user_data, encode_sticky_user_data, encode_subscription
+from assignor.member_side import COOPERATIVE, EAGER, MemberSide
+from assignor.model import UNKNOWN_GENERATION
 from assignor.protocols import COOPERATIVE_STICKY, STICKY, Protocol
-from assignor.strategies import strategy_for
 
 __all__ = ["CooperativeStickyAssignor", "StickyAssignor", "adopt_client_rack"]
 
 
-class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-python ships no types
+class StickyAssignor(MemberSide, AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-python ships no types
     """Our ``sticky`` (KIP-54/KIP-341) assignor for kafka-python 3, one instance per consumer.
 
     Parameters
@@ -55,25 +53,11 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-
     protocol: Protocol = STICKY
 
     def __init__(self, *, strategy: str | None = None, rack: str | None = None) -> None:
-        self.strategy = strategy_for(self.protocol, strategy).name
-        self.rack = rack
-        self.generation = UNKNOWN_GENERATION
-        self.owned: list[TopicPartition] | None = None  # None until the first assignment
-        self.cache = leader.LeaderCache()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(generation={self.generation}, owned={len(self.owned or ())})"
+        MemberSide.__init__(self, self.protocol, strategy, rack or None)
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
         """Eager only; `CooperativeStickyAssignor` supports both, as Java's does."""
-        if self.protocol.cooperative:
-            return [RebalanceProtocol.EAGER, RebalanceProtocol.COOPERATIVE]
-        return [RebalanceProtocol.EAGER]
-
-    def metadata(self, topics: Iterable[str]) -> bytes:
-        """JoinGroup metadata: Subscription v3, the sticky user data V1 once we own something."""
-        user_data = None if self.owned is None else encode_sticky_user_data(self.owned, self.generation)
-        return encode_subscription(Subscription(sorted(topics), user_data, (), self.generation, self._rack()))
+        return [_REBALANCE_PROTOCOLS[name] for name in self.rebalance_protocols]
 
     def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, Any]:
         """Plan the group (leader only): ``{member_id: ConsumerProtocolAssignment}``."""
@@ -86,21 +70,17 @@ class StickyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-
                 topics[topic] = len(partitions)
         generations = [getattr(m.metadata, "generation_id", UNKNOWN_GENERATION) for m in members]
         generation = max([g for g in generations if isinstance(g, int)], default=UNKNOWN_GENERATION) + 1
-        synced = leader.sync(self.name, generation, topics, raw, cache=self.cache, strategy=self.strategy)
-        return {member: ConsumerProtocolAssignment.decode(data) for member, data in synced.assignments.items()}
+        return {member: ConsumerProtocolAssignment.decode(data) for member, data in
+                self.lead(generation, topics, raw).assignments.items()}
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""
-        self.owned = [TopicPartition(tp.topic, tp.partition) for tp in assignment.partitions()]
-        self.generation = generation if isinstance(generation, int) else UNKNOWN_GENERATION
+        self.assigned(((tp.topic, tp.partition) for tp in assignment.partitions()),
+                      generation if isinstance(generation, int) else UNKNOWN_GENERATION)
 
     def on_partitions_lost(self) -> None:
         """Forget what was lost (fenced, stale generation): the next JoinGroup claims nothing."""
-        self.owned = []
-        self.generation = UNKNOWN_GENERATION
-
-    def _rack(self) -> str | None:
-        return self.rack or None
+        self.lost()
 
 
 class CooperativeStickyAssignor(StickyAssignor):
@@ -109,11 +89,9 @@ class CooperativeStickyAssignor(StickyAssignor):
     name = COOPERATIVE_STICKY.name
     protocol = COOPERATIVE_STICKY
 
-    def metadata(self, topics: Iterable[str]) -> bytes:
-        """Subscription v3 with the owned partitions and the generation (and the generation as
-        user data, as Java's ``CooperativeStickyAssignor`` writes it)."""
-        return encode_subscription(Subscription(sorted(topics), encode_cooperative_user_data(self.generation),
-                                                sorted(self.owned or ()), self.generation, self._rack()))
+
+#: kafka-python's names of KIP-429's rebalance protocols.
+_REBALANCE_PROTOCOLS = {EAGER: RebalanceProtocol.EAGER, COOPERATIVE: RebalanceProtocol.COOPERATIVE}
 
 
 def _raw(metadata: Any) -> bytes:

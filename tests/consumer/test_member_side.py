@@ -1,0 +1,43 @@
+"""The member side (`assignor.member_side`) sends the JoinGroup metadata the what-if engine and
+the leader's tests encode for a member of each protocol (`wire.columnar.encode_join_group`):
+the adapters and the engine speak one protocol."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignor.member_side import MemberSide
+from assignor.model import UNKNOWN_GENERATION, Claims, Member
+from assignor.protocols import PROTOCOLS
+from assignor.wire.columnar import encode_join_group
+from tests.budget import examples
+
+CLASSIC = sorted(name for name, p in PROTOCOLS.items() if p.classic)
+
+
+@pytest.mark.parametrize("protocol", CLASSIC)
+@given(topics=st.sets(st.sampled_from(["a", "b", "c"]), min_size=1),
+       owned=st.none() | st.sets(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 40))),
+       generation=st.integers(0, 2**31 - 1), rack=st.none() | st.sampled_from(["r1", "eu-west-1a"]))
+@examples(200)
+def test_a_member_joins_with_the_metadata_the_engine_encodes_for_it(protocol, topics, owned, generation, rack):
+    side = MemberSide(PROTOCOLS[protocol], rack=rack)
+    if owned is not None:
+        side.assigned(sorted(owned), generation)
+    pairs = sorted(owned or ())
+    names = sorted({t for t, _ in pairs})
+    claims = Claims(np.zeros(len(pairs), dtype=np.int64), np.array([names.index(t) for t, _ in pairs], dtype=np.int64),
+                    np.array([p for _, p in pairs], dtype=np.int64), names)
+    engine = encode_join_group([Member("m", tuple(sorted(topics)), rack=rack)], claims,
+                               [generation if owned is not None else UNKNOWN_GENERATION], PROTOCOLS[protocol])
+    assert side.metadata(topics) == engine.messages()[0]
+
+
+def test_a_lost_member_claims_nothing_and_forgets_its_generation():
+    side = MemberSide(PROTOCOLS["cooperative-sticky"])
+    side.assigned([("a", 1)], 3)
+    side.lost()
+    assert (side.owned, side.generation) == ([], UNKNOWN_GENERATION)
