@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 from api.protocol_io import HIGHEST_VERSION
 from assignor.model import INT32_MAX, INT32_MIN
 from assignor.protocols import PROTOCOLS, protocol_named
-from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, check_strategy
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.topic_ids import topic_ids_of
 
 #: Simulation seeds: any 64-bit integer (the answer repeats the seed, and JSON integers past 64
@@ -46,7 +46,7 @@ EXAMPLE_GROUP: dict[str, Any] = {
 
 
 def _strategy(name: str) -> str:
-    return check_strategy(name)  # UnknownStrategyError (a ValueError) lists the known names
+    return strategy_named(name).name  # UnknownStrategyError (a ValueError) lists the known names
 
 
 def _protocol(name: str) -> str:

@@ -4,6 +4,20 @@ Every strategy is one `Strategy` object (its protocol, how it plans on objects a
 whether it is Kafka's own); every list of strategy names in the library, the service, the CLI
 and the Spark job is derived from `REGISTRY`. Adding a strategy is one module that makes its
 `Strategy`, and one line in `_register` below.
+
+The planning entry points, and nothing else:
+
+- `assign(name, group) -> Plan`: the plan as objects (the library's front door; `STRATEGIES`
+  maps each name to it, for callers that want a callable per strategy);
+- `assign_columns(name, group, owned=None) -> Claims`: the same plan as columns;
+- `strategy_named(name).planned(group, claims, memo, leader) -> Planned`: the plan on dense
+  arrays (its `layout`, each flat partition's `owner`, its `assigned` columns), what the leader,
+  what-if, the oracle's fast check and the service plan with.
+
+`strategy_named` (one name) and `REGISTRY` (all of them) give the `Strategy` objects;
+`strategy_for` the one a protocol's leader or member plans with. The helpers in
+`assignor.strategies.strategy` (`plan_claims`, `planned_from_claims`, `planned_in_plan_order`,
+`owning_claims`, `stateless`) are for writing a strategy, not for calling one.
 """
 
 from __future__ import annotations
@@ -15,18 +29,16 @@ import numpy as np
 from assignor.errors import AssignorError, InvalidGroupError, UnknownStrategyError
 from assignor.model import Claims, Group, Plan
 from assignor.protocols import Protocol
-from assignor.solver import dense
-from assignor.solver.dense import Layout
 from assignor.strategies import cooperative as _cooperative
 from assignor.strategies import java_sticky as _java
 from assignor.strategies import kip848 as _kip848
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
 from assignor.strategies import sticky as _sticky
-from assignor.strategies.strategy import Leader, Strategy
+from assignor.strategies.strategy import Strategy
 
 __all__ = ["DEFAULT_STRATEGY", "REGISTRY", "STRATEGIES", "Strategy", "assign", "assign_columns", "check_claims",
-           "check_strategy", "java_counterparts", "ours_for", "plan_owners", "strategy_for", "strategy_named"]
+           "java_counterparts", "ours_for", "strategy_for", "strategy_named"]
 
 
 def _register(*strategies: Strategy) -> dict[str, Strategy]:
@@ -87,17 +99,6 @@ def strategy_named(strategy: object) -> Strategy:
     if found is None:
         raise UnknownStrategyError(f"unknown strategy {strategy!r}; known: {', '.join(sorted(REGISTRY))}")
     return found
-
-
-def check_strategy(strategy: object) -> str:
-    """`strategy` when it names a strategy, without planning anything.
-
-    Raises
-    ------
-    UnknownStrategyError
-        When no strategy has this name.
-    """
-    return strategy_named(strategy).name
 
 
 def assign(strategy: str, group: Group) -> Plan:
@@ -170,16 +171,6 @@ def check_claims(claims: object, members: int) -> Claims:
     if rows and not (0 <= int(claims.partition.min()) and int(claims.partition.max()) < 2**31):
         raise InvalidGroupError("owned.partition must be partition numbers in [0, 2**31)")
     return claims
-
-
-def plan_owners(strategy: str | Strategy, group: Group, claims: Claims | None = None,
-                memo: dense.PlanMemo | None = None, leader: Leader | None = None) -> tuple[Layout, np.ndarray]:
-    """`assign` as the layout and each flat partition's owner (member index in layout order,
-    ``NO_OWNER`` when unassigned); owned partitions from `claims` when given. `memo`: see
-    `assignor.solver.dense.build` (a caller planning the same topics again and again keeps one).
-    `leader`: for a strategy that keeps one (`Strategy.new_leader`), the leader whose memory
-    carries over between rebalances."""
-    return strategy_named(strategy).plan_owners(group, claims, memo, leader)
 
 
 def ours_for(protocol: object) -> Strategy | None:

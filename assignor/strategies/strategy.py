@@ -196,12 +196,6 @@ class Strategy:
         member = in_group[assigned.member] if len(assigned.member) else assigned.member
         return Claims(member, assigned.topic, assigned.partition, list(assigned.names))
 
-    def plan_owners(self, group: Group, claims: Claims | None = None, memo: PlanMemo | None = None,
-                    leader: Leader | None = None) -> tuple[Layout, np.ndarray]:
-        """`planned`'s layout and owners."""
-        planned = self.planned(group, claims, memo, leader)
-        return planned.layout, planned.owner
-
 
 def stateless(plan_owners: Callable[[Group, Claims | None, PlanMemo | None], tuple[Layout, np.ndarray]]) -> Owners:
     """`Strategy.owners` of a strategy that keeps nothing between rebalances (no leader)."""

@@ -14,7 +14,7 @@ from assignor.events import Event
 from assignor.leader import LeaderCache
 from assignor.limits import DEFAULT_LIMITS, Limits
 from assignor.model import Group
-from assignor.strategies import REGISTRY, check_strategy, java_counterparts, strategy_named
+from assignor.strategies import REGISTRY, java_counterparts, strategy_named
 from assignor.whatif.classic import _new_leader, _rebalance
 from assignor.whatif.consumer import _reconcile
 from assignor.whatif.figures import Figures, Step, Summary, _figures_of, _summary
@@ -76,7 +76,7 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     """
     events = list(events)
     for name in strategies:
-        check_strategy(name)  # unknown names fail before any work
+        strategy_named(name)  # unknown names fail before any work
     limits.check_group(group)
     limits.check_events(group, events, strategies=len(strategies), plans=include_plans)
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)

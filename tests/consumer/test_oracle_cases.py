@@ -11,7 +11,7 @@ import pytest
 from assignor import Group, Member, Plan, TopicPartition, validate
 from assignor.group_spec import of_objects
 from assignor.solver import dense
-from assignor.strategies import plan_owners
+from assignor.strategies import strategy_named
 
 TP = TopicPartition
 GROUP = Group({"a": 2, "b": 1}, [Member("m1", ("a", "b")), Member("m2", ("a",))])
@@ -74,7 +74,8 @@ def test_each_fault_is_named_by_both_checks(fault, assignment, errors):
 def test_the_columns_check_refuses_what_it_cannot_vouch_for():
     """`report_of_layout` (a leader's plan checked on its arrays) answers None, never a clean
     report, for an owner array that leaves a partition out or gives one to a non-subscriber."""
-    layout, owner = plan_owners("sticky", GROUP)
+    planned = strategy_named("sticky").planned(GROUP)
+    layout, owner = planned.layout, planned.owner
     assert validate.report_of_layout(GROUP, layout, owner, "sticky")["valid"]
     b0 = int(layout.offsets[layout.topics.index("b")])
     m2 = [m.id for m in layout.members].index("m2")

@@ -13,7 +13,7 @@ from assignor import Group, Member, Plan, TopicPartition, validate
 from assignor.group_spec import of_objects
 from assignor.json_format import group_to_json, plan_to_json, unpack_group, unpack_plan
 from assignor.solver import dense
-from assignor.strategies import assign, plan_owners
+from assignor.strategies import assign, strategy_named
 from tests.budget import examples
 
 TOPICS = ["a", "b", "c"]
@@ -105,7 +105,8 @@ def test_the_oracle_reads_objects_and_columns_alike(case):
 def test_the_report_of_a_dense_plan_is_the_oracles(group, strategy):
     """`report_of_layout` (a leader's plan measured on its arrays) says what `report` says
     wherever it answers; where it cannot be sure it answers None."""
-    layout, owner = plan_owners(strategy, group)
+    planned = strategy_named(strategy).planned(group)
+    layout, owner = planned.layout, planned.owner
     fast = validate.report_of_layout(group, layout, owner, strategy)
     plain = validate.report(group, Plan(strategy, layout.assignment(owner)))
     if fast is not None:
@@ -204,7 +205,8 @@ def test_the_fast_report_answers_for_ordinary_plans(name, strategy):
     say what the oracle says, from the objects' claims and from the claims as columns: a fast
     path that quietly gives up is a slow path, one that answers wrongly a wrong oracle."""
     group = ORDINARY[name]
-    layout, owner = plan_owners(strategy, group)
+    planned = strategy_named(strategy).planned(group)
+    layout, owner = planned.layout, planned.owner
     plain = validate.report(group, Plan(strategy, layout.assignment(owner)))
     assert validate.report_of_layout(group, layout, owner, strategy) == plain
     assert validate.report_of_layout(group, layout, owner, strategy, _columns(group)) == plain

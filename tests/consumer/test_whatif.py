@@ -263,12 +263,13 @@ def test_topic_spread_and_rack_locality_figures():
 def test_unknown_strategies_are_named_without_planning():
     """Strategy names were checked by running a plan on an empty group; now a lookup does it."""
     from assignor.errors import UnknownStrategyError
-    from assignor.strategies import check_strategy
 
-    assert check_strategy("sticky") == "sticky"
+    assert strategy_named("sticky").name == "sticky"
     for bad in ("nope", None, 3):
         with pytest.raises(UnknownStrategyError):
-            check_strategy(bad)
+            strategy_named(bad)
+        with pytest.raises(UnknownStrategyError):
+            whatif.run(Group(topics={}, members=[]), [], [bad])
 
 
 def test_layouts_do_not_share_their_default_claims():

@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assignor import Group, Member, Plan, TopicPartition, protocol, strategies
+from assignor import Group, Member, Plan, TopicPartition, protocol
 from assignor.leader import LeaderCache
 from assignor.model import Claims
 from assignor.protocol import Messages, ProtocolError
+from assignor.strategies import strategy_named
 from assignor.wire import arrays, codec, columnar, schema
 from assignor.wire import cache as wire_cache
 from assignor.wire.cache import DecodeCache
@@ -616,7 +617,8 @@ def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would():
     kept = protocol.EncodeCache()
     for topics in ({"a": 2, "bb": 3}, {"a": 2, "bb": 3, "dé": 1}, {"bb": 3}, {"a": 2, "bb": 3}, {"zz": 4, "a": 1}):
         group = Group(topics=topics, members=[Member("m1", list(topics)), Member("m2", ["bb", "a"])])
-        layout, owner = strategies.plan_owners("sticky", group)
+        planned = strategy_named("sticky").planned(group)
+        layout, owner = planned.layout, planned.owner
         claims, members = layout.owned_claims(owner), len(layout.members)
         assert protocol.encode_assignments(claims, members, "sticky", 4, cache=kept).messages() == \
             protocol.encode_assignments(claims, members, "sticky", 4, cache=protocol.EncodeCache()).messages()
@@ -629,7 +631,8 @@ def test_a_kept_encode_cache_writes_changing_topic_sets_as_a_new_one_would():
 def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, protocol_name, generation):
     group = Group(topics={"a": 3, "bb": 7, "dé": 2, "orders": 12, "t" * 40: 5},
                   members=[Member(f"m{i}", topics) for i, (topics,) in enumerate(subscriptions)])
-    layout, owner = strategies.plan_owners(protocol_name, group)
+    planned = strategy_named(protocol_name).planned(group)
+    layout, owner = planned.layout, planned.owner
     plan = layout.assignment(owner)
     for asked in (False, True):
         messages = protocol.encode_assignments(layout.owned_claims(owner), len(layout.members), protocol_name,
