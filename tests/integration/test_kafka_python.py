@@ -9,6 +9,7 @@ import asyncio
 import pytest
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
+from assignor.errors import AssignorError
 from assignor.integrations.kafka_python import CooperativeStickyAssignor, StickyAssignor
 from assignor.protocol import decode_subscription
 from bench.rebalance import KafkaPythonMember, LibrdkafkaMember, create_topic, produce, settle, wind_down
@@ -23,7 +24,7 @@ def test_the_assignors_speak_kafka_pythons_protocols():
                                                                  RebalanceProtocol.COOPERATIVE]
     assert StickyAssignor().supported_protocols() == [RebalanceProtocol.EAGER]
     assert CooperativeStickyAssignor(strategy="java-cooperative-sticky").strategy == "java-cooperative-sticky"
-    with pytest.raises(Exception, match="speaks 'sticky'"):
+    with pytest.raises(AssignorError, match="plans the 'cooperative-sticky' protocol, not 'sticky'"):
         StickyAssignor(strategy="cooperative-sticky")
 
 
