@@ -319,8 +319,22 @@ def _pipeline_rows(quick: bool) -> None:
           f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
 
 
-SECTIONS = ("assign", "java", "kip848", "wire", "record", "keys", "whatif", "adapter", "rebalance", "simulate",
-            "pipeline", "service")
+SECTIONS = ("assign", "java", "kip848", "wire", "fastpaths", "record", "keys", "whatif", "adapter", "rebalance",
+            "simulate", "pipeline", "service")
+
+
+def _fastpaths_in_child(repeat: int, queue) -> None:
+    from bench import fastpaths
+
+    queue.put(fastpaths.run(repeat))
+
+
+def _fastpath_rows(repeat: int) -> None:
+    """Each fast path against its plain reference (`bench/fastpaths.py`)."""
+    print("fast path | input | reference | reference s | fast path s | gain", flush=True)
+    for row in _in_child(_fastpaths_in_child, repeat):
+        print(f"{row['fast path']} | {row['input']} | {row['reference']} | {row['reference_s']:.3f} | "
+              f"{row['fast_s']:.3f} | {row['reference_s'] / row['fast_s']:.1f}x", flush=True)
 
 
 def _kip848_rows(quick: bool, repeat: int) -> None:
@@ -363,6 +377,7 @@ def main(argv=None) -> int:
         "assign": lambda: rows.extend(_assign_rows(args)),
         "java": lambda: _java_rows(args),
         "wire": lambda: print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True),
+        "fastpaths": lambda: _fastpath_rows(args.repeat),
         "kip848": lambda: _kip848_rows(args.quick, args.repeat),
         "record": _record_rows,
         "keys": _keys_row,

@@ -1,0 +1,78 @@
+"""Each fast path against its own plain reference, on the same input, in the same process: what
+the path earns (the README's Layout states the rule: over 10% on a user-facing row, or it goes).
+
+- The wire's columnar reader (`read_join_group`, what every leader runs: `leader.sync`, the
+  service's ``/v1/groups/{id}/sync``, what-if) against the plain codec, member by member
+  (`member_from_metadata`), on the JoinGroup of 2,000 members owning 1,000,000 partitions.
+- The columnar writer (`encode_assignments`) against `encode_assignment` member by member, on
+  the SyncGroup answer of the same group.
+- KIP-848's columnar builders (`strategies.kip848.columns`, what `assign_columns` and the what-if
+  run) against the plain model (`target_assignment`), at the largest of Kafka's own benchmark
+  sizes (`bench/kip848.py`): uniform on a homogeneous group, uniform on a heterogeneous one,
+  range.
+
+Each figure is the best of `repeat` runs; a row's gain is reference / fast path.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def _best(function: Callable[[], Any], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def wire(repeat: int) -> list[dict[str, Any]]:
+    from assignor import assign, protocol
+    from assignor.strategies import strategy_named
+    from assignor.wire import messages
+    from assignor.wire.buffers import Messages
+    from assignor.workloads import java_large
+
+    group = java_large("uniform", 500, 2000, 2000)
+    plan = assign("sticky", group)
+    metadata = {m.id: protocol.encode_subscription(protocol.Subscription(
+        m.topics, protocol.encode_sticky_user_data(plan.assignment[m.id], 5))) for m in group.members}
+    ids, joined = list(metadata), Messages.of_members(metadata)
+    owned = sum(len(tps) for tps in plan.assignment.values())
+    size = f"{len(ids):,} members / {owned:,} partitions"
+    read = {"fast path": "JoinGroup read (`read_join_group`)", "input": size, "reference": "`member_from_metadata`",
+            "reference_s": _best(lambda: [messages.member_from_metadata(m, metadata[m], "sticky") for m in ids],
+                                 repeat),
+            "fast_s": _best(lambda: protocol.read_join_group(ids, joined, "sticky"), repeat)}
+    planned = strategy_named("sticky").planned(group)
+    claims, members = planned.layout.owned_claims(planned.owner), len(planned.layout.members)
+    by_member = {m: protocol.Assignment(tps) for m, tps in plan.assignment.items()}
+    write = {"fast path": "SyncGroup write (`encode_assignments`)", "input": size, "reference": "`encode_assignment`",
+             "reference_s": _best(lambda: {m: messages.encode_assignment(a) for m, a in by_member.items()}, repeat),
+             "fast_s": _best(lambda: protocol.encode_assignments(claims, members, "sticky", 6), repeat)}
+    return [read, write]
+
+
+def kip848(repeat: int) -> list[dict[str, Any]]:
+    from assignor.strategies import kip848
+    from bench.kip848 import group_of
+
+    rows = []
+    for name, kind, members, topics, partitions in (("kip848-uniform", "homogeneous", 2000, 1000, 1000),
+                                                    ("kip848-uniform", "heterogeneous", 1000, 100, 100),
+                                                    ("kip848-range", "homogeneous", 2000, 1000, 1000)):
+        group = group_of(kind, members, topics, partitions)
+        rows.append({"fast path": f"{name} on columns (`kip848.columns`)",
+                     "input": f"{kind}, {topics * partitions:,} partitions / {members:,} members",
+                     "reference": "`target_assignment` (the model)",
+                     "reference_s": _best(lambda: kip848.target_assignment(name, group), repeat),  # noqa: B023
+                     "fast_s": _best(lambda: kip848.columns(name, group), repeat)})  # noqa: B023
+    return rows
+
+
+def run(repeat: int = 3) -> list[dict[str, Any]]:
+    return [*wire(repeat), *kip848(repeat)]
