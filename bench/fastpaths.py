@@ -6,6 +6,8 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   (`member_from_metadata`), on the JoinGroup of 2,000 members owning 1,000,000 partitions.
 - The columnar writer (`encode_assignments`) against `encode_assignment` member by member, on
   the SyncGroup answer of the same group.
+- The what-if engine on arrays (`whatif.run`) against its plain reference
+  (`whatif.reference.run`), on a 10,000-partition group a member leaves.
 - KIP-848's columnar builders (`strategies.kip848.columns`, what `assign_columns` and the what-if
   run) against the plain model (`target_assignment`), at the largest of Kafka's own benchmark
   sizes (`bench/kip848.py`): uniform on a homogeneous group, uniform on a heterogeneous one,
@@ -74,5 +76,22 @@ def kip848(repeat: int) -> list[dict[str, Any]]:
     return rows
 
 
+def whatif(repeat: int) -> list[dict[str, Any]]:
+    from assignor import whatif
+    from assignor.whatif import reference
+    from assignor.workloads import java_large
+
+    group = java_large("uniform", 100, 100, 100)
+    events = [whatif.parse_event(f"member_leave:{group.members[0].id}")]
+    rows = []
+    for name in ("sticky", "cooperative-sticky"):
+        rows.append({"fast path": f"what-if on arrays (`whatif.run`), {name}",
+                     "input": "10,000 partitions / 100 members, one member leaves",
+                     "reference": "`whatif.reference.run`",
+                     "reference_s": _best(lambda: reference.run(group, events, name), repeat),  # noqa: B023
+                     "fast_s": _best(lambda: whatif.run(group, events, [name], include_plans=True), repeat)})  # noqa: B023
+    return rows
+
+
 def run(repeat: int = 3) -> list[dict[str, Any]]:
-    return [*wire(repeat), *kip848(repeat)]
+    return [*wire(repeat), *kip848(repeat), *whatif(repeat)]

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from assignor import Group, Member, TopicPartition, assign, validate, whatif
 from assignor.strategies import strategy_named
-from assignor.whatif import Event, WhatIfError, parse_event
-from assignor.whatif.steps import _expand
+from assignor.whatif import Event, WhatIfError, parse_event, reference
 from assignor.workloads import carry
 from tests.budget import examples
 
@@ -144,76 +143,6 @@ def test_cli_whatif_table_and_json():
 CLASSIC = [s for s in whatif.ALL_STRATEGIES if strategy_named(s).protocol.classic]
 
 
-def reference_run(group: Group, events: list, strategy: str) -> list[dict]:
-    """The what-if engine written the plain way, on the public object API: each member's
-    metadata encoded one by one, `members_from_metadata`, `assign`, `assignments_for`,
-    `decode_assignment`, and the figures counted with dicts. The engine must agree exactly."""
-    from assignor import JavaAssignorFailure, protocol, validate
-    from assignor.strategies import strategy_named
-
-    chosen = strategy_named(strategy)
-    wire, leader = chosen.protocol.name, chosen.new_leader() if chosen.new_leader else None
-    owned = {m.id: list(m.owned) for m in group.members}
-    generation = {m.id: m.generation for m in group.members}
-    group_generation = max([m.generation for m in group.members], default=0) + 1
-    out = []
-    definitions = [("current", group)]
-    for event in events:
-        definitions += list(_expand(definitions[-1][1], event))
-    for label, definition in definitions:
-        present = {m.id for m in definition.members}
-        before = {tp: m for m, tps in owned.items() for tp in tps}
-        rounds = revoked = 0
-        failed = False
-        while True:
-            rounds += 1
-            metadata = {}
-            for m in definition.members:
-                mine, g = owned.get(m.id, []), generation.get(m.id, -1)
-                if wire == "sticky":
-                    data = protocol.encode_sticky_user_data(mine, g) if g >= 0 or mine else None
-                    sub = protocol.Subscription(m.topics, data, (), g, m.rack)
-                elif wire == "cooperative-sticky":
-                    sub = protocol.Subscription(m.topics, protocol.encode_cooperative_user_data(g), mine, g, m.rack)
-                else:
-                    sub = protocol.Subscription(m.topics, None, (), g, m.rack)
-                metadata[m.id] = protocol.encode_subscription(sub)
-            decoded = Group(topics=definition.topics, members=protocol.members_from_metadata(metadata, wire),
-                            partition_racks=definition.partition_racks)
-            try:
-                plan = assign(strategy, decoded) if leader is None else leader.assign(decoded)
-            except JavaAssignorFailure:  # the step fails; nothing changes hands
-                failed = True
-                break
-            sync = protocol.assignments_for(plan, wire, group_generation)
-            new = {m: list(protocol.decode_assignment(data).partitions) for m, data in sync.items()}
-            if wire == "cooperative-sticky":
-                revoked += sum(len(set(owned.get(m, [])) - set(tps)) for m, tps in new.items())
-            else:
-                revoked += sum(len(owned.get(m, [])) for m in new)
-            owned, generation = new, dict.fromkeys(new, group_generation)
-            group_generation += 1
-            subscribed = {t for m in decoded.members for t in m.topics if t in decoded.topics}
-            if wire != "cooperative-sticky" or sum(map(len, new.values())) >= sum(
-                    decoded.topics[t] for t in subscribed) or rounds >= 10:
-                break
-        if failed:
-            out.append({**out[-1], "event": label, "rounds": rounds, "revoked": 0, "reassigned": 0, "moved": 0}
-                       if out else {"event": label, "rounds": rounds, "revoked": 0, "reassigned": 0, "moved": 0,
-                                    "balance_score": 0, "spread": 0,
-                                    "assignment": {m: [[tp.topic, tp.partition] for tp in tps]
-                                                   for m, tps in owned.items()}})
-            continue
-        after = {tp: m for m, tps in owned.items() for tp in tps}
-        changed = [(tp, m) for tp, m in before.items() if after.get(tp, m) != m]
-        loads = [len(owned.get(m.id, [])) for m in definition.members] or [0]
-        out.append({"event": label, "rounds": rounds, "revoked": revoked, "reassigned": len(changed),
-                    "moved": sum(1 for _, m in changed if m in present),
-                    "balance_score": validate.balance_score(loads), "spread": max(loads) - min(loads),
-                    "assignment": {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in owned.items()}})
-    return out
-
-
 @examples(60, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(EVENT_TEXT | st.just("rolling_restart"), min_size=1, max_size=3), st.integers(1, 5),
        st.sampled_from(CLASSIC), st.randoms(use_true_random=False))
@@ -237,7 +166,7 @@ def test_engine_equals_the_plain_engine(texts, members, strategy, rng):
         for i in range(members)])
     events = applicable(group, texts)
     engine = steps(whatif.run(group, events, [strategy], include_plans=True), strategy)
-    plain = reference_run(group, events, strategy)
+    plain = reference.run(group, events, strategy)
     if strategy.startswith("java-"):  # Java's order within a member, ours by partition: compare as sets
         for step in engine + plain:
             step["assignment"] = {m: sorted(map(tuple, tps)) for m, tps in step["assignment"].items()}
