@@ -8,12 +8,15 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   the SyncGroup answer of the same group.
 - The what-if engine on arrays (`whatif.run`) against its plain reference
   (`whatif.reference.run`), on a 10,000-partition group a member leaves.
+- Java's sticky assignor's array steps against Java's steps as Java writes them
+  (`JavaStickyAssignor(plain=True)`), on the Java client's random50 group (`bench/java.py`).
 - KIP-848's columnar builders (`strategies.kip848.columns`, what `assign_columns` and the what-if
   run) against the plain model (`target_assignment`), at the largest of Kafka's own benchmark
   sizes (`bench/kip848.py`): uniform on a homogeneous group, uniform on a heterogeneous one,
   range.
 
-Each figure is the best of `repeat` runs; a row's gain is reference / fast path.
+Each figure is the best of `repeat` runs (Java's plain steps: one run); a row's gain is
+reference / fast path.
 """
 
 from __future__ import annotations
@@ -93,5 +96,23 @@ def whatif(repeat: int) -> list[dict[str, Any]]:
     return rows
 
 
+def java_sticky(repeat: int) -> list[dict[str, Any]]:
+    from assignor.strategies.java_sticky import JavaStickyAssignor
+    from bench.java import CASES, inputs
+
+    rows = []
+    for case in CASES:
+        if case.kind != "random50" or case.members != 100:
+            continue
+        group = inputs(case)
+        rows.append({"fast path": f"java-sticky's array steps, {case.step}",
+                     "input": f"random50, {case.topics * case.partitions:,} partitions / {case.members:,} members",
+                     "reference": "`JavaStickyAssignor(plain=True)`",
+                     # Once: the plain steps take seconds here (minutes at 20,000 / 200).
+                     "reference_s": _best(lambda: JavaStickyAssignor(plain=True).assign(group), 1),  # noqa: B023
+                     "fast_s": _best(lambda: JavaStickyAssignor().assign(group), repeat)})  # noqa: B023
+    return rows
+
+
 def run(repeat: int = 3) -> list[dict[str, Any]]:
-    return [*wire(repeat), *kip848(repeat), *whatif(repeat)]
+    return [*wire(repeat), *kip848(repeat), *whatif(repeat), *java_sticky(repeat)]
