@@ -14,6 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from api.bodies import reply
 from api.dependencies import MetricsDep, PlannerDep, RegistryDep, SettingsDep, authorised
 from api.models import Problem
+from assignor.events import KINDS
 from assignor.strategies import REGISTRY
 
 PAGE = Path(__file__).resolve().parent.parent / "page.html"
@@ -72,7 +73,8 @@ async def favicon() -> Response:
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 async def page() -> HTMLResponse:
     """The what-if page, with a checkbox per registered strategy (`assignor.strategies.REGISTRY`:
-    a strategy added there shows here with no change to the page)."""
+    a strategy added there shows here with no change to the page) and the event kinds
+    (`assignor.events.KINDS`, likewise)."""
     return HTMLResponse(rendered_page())
 
 
@@ -83,8 +85,11 @@ def rendered_page() -> str:
                     for name, strategy in REGISTRY.items())
     targets = "".join(f'<option value="{html.escape(name)}">{html.escape(name)}</option>'
                       for name, strategy in REGISTRY.items() if not strategy.protocol.classic)
-    return PAGE.read_text(encoding="utf-8").replace(_STRATEGIES, boxes).replace(_MIGRATE, targets)
+    events = " · ".join(html.escape(kind.form) for kind in KINDS.values())
+    return (PAGE.read_text(encoding="utf-8").replace(_STRATEGIES, boxes).replace(_MIGRATE, targets)
+            .replace(_EVENTS, events))
 
 
 _STRATEGIES = "<!-- STRATEGIES: one checkbox per registered strategy -->"
+_EVENTS = "<!-- EVENTS: each event kind's form -->"
 _MIGRATE = "<!-- MIGRATE: one option per consumer-protocol strategy -->"
