@@ -97,6 +97,8 @@ class PlanMember(_Strict):
     # Any INT32, as on the wire: a negative generation means "unknown" (KIP-341).
     generation: int = Field(-1, ge=INT32_MIN, le=INT32_MAX)
     rack: str | None = None
+    group_instance_id: str | None = Field(None, pattern=r"^[a-zA-Z0-9._-]{1,249}$",
+                                          description="a static member's group.instance.id (KIP-345)")
 
 
 class PlanRequest(_Strict):
@@ -125,10 +127,16 @@ class PlanRequest(_Strict):
         if problem:
             raise ValueError(problem)
         seen: set[str] = set()
+        instances: dict[str, str] = {}
         for member in self.members:  # (one pass: a million members with a repeat at the end)
             if member.id in seen:
                 raise ValueError(f"members: duplicate member id {member.id!r}")
             seen.add(member.id)
+            if member.group_instance_id is not None:
+                other = instances.setdefault(member.group_instance_id, member.id)
+                if other != member.id:
+                    raise ValueError(f"members: {other!r} and {member.id!r} share group_instance_id "
+                                     f"{member.group_instance_id!r}")
         if self.topic_ids:
             topic_ids_of([*self.topics, *(t for t in self.topic_ids if t not in self.topics)], self.topic_ids)
         return self

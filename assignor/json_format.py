@@ -6,7 +6,8 @@ Group::
      "members": [{"id": "c0", "topics": ["t0"], "owned": [["t0", 0]], "generation": 3, "rack": null}]}
 
 ``members`` is required (an empty list is a group with no members); ``owned``, ``generation``
-(default -1) and ``rack`` are optional; an optional top-level
+(default -1), ``rack`` and ``group_instance_id`` (a static member's, KIP-345) are optional; an
+optional top-level
 ``"partition_racks": {"t0": [["r1", "r2"], ["r2", "r3"]]}`` gives each partition's replica
 racks (KIP-881), and ``"topic_ids": {"t0": "NHvsffp9Ed3fxWJQh-gJsQ"}`` topic ids. Shape errors raise
 `InvalidGroupError` naming the field; claims of partitions that do not exist are *not* errors
@@ -30,7 +31,7 @@ from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Group, Member,
 __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
            "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "strict_loads", "unpack_group", "unpack_plan"]
 
-_MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack"}
+_MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id"}
 
 
 def strict_loads(text: bytes) -> Any:
@@ -110,7 +111,8 @@ def _member(index: int, data: Any) -> Member:
     if generation is None:  # the schema's integer, -1 for unknown: null is not a generation
         raise InvalidGroupError(f"{where}.generation: expected an integer ({UNKNOWN_GENERATION}: unknown), got null")
     try:
-        return Member(data["id"], topics=topics, owned=claims, generation=generation, rack=data.get("rack"))
+        return Member(data["id"], topics=topics, owned=claims, generation=generation, rack=data.get("rack"),
+                      group_instance_id=data.get("group_instance_id"))
     except InvalidGroupError as error:
         raise InvalidGroupError(f"{where}: {error}") from None
 
@@ -149,7 +151,7 @@ def group_to_json(group: Group) -> dict[str, Any]:
             "topics": dict(group.topics),
             "members": [
                 {"id": m.id, "topics": list(m.topics), "owned": list(map(list, m.owned)),
-                 "generation": m.generation, "rack": m.rack}
+                 "generation": m.generation, "rack": m.rack, **_instance_json(m)}
                 for m in group.members
             ],
         }
@@ -199,8 +201,8 @@ def pack_group(group: Group, owned: Claims) -> dict[str, Any]:
         "packed": 1,
         **_racks_json(group),
         "topics": dict(group.topics),
-        "members": [{"id": m.id, "topics": list(m.topics), "generation": m.generation, "rack": m.rack}
-                    for m in group.members],
+        "members": [{"id": m.id, "topics": list(m.topics), "generation": m.generation, "rack": m.rack,
+                     **_instance_json(m)} for m in group.members],
         "owned": {"names": list(owned.names), "member": owned.member.tolist(), "topic": owned.topic.tolist(),
                   "partition": owned.partition.tolist()},
     }
@@ -218,7 +220,8 @@ def unpack_group(value: dict[str, Any]) -> dict[str, Any]:
     out = {key: value[key] for key in ("partition_racks",) if key in value}
     out["topics"] = value["topics"]
     out["members"] = [{"id": m["id"], "topics": m["topics"], "owned": mine, "generation": m["generation"],
-                       "rack": m["rack"]} for m, mine in zip(members, claims)]
+                       "rack": m["rack"], **{k: m[k] for k in ("group_instance_id",) if k in m}}
+                      for m, mine in zip(members, claims)]
     return out
 
 
@@ -288,6 +291,12 @@ def pairs_json(names: Sequence[str], topic: np.ndarray, partitions: list[int]) -
     topic as an index into `names`, and its partition; no TopicPartition made on the way."""
     named = np.array(list(names), dtype=object)[topic].tolist()
     return list(map(list, zip(named, partitions)))
+
+
+def _instance_json(member: Member) -> dict[str, str]:
+    """A static member's ``group_instance_id``; nothing for a dynamic member (the form stays
+    what it was for groups without static members)."""
+    return {} if member.group_instance_id is None else {"group_instance_id": member.group_instance_id}
 
 
 def _racks_json(group: Group) -> dict[str, Any]:

@@ -9,6 +9,7 @@ prove they survive them.
 from __future__ import annotations
 
 import numbers
+import re
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,9 @@ class Member:
         Generation of the `owned` claims, ``-1`` when unknown (KIP-341).
     rack : str or None
         Subscription v3 rack id (KIP-881).
+    group_instance_id : str or None
+        A static member's ``group.instance.id`` (KIP-345), None for a dynamic member. The
+        broker's ``range`` assignor (KIP-848) orders static members by it, before the others.
     """
 
     id: str
@@ -103,6 +107,7 @@ class Member:
     owned: Sequence[TopicPartition] = ()
     generation: int = UNKNOWN_GENERATION
     rack: str | None = None
+    group_instance_id: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str):
@@ -118,6 +123,8 @@ class Member:
             raise InvalidGroupError(f"member {self.id!r}: generation must be a 32-bit integer, got {self.generation!r}")
         if self.rack is not None and not isinstance(self.rack, str):
             raise InvalidGroupError(f"member {self.id!r}: rack must be a string or None")
+        if self.group_instance_id is not None:
+            _check_instance_id(self.id, self.group_instance_id)
         object.__setattr__(self, "topics", topics)
         object.__setattr__(self, "owned", owned)
 
@@ -127,12 +134,13 @@ class Member:
         """A member from values a decoder has already checked (no checks here: a leader builds
         thousands per rebalance, and the checks cost four times the build)."""
         member = object.__new__(cls)
-        set_id, set_topics, set_owned, set_generation, set_rack = _MEMBER_SLOTS
+        set_id, set_topics, set_owned, set_generation, set_rack, set_instance = _MEMBER_SLOTS
         set_id(member, id)
         set_topics(member, topics)
         set_owned(member, owned)
         set_generation(member, generation)
         set_rack(member, rack)
+        set_instance(member, None)  # (not in the JoinGroup metadata: the coordinator's field)
         return member
 
     @classmethod
@@ -141,15 +149,27 @@ class Member:
         """`decoded` for many members at once, owning nothing: each slot is filled for all
         members by one `map` (a third less than one `decoded` call per member)."""
         members = list(map(object.__new__, repeat(cls, len(ids))))
-        set_id, set_topics, set_owned, set_generation, set_rack = _MEMBER_SLOTS
+        set_id, set_topics, set_owned, set_generation, set_rack, set_instance = _MEMBER_SLOTS
         for setter, values in ((set_id, ids), (set_topics, topics), (set_owned, repeat((), len(ids))),
-                               (set_generation, generations), (set_rack, racks)):
+                               (set_generation, generations), (set_rack, racks),
+                               (set_instance, repeat(None, len(ids)))):
             deque(map(setter, members, values), maxlen=0)
         return members
 
 
 # The slots' own setters: they skip the frozen class's __setattr__ (a third of `decoded`'s cost).
-_MEMBER_SLOTS = tuple(getattr(Member, name).__set__ for name in ("id", "topics", "owned", "generation", "rack"))
+_MEMBER_SLOTS = tuple(getattr(Member, name).__set__
+                      for name in ("id", "topics", "owned", "generation", "rack", "group_instance_id"))
+
+#: What Kafka accepts as a ``group.instance.id`` (``JoinGroupRequest.validateGroupInstanceId``,
+#: as a topic name: at most 249 of ASCII letters, digits, ``.``, ``_`` and ``-``).
+_INSTANCE_ID = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def _check_instance_id(member_id: str, instance_id: object) -> None:
+    if not isinstance(instance_id, str) or _INSTANCE_ID.fullmatch(instance_id) is None:
+        raise InvalidGroupError(f"member {member_id!r}: group_instance_id must be 1-249 of a-z, A-Z, 0-9, '.', "
+                                f"'_' and '-' (Kafka's rule), got {instance_id!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,12 +215,20 @@ class Group:
                     f"topic {name!r}: partition count must be an integer in [0, 2**31), got {count!r}")
         members = tuple(self.members)
         seen: set[str] = set()
+        instances: dict[str, str] = {}
         for member in members:
             if not isinstance(member, Member):
                 raise InvalidGroupError(f"members must be Member objects, got {type(member).__name__}")
             if member.id in seen:
                 raise InvalidGroupError(f"duplicate member id {member.id!r}")
             seen.add(member.id)
+            if member.group_instance_id is not None:
+                # One member per static instance: the coordinator replaces the old member when
+                # the instance joins again (KIP-345), a group never holds two.
+                other = instances.setdefault(member.group_instance_id, member.id)
+                if other != member.id:
+                    raise InvalidGroupError(f"members {other!r} and {member.id!r} share group_instance_id "
+                                            f"{member.group_instance_id!r}")
         object.__setattr__(self, "topics", topics)
         object.__setattr__(self, "members", members)
         if self.partition_racks is not None:

@@ -108,6 +108,9 @@ def plan_bodies(draw) -> dict:
             member["generation"] = draw(_INT)
         if draw(st.booleans()):
             member["rack"] = draw(st.sampled_from(["r1", None, 3]))
+        if draw(st.integers(0, 2)) == 0:
+            member["group_instance_id"] = draw(st.sampled_from(["static-1", "static-2", "", "a b", "x" * 250, 3,
+                                                                None]))
         if draw(st.integers(0, 9)) == 0:
             member["extra"] = 1
         members.append(member)
@@ -133,6 +136,8 @@ def plan_bodies(draw) -> dict:
 @example({"topics": {"a": 2, "b": 1}, "members": [], "topic_ids": {"a": "AAAAAAAAAAAAAAAAAAAAAA",
                                                                    "b": "AAAAAAAAAAAAAAAAAAAAAA"}})
 @example({"topics": {"a": 2}, "members": [{"id": "m"}, {"id": "m"}]})
+@example({"topics": {"a": 2}, "members": [{"id": "m", "group_instance_id": "s"},
+                                          {"id": "n", "group_instance_id": "s"}]})
 def test_the_documented_body_and_the_worker_give_one_verdict(body):
     """What the OpenAPI document promises for ``/v1/plans`` is what the worker does: a body the
     documented model (`PlanRequest`, with its validators) accepts is planned, one it refuses is

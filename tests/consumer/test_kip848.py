@@ -4,11 +4,13 @@ recordings' README states, checked on groups of our own."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from assignor import Group, Member, TopicPartition, assign
+from assignor import Group, Member, TopicPartition, assign, assign_columns
 from assignor.errors import InvalidGroupError, JavaAssignorFailure
-from assignor.json_format import group_from_json
+from assignor.json_format import group_from_json, group_to_json
 from assignor.strategies.kip848 import RANGE_NAME, UNIFORM_NAME, target_assignment
 from assignor.strategies.kip848.coordinator import group_spec
 from assignor.topic_ids import derived_topic_id, parse_topic_id
@@ -155,3 +157,54 @@ def test_hashmap_model_agrees_with_the_java_hashmap_oracle():
             model.put(key)
             oracle.put(key)
         assert list(model) == oracle.keys(), n
+
+
+STATIC = [(name, call) for name, call in CALLS if any(m.get("instanceId") for m in call["input"]["members"])]
+
+
+@pytest.mark.parametrize(("name", "call"), STATIC, ids=[name for name, _ in STATIC])
+def test_static_members_sort_first_under_range_through_the_public_api(name, call):
+    """Kafka's ``RangeAssignorTest.testMixedStaticMembership``, through `assign`, `assign_columns`
+    and the group JSON: members carry their ``group_instance_id`` (KIP-345), and the broker's
+    range orders static members by it, before the dynamic ones by member id. Without it, the
+    members are ordered by member id alone (another plan)."""
+    instance = {m["id"]: m.get("instanceId") for m in call["input"]["members"]}
+    plain = kip848_group(call)
+    group = Group(plain.topics, [replace(m, group_instance_id=instance[m.id]) for m in plain.members],
+                  topic_ids=plain.topic_ids)
+    expected = {m: sorted((t, p) for t, ps in a.items() for p in ps) for m, a in call["output"]["assignment"].items()}
+
+    def pairs(plan) -> dict[str, list[tuple[str, int]]]:
+        return {m: sorted((tp.topic, tp.partition) for tp in tps) for m, tps in plan.assignment.items()}
+
+    assert pairs(assign(RANGE_NAME, group)) == expected
+    assert pairs(assign(RANGE_NAME, group_from_json(group_to_json(group)))) == expected
+    claims = assign_columns(RANGE_NAME, group)
+    ids = [m.id for m in group.members]
+    by_columns: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
+    for member, topic, partition in zip(claims.member.tolist(), claims.topic.tolist(), claims.partition.tolist()):
+        by_columns[ids[member]].append((claims.names[topic], partition))
+    assert {m: sorted(v) for m, v in by_columns.items()} == expected
+    assert pairs(assign(RANGE_NAME, plain)) != expected
+
+
+@pytest.mark.parametrize(("instance_id", "message"), [
+    ("", "group_instance_id must be 1-249"), ("has space", "group_instance_id"), ("x" * 250, "group_instance_id"),
+    (7, "group_instance_id")])
+def test_a_group_instance_id_kafka_refuses_is_refused(instance_id, message):
+    with pytest.raises(InvalidGroupError, match=message):
+        Member("m", ["t"], group_instance_id=instance_id)
+
+
+def test_two_members_never_share_a_static_instance():
+    with pytest.raises(InvalidGroupError, match="share group_instance_id 'i-1'"):
+        Group({"t": 2}, [Member("a", ["t"], group_instance_id="i-1"), Member("b", ["t"], group_instance_id="i-1")])
+    with pytest.raises(InvalidGroupError, match=r"members\[1\].*group_instance_id"):
+        group_from_json({"topics": {"t": 1}, "members": [{"id": "a"}, {"id": "b", "group_instance_id": "no way"}]})
+
+
+def test_the_group_json_carries_a_static_members_instance_id_and_nothing_for_a_dynamic_one():
+    group = Group({"t": 2}, [Member("a", ["t"], group_instance_id="i-1"), Member("b", ["t"])])
+    written = group_to_json(group)
+    assert written["members"][0]["group_instance_id"] == "i-1" and "group_instance_id" not in written["members"][1]
+    assert group_from_json(written) == group

@@ -145,7 +145,9 @@ def group_spec(group: Group, topic_ids: Mapping[str, str] | None = None,
     return CoordinatorSpec(
         member_ids=order,
         subscriptions={m.id: resolved[tuple(m.topics)] for m in group.members},
-        instance_ids=dict(instance_ids or {}),
+        # Static members' instance ids (KIP-345): the members' own, or those a test replays.
+        instance_ids=dict(instance_ids) if instance_ids is not None else
+        {m.id: m.group_instance_id for m in group.members if m.group_instance_id is not None},
         assignments=assignments,
         homogeneous=homogeneous,
         partitions=counts,

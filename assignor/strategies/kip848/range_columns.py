@@ -8,8 +8,8 @@ lists its topics in the order of its map (``new HashMap<>((int) (topics / 0.75f)
 ``put`` per topic it got a slice of, in its subscription's order), each slice ascending. The
 map's size is fixed by the member's subscription, so a subscription's topic order is worked out
 once. `assign` answers None where a table of fewer than 64 buckets could hold nine topics in one
-bin (Java grows such a table early, `JavaHashMap._crowded`) or where static members would sort
-first (not reachable through a `Group`).
+bin (Java grows such a table early, `JavaHashMap._crowded`) or where static members sort first
+(a member with a ``group_instance_id``: the model orders them, `range.sorted_members`).
 """
 
 from __future__ import annotations
@@ -61,14 +61,14 @@ def _target(group: Group) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.
     """Each member's rank in sorted order, the plan's rows (member rank, topic, partition; by
     rank) and the topic names the rows index."""
     members = group.members
-    if not members:
+    if not members or any(m.group_instance_id is not None for m in members):
         return None
     names = list(group.topics)
     index = {name: i for i, name in enumerate(names)}
     ids = topic_ids_of(names, group.topic_ids)
     hashes = spread_topic_hashes(ids[name] for name in names)
     counts = np.array([group.topics[name] for name in names], dtype=np.int64)
-    order = java_order([m.id for m in members])  # RangeAssignor.sortMemberIds, no static members
+    order = java_order([m.id for m in members])  # RangeAssignor.sortMemberIds (no static member here)
     distinct: dict[tuple[str, ...], int] = {}
     subscription_of = np.array([distinct.setdefault(tuple(members[i].topics), len(distinct)) for i in order],
                                dtype=np.int64)
