@@ -185,7 +185,9 @@ KINDS = _register(
     EventKind("topic_deleted", "topic_deleted:TOPIC", "a topic is deleted", 1, 1, _as_is, _delete, _sized_delete),
     EventKind("rack_changed", "rack_changed:ID:RACK", "a member moves to another rack", 2, 2, _as_is, _rack,
               _nothing, about_member=True),
-    EventKind("rolling_restart", "rolling_restart", "each member in turn leaves, then rejoins owning nothing", 0, 0,
+    EventKind("rolling_restart", "rolling_restart",
+              "each member in turn leaves, then rejoins owning nothing (a static member is back within its "
+              "session: no rebalance)", 0, 0,
               _as_is, _nothing, _nothing, every_member=True),
 )
 

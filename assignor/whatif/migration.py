@@ -17,7 +17,7 @@ from assignor.model import Group
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.whatif.classic import _new_leader
 from assignor.whatif.figures import Step, _figures_of
-from assignor.whatif.replay import _quiet, _run, _step
+from assignor.whatif.replay import _quiet, _run, _step, _unchanged
 from assignor.whatif.state import _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand, _renaming, _restarts
 
@@ -103,8 +103,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
         classic_ids = {m.id for m in group.members}
         eager_classic = not strategy_named(classic[0]).protocol.cooperative
-        for i, (label, step_group) in enumerate(_restarts(group, renamed)):
-            definition = step_group
+        for i, (label, definition, _) in enumerate(_restarts(group, renamed)):
             # The first member to restart leaves a classic group (a classic rebalance); its
             # rejoin with the consumer protocol converts the group online, and the broker plans
             # from the members' current partitions with it in the group (GroupMetadataManager's
@@ -124,10 +123,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         later: list[dict[str, Any]] = []
         index = 1  # the classic runs' step after "current"
         for event in events:
-            for label, step_group in _expand(definition, _renaming(event, renamed)):
-                definition = step_group
+            for label, definition, rebalances in _expand(definition, _renaming(event, renamed)):
                 label = label if KINDS[event.kind].every_member else str(event)
-                step = _step(definition, state, target, label, include_plans, check, previous)
+                step = _step(definition, state, target, label, include_plans, check, previous) if rebalances \
+                    else _unchanged(previous, label)
                 previous = step
                 stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
                 members = len(definition.members)

@@ -16,7 +16,7 @@ from assignor.events import Event
 from assignor.model import Group
 from assignor.protocols import UserData
 from assignor.strategies import assign, strategy_named
-from assignor.whatif.steps import _expand
+from assignor.whatif.steps import Definition, _expand
 
 
 def run(group: Group, events: Sequence[Event], strategy: str) -> list[dict[str, Any]]:
@@ -29,10 +29,13 @@ def run(group: Group, events: Sequence[Event], strategy: str) -> list[dict[str, 
     generation = {m.id: m.generation for m in group.members}
     group_generation = max([m.generation for m in group.members], default=0) + 1
     out: list[dict[str, Any]] = []
-    definitions: list[tuple[str, Group]] = [("current", group)]
+    definitions: list[Definition] = [Definition("current", group)]
     for event in events:
-        definitions += list(_expand(definitions[-1][1], event))
-    for label, definition in definitions:
+        definitions += list(_expand(definitions[-1].group, event))
+    for label, definition, rebalances in definitions:
+        if not rebalances:  # a static member back within its session: the step before's figures
+            out.append({**out[-1], "event": label, "rounds": 0, "revoked": 0, "reassigned": 0, "moved": 0})
+            continue
         present = {m.id for m in definition.members}
         before = {tp: m for m, tps in owned.items() for tp in tps}
         rounds = revoked = 0

@@ -106,8 +106,10 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
         progress(planned)
         definition = group
         for event in events:
-            for label, step_group in _expand(definition, event):
-                definition = step_group
+            for label, definition, rebalances in _expand(definition, event):
+                if not rebalances:
+                    steps.append(_unchanged(steps[-1], label))
+                    continue
                 steps.append(_step(definition, state, name, label, include_plans, check, steps[-1]))
                 planned += 1
                 progress(planned)
@@ -118,6 +120,13 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     if comparisons:
         out["comparisons"] = comparisons
     return out
+
+
+def _unchanged(previous: Step, label: str) -> Step:
+    """A step without a rebalance (a static member back within its session): nothing is
+    revoked or moves, the figures and the assignment stay the step before's."""
+    return cast(Step, {**previous, "event": label, "rounds": 0, "revoked": 0, "moved": 0, "reassigned": 0,
+                       "unsafe_handovers": 0})
 
 
 def compare(java: Summary, ours: Summary) -> Comparison:

@@ -130,4 +130,4 @@ def test_topic_ids_last_through_every_event():
     group = Group(GROUP.topics, GROUP.members, topic_ids=ids)
     after = apply_event(group, parse_event("member_leave:c0"))
     assert after.topic_ids == ids
-    assert all(g.topic_ids == ids for _, g in _expand(group, parse_event("rolling_restart")))
+    assert all(step.group.topic_ids == ids for step in _expand(group, parse_event("rolling_restart")))

@@ -162,7 +162,8 @@ def test_engine_equals_the_plain_engine(texts, members, strategy, rng):
     group = Group(topics=topics, members=[
         Member(f"m{i}", rng.sample(["a", "b"], rng.randint(1, 2)), generation=rng.randint(-1, 3),
                owned=[TopicPartition(t, p) for t in topics for p in range(topics[t]) if rng.random() < 0.3]
-               + [tp for tp in stray if rng.random() < 0.2])
+               + [tp for tp in stray if rng.random() < 0.2],
+               group_instance_id=f"static-{i}" if rng.random() < 0.3 else None)
         for i in range(members)])
     events = applicable(group, texts)
     engine = steps(whatif.run(group, events, [strategy], include_plans=True), strategy)
@@ -238,3 +239,21 @@ def test_the_what_if_counts_unsafe_hand_overs_by_the_oracles_rule(strategy, grou
     `validate.handed_while_claimed` now."""
     step = whatif.run(group, [], [strategy])["strategies"][strategy]["steps"][0]
     assert step["unsafe_handovers"] == validate.report(group, assign(strategy, group))["unsafe_handovers"]
+
+
+@pytest.mark.parametrize("strategy", whatif.ALL_STRATEGIES)
+def test_a_static_members_restart_rebalances_nothing(strategy):
+    """A static member (KIP-345) that restarts is back within its session: Kafka 4.3 hands it its
+    partitions again (classic) or replaces the old member without a new epoch (consumer
+    protocol), and nothing moves. Where the rehearsal said 7 moved for three members, it now says
+    0; dynamic members in the same group still leave and rejoin."""
+    group = Group({"t": 6}, [Member("a", ["t"], group_instance_id="i-a"), Member("b", ["t"], group_instance_id="i-b"),
+                             Member("c", ["t"])])
+    run = whatif.run(group, [parse_event("rolling_restart")], [strategy], include_plans=True)["strategies"][strategy]
+    current, *restarts = run["steps"]
+    assert [s["event"] for s in restarts] == ["restart a: static, back within its session",
+                                              "restart b: static, back within its session",
+                                              "restart c: leave", "restart c: rejoin"]
+    for step in restarts[:2]:
+        assert (step["rounds"], step["revoked"], step["moved"], step["reassigned"]) == (0, 0, 0, 0)
+        assert step["assignment"] == current["assignment"]
