@@ -1,0 +1,66 @@
+"""Static members (KIP-345) restarting on Apache Kafka, against the what-if's rule: a static
+member back within its session moves nothing. Three Java consumers with ``group.instance.id``s,
+under the classic protocol (``CooperativeStickyAssignor``) and under the consumer protocol
+(KIP-848, the broker's ``uniform``), each closed and started again at once under the same
+instance id: the new consumer gets exactly its predecessor's partitions, no other member holds
+them meanwhile or changes its own, and the rehearsal of the same group's rolling restart
+(`assignor.whatif`) says 0 moved and 0 revoked at every step."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from assignor import Group, Member, TopicPartition, whatif
+from bench.java_members import CLASSIC, CONSUMER, COOPERATIVE_STICKY
+from bench.rebalance import create_topic, settle
+from tests.ownership import Timeline
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+PARTITIONS = 6
+SETTINGS = {"classic": ({**CLASSIC, "partition.assignment.strategy": COOPERATIVE_STICKY}, "cooperative-sticky"),
+            "consumer": ({**CONSUMER, "group.remote.assignor": "uniform"}, "kip848-uniform")}
+
+
+@pytest.mark.parametrize("protocol", sorted(SETTINGS))
+async def test_a_static_member_restarted_at_once_gets_its_partitions_back_and_nothing_moves(broker, java_members,
+                                                                                           protocol):
+    settings, strategy = SETTINGS[protocol]
+    topic = await create_topic(broker.bootstrap, PARTITIONS)
+    group = f"static-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline()
+    instance_of: dict[str, int] = {}
+
+    def make(name: str, instance: int):
+        member = java_members.member(f"{group}.{name}", broker.bootstrap, group, [topic],
+                                     {**settings, "group.instance.id": f"instance-{instance}"}, timeline)
+        instance_of[member.name] = instance
+        return member
+
+    members = [await make("m0", 0).start()]
+    try:
+        await settle(members, PARTITIONS)  # alone first: under the classic protocol it leads
+        members += [await make(f"m{i}", i).start() for i in (1, 2)]
+        before = await settle(members, PARTITIONS)
+        assert sorted(map(len, before.values())) == [2, 2, 2], before
+        owned = {i: before[m.name] for i, m in enumerate(members)}
+        settled_at = timeline.clock()
+        for i in range(len(members)):
+            await members[i].stop()
+            members[i] = await make(f"m{i}-again", i).start()
+            after = await settle(members, PARTITIONS)
+            assert {j: after[m.name] for j, m in enumerate(members)} == owned, (i, owned, after)
+    finally:
+        for member in members:
+            await member.stop()
+    # Once settled, no partition belonged to a member of another instance (the callbacks' timeline).
+    strangers = [(p, member) for p, _start, end, member in timeline.intervals()
+                 if end > settled_at and p not in owned[instance_of[member]]]
+    assert not strangers, strangers
+    rehearsed = Group({topic: PARTITIONS}, [
+        Member(f"m{i}", [topic], owned=[TopicPartition(topic, p) for p in sorted(owned[i])], generation=1,
+               group_instance_id=f"instance-{i}") for i in owned])
+    steps = whatif.run(rehearsed, [whatif.parse_event("rolling_restart")], [strategy])["strategies"][strategy]["steps"]
+    assert [(s["moved"], s["revoked"]) for s in steps[1:]] == [(0, 0)] * len(owned)
