@@ -24,14 +24,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assignor.events import KINDS
-
+# Nothing of ours at the top: `spark-submit pipeline/cli.py` runs this file before `__main__` below
+# puts the checkout on the path (tests/test_layers.py holds it to that).
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def add_jobs(commands: Any) -> None:
     """Each job's parser, added to `commands` (an argparse sub-parsers object)."""
+    from assignor.events import KINDS
+
     sample = commands.add_parser("make-sample", help="write a sample fleet and records (Parquet)",
                                  description="Write a sample fleet (groups.parquet: one row per member; "
                                              "topics.parquet: partition counts) and records.parquet (keys and "

@@ -162,3 +162,16 @@ def test_an_import_circle_is_caught():
     sources = _sources()
     sources["assignor.ordering"] = {*sources["assignor.ordering"], "assignor.wire.messages"}
     assert any("circle" in v and "assignor.ordering" in v for v in violations(sources))
+
+
+def test_the_spark_submit_entry_point_imports_nothing_of_ours_before_it_finds_the_checkout():
+    """`spark-submit pipeline/cli.py` runs the file as a script: an `assignor` import at its top
+    ran before its ``__main__`` block put the checkout on the path, and the cluster job ended in
+    ``No module named 'assignor'``."""
+    tree = ast.parse((ROOT / "pipeline" / "cli.py").read_text())
+    def names(node: ast.Import | ast.ImportFrom) -> list[str]:
+        return [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+
+    ours = [node.lineno for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)
+            and any(name.split(".")[0] in ("assignor", "pipeline", "api", "bench") for name in names(node))]
+    assert not ours, f"pipeline/cli.py imports our packages at lines {ours}"
