@@ -31,7 +31,8 @@ class Migration(TypedDict):
     the consumer protocol converts the group online; the group runs mixed until the last restart
     (classic members get the broker's assignment through JoinGroup/SyncGroup meanwhile, told to
     rejoin at every change; under an eager strategy they revoke all they hold at each rejoin,
-    `assignor.reconcile`).
+    `assignor.reconcile`). A static member comes back as the same instance instead: it replaces
+    its predecessor with what it held, and nothing rebalances (`whatif.steps`).
     ``conversion``: that converting step (also among ``upgrade``'s steps): each member's current
     partitions become its target assignment, and the broker's assignor computes the next target
     from them with the rejoining member in the group (``GroupMetadataManager``'s
@@ -103,19 +104,30 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
         classic_ids = {m.id for m in group.members}
         eager_classic = not strategy_named(classic[0]).protocol.cooperative
-        for i, (label, definition, _) in enumerate(_restarts(group, renamed)):
-            # The first member to restart leaves a classic group (a classic rebalance); its
-            # rejoin with the consumer protocol converts the group online, and the broker plans
-            # from the members' current partitions with it in the group (GroupMetadataManager's
-            # convertToConsumerGroup: "the upgrade is always triggered by a new member joining").
-            strategy = classic[0] if i == 0 else target
-            label = f"{label} (classic)" if i == 0 else f"{label}, converting to {target}" if i == 1 else label
-            # members not restarted yet are classic members of the converted group: eager ones
-            # revoke everything at each rejoin (assignor.reconcile)
-            eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
-            previous = _step(definition, state, strategy, label, include_plans, check, previous, eager)
+        for restart in _restarts(group, renamed):
+            definition = restart.group
+            # Until a member comes back under the consumer protocol the group is classic (a
+            # leave is a classic rebalance); that member's return converts it online, and the
+            # broker plans from the members' current partitions with it in the group
+            # (GroupMetadataManager's convertToConsumerGroup: "the upgrade is always triggered by
+            # a new member joining"). A static member's return replaces it: no target is computed.
+            converting = conversion is None and restart.joins
+            if converting:
+                label, strategy = f"{restart.label}, converting to {target}", target
+            elif conversion is None:
+                label, strategy = f"{restart.label} (classic)", classic[0]
+            else:
+                label, strategy = restart.label, target
+            if not restart.rebalances:  # a static member back as itself, no longer a classic member
+                classic_ids.discard(restart.member)
+                previous = _unchanged(previous, label)
+            else:
+                # members not restarted yet are classic members of the converted group: eager
+                # ones revoke everything at each rejoin (assignor.reconcile)
+                eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
+                previous = _step(definition, state, strategy, label, include_plans, check, previous, eager)
             upgrade.append(previous)
-            if i == 1:
+            if converting:
                 conversion = previous
         if conversion is None:  # no member to restart: the group converts as it is
             conversion = previous = _step(group, state, target, f"convert to {target}", include_plans, check, today)
@@ -123,7 +135,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         later: list[dict[str, Any]] = []
         index = 1  # the classic runs' step after "current"
         for event in events:
-            for label, definition, rebalances in _expand(definition, _renaming(event, renamed)):
+            for label, definition, rebalances, *_ in _expand(definition, _renaming(event, renamed)):
                 label = label if KINDS[event.kind].every_member else str(event)
                 step = _step(definition, state, target, label, include_plans, check, previous) if rebalances \
                     else _unchanged(previous, label)

@@ -32,7 +32,7 @@ def run(group: Group, events: Sequence[Event], strategy: str) -> list[dict[str, 
     definitions: list[Definition] = [Definition("current", group)]
     for event in events:
         definitions += list(_expand(definitions[-1].group, event))
-    for label, definition, rebalances in definitions:
+    for label, definition, rebalances, *_ in definitions:
         if not rebalances:  # a static member back within its session: the step before's figures
             out.append({**out[-1], "event": label, "rounds": 0, "revoked": 0, "reassigned": 0, "moved": 0})
             continue

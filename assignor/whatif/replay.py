@@ -106,7 +106,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
         progress(planned)
         definition = group
         for event in events:
-            for label, definition, rebalances in _expand(definition, event):
+            for label, definition, rebalances, *_ in _expand(definition, event):
                 if not rebalances:
                     steps.append(_unchanged(steps[-1], label))
                     continue

@@ -5,9 +5,9 @@ renamed as they rejoin under the consumer protocol during a migration.
 A static member (``group_instance_id``, KIP-345) that restarts is back within its session
 timeout: the classic coordinator hands it its assignment again without a rebalance, and the
 consumer protocol's replaces the old member with the new one without bumping the epoch or
-computing a target (Apache Kafka 4.3: "to replace the existing member"); its restart is one
-step that rebalances nothing. (The migration's rolling upgrade does not model static members
-yet: it restarts them as dynamic ones.)"""
+computing a target (Apache Kafka 4.3: "to replace the existing member"), also when the new one
+comes back under the consumer protocol during a migration; its restart is one step that
+rebalances nothing."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ class Definition(NamedTuple):
     label: str
     group: Group
     rebalances: bool = True
+    #: A member (re)joins in this definition: under the consumer protocol, in a migration.
+    joins: bool = False
+    #: The member a restart's step is about ("" for other events).
+    member: str = ""
 
 
 def _expand(definition: Group, event: Event) -> Iterator[Definition]:
@@ -41,17 +45,20 @@ def _expand(definition: Group, event: Event) -> Iterator[Definition]:
 def _restarts(definition: Group, renamed: dict[str, str] | None = None) -> Iterator[Definition]:
     """Each member in turn leaves, then rejoins with nothing: under its own id, or with
     `renamed` (the migration's rolling upgrade) as a new member under `consumer_member_id`,
-    recorded there. A static member outside a migration is back within its session (module
-    docstring): one step, no rebalance."""
+    recorded there. A static member is back within its session (module docstring): one step, no
+    rebalance, under its own id (its instance is what the coordinator knows it by)."""
     for member in list(definition.members):
-        if member.group_instance_id is not None and renamed is None:
-            yield Definition(f"restart {member.id}: static, back within its session", definition, rebalances=False)
+        if member.group_instance_id is not None:
+            label = f"restart {member.id}: static, back within its session"
+            if renamed is not None:
+                label += " under the consumer protocol"
+            yield Definition(label, definition, rebalances=False, joins=True, member=member.id)
             continue
         members = definition.members  # `member_leave`, known to apply (ids are distinct)
         i = list(map(attrgetter("id"), members)).index(member.id)
         definition = Group.assembled(definition.topics, [*members[:i], *members[i + 1 :]],
                                      definition.partition_racks, definition.topic_ids)
-        yield Definition(f"restart {member.id}: leave", definition)
+        yield Definition(f"restart {member.id}: leave", definition, member=member.id)
         new_id, label = member.id, f"restart {member.id}: rejoin"
         if renamed is not None:
             new_id = consumer_member_id(member.id)
@@ -61,7 +68,7 @@ def _restarts(definition: Group, renamed: dict[str, str] | None = None) -> Itera
         rejoined = Member(new_id, member.topics, rack=member.rack, group_instance_id=member.group_instance_id)
         definition = Group.assembled(definition.topics, [*definition.members, rejoined], definition.partition_racks,
                                      definition.topic_ids)
-        yield Definition(label, definition)
+        yield Definition(label, definition, joins=True, member=member.id)
 
 
 def consumer_member_id(previous: str) -> str:

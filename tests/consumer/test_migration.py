@@ -131,3 +131,26 @@ def test_topic_ids_last_through_every_event():
     after = apply_event(group, parse_event("member_leave:c0"))
     assert after.topic_ids == ids
     assert all(step.group.topic_ids == ids for step in _expand(group, parse_event("rolling_restart")))
+
+
+@pytest.mark.parametrize("classic", ["cooperative-sticky", "range"])
+def test_static_members_upgrade_without_moving_a_partition(classic):
+    """Apache Kafka 4.3 upgraded the README's group with instance ids without moving or revoking
+    a partition: each consumer-protocol member replaced its static predecessor (no new epoch, no
+    target computed), where the rehearsal said 7 moved and 7 revoked. Each restart is now one step
+    that rebalances nothing, the first of them converting the group; a later event is planned by
+    the broker's assignor from what the members hold."""
+    owned = {"c0": [0, 1, 2, 3], "c1": [4, 5, 6, 7], "c2": [8, 9, 10, 11]}
+    group = Group({"orders": 12}, [Member(m, ["orders"], [TopicPartition("orders", p) for p in ps], generation=4,
+                                          group_instance_id=f"instance-{m}") for m, ps in owned.items()])
+    m = migrate(group, [parse_event("member_join:c3:orders")], "kip848-uniform", [classic], include_plans=True)
+    steps = m["upgrade"]["steps"]
+    assert [s["event"] for s in steps] == [
+        "restart c0: static, back within its session under the consumer protocol, converting to kip848-uniform",
+        "restart c1: static, back within its session under the consumer protocol",
+        "restart c2: static, back within its session under the consumer protocol"]
+    assert [(s["moved"], s["revoked"]) for s in steps] == [(0, 0)] * 3
+    assert m["conversion"] == steps[0]
+    assert {k: sorted(p for _, p in v) for k, v in steps[-1]["assignment"].items()} == owned
+    join = m["events"][0]["consumer"]
+    assert join["moved"] == join["revoked"] == 3  # the broker's uniform gives c3 three, one from each
