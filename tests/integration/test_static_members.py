@@ -1,10 +1,10 @@
 """Static members (KIP-345) restarting on Apache Kafka, against the what-if's rule: a static
 member back within its session moves nothing. Three Java consumers with ``group.instance.id``s,
-under the classic protocol (``CooperativeStickyAssignor``) and under the consumer protocol
-(KIP-848, the broker's ``uniform``), each closed and started again at once under the same
-instance id: the new consumer gets exactly its predecessor's partitions, no other member holds
-them meanwhile or changes its own, and the rehearsal of the same group's rolling restart
-(`assignor.whatif`) says 0 moved and 0 revoked at every step."""
+under the classic protocol (``CooperativeStickyAssignor``), under the consumer protocol (KIP-848,
+the broker's ``uniform``), and upgraded from the first to the second, each closed and started
+again at once under the same instance id: the new consumer gets exactly its predecessor's partitions, no other member holds
+them meanwhile or changes its own, and the rehearsal of the same group's rolling restart or
+upgrade (`assignor.whatif`) says 0 moved and 0 revoked at every step."""
 
 from __future__ import annotations
 
@@ -22,20 +22,24 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 PARTITIONS = 6
 SETTINGS = {"classic": ({**CLASSIC, "partition.assignment.strategy": COOPERATIVE_STICKY}, "cooperative-sticky"),
             "consumer": ({**CONSUMER, "group.remote.assignor": "uniform"}, "kip848-uniform")}
+#: (the protocol the members start under, the one they come back under)
+PROTOCOLS = [("classic", "classic"), ("consumer", "consumer"), ("classic", "consumer")]
 
 
-@pytest.mark.parametrize("protocol", sorted(SETTINGS))
+@pytest.mark.parametrize(("protocol", "back_under"), PROTOCOLS, ids=["classic", "consumer", "upgrade"])
 async def test_a_static_member_restarted_at_once_gets_its_partitions_back_and_nothing_moves(broker, java_members,
-                                                                                           protocol):
-    settings, strategy = SETTINGS[protocol]
+                                                                                           protocol, back_under):
+    """``upgrade``: each member comes back under the consumer protocol (the rolling upgrade of
+    KIP-848's migration), as the same instance; the rehearsal (`whatif.migrate`) says the same."""
+    strategy = SETTINGS[protocol][1]
     topic = await create_topic(broker.bootstrap, PARTITIONS)
     group = f"static-{uuid.uuid4().hex[:8]}"
     timeline = Timeline()
     instance_of: dict[str, int] = {}
 
-    def make(name: str, instance: int):
+    def make(name: str, instance: int, under: str = protocol):
         member = java_members.member(f"{group}.{name}", broker.bootstrap, group, [topic],
-                                     {**settings, "group.instance.id": f"instance-{instance}"}, timeline)
+                                     {**SETTINGS[under][0], "group.instance.id": f"instance-{instance}"}, timeline)
         instance_of[member.name] = instance
         return member
 
@@ -49,7 +53,7 @@ async def test_a_static_member_restarted_at_once_gets_its_partitions_back_and_no
         settled_at = timeline.clock()
         for i in range(len(members)):
             await members[i].stop()
-            members[i] = await make(f"m{i}-again", i).start()
+            members[i] = await make(f"m{i}-again", i, back_under).start()
             after = await settle(members, PARTITIONS)
             assert {j: after[m.name] for j, m in enumerate(members)} == owned, (i, owned, after)
     finally:
@@ -62,5 +66,9 @@ async def test_a_static_member_restarted_at_once_gets_its_partitions_back_and_no
     rehearsed = Group({topic: PARTITIONS}, [
         Member(f"m{i}", [topic], owned=[TopicPartition(topic, p) for p in sorted(owned[i])], generation=1,
                group_instance_id=f"instance-{i}") for i in owned])
-    steps = whatif.run(rehearsed, [whatif.parse_event("rolling_restart")], [strategy])["strategies"][strategy]["steps"]
-    assert [(s["moved"], s["revoked"]) for s in steps[1:]] == [(0, 0)] * len(owned)
+    if back_under == protocol:
+        steps = whatif.run(rehearsed, [whatif.parse_event("rolling_restart")], [strategy])["strategies"][strategy]
+        restarts = steps["steps"][1:]
+    else:
+        restarts = whatif.migrate(rehearsed, [], SETTINGS[back_under][1], [strategy])["upgrade"]["steps"]
+    assert [(s["moved"], s["revoked"]) for s in restarts] == [(0, 0)] * len(owned)
