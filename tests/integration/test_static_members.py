@@ -2,9 +2,10 @@
 member back within its session moves nothing. Three Java consumers with ``group.instance.id``s,
 under the classic protocol (``CooperativeStickyAssignor``), under the consumer protocol (KIP-848,
 the broker's ``uniform``), and upgraded from the first to the second, each closed and started
-again at once under the same instance id: the new consumer gets exactly its predecessor's partitions, no other member holds
-them meanwhile or changes its own, and the rehearsal of the same group's rolling restart or
-upgrade (`assignor.whatif`) says 0 moved and 0 revoked at every step."""
+again at once under the same instance id: the new consumer gets exactly its predecessor's
+partitions, no other member holds them meanwhile or changes its own, and the rehearsal of the
+same group's rolling restart or upgrade (`assignor.whatif`) says 0 moved and 0 revoked at every
+step."""
 
 from __future__ import annotations
 
