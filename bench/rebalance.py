@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
@@ -321,7 +323,22 @@ async def settle(members: list[Any], partitions: int, timeout: float = 60.0) -> 
             previous, since = now, time.monotonic()
         elif flat == list(range(partitions)) and time.monotonic() - since >= 1.5 and max(sizes) - min(sizes) <= 1:
             return now
-    raise AssertionError(f"the group did not settle within {timeout} s: {previous}")
+    raise AssertionError(f"the group did not settle within {timeout} s: {previous}{_stacks(members)}")
+
+
+def _stacks(members: list[Any]) -> str:
+    """Where each member's polling thread is, and every client heartbeat thread (a client that
+    stopped heartbeating shows why): for the message of a group that did not settle."""
+    frames = sys._current_frames()
+    threads = [(f"{m.name}'s poll", m.thread) for m in members if isinstance(getattr(m, "thread", None),
+                                                                             threading.Thread)]
+    threads += [(t.name, t) for t in threading.enumerate() if "heartbeat" in t.name.lower()]
+    out = []
+    for label, thread in threads:
+        frame = frames.get(thread.ident or -1)
+        if frame is not None:
+            out.append(f"\n-- {label} ({thread.name}):\n" + "".join(traceback.format_stack(frame)[-12:]))
+    return "".join(out)
 
 
 async def wind_down(stop: asyncio.Event, producing: asyncio.Task[None], members: list[Any], everyone: list[Any],
