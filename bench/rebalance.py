@@ -191,21 +191,27 @@ class LibrdkafkaMember(_ThreadMember):
 
 
 class KafkaPythonMember(_ThreadMember):
-    """A kafka-python 3 consumer with our cooperative-sticky assignor."""
+    """A kafka-python 3 consumer with our cooperative-sticky assignor. The consumer is made,
+    polled and closed by its own thread (kafka-python's consumer is not thread-safe: made by the
+    test's event loop and polled by another thread, it shared its client across the two)."""
 
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
                  rack: str = "") -> None:
-        from kafka import KafkaConsumer
-        from kafka.consumer.subscription_state import ConsumerRebalanceListener
-
-        from assignor.integrations.kafka_python import CooperativeStickyAssignor, adopt_client_rack
+        from assignor.integrations.kafka_python import CooperativeStickyAssignor
 
         super().__init__(name, timeline)
         self.assignor = CooperativeStickyAssignor()
-        self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_rack=rack,
-                                      partition_assignment_strategy=[self.assignor], auto_offset_reset="earliest",
-                                      session_timeout_ms=6000, heartbeat_interval_ms=1000, **COMMIT)
-        adopt_client_rack(self.consumer)
+        self._settings = {"bootstrap_servers": bootstrap, "group_id": group, "client_rack": rack,
+                          "partition_assignment_strategy": [self.assignor], "auto_offset_reset": "earliest",
+                          "session_timeout_ms": 6000, "heartbeat_interval_ms": 1000, **COMMIT}
+        self._topic = topic
+
+    def _poll(self) -> None:
+        from kafka import KafkaConsumer
+        from kafka.consumer.subscription_state import ConsumerRebalanceListener
+
+        from assignor.integrations.kafka_python import adopt_client_rack
+
         member = self
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -215,14 +221,14 @@ class KafkaPythonMember(_ThreadMember):
             def on_partitions_assigned(self, assigned: Any) -> None:
                 member._assigned({tp.partition for tp in assigned})
 
-        self.consumer.subscribe([topic], listener=Listener())
-
-    def _poll(self) -> None:
+        consumer = KafkaConsumer(**self._settings)
+        adopt_client_rack(consumer)
+        consumer.subscribe([self._topic], listener=Listener())
         while not self.stopping.is_set():
-            for tp, records in self.consumer.poll(timeout_ms=100).items():
+            for tp, records in consumer.poll(timeout_ms=100).items():
                 now = time.monotonic()
                 self.records.extend((now, tp.partition, r.offset) for r in records)
-        self.consumer.close()
+        consumer.close()
 
 
 def _aiokafka(make: Callable[[], Any], assignor: Callable[[], Any] | None) -> Callable[..., AiokafkaMember]:
