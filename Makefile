@@ -70,7 +70,7 @@ test: $(STAMP) $(CHROMIUM) $(KAFKA) postgres-server lint
 
 # The inner loop (under 2 minutes here): lint, types and every test that starts no process beside
 # the tests (no broker, Spark, Chromium, PostgreSQL, service or CLI run: `-m "not external"`),
-# each property on a tenth of CI's examples (the `dev` Hypothesis profile, tests/conftest.py).
+# each property on a twentieth of CI's examples (the `dev` Hypothesis profile, tests/conftest.py).
 check: lint
 	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -m "not external" -q
 

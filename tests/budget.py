@@ -1,6 +1,6 @@
 """How many examples a property tries: the number its test names, scaled by the Hypothesis
 profile in force (`tests/conftest.py`): ``ci`` and ``default`` as named, ``dev`` (`make check`)
-a tenth. A bare ``@settings(max_examples=...)`` would override every profile."""
+a twentieth. A bare ``@settings(max_examples=...)`` would override every profile."""
 
 from __future__ import annotations
 

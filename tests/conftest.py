@@ -11,10 +11,10 @@ from assignor import Group, Plan, validate
 # CI runs every property on the same examples (`.ci/run` sets HYPOTHESIS_PROFILE=ci): a failure
 # there is a failure on every run, never a seed's luck; a property that only some seeds catch
 # gets an `@example` of its own. Elsewhere each run explores new examples: as many as CI's under
-# the default profile, a tenth under `dev` (`make check`). A test names its budget through
+# the default profile, a twentieth under `dev` (`make check`). A test names its budget through
 # `tests.budget.examples`, which scales it by the profile's `max_examples`.
 settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.register_profile("dev", max_examples=10)
+settings.register_profile("dev", max_examples=5)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
