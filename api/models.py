@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from api.protocol_io import HIGHEST_VERSION
-from assignor.model import INT32_MAX, INT32_MIN
+from assignor.model import INT32_MAX, INT32_MIN, member_identity_problem
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.topic_ids import topic_ids_of
@@ -126,17 +126,9 @@ class PlanRequest(_Strict):
         problem = partition_racks_problem(self.topics, self.partition_racks or {})
         if problem:
             raise ValueError(problem)
-        seen: set[str] = set()
-        instances: dict[str, str] = {}
-        for member in self.members:  # (one pass: a million members with a repeat at the end)
-            if member.id in seen:
-                raise ValueError(f"members: duplicate member id {member.id!r}")
-            seen.add(member.id)
-            if member.group_instance_id is not None:
-                other = instances.setdefault(member.group_instance_id, member.id)
-                if other != member.id:
-                    raise ValueError(f"members: {other!r} and {member.id!r} share group_instance_id "
-                                     f"{member.group_instance_id!r}")
+        problem = member_identity_problem(self.members)
+        if problem:
+            raise ValueError(f"members: {problem}")
         if self.topic_ids:
             topic_ids_of([*self.topics, *(t for t in self.topic_ids if t not in self.topics)], self.topic_ids)
         return self

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numbers
 import re
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -22,7 +22,8 @@ from assignor._arrays import gc_paused
 from assignor.errors import InvalidGroupError
 from assignor.topic_ids import parse_topic_id, topic_ids_of
 
-__all__ = ["UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPartition", "topic_partitions"]
+__all__ = ["UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPartition", "member_identity_problem",
+           "topic_partitions"]
 
 #: Generation of a member whose previous generation is not known (Java's DEFAULT_GENERATION).
 UNKNOWN_GENERATION = -1
@@ -158,6 +159,31 @@ class Member:
 
 
 # The slots' own setters: they skip the frozen class's __setattr__ (a third of `decoded`'s cost).
+def member_identity_problem(members: Iterable[_Identified]) -> str | None:
+    """Why `members` cannot be one group's, or None: a member id twice, or two members of one
+    static instance (the coordinator replaces the old member when the instance joins again,
+    KIP-345: a group never holds two). One pass (a million members with a repeat at the end).
+    `Group` and the service's schema (`api.models.PlanRequest`) both ask it."""
+    seen: set[str] = set()
+    instances: dict[str, str] = {}
+    for member in members:
+        if member.id in seen:
+            return f"duplicate member id {member.id!r}"
+        seen.add(member.id)
+        if member.group_instance_id is not None:
+            other = instances.setdefault(member.group_instance_id, member.id)
+            if other != member.id:
+                return f"{other!r} and {member.id!r} share group_instance_id {member.group_instance_id!r}"
+    return None
+
+
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def group_instance_id(self) -> str | None: ...
+
+
 _MEMBER_SLOTS = tuple(getattr(Member, name).__set__
                       for name in ("id", "topics", "owned", "generation", "rack", "group_instance_id"))
 
@@ -214,21 +240,12 @@ class Group:
                 raise InvalidGroupError(
                     f"topic {name!r}: partition count must be an integer in [0, 2**31), got {count!r}")
         members = tuple(self.members)
-        seen: set[str] = set()
-        instances: dict[str, str] = {}
         for member in members:
             if not isinstance(member, Member):
                 raise InvalidGroupError(f"members must be Member objects, got {type(member).__name__}")
-            if member.id in seen:
-                raise InvalidGroupError(f"duplicate member id {member.id!r}")
-            seen.add(member.id)
-            if member.group_instance_id is not None:
-                # One member per static instance: the coordinator replaces the old member when
-                # the instance joins again (KIP-345), a group never holds two.
-                other = instances.setdefault(member.group_instance_id, member.id)
-                if other != member.id:
-                    raise InvalidGroupError(f"members {other!r} and {member.id!r} share group_instance_id "
-                                            f"{member.group_instance_id!r}")
+        problem = member_identity_problem(members)
+        if problem:
+            raise InvalidGroupError(problem)
         object.__setattr__(self, "topics", topics)
         object.__setattr__(self, "members", members)
         if self.partition_racks is not None:
