@@ -21,18 +21,14 @@ reference / fast path.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.protocol import best_of
+
 
 def _best(function: Callable[[], Any], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_of(function, repeat)[0]
 
 
 def wire(repeat: int) -> list[dict[str, Any]]:
