@@ -302,11 +302,9 @@ def handed_while_claimed(layout: Layout, owner: np.ndarray) -> np.ndarray:
 def _claimed(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Each claim of a partition that exists, by anyone: its flat partition and its claimant."""
     member, topic, partition = layout.claims
-    exists = (topic >= 0) & (partition >= 0)
-    if len(layout.topics):
-        exists &= partition < layout.counts[np.maximum(topic, 0)]
-    else:
-        exists[:] = False
+    # (no topics: no partition exists, and nothing to index the counts with)
+    counts = layout.counts[np.maximum(topic, 0)] if len(layout.topics) else np.zeros(len(topic), dtype=np.int64)
+    exists = (topic >= 0) & (partition >= 0) & (partition < counts)
     return layout.offsets[topic[exists]] + partition[exists], member[exists]
 
 
