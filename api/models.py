@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from api.protocol_io import HIGHEST_VERSION
-from assignor.model import INT32_MAX, INT32_MIN, member_identity_problem
+from assignor.model import INSTANCE_ID_PATTERN, INT32_MAX, INT32_MIN, member_identity_problem
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.topic_ids import topic_ids_of
@@ -97,7 +97,7 @@ class PlanMember(_Strict):
     # Any INT32, as on the wire: a negative generation means "unknown" (KIP-341).
     generation: int = Field(-1, ge=INT32_MIN, le=INT32_MAX)
     rack: str | None = None
-    group_instance_id: str | None = Field(None, pattern=r"^[a-zA-Z0-9._-]{1,249}$",
+    group_instance_id: str | None = Field(None, pattern=f"^{INSTANCE_ID_PATTERN}$",
                                           description="a static member's group.instance.id (KIP-345)")
 
 
@@ -150,6 +150,9 @@ class TopicSpec(_Strict):
 class SyncMember(_Strict):
     member_id: str
     metadata_b64: str = Field(description="the member's JoinGroup metadata (ConsumerProtocolSubscription), base64")
+    group_instance_id: str | None = Field(None, pattern=f"^{INSTANCE_ID_PATTERN}$", description=(
+        "a static member's group.instance.id, as the JoinGroup response (v5+) lists it (KIP-345): range and "
+        "roundrobin deal to static members first"))
 
 
 class SyncRequest(_Strict):

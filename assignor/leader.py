@@ -17,7 +17,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -26,7 +26,7 @@ import numpy as np
 from assignor import validate
 from assignor.errors import AssignorError
 from assignor.json_format import pack_group, pack_plan, plan_to_json
-from assignor.model import Group, Plan
+from assignor.model import Group, Member, Plan, member_identity_problem
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.solver.dense import Layout, PlanMemo
 from assignor.strategies import REGISTRY, strategy_for
@@ -160,7 +160,7 @@ class SyncResult:
 def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
          partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
          cache: LeaderCache | None = None, strategy: str | None = None, *,
-         assignment_user_data: bool = False) -> SyncResult:
+         assignment_user_data: bool = False, instance_ids: Mapping[str, str] | None = None) -> SyncResult:
     """Plan one rebalance for `protocol` (a name of `assignor.protocols.PROTOCOLS`).
 
     `strategy`: the strategy that plans, by default the protocol's own; ``java-sticky`` /
@@ -178,6 +178,10 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     with `generation`, for members that cannot learn their generation from their client
     (KIP-341; our aiokafka assignor reads it from aiokafka's join and needs none).
 
+    `instance_ids`: the static members' ``group.instance.id`` by member id, as the JoinGroup
+    response (v5+) lists them beside the metadata (KIP-345); ``range`` and ``roundrobin`` deal
+    to static members first, by instance id, as Java's do (`ordering.static_first_order`).
+
     Raises
     ------
     ProtocolError
@@ -194,20 +198,35 @@ def sync(protocol: str, generation: int, topics: Mapping[str, int], metadata: Ma
     # The topics and racks checked once (the members are decoded, valid by construction).
     definition = Group(topics=topics, members=(), partition_racks=partition_racks)
     return rebalance(chosen, generation, definition, list(metadata), Messages.of_members(metadata), cache,
-                     assignment_user_data=assignment_user_data)
+                     assignment_user_data=assignment_user_data, instance_ids=instance_ids)
+
+
+def _static(members: list[Member], instance_ids: Mapping[str, str]) -> list[Member]:
+    """`members` with their instance ids, each checked as `Member` checks it; an id for a member
+    that did not join, or two members of one instance, is refused."""
+    stray = set(instance_ids).difference(m.id for m in members)
+    if stray:
+        raise AssignorError(f"instance_ids: {min(stray)!r} is not a member of this JoinGroup")
+    static = [replace(m, group_instance_id=instance_ids[m.id]) if m.id in instance_ids else m for m in members]
+    problem = member_identity_problem(static)
+    if problem is not None:
+        raise AssignorError(f"instance_ids: {problem}")
+    return static
 
 
 def rebalance(strategy: Strategy, generation: int, definition: Group, ids: Sequence[str], joined: Messages,
               cache: LeaderCache | None = None, leader: Leader | None = None, *,
-              assignment_user_data: bool = False) -> SyncResult:
+              assignment_user_data: bool = False, instance_ids: Mapping[str, str] | None = None) -> SyncResult:
     """The leader's whole job for one rebalance, from JoinGroup to SyncGroup, for every strategy:
     read every member's metadata (`joined`, laid end to end in the order of `ids`) as its
     protocol carries it, plan on the claims as columns, and write each member's assignment (as
     a Java leader does for Java's strategies). `definition`: the topics and racks (its members
     are not read). `leader`: the strategy's leader whose memory carries over (by default the
-    one `cache` keeps for it). `assignment_user_data`: as `sync`."""
+    one `cache` keeps for it). `assignment_user_data`, `instance_ids`: as `sync`."""
     cache = LeaderCache() if cache is None else cache
     roster = read_join_group(ids, joined, strategy.protocol, cache.decode)
+    if instance_ids:
+        roster = roster._replace(members=_static(roster.members, instance_ids))
     # The members as planned own nothing themselves: their claims stay in columns (`build`
     # reads those), and become tuples only if the caller asks for `SyncResult.group`.
     planned = Group.assembled(definition.topics, roster.members, definition.partition_racks)

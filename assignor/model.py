@@ -22,8 +22,8 @@ from assignor._arrays import gc_paused
 from assignor.errors import InvalidGroupError
 from assignor.topic_ids import parse_topic_id, topic_ids_of
 
-__all__ = ["UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPartition", "member_identity_problem",
-           "topic_partitions"]
+__all__ = ["INSTANCE_ID_PATTERN", "UNKNOWN_GENERATION", "Claims", "Group", "Member", "Plan", "TopicPartition",
+           "member_identity_problem", "topic_partitions"]
 
 #: Generation of a member whose previous generation is not known (Java's DEFAULT_GENERATION).
 UNKNOWN_GENERATION = -1
@@ -99,8 +99,9 @@ class Member:
     rack : str or None
         Subscription v3 rack id (KIP-881).
     group_instance_id : str or None
-        A static member's ``group.instance.id`` (KIP-345), None for a dynamic member. The
-        broker's ``range`` assignor (KIP-848) orders static members by it, before the others.
+        A static member's ``group.instance.id`` (KIP-345), None for a dynamic member. Java's
+        ``range`` and ``roundrobin`` and the broker's ``range`` (KIP-848) order static members by
+        it, before the others (`ordering.static_first_order`).
     """
 
     id: str
@@ -131,9 +132,11 @@ class Member:
 
     @classmethod
     def decoded(cls, id: str, topics: Sequence[str], generation: int, rack: str | None,
-                owned: tuple[TopicPartition, ...] = ()) -> Member:
+                owned: tuple[TopicPartition, ...] = (), group_instance_id: str | None = None) -> Member:
         """A member from values a decoder has already checked (no checks here: a leader builds
-        thousands per rebalance, and the checks cost four times the build)."""
+        thousands per rebalance, and the checks cost four times the build). The instance id is
+        not in the JoinGroup metadata (the coordinator's field): it comes from a member already
+        checked."""
         member = object.__new__(cls)
         set_id, set_topics, set_owned, set_generation, set_rack, set_instance = _MEMBER_SLOTS
         set_id(member, id)
@@ -141,7 +144,7 @@ class Member:
         set_owned(member, owned)
         set_generation(member, generation)
         set_rack(member, rack)
-        set_instance(member, None)  # (not in the JoinGroup metadata: the coordinator's field)
+        set_instance(member, group_instance_id)
         return member
 
     @classmethod
@@ -188,8 +191,10 @@ _MEMBER_SLOTS = tuple(getattr(Member, name).__set__
                       for name in ("id", "topics", "owned", "generation", "rack", "group_instance_id"))
 
 #: What Kafka accepts as a ``group.instance.id`` (``JoinGroupRequest.validateGroupInstanceId``,
-#: as a topic name: at most 249 of ASCII letters, digits, ``.``, ``_`` and ``-``).
-_INSTANCE_ID = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+#: as a topic name: at most 249 of ASCII letters, digits, ``.``, ``_`` and ``-``); the service's
+#: schema says the same with it.
+INSTANCE_ID_PATTERN = r"[a-zA-Z0-9._-]{1,249}"
+_INSTANCE_ID = re.compile(INSTANCE_ID_PATTERN)
 
 
 def _check_instance_id(member_id: str, instance_id: object) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 __all__ = ["hashmap_order", "java_key", "java_order", "java_sorted", "partition_hash", "partition_hash_of", "spread",
-           "string_hash", "string_hashes", "table_size"]
+           "static_first_order", "string_hash", "string_hashes", "table_size"]
 
 
 def java_key(text: str) -> bytes:
@@ -37,6 +37,27 @@ def java_sorted(texts: Iterable[str]) -> list[str]:
     """`texts` in Java's ``String.compareTo`` order."""
     texts = list(texts)
     return [texts[i] for i in java_order(texts)]
+
+
+def static_first_order(ids: Sequence[str], instance_ids: Sequence[str | None]) -> list[int]:
+    """Indices that put members (``ids[i]``, static when ``instance_ids[i]`` is not None) in the
+    order Kafka's range and round-robin assignors deal to them (KIP-345): static members first,
+    by ``group.instance.id``, then the dynamic ones by member id, each in ``String.compareTo``
+    order. A static member restarted under a new member id keeps its place, and so its
+    partitions. The client's ``AbstractPartitionAssignor.MemberInfo.compareTo`` (its
+    ``RangeAssignor`` and ``RoundRobinAssignor``) and the group coordinator's
+    ``RangeAssignor.sortMemberIds`` (KIP-848) share the rule.
+
+    Examples
+    --------
+    >>> static_first_order(["a", "b", "c"], [None, "z", "y"])
+    [2, 1, 0]
+    """
+    def key(i: int) -> tuple[int, bytes]:
+        instance = instance_ids[i]
+        return (1, java_key(ids[i])) if instance is None else (0, java_key(instance))
+
+    return sorted(range(len(ids)), key=key)
 
 
 # Java's hash-based collections iterate in an order set by `hashCode`, which Java-exact plans

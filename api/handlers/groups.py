@@ -42,16 +42,19 @@ def _group_sync(group_id: str, body: bytes, limits: Limits, history: int, max_gr
     members = request["members"]
     limits.check_sizes(members=len(members), partitions=0, topics=len(request["topics"]))
     metadata: dict[str, bytes] = {}
+    instance_ids: dict[str, str] = {}
     for i, member in enumerate(members):
         if member["member_id"] in metadata:
             raise Rejected(422, f"members[{i}].member_id: duplicate {member['member_id']!r}")
         metadata[member["member_id"]] = unb64(member["metadata_b64"], f"members[{i}].metadata_b64")
+        if member.get("group_instance_id") is not None:
+            instance_ids[member["member_id"]] = member["group_instance_id"]
     topics = {name: spec["partitions"] for name, spec in request["topics"].items()}
     racks = {name: spec["racks"] for name, spec in request["topics"].items() if spec.get("racks") is not None}
     limits.check_sizes(members=len(members), partitions=sum(topics.values()), topics=len(topics))
     started = time.perf_counter()
     result = sync(request["protocol"], request["generation"], topics, metadata, racks or None, cache=_LEADER_CACHE,
-                  strategy=request.get("strategy"))
+                  strategy=request.get("strategy"), instance_ids=instance_ids)
     seconds = time.perf_counter() - started
     report = result.report()
     # Kept packed (the registry unpacks on reading): a pair per partition, twice, would cost

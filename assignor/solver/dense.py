@@ -20,7 +20,7 @@ import numpy as np
 from assignor._arrays import run_starts, stable_order
 from assignor.group_spec import GroupSpec, SubscriptionType
 from assignor.model import Claims, Group, Member, TopicPartition, topic_partitions
-from assignor.ordering import java_order, java_sorted
+from assignor.ordering import java_order, java_sorted, static_first_order
 from assignor.solver.claims import is_valid_claim
 
 NO_OWNER = -1
@@ -297,16 +297,20 @@ def subscriber_counts(layout: Layout) -> np.ndarray:
     return np.bincount(topic, weights=size[subscription], minlength=len(layout.topics)).astype(np.int64)
 
 
-def topic_subscribers(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def topic_subscribers(layout: Layout, rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each topic's subscribers in member order, as ``(first, count, member)``: topic t's are
     ``member[first[t] : first[t] + count[t]]``. When every topic is in one distinct
     subscription (all members alike, say), `member` is the members grouped by subscription,
     shared by the topics of each, instead of one entry per (topic, member) pair: range over a
-    thousand topics and a thousand members then makes no million-pair arrays."""
+    thousand topics and a thousand members then makes no million-pair arrays.
+
+    `rank`: each member's place in another order (a permutation, as `static_first_ranks`
+    gives), which each topic's subscribers then follow instead of the layout's."""
     topic, subscription = distinct_pairs(layout)
     count = subscriber_counts(layout)
     # Members of each distinct subscription, in member order.
-    by_subscription = stable_order(layout.subscription_of)
+    by_subscription = stable_order(layout.subscription_of) if rank is None else \
+        np.lexsort((rank, layout.subscription_of))
     size = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
     start = np.cumsum(size) - size
     if not len(topic) or (topic[1:] > topic[:-1]).all():
@@ -318,7 +322,23 @@ def topic_subscribers(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarra
     slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
     member = by_subscription[np.repeat(start[subscription], n) + slot]
     width = max(len(layout.members), 1)
-    return np.cumsum(count) - count, count, np.sort(np.repeat(topic, n) * width + member) % width
+    if rank is None:
+        return np.cumsum(count) - count, count, np.sort(np.repeat(topic, n) * width + member) % width
+    ranked = np.sort(np.repeat(topic, n) * width + rank[member]) % width
+    return np.cumsum(count) - count, count, np.argsort(rank)[ranked]
+
+
+def static_first_ranks(layout: Layout) -> np.ndarray | None:
+    """Each member's place in `ordering.static_first_order` (the order Java's range and
+    round-robin assignors deal in), or None when no member is static: the layout's own order
+    (member ids, Java's) is then that order."""
+    instances = [m.group_instance_id for m in layout.members]
+    if all(instance is None for instance in instances):
+        return None
+    order = static_first_order([m.id for m in layout.members], instances)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank
 
 
 def _member_order(ids: list[str], memo: PlanMemo | None) -> list[int]:

@@ -1,6 +1,7 @@
 """The ``range`` strategy, exactly as Java's RangeAssignor (without racks).
 
-Per topic, the subscribers sorted by member id get consecutive ranges; the first
+Per topic, the subscribers sorted as Java sorts them (static members first by instance id, then
+the others by member id: `ordering.static_first_order`) get consecutive ranges; the first
 ``partitions % subscribers`` of them get one extra partition.
 """
 
@@ -36,7 +37,8 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
     layout = dense.build(group, Claims.empty(), memo)
-    first, subscribers, member = dense.topic_subscribers(layout)  # each topic's in member (Java) order
+    # Each topic's subscribers in Java's order (``MemberInfo``'s: static members first).
+    first, subscribers, member = dense.topic_subscribers(layout, dense.static_first_ranks(layout))
     flat_topic = layout.topic_of_flat()
     n = subscribers[flat_topic]
     partition = layout.partition_of_flat()

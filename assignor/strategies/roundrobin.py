@@ -1,8 +1,9 @@
 """The ``roundrobin`` strategy, exactly as Java's RoundRobinAssignor.
 
-All partitions of subscribed topics, topics sorted, are dealt in turn over the members sorted by
-id; a member not subscribed to the partition's topic is skipped and the deal goes on from the
-member after the one that took the partition.
+All partitions of subscribed topics, topics sorted, are dealt in turn over the members sorted as
+Java sorts them (static members first by instance id, then the others by member id:
+`ordering.static_first_order`); a member not subscribed to the partition's topic is skipped and
+the deal goes on from the member after the one that took the partition.
 """
 
 from __future__ import annotations
@@ -40,23 +41,28 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     layout = dense.build(group, Claims.empty(), memo)
     owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
     members = len(layout.members)
-    start, count, member = dense.topic_subscribers(layout)
+    # The deal goes round in Java's order (``MemberInfo``'s: static members first): `rank` is a
+    # member's place in it, `by_rank` the member at each place.
+    static = dense.static_first_ranks(layout)
+    rank = np.arange(members) if static is None else static
+    by_rank = np.arange(members) if static is None else np.argsort(static)
+    start, count, member = dense.topic_subscribers(layout, static)
     dealt = np.flatnonzero(count > 0)  # topics with subscribers
     if len(layout.distinct) == 1:
         flats = np.flatnonzero(count[layout.topic_of_flat()] > 0)
-        owner[flats] = np.arange(len(flats)) % max(members, 1)  # nobody is ever skipped
+        owner[flats] = by_rank[np.arange(len(flats)) % max(members, 1)]  # nobody is ever skipped
         return layout, owner
-    # Topic by topic: its partitions go in turn to its subscribers (in member order), starting
-    # from the first subscriber at or after the member whose turn it is; the turn then passes
-    # to the member after the last one dealt to.
+    # Topic by topic: its partitions go in turn to its subscribers (in that order), starting
+    # from the first subscriber at or after the place whose turn it is; the turn then passes
+    # to the place after the last member dealt to.
     turn = 0
     for t in dealt.tolist():
         subscribers = member[start[t] : start[t] + count[t]]
-        first = int(np.searchsorted(subscribers, turn)) % len(subscribers)
+        first = int(np.searchsorted(rank[subscribers], turn)) % len(subscribers)
         dealt_to = subscribers[(first + np.arange(int(layout.counts[t]))) % len(subscribers)]
         owner[layout.offsets[t] : layout.offsets[t + 1]] = dealt_to
         if len(dealt_to):
-            turn = (int(dealt_to[-1]) + 1) % members
+            turn = (int(rank[dealt_to[-1]]) + 1) % members
     return layout, owner
 
 

@@ -73,7 +73,7 @@ def owning_claims(group: Group, claims: Claims) -> Group:
     members = []
     for m, rows in zip(group.members, per_member):
         owned = tuple(topic_partitions([topics[r] for r in rows], [partitions[r] for r in rows]))
-        members.append(Member.decoded(m.id, m.topics, m.generation, m.rack, owned))
+        members.append(Member.decoded(m.id, m.topics, m.generation, m.rack, owned, m.group_instance_id))
     return Group.assembled(group.topics, members, group.partition_racks, group.topic_ids)
 
 

@@ -37,6 +37,8 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     rounds = revoked = unsafe = 0
     chosen = strategy_named(strategy)
     cooperative = chosen.protocol.cooperative
+    # Static members as the JoinGroup response lists them (KIP-345): range and roundrobin deal to them first.
+    instance_ids = {m.id: m.group_instance_id for m in definition.members if m.group_instance_id is not None}
     while True:
         rounds += 1
         position = state.numbering.positions(state.numbers, present_numbers)  # of each member now, in `present`
@@ -48,7 +50,8 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         cache = state.cache
         metadata = protocol.encode_join_group(definition.members, owned, generations, chosen.protocol, cache.encode)
         generation = state.group_generation
-        synced = rebalance(chosen, generation, definition, present, metadata, cache, state.leader)
+        synced = rebalance(chosen, generation, definition, present, metadata, cache, state.leader,
+                           instance_ids=instance_ids)
         state.group_generation += 1
         group, roster, layout, owner = synced.planned, synced.roster, synced.layout, synced.owner
         if cooperative:

@@ -135,7 +135,8 @@ class Roster(NamedTuple):
         """The members, each with its owned partitions as TopicPartition tuples."""
         with gc_paused():  # a large group's owned partitions are a million small tuples
             owned = _claims_per_member(self.claims, len(self.members))
-            return [Member.decoded(m.id, m.topics, m.generation, m.rack, mine) for m, mine in zip(self.members, owned)]
+            return [Member.decoded(m.id, m.topics, m.generation, m.rack, mine, m.group_instance_id)
+                    for m, mine in zip(self.members, owned)]
 
 
 def read_join_group(ids: Sequence[str], messages: Messages, protocol: Protocol | str,

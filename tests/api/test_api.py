@@ -177,6 +177,25 @@ async def test_leader_sync_records_each_generation(client):
     assert (await client.get("/v1/groups/nope")).status_code == 404
 
 
+async def test_leader_sync_deals_range_to_static_members_first_and_keeps_their_instance_ids(client):
+    """The JoinGroup response's instance ids (v5+) go with each member: Java's range deals to the
+    static member first however the member ids sort, and the registry keeps the ids for a
+    later what-if. Two members of one instance are a 422 naming the field."""
+    members = [{"member_id": "consumer-b", "metadata_b64": join_metadata(["t"]), "group_instance_id": "instance1"},
+               {"member_id": "consumer-a", "metadata_b64": join_metadata(["t"])}]
+    body = {"protocol": "range", "generation": 1, "topics": {"t": {"partitions": 3}}, "members": members}
+    response = await client.post("/v1/groups/static/sync", json=body)
+    assert response.status_code == 200, response.text
+    owned = {m: [tp.partition for tp in decode_assignment(base64.b64decode(data)).partitions]
+             for m, data in response.json()["assignments"].items()}
+    assert owned == {"consumer-b": [0, 1], "consumer-a": [2]}
+    kept = (await client.get("/v1/groups/static")).json()["state"]["members"]
+    assert [m.get("group_instance_id") for m in kept] == ["instance1", None]
+    members[1]["group_instance_id"] = "instance1"
+    response = await client.post("/v1/groups/static/sync", json={**body, "generation": 2})
+    assert response.status_code == 422 and "share group_instance_id 'instance1'" in response.text
+
+
 async def test_dropped_claims_are_reported_logged_once_and_counted(client, caplog):
     """A zombie and a stale member: the sync's report lists what it dropped, by reason; the log
     has one warning for the generation (not one per retry); /metrics counts by reason."""

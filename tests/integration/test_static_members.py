@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 
-from assignor import Group, Member, TopicPartition, whatif
-from bench.java_members import CLASSIC, CONSUMER, COOPERATIVE_STICKY
+from assignor import Group, Member, TopicPartition, assign, whatif
+from bench.java_members import CLASSIC, CONSUMER, COOPERATIVE_STICKY, RANGE
 from bench.rebalance import create_topic, settle
 from tests.ownership import Timeline
 
@@ -73,3 +73,42 @@ async def test_a_static_member_restarted_at_once_gets_its_partitions_back_and_no
     else:
         restarts = whatif.migrate(rehearsed, [], SETTINGS[back_under][1], [strategy])["upgrade"]["steps"]
     assert [(s["moved"], s["revoked"]) for s in restarts] == [(0, 0)] * len(owned)
+
+
+ROUNDROBIN = "org.apache.kafka.clients.consumer.RoundRobinAssignor"
+
+
+@pytest.mark.parametrize(("java_assignor", "strategy"), [(RANGE, "range"), (ROUNDROBIN, "roundrobin")],
+                         ids=["range", "roundrobin"])
+async def test_java_deals_to_static_members_first_as_our_range_and_roundrobin_do(broker, java_members, java_assignor,
+                                                                              strategy):
+    """Two dynamic and two static Java members under the client's range or round-robin: the
+    static members' ids start with their instance ids (``z-...``) and sort after the dynamic ones
+    (client ids ``a0``, ``a1``), yet the Java leader deals to them first (KIP-345's
+    ``MemberInfo`` order). `assign` on the group as the broker holds it (its member ids, the
+    instance ids) gives the leader's plan exactly; without the instance ids it would not."""
+    partitions = 7
+    topic = await create_topic(broker.bootstrap, partitions)
+    group = f"static-order-{uuid.uuid4().hex[:8]}"
+    settings = {**CLASSIC, "partition.assignment.strategy": java_assignor}
+    members = [java_members.member(f"{group}.a{i}", broker.bootstrap, group, [topic],
+                                   {**settings, "client.id": f"a{i}"}) for i in range(2)]
+    members += [java_members.member(f"{group}.z{i}", broker.bootstrap, group, [topic],
+                                    {**settings, "group.instance.id": f"z-instance-{i}"}) for i in range(2)]
+    try:
+        for member in members:
+            await member.start()
+        owned = await settle(members, partitions)
+        ids = {m.name: next(e["member_id"] for e in reversed(m.events) if e.get("member_id")) for m in members}
+    finally:
+        for member in members:
+            await member.stop()
+    instance = {m.name: m.config.get("group.instance.id") for m in members}
+    assert all(ids[m.name].startswith("z-instance-") for m in members[2:]), ids
+    group_now = Group({topic: partitions}, [Member(ids[m.name], [topic], group_instance_id=instance[m.name])
+                                            for m in members])
+    planned = assign(strategy, group_now).assignment
+    assert {m.name: {tp.partition for tp in planned[ids[m.name]]} for m in members} == owned
+    dynamic = Group({topic: partitions}, [Member(ids[m.name], [topic]) for m in members])
+    assert {m.name: {tp.partition for tp in assign(strategy, dynamic).assignment[ids[m.name]]}
+            for m in members} != owned

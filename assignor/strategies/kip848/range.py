@@ -9,11 +9,10 @@ every topic is cut over all members, so topics with equal partition counts are c
 
 from __future__ import annotations
 
-from functools import cmp_to_key
 from typing import cast
 
 from assignor.errors import JavaAssignorFailure
-from assignor.ordering import java_key
+from assignor.ordering import static_first_order
 from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, PartitionSet, topic_hash
 from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity
 from assignor.topic_ids import TopicId
@@ -23,22 +22,9 @@ __all__ = ["assign", "sorted_members"]
 
 def sorted_members(spec: CoordinatorSpec) -> list[str]:
     """``RangeAssignor.sortMemberIds``: static members first by instance id, then the rest by
-    member id (``String.compareTo``)."""
-    instance = spec.instance_ids
-
-    def compare(a: str, b: str) -> int:
-        ia, ib = instance.get(a), instance.get(b)
-        if ia is not None and ib is not None:
-            ka, kb = java_key(ia), java_key(ib)
-        elif ia is not None:
-            return -1
-        elif ib is not None:
-            return 1
-        else:
-            ka, kb = java_key(a), java_key(b)
-        return (ka > kb) - (ka < kb)
-
-    return sorted(spec.member_ids, key=cmp_to_key(compare))
+    member id (`ordering.static_first_order`, the client's rule too)."""
+    ids = spec.member_ids
+    return [ids[i] for i in static_first_order(ids, [spec.instance_ids.get(m) for m in ids])]
 
 
 class _Topic:
