@@ -2,7 +2,8 @@
 
 Input
     groups: one row per member: ``cluster, group_id, member_id, topics (list of names),
-    owned (list of {topic, partition}), generation, rack``; topics: ``cluster, topic,
+    owned (list of {topic, partition}), generation, rack, group_instance_id`` (a static
+    member's, KIP-345; the last three may be null or absent); topics: ``cluster, topic,
     partitions``. Parquet or JSON lines.
 Output
     One row per group x strategy (`RESULT_COLUMNS`): moved, revoked, rounds, balance score,
@@ -36,7 +37,9 @@ from assignor.json_format import strict_loads
 from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Member, TopicPartition
 from assignor.strategies import java_counterparts
 
-GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack")
+GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id")
+#: The member columns a row may leave out (JSON lines) or hold nulls in.
+_OPTIONAL = GROUP_COLUMNS[2:]
 
 #: Spark's type of each Python type a typed record's field has.
 _SPARK_TYPES = {int: "bigint", float: "double", str: "string", float | None: "double", str | None: "string"}
@@ -161,7 +164,11 @@ def _member(row: Any, topics: dict[str, int]) -> Member:
     if not _is_missing(row.rack) and not isinstance(row.rack, str):
         raise AssignorError(f"rack: expected a string, got {_shown(row.rack)}")
     rack = None if _is_missing(row.rack) else row.rack
-    return Member(row.member_id, subscribed, owned=owned, generation=generation, rack=rack)
+    if not _is_missing(row.group_instance_id) and not isinstance(row.group_instance_id, str):
+        raise AssignorError(f"group_instance_id: expected a string, got {_shown(row.group_instance_id)}")
+    instance = None if _is_missing(row.group_instance_id) else row.group_instance_id
+    return Member(row.member_id, subscribed, owned=owned, generation=generation, rack=rack,
+                  group_instance_id=instance)
 
 
 def _applicable(group: Group, events: Sequence[whatif.Event]) -> tuple[list[whatif.Event], int]:
@@ -278,7 +285,7 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str | None, 
     cluster, group_id = _key(members["cluster"].iloc[0]), _key(members["group_id"].iloc[0])
     errors: list[dict[str, Any]] = []
     members = _rows_of(members, errors, cluster, group_id)
-    for optional in ("member_id", "topics", "owned", "generation", "rack"):  # JSON lines may leave them out
+    for optional in _OPTIONAL:  # JSON lines may leave them out
         if optional not in members:
             members = members.assign(**{optional: None})
     if cluster is None or group_id is None:  # rows of no group: each said so, none planned
@@ -288,12 +295,16 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str | None, 
     known = _topics_of(cluster, group_id, _topic_rows(topics), errors)
     group_members: list[Member] = []
     seen: set[str] = set()
+    instances: dict[str, str] = {}  # instance id -> the member holding it (KIP-345: one member per instance)
     ordered = members.assign(_order=members["member_id"].astype(str)).sort_values("_order", kind="stable")
     for row in ordered.itertuples(index=False):
         try:
             member = _member(row, known)
             if member.id in seen:
                 raise AssignorError(f"duplicate member_id {member.id!r}")
+            instance = member.group_instance_id
+            if instance is not None and instances.setdefault(instance, member.id) != member.id:
+                raise AssignorError(f"group_instance_id {instance!r} is {instances[instance]!r}'s already")
         except AssignorError as error:
             errors.append(_error(cluster, group_id, None if _is_missing(row.member_id) else str(row.member_id),
                                  str(error)))

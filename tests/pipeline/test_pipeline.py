@@ -70,6 +70,10 @@ HOSTILE_LINES = [
     {"cluster": "c", "group_id": "g", "member_id": "huge-topic", "topics": ["huge"]},
     {"cluster": "c", "group_id": "g2", "member_id": "no-topics"},
     {"group_id": "g3", "member_id": "no-cluster", "topics": ["t"]},
+    {"cluster": "c", "group_id": "g", "member_id": "instance-number", "topics": ["t"], "group_instance_id": 7},
+    {"cluster": "c", "group_id": "g", "member_id": "instance-space", "topics": ["t"], "group_instance_id": "i 1"},
+    {"cluster": "c", "group_id": "g", "member_id": "p-static", "topics": ["t"], "group_instance_id": "i-1"},
+    {"cluster": "c", "group_id": "g", "member_id": "q-same-instance", "topics": ["t"], "group_instance_id": "i-1"},
 ]
 HOSTILE_REASONS = {
     "owned-string": "owned: expected a list, got str 't-0'",
@@ -80,6 +84,10 @@ HOSTILE_REASONS = {
     "huge-topic": "unknown topic 'huge' (not in the cluster's topic table)",
     "no-topics": "topics is empty",
     "no-cluster": "cluster and group_id are needed",
+    "instance-number": "group_instance_id: expected a string, got 7",
+    "instance-space": ("member 'instance-space': group_instance_id must be 1-249 of a-z, A-Z, 0-9, '.', '_' and '-' "
+                       "(Kafka's rule), got 'i 1'"),
+    "q-same-instance": "group_instance_id 'i-1' is 'p-static''s already",
 }
 
 
@@ -102,7 +110,29 @@ def test_malformed_rows_go_to_errors_the_same_on_spark_and_locally(spark, tmp_pa
     assert set(errors["reason"]) >= {"topic 'huge': partition count: 1000000000000 is not in [0, 2147483647]",
                                      "not a JSON object: 'not json'", "no usable member rows"}
     planned = local[local["kind"] == "result"]
-    assert list(planned["group_id"]) == ["g"] and planned["members"].tolist() == [1]
+    assert list(planned["group_id"]) == ["g"] and planned["members"].tolist() == [2]
+
+
+def test_static_members_rows_plan_as_the_engine_plans_them():
+    """A static member's row carries its ``group_instance_id``: under range the static members
+    are dealt to first, and their restarts (back within the session, KIP-345) move nothing, as the
+    engine says for the same group; without the column, the group is all dynamic."""
+    rows = pd.DataFrame([{"cluster": "c", "group_id": "g", "member_id": m, "topics": ["t"], "owned": [],
+                          "generation": 1, "rack": None, "group_instance_id": i}
+                         for m, i in (("a", None), ("b", "instance-2"), ("c", "instance-1"))])
+    topics = pd.DataFrame({"topic": ["t"], "partitions": [5]})
+    group = Group({"t": 5}, [Member(m, ["t"], generation=1, group_instance_id=i)
+                             for m, i in (("a", None), ("b", "instance-2"), ("c", "instance-1"))])
+    events = ["rolling_restart"]
+    summary = whatif.run(group, [whatif.parse_event(e) for e in events], ["range"],
+                         include_plans=True)["strategies"]["range"]
+    row = fleet.group_whatif(rows, topics, events, ["range"], include_plan=True).iloc[0]
+    assert json.loads(row["plan"]) == summary["steps"][-1]["assignment"]
+    assert json.loads(row["plan"]) == {"a": [["t", 4]], "b": [["t", 2], ["t", 3]], "c": [["t", 0], ["t", 1]]}
+    assert row["moved"] == summary["summary"]["moved"]
+    dynamic = fleet.group_whatif(rows.drop(columns=["group_instance_id"]), topics, events, ["range"],
+                                 include_plan=True).iloc[0]
+    assert json.loads(dynamic["plan"])["a"] == [["t", 0], ["t", 1]]
 
 
 def test_a_table_without_a_needed_column_is_one_line(tmp_path, capsys):
