@@ -12,6 +12,8 @@ from assignor.model import INSTANCE_ID_PATTERN, INT32_MAX, INT32_MIN, member_ide
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.topic_ids import topic_ids_of
+from assignor.whatif.timing import BOUNDS
+from assignor.whatif.timing import SETTINGS as TIMING
 
 #: Simulation seeds: any 64-bit integer (the answer repeats the seed, and JSON integers past 64
 #: bits are not written).
@@ -187,7 +189,18 @@ class WhatIfRequest(_Strict):
     migrate: StrategyName | None = Field(default=None, description=(
         "rehearse converting the group to KIP-848's consumer protocol with this broker assignor "
         "(kip848-uniform or kip848-range); the first of `strategies` is the classic one it runs today"))
-
+    # Time as the coordinator keeps it (`assignor.whatif.timing`; a test holds these to its SETTINGS).
+    restart_seconds: float | None = Field(None, ge=BOUNDS["restart_seconds"][0], le=BOUNDS["restart_seconds"][1],
+                                          allow_inf_nan=False, description=TIMING["restart_seconds"])
+    consumer_heartbeat_ms: int | None = Field(None, ge=BOUNDS["consumer_heartbeat_ms"][0],
+                                              le=BOUNDS["consumer_heartbeat_ms"][1],
+                                              description=TIMING["consumer_heartbeat_ms"])
+    classic_heartbeat_ms: int | None = Field(None, ge=BOUNDS["classic_heartbeat_ms"][0],
+                                             le=BOUNDS["classic_heartbeat_ms"][1],
+                                             description=TIMING["classic_heartbeat_ms"])
+    assignment_interval_ms: int | None = Field(None, ge=BOUNDS["assignment_interval_ms"][0],
+                                               le=BOUNDS["assignment_interval_ms"][1],
+                                               description=TIMING["assignment_interval_ms"])
 
 MessageType = Literal["subscription", "assignment", "sticky_user_data", "cooperative_user_data"]
 

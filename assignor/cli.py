@@ -52,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
                         choices=sorted(s.name for s in REGISTRY.values() if not s.protocol.classic),
                         help="rehearse converting the group to KIP-848's consumer protocol with this broker "
                              "assignor (the first --strategy is the classic one it runs today)")
+    add_timing_flags(whatif)
     # Parsed by the jobs' own parser (`main` hands it everything after the word, --help too).
     pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample",
                                    add_help=False)
@@ -118,6 +119,23 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     return {**plan_to_json(plan), "metrics": validate.report(group, plan)}
 
 
+def add_timing_flags(parser: argparse.ArgumentParser) -> None:
+    """``--restart-seconds``, ``--consumer-heartbeat-ms``, ...: one flag per timing setting
+    (`assignor.whatif.timing.SETTINGS`); `timing_from` reads them back."""
+    from assignor.whatif.timing import SETTINGS
+
+    for name, meaning in SETTINGS.items():
+        parser.add_argument("--" + name.replace("_", "-"), type=float if name.endswith("_seconds") else int,
+                            metavar="SECONDS" if name.endswith("_seconds") else "MS", help=meaning)
+
+
+def timing_from(args: argparse.Namespace) -> Any:
+    """The `Timing` of the flags `add_timing_flags` added."""
+    from assignor.whatif.timing import SETTINGS, timing_of
+
+    return timing_of({name: getattr(args, name) for name in SETTINGS})
+
+
 def _whatif(args: argparse.Namespace) -> int:
     from assignor import whatif
 
@@ -127,7 +145,8 @@ def _whatif(args: argparse.Namespace) -> int:
     events = [whatif.parse_event(text) for text in args.event]
     if args.migrate:
         classic = tuple(args.strategy) if args.strategy else whatif.MIGRATE_FROM
-        migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans)
+        migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans,
+                                   timing=timing_from(args))
         if args.json:
             print(json.dumps(migration, indent=2))
         else:
@@ -136,7 +155,8 @@ def _whatif(args: argparse.Namespace) -> int:
     strategies = tuple(args.strategy) if args.strategy else whatif.ALL_STRATEGIES
     total = DEFAULT_LIMITS.check_events(group, events, strategies=len(strategies), plans=args.plans) * len(strategies)
     with _progress("what-if", total) as advance:
-        output = whatif.run(group, events, strategies, include_plans=args.plans, progress=advance)
+        output = whatif.run(group, events, strategies, include_plans=args.plans, progress=advance,
+                            timing=timing_from(args))
     if args.json:
         print(json.dumps(output, indent=2))
     else:

@@ -187,7 +187,8 @@ KINDS = _register(
               _nothing, about_member=True),
     EventKind("rolling_restart", "rolling_restart",
               "each member in turn leaves, then rejoins owning nothing (a static member is back within its "
-              "session: no rebalance)", 0, 0,
+              "session: no rebalance; one back before its leave rebalances: one rebalance, see "
+              "`--restart-seconds`)", 0, 0,
               _as_is, _nothing, _nothing, every_member=True),
 )
 

@@ -319,7 +319,8 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str | None, 
 
 
 def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
-                 strategies: Sequence[str], include_plan: bool = False) -> pd.DataFrame:
+                 strategies: Sequence[str], include_plan: bool = False,
+                 timing: whatif.Timing = whatif.DEFAULT_TIMING) -> pd.DataFrame:
     """Rows for one group (members: its member rows; topics: ``topic, partitions`` of the topics
     its members subscribe to, partitions null when the cluster does not know the topic)."""
     if members.empty:
@@ -332,7 +333,8 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
     for strategy in strategies:
         started = time.perf_counter()
         try:
-            result = whatif.run(group, kept, [strategy], include_plans=include_plan)["strategies"][strategy]
+            result = whatif.run(group, kept, [strategy], include_plans=include_plan,
+                                timing=timing)["strategies"][strategy]
         except AssignorError as error:
             errors.append(_error(cluster, group_id, None, str(error), strategy))
             continue
@@ -374,7 +376,7 @@ def paused(step: whatif.Step) -> int:
 
 
 def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], target: str,
-                    strategies: Sequence[str]) -> pd.DataFrame:
+                    strategies: Sequence[str], timing: whatif.Timing = whatif.DEFAULT_TIMING) -> pd.DataFrame:
     """`group_whatif`'s counterpart for ``--migrate``: one `MIGRATION_COLUMNS` row per classic
     strategy the group might run today (each rehearsal starts from that strategy's plan)."""
     if members.empty:
@@ -387,7 +389,7 @@ def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     for strategy in strategies:
         started = time.perf_counter()
         try:
-            migration = whatif.migrate(group, kept, target, [strategy])
+            migration = whatif.migrate(group, kept, target, [strategy], timing=timing)
         except AssignorError as error:
             errors.append(_error(cluster, group_id, None, str(error), strategy))
             continue
@@ -530,21 +532,23 @@ def _subscribed_topics(groups: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFra
 
 
 def _per_group(events: Sequence[str], strategies: Sequence[str], include_plan: bool,
-               migrate: str | None) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+               migrate: str | None, timing: whatif.Timing) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
     """The per-group computation of a request: the what-if rows, or with `migrate` the migration's."""
     if migrate is not None:
-        return lambda members, topics: group_migration(members, topics, events, migrate, strategies)
-    return lambda members, topics: group_whatif(members, topics, events, strategies, include_plan)
+        return lambda members, topics: group_migration(members, topics, events, migrate, strategies, timing)
+    return lambda members, topics: group_whatif(members, topics, events, strategies, include_plan, timing)
 
 
 def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], strategies: Sequence[str],
-              include_plan: bool = False, migrate: str | None = None) -> pd.DataFrame:
+              include_plan: bool = False, migrate: str | None = None,
+              timing: whatif.Timing = whatif.DEFAULT_TIMING) -> pd.DataFrame:
     """The single-process path: every group in turn, in this process. With `migrate` (a
-    consumer-protocol strategy) the rows are `MIGRATION_COLUMNS`, `strategies` the classic ones."""
+    consumer-protocol strategy) the rows are `MIGRATION_COLUMNS`, `strategies` the classic ones.
+    `timing`: restarts and Kafka's settings (`assignor.whatif.timing`), the same for every group."""
     check_request(events, strategies, migrate)
     check_columns(groups, topics)
     subscribed = _subscribed_topics(groups, topics)
-    per_group = _per_group(list(events), list(strategies), include_plan, migrate)
+    per_group = _per_group(list(events), list(strategies), include_plan, migrate, timing)
     frames = []
     counts = LINE if LINE in subscribed else "partitions"
     # (dropna=False: rows without a cluster or group are a group too, of errors, as on Spark)
@@ -558,7 +562,8 @@ def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
 
 
 def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strategies: Sequence[str],
-              include_plan: bool = False, migrate: str | None = None) -> Any:
+              include_plan: bool = False, migrate: str | None = None,
+              timing: whatif.Timing = whatif.DEFAULT_TIMING) -> Any:
     """The Spark path: a DataFrame of `RESULT_COLUMNS` rows (results and errors), or with
     `migrate` of `MIGRATION_COLUMNS` rows."""
     from pyspark.sql import functions as F
@@ -574,7 +579,7 @@ def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strat
     subscribed = (subscribed.join(known, (subscribed.s_cluster == known.t_cluster)
                                   & (subscribed.topic == known.t_topic), how="left")
                   .select("s_cluster", "s_group", "topic", counts))
-    compute = _per_group(list(events), list(strategies), include_plan, migrate)
+    compute = _per_group(list(events), list(strategies), include_plan, migrate, timing)
 
     def per_group(members: pd.DataFrame, group_topics: pd.DataFrame) -> pd.DataFrame:
         return compute(members, group_topics[["topic", counts]])

@@ -42,15 +42,18 @@ def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
             raise Rejected(422, f"events[{i}]: {error}") from None
     group = group_from_json(request["group"])  # every shape before the limits (413 after 422)
     limits.check_group(group)
+    timing = engine.timing_of({name: request.get(name) for name in engine.SETTINGS})
     started = time.perf_counter()
     if request.get("migrate") is not None:
         classic = request.get("strategies") or engine.MIGRATE_FROM
         try:
             migration = engine.migrate(group, events, request["migrate"], classic,
-                                       include_plans=request.get("include_plans", False), limits=limits)
+                                       include_plans=request.get("include_plans", False), limits=limits,
+                                       timing=timing)
         except engine.WhatIfError as error:
             raise Rejected(422, f"migrate: {error}") from None
         return {"migration": dict(migration)}, {"seconds": time.perf_counter() - started}
     strategies = request.get("strategies") or engine.ALL_STRATEGIES
-    out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False), limits=limits)
+    out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False), limits=limits,
+                     timing=timing)
     return dict(out), {"seconds": time.perf_counter() - started}

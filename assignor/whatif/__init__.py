@@ -26,7 +26,8 @@ from assignor.whatif.figures import Figures, Step, Summary
 from assignor.whatif.migration import MIGRATE_FROM, Migration, check_migration, migrate
 from assignor.whatif.replay import ALL_STRATEGIES, Comparison, Progress, Result, StrategyRun, compare, run
 from assignor.whatif.steps import consumer_member_id
+from assignor.whatif.timing import DEFAULT_TIMING, SETTINGS, Timing, timing_of
 
-__all__ = ["ALL_STRATEGIES", "MIGRATE_FROM", "Comparison", "Event", "Figures", "Migration", "Progress", "Result",
-           "Step", "StrategyRun", "Summary", "WhatIfError", "apply_event", "check_migration", "compare",
-           "consumer_member_id", "migrate", "parse_event", "run"]
+__all__ = ["ALL_STRATEGIES", "DEFAULT_TIMING", "MIGRATE_FROM", "SETTINGS", "Comparison", "Event", "Figures",
+           "Migration", "Progress", "Result", "Step", "StrategyRun", "Summary", "Timing", "WhatIfError", "apply_event",
+           "check_migration", "compare", "consumer_member_id", "migrate", "parse_event", "run", "timing_of"]

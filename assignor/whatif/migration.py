@@ -20,6 +20,7 @@ from assignor.whatif.figures import Step, _figures_of
 from assignor.whatif.replay import _quiet, _run, _step, _unchanged
 from assignor.whatif.state import _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand, _renaming, _restarts
+from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 
 class Migration(TypedDict):
@@ -72,9 +73,12 @@ def check_migration(target: str, classic: Sequence[str]) -> None:
 
 
 def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequence[str] = MIGRATE_FROM, *,
-            include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS) -> Migration:
+            include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS,
+            timing: Timing = DEFAULT_TIMING) -> Migration:
     """Rehearse moving `group` from its classic strategy (``classic[0]``, the one it runs today)
     to KIP-848's consumer protocol with the broker's assignor `target`, then replay `events`.
+    `timing`: how long each restarted member is away, and Kafka's settings (as `run`'s): a member
+    back before the coordinator acts on its leave leaves and returns in one step.
 
     Raises
     ------
@@ -90,7 +94,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
     limits.check_events(group, [*events, Event("rolling_restart")], strategies=len(compared) + 1,
                         plans=include_plans)
     with gc_paused():
-        staying = _run(group, events, compared, include_plans, check, _quiet)
+        staying = _run(group, events, compared, include_plans, check, _quiet, timing)
         numbering = _Numbering()
         ids = [m.id for m in group.members]
         state = _State(ids, numbering.of(ids), _claims_of(group.members),
@@ -104,7 +108,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
         classic_ids = {m.id for m in group.members}
         eager_classic = not strategy_named(classic[0]).protocol.cooperative
-        for restart in _restarts(group, renamed):
+        for restart in _restarts(group, renamed, timing):
             definition = restart.group
             # Until a member comes back under the consumer protocol the group is classic (a
             # leave is a classic rebalance); that member's return converts it online, and the
@@ -122,6 +126,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                 classic_ids.discard(restart.member)
                 previous = _unchanged(previous, label)
             else:
+                if restart.fresh:
+                    state.forget(restart.member)
                 # members not restarted yet are classic members of the converted group: eager
                 # ones revoke everything at each rejoin (assignor.reconcile)
                 eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
@@ -135,8 +141,11 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         later: list[dict[str, Any]] = []
         index = 1  # the classic runs' step after "current"
         for event in events:
-            for label, definition, rebalances, *_ in _expand(definition, _renaming(event, renamed)):
+            for label, definition, rebalances, _joins, member, fresh in _expand(
+                    definition, _renaming(event, renamed), timing, classic=False, at_rest=False):
                 label = label if KINDS[event.kind].every_member else str(event)
+                if fresh:
+                    state.forget(member)
                 step = _step(definition, state, target, label, include_plans, check, previous) if rebalances \
                     else _unchanged(previous, label)
                 previous = step

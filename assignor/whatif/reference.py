@@ -8,6 +8,7 @@ of this: a property test holds the two to the same steps (tests/consumer/test_wh
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from assignor import protocol, validate
@@ -17,9 +18,11 @@ from assignor.model import Group
 from assignor.protocols import UserData
 from assignor.strategies import assign, strategy_named
 from assignor.whatif.steps import Definition, _expand
+from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 
-def run(group: Group, events: Sequence[Event], strategy: str) -> list[dict[str, Any]]:
+def run(group: Group, events: Sequence[Event], strategy: str, timing: Timing = DEFAULT_TIMING
+        ) -> list[dict[str, Any]]:
     """`assignor.whatif.run` of one classic strategy, written the plain way (module docstring):
     each step's ``event``, ``rounds``, ``revoked``, ``reassigned``, ``moved``,
     ``balance_score``, ``spread`` and ``assignment``."""
@@ -30,12 +33,15 @@ def run(group: Group, events: Sequence[Event], strategy: str) -> list[dict[str, 
     group_generation = max([m.generation for m in group.members], default=0) + 1
     out: list[dict[str, Any]] = []
     definitions: list[Definition] = [Definition("current", group)]
-    for event in events:
-        definitions += list(_expand(definitions[-1].group, event))
-    for label, definition, rebalances, *_ in definitions:
+    for n, event in enumerate(events):
+        definitions += list(_expand(definitions[-1].group, event, timing, at_rest=n == 0))
+    for label, definition, rebalances, _joins, member, fresh in definitions:
         if not rebalances:  # a static member back within its session: the step before's figures
             out.append({**out[-1], "event": label, "rounds": 0, "revoked": 0, "reassigned": 0, "moved": 0})
             continue
+        if fresh:  # a new consumer under the old one's id: it holds nothing yet
+            owned.pop(member, None)
+            generation.pop(member, None)
         present = {m.id for m in definition.members}
         before = {tp: m for m, tps in owned.items() for tp in tps}
         rounds = revoked = 0
@@ -53,8 +59,11 @@ def run(group: Group, events: Sequence[Event], strategy: str) -> list[dict[str, 
                 else:
                     sub = protocol.Subscription(m.topics, None, (), g, m.rack)
                 metadata[m.id] = protocol.encode_subscription(sub)
-            decoded = Group(topics=definition.topics, members=protocol.members_from_metadata(metadata, wire),
-                            partition_racks=definition.partition_racks)
+            # The instance ids come beside the metadata in the JoinGroup response (KIP-345).
+            instance = {m.id: m.group_instance_id for m in definition.members}
+            decoded = Group(topics=definition.topics, partition_racks=definition.partition_racks,
+                            members=[replace(m, group_instance_id=instance[m.id])
+                                     for m in protocol.members_from_metadata(metadata, wire)])
             try:
                 plan = assign(strategy, decoded) if leader is None else leader.assign(decoded)
             except JavaAssignorFailure:  # the step fails; nothing changes hands

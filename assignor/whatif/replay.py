@@ -20,6 +20,7 @@ from assignor.whatif.consumer import _reconcile
 from assignor.whatif.figures import Figures, Step, Summary, _figures_of, _summary
 from assignor.whatif.state import _assignment_of, _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand
+from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 #: Every registered strategy, in the registry's order.
 ALL_STRATEGIES = tuple(REGISTRY)
@@ -58,7 +59,7 @@ Progress = Callable[[int], None]
 
 def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_STRATEGIES, *,
         include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS,
-        progress: Progress | None = None) -> Result:
+        progress: Progress | None = None, timing: Timing = DEFAULT_TIMING) -> Result:
     """Replay `events` on `group` for each strategy.
 
     The first step ("current") rebalances the group as given, starting from its members' owned
@@ -72,7 +73,9 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
 
     Raises `LimitExceededError` before any work when the group, the events or a group they
     lead to is past `limits` (`assignor.limits`). `progress(planned)` is called after each
-    rebalance; `Limits.check_events` says how many a run has per strategy.
+    rebalance; `Limits.check_events` says how many a run has per strategy. `timing`: how long a
+    restarted member is away and Kafka's settings that decide whether its leave and return are
+    one rebalance (`assignor.whatif.timing`; by default each leave is a rebalance of its own).
     """
     events = list(events)
     for name in strategies:
@@ -80,7 +83,7 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     limits.check_group(group)
     limits.check_events(group, events, strategies=len(strategies), plans=include_plans)
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)
-        return _run(group, events, strategies, include_plans, check, progress or _quiet)
+        return _run(group, events, strategies, include_plans, check, progress or _quiet, timing)
 
 
 def _quiet(_planned: int) -> None:
@@ -88,7 +91,7 @@ def _quiet(_planned: int) -> None:
 
 
 def _run(group: Group, events: list[Event], strategies: Sequence[str], include_plans: bool, check: bool,
-         progress: Progress) -> Result:
+         progress: Progress, timing: Timing = DEFAULT_TIMING) -> Result:
     result: dict[str, StrategyRun] = {}
     planned = 0
     initial = _claims_of(group.members)
@@ -102,14 +105,18 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
                        max([m.generation for m in group.members], default=0) + 1, numbering, cache,
                        leader=_new_leader(name))
         steps = [_step(group, state, name, "current", include_plans, check, None)]
+        classic = strategy_named(name).protocol.classic
         planned += 1
         progress(planned)
         definition = group
-        for event in events:
-            for label, definition, rebalances, *_ in _expand(definition, event):
+        for n, event in enumerate(events):
+            for label, definition, rebalances, _joins, member, fresh in _expand(definition, event, timing, classic,
+                                                                                at_rest=n == 0):
                 if not rebalances:
                     steps.append(_unchanged(steps[-1], label))
                     continue
+                if fresh:
+                    state.forget(member)
                 steps.append(_step(definition, state, name, label, include_plans, check, steps[-1]))
                 planned += 1
                 progress(planned)

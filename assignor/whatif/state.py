@@ -11,7 +11,7 @@ import numpy as np
 from assignor._arrays import appended
 from assignor.errors import WhatIfError
 from assignor.leader import LeaderCache
-from assignor.model import INT32_MAX, Claims, Member
+from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Member
 from assignor.strategies.strategy import Leader
 from assignor.whatif.figures import _Flats
 
@@ -32,6 +32,21 @@ class _State:
     leader: Leader | None = None  # the leader of a strategy that keeps one (Java's), for the whole run
 
 
+    def forget(self, member_id: str) -> None:
+        """`member_id` left and a new consumer is back (under that id, or another), before the
+        leave rebalanced: what it held and its generation are dropped, and the id gets a new
+        number (the old one stays taken), so a member rejoining under it claims nothing."""
+        if member_id not in self.ids:
+            return
+        i = self.ids.index(member_id)
+        kept = self.owned.member != i
+        self.owned = Claims(self.owned.member[kept], self.owned.topic[kept], self.owned.partition[kept],
+                            self.owned.names)
+        self.flats = None
+        self.generation[i] = UNKNOWN_GENERATION
+        self.numbering.forget(member_id)
+
+
 class _Numbering(dict[str, int]):
     """A number per member id, given in order of first sight: member lists become arrays of
     numbers, and moving values from one list's order to another's is a numpy gather."""
@@ -39,6 +54,13 @@ class _Numbering(dict[str, int]):
     def __missing__(self, member_id: str) -> int:
         number = self[member_id] = len(self)
         return number
+
+    def forget(self, member_id: str) -> None:
+        """`member_id` gets a new number at its next sight; its old one stays taken (by a key no
+        id can be), so numbers stay below ``len(self)``."""
+        if member_id in self:
+            number = self.pop(member_id)
+            self[f"\0forgotten {number}"] = number
 
     def of(self, ids: list[str]) -> np.ndarray:
         return np.fromiter(map(self.__getitem__, ids), dtype=np.int64, count=len(ids))

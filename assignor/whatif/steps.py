@@ -7,7 +7,8 @@ timeout: the classic coordinator hands it its assignment again without a rebalan
 consumer protocol's replaces the old member with the new one without bumping the epoch or
 computing a target (Apache Kafka 4.3: "to replace the existing member"), also when the new one
 comes back under the consumer protocol during a migration; its restart is one step that
-rebalances nothing."""
+rebalances nothing. A dynamic member back before the coordinator acts on its leave
+(`assignor.whatif.timing`) is one step too: the rebalance in which it replaces itself."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import NamedTuple
 from assignor.events import KINDS, Event, apply_event
 from assignor.model import Group, Member
 from assignor.topic_ids import TopicId
+from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 
 class Definition(NamedTuple):
@@ -32,43 +34,67 @@ class Definition(NamedTuple):
     joins: bool = False
     #: The member a restart's step is about ("" for other events).
     member: str = ""
+    #: `member` left and is back, a new consumer (under its old id or the new one), before its
+    #: leave rebalanced: what it held is free in this step (`_State.forget`).
+    fresh: bool = False
 
 
-def _expand(definition: Group, event: Event) -> Iterator[Definition]:
-    """The group definitions a single event goes through (several for a rolling restart)."""
+def _expand(definition: Group, event: Event, timing: Timing = DEFAULT_TIMING, classic: bool = True,
+            at_rest: bool = True) -> Iterator[Definition]:
+    """The group definitions a single event goes through (several for a rolling restart), for a
+    group of the classic protocol or (`classic` false) of the consumer protocol. `at_rest`: the
+    group's last rebalance was long ago (the first event of a run); otherwise the event follows
+    the step before as soon as the group has that step's assignment."""
     if not KINDS[event.kind].every_member:
         yield Definition(str(event), apply_event(definition, event))
         return
-    yield from _restarts(definition)
+    yield from _restarts(definition, timing=timing, classic=classic, at_rest=at_rest)
 
 
-def _restarts(definition: Group, renamed: dict[str, str] | None = None) -> Iterator[Definition]:
+def _restarts(definition: Group, renamed: dict[str, str] | None = None, timing: Timing = DEFAULT_TIMING,
+              classic: bool = True, at_rest: bool = True) -> Iterator[Definition]:
     """Each member in turn leaves, then rejoins with nothing: under its own id, or with
-    `renamed` (the migration's rolling upgrade) as a new member under `consumer_member_id`,
-    recorded there. A static member is back within its session (module docstring): one step, no
-    rebalance, under its own id (its instance is what the coordinator knows it by)."""
+    `renamed` (the migration's rolling upgrade: the group is classic until the first member is
+    back under the consumer protocol) as a new member under `consumer_member_id`, recorded there.
+    A static member is back within its session (module docstring): one step, no rebalance, under
+    its own id (its instance is what the coordinator knows it by). A member back before the
+    coordinator acts on its leave (`Timing.back_in_time`) leaves and rejoins in one step: the new
+    member takes the old one's place in one rebalance."""
+    upgrade = renamed is not None
+    back = 0  # members back under the consumer protocol (the upgrade)
     for member in list(definition.members):
         if member.group_instance_id is not None:
             label = f"restart {member.id}: static, back within its session"
-            if renamed is not None:
+            if upgrade:
                 label += " under the consumer protocol"
+                back += 1
             yield Definition(label, definition, rebalances=False, joins=True, member=member.id)
             continue
         members = definition.members  # `member_leave`, known to apply (ids are distinct)
         i = list(map(attrgetter("id"), members)).index(member.id)
-        definition = Group.assembled(definition.topics, [*members[:i], *members[i + 1 :]],
-                                     definition.partition_racks, definition.topic_ids)
-        yield Definition(f"restart {member.id}: leave", definition, member=member.id)
-        new_id, label = member.id, f"restart {member.id}: rejoin"
+        left = Group.assembled(definition.topics, [*members[:i], *members[i + 1 :]], definition.partition_racks,
+                               definition.topic_ids)
+        others = len(left.members)
+        in_time = timing.back_in_time(classic=not back if upgrade else classic, others=others,
+                                      consumer_others=back if upgrade else others, at_rest=at_rest)
+        at_rest = False
+        new_id = member.id
         if renamed is not None:
             new_id = consumer_member_id(member.id)
-            while any(m.id == new_id for m in definition.members):  # an id the group already uses
+            while any(m.id == new_id for m in left.members):  # an id the group already uses
                 new_id = consumer_member_id(new_id)
-            renamed[member.id], label = new_id, f"{label} as {new_id}"
+            renamed[member.id] = new_id
+            back += 1
+        as_new = f" as {new_id}" if new_id != member.id else ""
         rejoined = Member(new_id, member.topics, rack=member.rack, group_instance_id=member.group_instance_id)
-        definition = Group.assembled(definition.topics, [*definition.members, rejoined], definition.partition_racks,
-                                     definition.topic_ids)
-        yield Definition(label, definition, joins=True, member=member.id)
+        returned = Group.assembled(left.topics, [*left.members, rejoined], left.partition_racks, left.topic_ids)
+        if in_time:
+            yield Definition(f"restart {member.id}: back{as_new} after {timing.restart_seconds:g} s, before the "
+                             f"rebalance its leave starts", returned, joins=True, member=member.id, fresh=True)
+        else:
+            yield Definition(f"restart {member.id}: leave", left, member=member.id)
+            yield Definition(f"restart {member.id}: rejoin{as_new}", returned, joins=True, member=member.id)
+        definition = returned
 
 
 def consumer_member_id(previous: str) -> str:

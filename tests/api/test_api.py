@@ -274,6 +274,25 @@ async def test_whatif_inline_and_from_the_registry(client):
     assert bad.status_code == 422
 
 
+async def test_whatif_takes_the_timing_settings_by_kafkas_names(client):
+    """``restart_seconds`` and Kafka's settings in snake case (`assignor.whatif.timing`): members
+    back before the rebalance their leave starts are one step each, and move nothing; a value
+    Kafka would refuse is a 422 naming the field and the limit."""
+    group = {"topics": {"t": 6}, "members": [{"id": m, "topics": ["t"], "owned": [["t", 2 * i], ["t", 2 * i + 1]],
+                                              "generation": 2} for i, m in enumerate("abc")]}
+    body = {"group": group, "events": ["rolling_restart"], "strategies": ["cooperative-sticky"]}
+    quick = await client.post("/v1/whatif", json={**body, "restart_seconds": 1, "classic_heartbeat_ms": 3000})
+    assert quick.status_code == 200, quick.text
+    steps = quick.json()["strategies"]["cooperative-sticky"]["steps"]
+    assert len(steps) == 4 and [s["moved"] for s in steps] == [0, 0, 0, 0]
+    assert len((await client.post("/v1/whatif", json=body)).json()["strategies"]["cooperative-sticky"]["steps"]) == 7
+    for field, value, limit in (("restart_seconds", -1, "greater than or equal to 0"),
+                                ("consumer_heartbeat_ms", 0, "greater than or equal to 1"),
+                                ("assignment_interval_ms", 2**31, "less than or equal to 2147483647")):
+        bad = await client.post("/v1/whatif", json={**body, field: value})
+        assert bad.status_code == 422 and field in bad.text and limit in bad.text, bad.text
+
+
 async def test_whatif_migration_rehearsal(client):
     """``migrate``: the classic strategy today (the first of ``strategies``), the conversion to
     KIP-848's consumer protocol, the rolling upgrade and each later event; a classic strategy as

@@ -135,6 +135,30 @@ def test_static_members_rows_plan_as_the_engine_plans_them():
     assert json.loads(dynamic["plan"])["a"] == [["t", 0], ["t", 1]]
 
 
+def test_the_fleet_job_times_restarts_as_the_engine_does(tmp_path, capsys):
+    """``--restart-seconds`` and Kafka's settings: each group's rows are the engine's with the
+    same `Timing`, locally and from the command line."""
+    rows = pd.DataFrame([{"cluster": "c", "group_id": "g", "member_id": m, "topics": ["t"],
+                          "owned": [{"topic": "t", "partition": 2 * i}, {"topic": "t", "partition": 2 * i + 1}],
+                          "generation": 2, "rack": None, "group_instance_id": None} for i, m in enumerate("abc")])
+    topics = pd.DataFrame({"topic": ["t"], "partitions": [6]})
+    timing = whatif.Timing(restart_seconds=1.0)
+    group = Group({"t": 6}, [Member(m, ["t"], [TopicPartition("t", 2 * i), TopicPartition("t", 2 * i + 1)], 2)
+                             for i, m in enumerate("abc")])
+    engine = whatif.run(group, [whatif.parse_event("rolling_restart")], ["cooperative-sticky"],
+                        timing=timing)["strategies"]["cooperative-sticky"]["summary"]
+    row = fleet.group_whatif(rows, topics, ["rolling_restart"], ["cooperative-sticky"], timing=timing).iloc[0]
+    assert (row["steps"], row["moved"]) == (engine["steps"], engine["moved"]) == (3, 0)
+    groups, topic_rows = tmp_path / "groups.jsonl", tmp_path / "topics.jsonl"
+    groups.write_text("\n".join(json.dumps(r) for r in rows.to_dict("records")))
+    topic_rows.write_text(json.dumps({"cluster": "c", "topic": "t", "partitions": 6}))
+    assert main(["pipeline", "fleet-whatif", "--local", "--groups", str(groups), "--topics", str(topic_rows),
+                 "--event", "rolling_restart", "--strategy", "cooperative-sticky", "--restart-seconds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    written = pd.read_parquet(tmp_path / "out" / "results")
+    assert (written["steps"].tolist(), written["moved"].tolist()) == ([3], [0])
+
+
 def test_a_table_without_a_needed_column_is_one_line(tmp_path, capsys):
     groups = tmp_path / "groups.parquet"
     pq.write_table(pa.table({"cluster": ["c"], "group_id": ["g"], "member_id": ["a"]}), groups)

@@ -1,0 +1,145 @@
+"""Quick restarts on Apache Kafka, against the rehearsal's timing (`assignor.whatif.timing`): a
+member back before the coordinator acts on its leave takes its predecessor's place in one
+rebalance, and gets exactly what its predecessor held.
+
+Java consumers of a consumer-protocol group (the broker's ``uniform``), and of a classic
+cooperative-sticky group upgraded member by member to the consumer protocol, each restarted
+right after the target before it (as a rolling restart goes on once a member is back). The group
+sets ``consumer.assignment.interval.ms`` (the broker's ``group.consumer.assignment.interval.ms``,
+per group) to 3 s, so no target can come between a leave and a return a second later; the
+upgrade's first return comes before the classic rebalance the leave started can complete (the
+others rejoin at their next heartbeat, every 3 s). The rehearsal of the same group with the
+measured time away says one step per restart and nothing moved, as the broker did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pytest
+
+from assignor import Group, Member, TopicPartition, whatif
+from bench.java_members import CLASSIC, CONSUMER, COOPERATIVE_STICKY
+from bench.rebalance import create_topic, settle
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+PARTITIONS = 12
+INTERVAL_MS = 3000
+#: Our test broker's ``group.consumer.heartbeat.interval.ms`` (`bench.broker`).
+BROKER_HEARTBEAT_MS = 500
+UNIFORM = {**CONSUMER, "group.remote.assignor": "uniform"}
+#: Classic members at Java's default heartbeat (3 s) and a session that allows it.
+COOPERATIVE = {**CLASSIC, "partition.assignment.strategy": COOPERATIVE_STICKY, "heartbeat.interval.ms": "3000",
+               "session.timeout.ms": "10000"}
+
+
+def set_assignment_interval(bootstrap: str, group: str, ms: int) -> None:
+    """The group's own ``consumer.assignment.interval.ms`` (a group config, KIP-848)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    entry = ConfigEntry("consumer.assignment.interval.ms", str(ms), incremental_operation=AlterConfigOpType.SET)
+    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group,
+                                                                  incremental_configs=[entry])]).values():
+        future.result(timeout=30)
+
+
+async def whole(members, timeout: float = 30.0) -> dict[int, set[int]]:
+    """As soon as every partition is owned once and the members hold equal shares (not waiting
+    for the group to stay still, as `settle` does: the next restart must follow the target)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        now = {i: m.partitions() for i, m in enumerate(members)}
+        if sorted(p for ps in now.values() for p in ps) == list(range(PARTITIONS)) and \
+                len({len(ps) for ps in now.values()}) == 1:
+            return now
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the group was not whole within {timeout} s: {now}")
+        await asyncio.sleep(0.02)
+
+
+async def restart_each(members, make) -> tuple[list[float], list[tuple[set[int], dict[int, set[int]]]]]:
+    """Restart each member in turn as soon as the group is whole again: the seconds each was away
+    (closed, until its successor started) and, after each return, what the new member holds and
+    what every member holds."""
+    away, after = [], []
+    for i in range(len(members)):
+        await members[i].stop()
+        left = time.monotonic()
+        members[i] = await make(i)
+        away.append(time.monotonic() - left)
+        everyone = await whole(members)
+        after.append((everyone[i], everyone))
+    return away, after
+
+
+def rehearsed_group(topic: str, owned: dict[int, set[int]]) -> Group:
+    return Group({topic: PARTITIONS}, [Member(f"m{i}", [topic], [TopicPartition(topic, p) for p in sorted(ps)], 1)
+                                       for i, ps in owned.items()])
+
+
+async def test_consumer_protocol_members_back_within_the_interval_take_their_predecessors_place(broker,
+                                                                                                java_members):
+    topic = await create_topic(broker.bootstrap, PARTITIONS)
+    group = f"quick-{uuid.uuid4().hex[:8]}"
+    set_assignment_interval(broker.bootstrap, group, INTERVAL_MS)
+    count = 0
+
+    async def make(i: int):
+        nonlocal count
+        count += 1
+        return await java_members.member(f"{group}.m{i}.{count}", broker.bootstrap, group, [topic], UNIFORM).start()
+
+    members = [await make(i) for i in range(3)]
+    try:
+        settled = await settle(members, PARTITIONS, timeout=90)
+        first = {i: settled[m.name] for i, m in enumerate(members)}
+        members.append(await make(3))  # a target computed now: the rolling restart follows it
+        before = await whole(members)
+        away, after = await restart_each(members, make)
+    finally:
+        for member in members:
+            await member.stop()
+    for i, (mine, everyone) in enumerate(after):
+        assert mine == before[i] and everyone == before, (i, before, after)
+    timing = whatif.Timing(restart_seconds=max(away), consumer_heartbeat_ms=BROKER_HEARTBEAT_MS,
+                           assignment_interval_ms=INTERVAL_MS)
+    steps = whatif.run(rehearsed_group(topic, first),
+                       [whatif.parse_event(f"member_join:m3:{topic}"), whatif.parse_event("rolling_restart")],
+                       ["kip848-uniform"], timing=timing)["strategies"]["kip848-uniform"]["steps"]
+    assert [(s["moved"], s["revoked"]) for s in steps[2:]] == [(0, 0)] * 4, (away, steps)
+
+
+async def test_an_upgrade_of_members_back_in_time_moves_nothing(broker, java_members):
+    topic = await create_topic(broker.bootstrap, PARTITIONS)
+    group = f"quick-upgrade-{uuid.uuid4().hex[:8]}"
+    set_assignment_interval(broker.bootstrap, group, INTERVAL_MS)
+    count = 0
+
+    async def make(i: int, settings=UNIFORM):
+        nonlocal count
+        count += 1
+        return await java_members.member(f"{group}.m{i}.{count}", broker.bootstrap, group, [topic], settings).start()
+
+    members = [await make(0, COOPERATIVE)]
+    try:
+        await settle(members, PARTITIONS, timeout=90)  # alone first: it leads
+        members += [await make(i, COOPERATIVE) for i in (1, 2)]
+        before = await settle(members, PARTITIONS, timeout=90)
+        owned = {i: before[m.name] for i, m in enumerate(members)}
+        away, after = await restart_each(members, make)
+    finally:
+        for member in members:
+            await member.stop()
+    for i, (mine, everyone) in enumerate(after):
+        assert mine == owned[i] and everyone == owned, (i, owned, after)
+    timing = whatif.Timing(restart_seconds=max(away), consumer_heartbeat_ms=BROKER_HEARTBEAT_MS,
+                           classic_heartbeat_ms=3000, assignment_interval_ms=INTERVAL_MS)
+    migration = whatif.migrate(rehearsed_group(topic, owned), [], "kip848-uniform", ["cooperative-sticky"],
+                               timing=timing)
+    steps = migration["upgrade"]["steps"]
+    assert len(steps) == 3 and [(s["moved"], s["revoked"]) for s in steps] == [(0, 0)] * 3, (away, steps)
