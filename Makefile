@@ -66,7 +66,7 @@ lint: $(STAMP)
 
 # Everything: lint, types and the whole suite, Apache Kafka, Spark, Chromium and PostgreSQL included.
 test: $(STAMP) $(CHROMIUM) $(KAFKA) postgres-server lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
 
 # The inner loop (under 2 minutes here): lint, types and every test that starts no process beside
 # the tests (no broker, Spark, Chromium, PostgreSQL, service or CLI run: `-m "not external"`),

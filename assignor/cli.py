@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
                         choices=sorted(s.name for s in REGISTRY.values() if not s.protocol.classic),
                         help="rehearse converting the group to KIP-848's consumer protocol with this broker "
                              "assignor (the first --strategy is the classic one it runs today)")
-    add_timing_flags(whatif)
+    add_settings_flags(whatif)
     # Parsed by the jobs' own parser (`main` hands it everything after the word, --help too).
     pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample",
                                    add_help=False)
@@ -119,21 +119,43 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     return {**plan_to_json(plan), "metrics": validate.report(group, plan)}
 
 
-def add_timing_flags(parser: argparse.ArgumentParser) -> None:
-    """``--restart-seconds``, ``--consumer-heartbeat-ms``, ...: one flag per timing setting
-    (`assignor.whatif.timing.SETTINGS`); `timing_from` reads them back."""
-    from assignor.whatif.timing import SETTINGS
+def add_settings_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting of the rehearsal (``--restart-seconds``, ``--consumer-heartbeat-ms``,
+    ..., ``--migration-policy``, ...): `assignor.whatif.TIMING_SETTINGS` and
+    `CONVERSION_SETTINGS`; `timing_from` and `conversion_from` read them back."""
+    from assignor.whatif import CONVERSION_SETTINGS, TIMING_SETTINGS
+    from assignor.whatif.refusals import POLICIES
 
-    for name, meaning in SETTINGS.items():
-        parser.add_argument("--" + name.replace("_", "-"), type=float if name.endswith("_seconds") else int,
-                            metavar="SECONDS" if name.endswith("_seconds") else "MS", help=meaning)
+    for name, meaning in {**TIMING_SETTINGS, **CONVERSION_SETTINGS}.items():
+        flag = "--" + name.replace("_", "-")
+        if name == "assignment_user_data":
+            parser.add_argument(flag, action="store_true", default=None, help=meaning)
+        elif name == "migration_policy":
+            parser.add_argument(flag, choices=list(POLICIES), help=meaning)
+        else:
+            seconds = name.endswith("_seconds")
+            parser.add_argument(flag, type=float if seconds else int,
+                                metavar="SECONDS" if seconds else "MS" if name.endswith("_ms") else "N", help=meaning)
 
 
 def timing_from(args: argparse.Namespace) -> Any:
-    """The `Timing` of the flags `add_timing_flags` added."""
-    from assignor.whatif.timing import SETTINGS, timing_of
+    """The `Timing` of the flags `add_settings_flags` added."""
+    from assignor.whatif import TIMING_SETTINGS, timing_of
 
-    return timing_of({name: getattr(args, name) for name in SETTINGS})
+    return timing_of({name: getattr(args, name) for name in TIMING_SETTINGS})
+
+
+def conversion_from(args: argparse.Namespace) -> Any:
+    """The `Conversion` of the flags `add_settings_flags` added; refused (AssignorError) without
+    ``--migrate``, where nothing converts."""
+    from assignor.whatif import CONVERSION_SETTINGS, conversion_of
+
+    given = {name: getattr(args, name) for name in CONVERSION_SETTINGS}
+    named = [name for name, value in given.items() if value is not None]
+    if named and not args.migrate:
+        raise AssignorError(f"--{named[0].replace('_', '-')}: only with --migrate (it decides whether Kafka "
+                            "converts the group)")
+    return conversion_of(given)
 
 
 def _whatif(args: argparse.Namespace) -> int:
@@ -146,12 +168,13 @@ def _whatif(args: argparse.Namespace) -> int:
     if args.migrate:
         classic = tuple(args.strategy) if args.strategy else whatif.MIGRATE_FROM
         migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans,
-                                   timing=timing_from(args))
+                                   timing=timing_from(args), conversion_rules=conversion_from(args))
         if args.json:
             print(json.dumps(migration, indent=2))
         else:
             _migration_tables(migration)
         return 0
+    conversion_from(args)  # (its flags need --migrate)
     strategies = tuple(args.strategy) if args.strategy else whatif.ALL_STRATEGIES
     total = DEFAULT_LIMITS.check_events(group, events, strategies=len(strategies), plans=args.plans) * len(strategies)
     with _progress("what-if", total) as advance:
@@ -252,6 +275,12 @@ def _migration_tables(migration: Any) -> None:
     console.print("(max unowned and paused members are the consumer protocol's reconciliation figures: '-' on "
                   "a classic step, where every member rebalances through JoinGroup/SyncGroup)", markup=False)
     upgrade = migration["upgrade"]
+    refused = migration["refused"]
+    if refused is not None:
+        console.print(f"Kafka refuses the conversion at \"{refused['step']}\": {refused['reason']}; the member "
+                      f"gets GROUP_ID_NOT_FOUND and the group stays classic. To upgrade: {refused['change']}.",
+                      markup=False)
+        return
     console.print(f"rolling upgrade: {upgrade['restarts']} restarts (the group runs mixed until the last), "
                   f"{upgrade['moved']} partitions moved, {upgrade['revoked']} revoked, longest unowned "
                   f"{upgrade['max_unowned']} heartbeat intervals", markup=False)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 def add_jobs(commands: Any) -> None:
     """Each job's parser, added to `commands` (an argparse sub-parsers object)."""
-    from assignor.cli import add_timing_flags
+    from assignor.cli import add_settings_flags
     from assignor.events import KINDS
 
     sample = commands.add_parser("make-sample", help="write a sample fleet and records (Parquet)",
@@ -61,7 +61,7 @@ def add_jobs(commands: Any) -> None:
                        help="rehearse moving every group to KIP-848's consumer protocol with this broker "
                             "assignor (kip848-uniform or kip848-range): writes migration/")
     fleet.add_argument("--plans", action="store_true", help="include each group's final plan (JSON)")
-    add_timing_flags(fleet)
+    add_settings_flags(fleet)
     fleet.add_argument("--plot", action="store_true",
                        help="write a PNG of what switching from Java's assignors to ours changes")
     skew = commands.add_parser("key-skew", help="records per partition for several partition counts")
@@ -190,18 +190,18 @@ def write_spark(frame: Any, out: Path, name: str) -> Path:
 
 
 def _fleet(args: argparse.Namespace, out: Path) -> pd.DataFrame:
-    from assignor.cli import timing_from
+    from assignor.cli import conversion_from, timing_from
     from assignor.whatif import ALL_STRATEGIES, MIGRATE_FROM
     from pipeline import fleet
 
     migrate = args.migrate
     strategies = args.strategy or list(MIGRATE_FROM if migrate else ALL_STRATEGIES)
     fleet.check_request(args.event, strategies, migrate)
-    timing = timing_from(args)
+    timing, conversion = timing_from(args), conversion_from(args)
     table = "migration" if migrate else "results"
     if args.local:
         result = fleet.run_local(_read_local(args.groups, "groups"), _read_local(args.topics, "topics"), args.event,
-                                 strategies, args.plans, migrate, timing)
+                                 strategies, args.plans, migrate, timing, conversion)
         write_local(result[result["kind"] == "result"].drop(columns=["kind", "member_id", "reason"]), out, table)
         write_local(result[result["kind"] == "error"][["cluster", "group_id", "member_id", "strategy", "reason"]],
                     out, "errors")
@@ -209,7 +209,8 @@ def _fleet(args: argparse.Namespace, out: Path) -> pd.DataFrame:
     spark = _session(args, "fleet-whatif")
     groups = _read_spark(spark, args.groups, "groups")
     topics = _read_spark(spark, args.topics, "topics")
-    rows = fleet.run_spark(spark, groups, topics, args.event, strategies, args.plans, migrate, timing).persist()
+    rows = fleet.run_spark(spark, groups, topics, args.event, strategies, args.plans, migrate, timing,
+                           conversion).persist()
     write_spark(rows.where("kind = 'result'").drop("kind", "member_id", "reason"), out, table)
     write_spark(rows.where("kind = 'error'").select("cluster", "group_id", "member_id", "strategy", "reason"), out,
                 "errors")

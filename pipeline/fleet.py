@@ -351,7 +351,8 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
 #: what converting to KIP-848's consumer protocol moves, how long the group runs mixed, the
 #: balance after the later events staying classic, migrated and under our ``sticky`` (the
 #: optimum), and the partitions paused by the later events before (classic) and after
-#: (consumer protocol): see `paused`.
+#: (consumer protocol): see `paused`. ``refused``: why Kafka would refuse the conversion, and
+#: what to change (`assignor.whatif.refusals`), or null.
 MIGRATION_COLUMNS = {
     "cluster": "string", "group_id": "string", "kind": "string", "strategy": "string", "target": "string",
     "member_id": "string", "reason": "string", "members": "bigint", "partitions": "bigint",
@@ -361,7 +362,7 @@ MIGRATION_COLUMNS = {
     "classic_balance_score": "bigint", "consumer_balance_score": "bigint", "sticky_balance_score": "bigint",
     "classic_spread": "bigint", "consumer_spread": "bigint", "balance_worse": "boolean",
     "paused_before": "bigint", "paused_after": "bigint", "max_unowned_after": "double",
-    "skipped_events": "bigint", "plan_seconds": "double",
+    "refused": "string", "skipped_events": "bigint", "plan_seconds": "double",
 }
 MIGRATION_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in MIGRATION_COLUMNS.items())
 
@@ -376,7 +377,8 @@ def paused(step: whatif.Step) -> int:
 
 
 def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], target: str,
-                    strategies: Sequence[str], timing: whatif.Timing = whatif.DEFAULT_TIMING) -> pd.DataFrame:
+                    strategies: Sequence[str], timing: whatif.Timing = whatif.DEFAULT_TIMING,
+                    conversion: whatif.Conversion = whatif.DEFAULT_CONVERSION) -> pd.DataFrame:
     """`group_whatif`'s counterpart for ``--migrate``: one `MIGRATION_COLUMNS` row per classic
     strategy the group might run today (each rehearsal starts from that strategy's plan)."""
     if members.empty:
@@ -389,7 +391,7 @@ def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     for strategy in strategies:
         started = time.perf_counter()
         try:
-            migration = whatif.migrate(group, kept, target, [strategy], timing=timing)
+            migration = whatif.migrate(group, kept, target, [strategy], timing=timing, conversion_rules=conversion)
         except AssignorError as error:
             errors.append(_error(cluster, group_id, None, str(error), strategy))
             continue
@@ -413,12 +415,15 @@ def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
             "paused_before": sum(paused(e["classic"][strategy]) for e in later),
             "paused_after": sum(paused(e["consumer"]) for e in later),
             "max_unowned_after": max((e["consumer"].get("max_unowned", 0.0) for e in later), default=0.0),
+            "refused": None if migration["refused"] is None else
+            f"{migration['refused']['reason']}; to upgrade: {migration['refused']['change']}",
             "skipped_events": skipped, "plan_seconds": time.perf_counter() - started})
     return _frame(rows + errors, MIGRATION_COLUMNS)
 
 
 def migration_summary(rows: pd.DataFrame, worst: int = 3) -> pd.DataFrame:
-    """The fleet's answer per classic strategy: groups, groups whose balance gets worse,
+    """The fleet's answer per classic strategy: groups, groups Kafka would refuse to convert,
+    groups whose balance gets worse,
     partitions moved at conversion and during the rolling upgrade, partitions paused by the
     later events before and after, the longest a partition goes unowned (heartbeat intervals),
     and the worst groups by name: those the move costs something (balance score lost, more
@@ -431,6 +436,7 @@ def migration_summary(rows: pd.DataFrame, worst: int = 3) -> pd.DataFrame:
         ranked = ranked.sort_values(["lost", "extra", "conversion_moved", "cluster", "group_id"],
                                     ascending=[False, False, False, True, True])
         out.append({"strategy": strategy, "target": target, "groups": len(frame),
+                    "groups_refused": int(frame["refused"].notna().sum()),
                     "groups_worse": int(frame["balance_worse"].sum()),
                     "conversion_moved": int(frame["conversion_moved"].sum()),
                     "upgrade_moved": int(frame["upgrade_moved"].sum()),
@@ -440,7 +446,8 @@ def migration_summary(rows: pd.DataFrame, worst: int = 3) -> pd.DataFrame:
                     "worst_groups": ", ".join(f"{r.cluster}/{r.group_id} (balance {int(r.lost):+d}, paused "
                                               f"{int(r.extra):+d}, converting moves {int(r.conversion_moved)})"
                                               for r in ranked.head(worst).itertuples()) or "none"})
-    return pd.DataFrame(out, columns=["strategy", "target", "groups", "groups_worse", "conversion_moved",
+    return pd.DataFrame(out, columns=["strategy", "target", "groups", "groups_refused", "groups_worse",
+                                      "conversion_moved",
                                       "upgrade_moved", "paused_before", "paused_after", "max_unowned_after",
                                       "worst_groups"])
 
@@ -531,24 +538,28 @@ def _subscribed_topics(groups: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFra
     return exploded.merge(topics, on=["cluster", "topic"], how="left")
 
 
-def _per_group(events: Sequence[str], strategies: Sequence[str], include_plan: bool,
-               migrate: str | None, timing: whatif.Timing) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+def _per_group(events: Sequence[str], strategies: Sequence[str], include_plan: bool, migrate: str | None,
+               timing: whatif.Timing, conversion: whatif.Conversion
+               ) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
     """The per-group computation of a request: the what-if rows, or with `migrate` the migration's."""
     if migrate is not None:
-        return lambda members, topics: group_migration(members, topics, events, migrate, strategies, timing)
+        return lambda members, topics: group_migration(members, topics, events, migrate, strategies, timing,
+                                                       conversion)
     return lambda members, topics: group_whatif(members, topics, events, strategies, include_plan, timing)
 
 
 def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], strategies: Sequence[str],
               include_plan: bool = False, migrate: str | None = None,
-              timing: whatif.Timing = whatif.DEFAULT_TIMING) -> pd.DataFrame:
+              timing: whatif.Timing = whatif.DEFAULT_TIMING,
+              conversion: whatif.Conversion = whatif.DEFAULT_CONVERSION) -> pd.DataFrame:
     """The single-process path: every group in turn, in this process. With `migrate` (a
     consumer-protocol strategy) the rows are `MIGRATION_COLUMNS`, `strategies` the classic ones.
-    `timing`: restarts and Kafka's settings (`assignor.whatif.timing`), the same for every group."""
+    `timing`, `conversion`: restarts and Kafka's settings (`assignor.whatif.timing`,
+    `assignor.whatif.refusals`), the same for every group."""
     check_request(events, strategies, migrate)
     check_columns(groups, topics)
     subscribed = _subscribed_topics(groups, topics)
-    per_group = _per_group(list(events), list(strategies), include_plan, migrate, timing)
+    per_group = _per_group(list(events), list(strategies), include_plan, migrate, timing, conversion)
     frames = []
     counts = LINE if LINE in subscribed else "partitions"
     # (dropna=False: rows without a cluster or group are a group too, of errors, as on Spark)
@@ -563,7 +574,8 @@ def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
 
 def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strategies: Sequence[str],
               include_plan: bool = False, migrate: str | None = None,
-              timing: whatif.Timing = whatif.DEFAULT_TIMING) -> Any:
+              timing: whatif.Timing = whatif.DEFAULT_TIMING,
+              conversion: whatif.Conversion = whatif.DEFAULT_CONVERSION) -> Any:
     """The Spark path: a DataFrame of `RESULT_COLUMNS` rows (results and errors), or with
     `migrate` of `MIGRATION_COLUMNS` rows."""
     from pyspark.sql import functions as F
@@ -579,7 +591,7 @@ def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strat
     subscribed = (subscribed.join(known, (subscribed.s_cluster == known.t_cluster)
                                   & (subscribed.topic == known.t_topic), how="left")
                   .select("s_cluster", "s_group", "topic", counts))
-    compute = _per_group(list(events), list(strategies), include_plan, migrate, timing)
+    compute = _per_group(list(events), list(strategies), include_plan, migrate, timing, conversion)
 
     def per_group(members: pd.DataFrame, group_topics: pd.DataFrame) -> pd.DataFrame:
         return compute(members, group_topics[["topic", counts]])

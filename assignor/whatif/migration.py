@@ -17,6 +17,7 @@ from assignor.model import Group
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.whatif.classic import _new_leader
 from assignor.whatif.figures import Step, _figures_of
+from assignor.whatif.refusals import DEFAULT_CONVERSION, Conversion, Refusal
 from assignor.whatif.replay import _quiet, _run, _step, _unchanged
 from assignor.whatif.state import _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand, _renaming, _restarts
@@ -38,6 +39,9 @@ class Migration(TypedDict):
     partitions become its target assignment, and the broker's assignor computes the next target
     from them with the rejoining member in the group (``GroupMetadataManager``'s
     classic-to-consumer conversion); for a group without members, the conversion alone.
+    ``refused``: None, or where Kafka would refuse the conversion, why, and what to change
+    (`assignor.whatif.refusals`); the upgrade then ends at that member's return (``conversion`` is
+    that step, the group staying classic) and ``events`` is empty.
     ``events``: each later event under the consumer protocol beside the same event under every
     classic strategy asked (``saved``: positive figures are what the consumer protocol saves;
     ``optimum``: our default strategy's figures on the same event), and ``vs_optimum``: the
@@ -49,6 +53,7 @@ class Migration(TypedDict):
     today: Step
     conversion: Step
     upgrade: dict[str, Any]
+    refused: Refusal | None
     events: list[dict[str, Any]]
     vs_optimum: dict[str, Any]
 
@@ -74,11 +79,13 @@ def check_migration(target: str, classic: Sequence[str]) -> None:
 
 def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequence[str] = MIGRATE_FROM, *,
             include_plans: bool = False, check: bool = False, limits: Limits = DEFAULT_LIMITS,
-            timing: Timing = DEFAULT_TIMING) -> Migration:
+            timing: Timing = DEFAULT_TIMING, conversion_rules: Conversion = DEFAULT_CONVERSION) -> Migration:
     """Rehearse moving `group` from its classic strategy (``classic[0]``, the one it runs today)
     to KIP-848's consumer protocol with the broker's assignor `target`, then replay `events`.
     `timing`: how long each restarted member is away, and Kafka's settings (as `run`'s): a member
     back before the coordinator acts on its leave leaves and returns in one step.
+    `conversion_rules`: the brokers' settings and the leader's habit that decide whether Kafka
+    converts the group at all (`assignor.whatif.refusals`; by default nothing refuses).
 
     Raises
     ------
@@ -108,6 +115,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
         classic_ids = {m.id for m in group.members}
         eager_classic = not strategy_named(classic[0]).protocol.cooperative
+        refusal: Refusal | None = None
+        restarted = 0
         for restart in _restarts(group, renamed, timing):
             definition = restart.group
             # Until a member comes back under the consumer protocol the group is classic (a
@@ -116,6 +125,26 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             # (GroupMetadataManager's convertToConsumerGroup: "the upgrade is always triggered by
             # a new member joining"). A static member's return replaces it: no target is computed.
             converting = conversion is None and restart.joins
+            # The classic group as the returning member finds it: a static member's old instance
+            # is still in it, a dynamic member has left it.
+            refusal = conversion_rules.refusal(restart.label, len(definition.members) - restart.rebalances) \
+                if converting else None
+            if refusal is not None:
+                # Its heartbeat is answered GROUP_ID_NOT_FOUND and the group stays classic: the
+                # rebalance its leave started goes on without it (unless it was one already).
+                label = f"{restart.label}: refused under the consumer protocol"
+                if restart.fresh:
+                    state.forget(restart.member)
+                    returning = renamed.get(restart.member, restart.member)
+                    left = Group.assembled(definition.topics, [m for m in definition.members if m.id != returning],
+                                           definition.partition_racks, definition.topic_ids)
+                    previous = _step(left, state, classic[0], label, include_plans, check, previous)
+                else:
+                    previous = _unchanged(previous, label)
+                upgrade.append(previous)
+                conversion = previous
+                restarted += 1
+                break
             if converting:
                 label, strategy = f"{restart.label}, converting to {target}", target
             elif conversion is None:
@@ -133,14 +162,17 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                 eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
                 previous = _step(definition, state, strategy, label, include_plans, check, previous, eager)
             upgrade.append(previous)
+            restarted += 1 if restart.joins else 0
             if converting:
                 conversion = previous
         if conversion is None:  # no member to restart: the group converts as it is
-            conversion = previous = _step(group, state, target, f"convert to {target}", include_plans, check, today)
+            refusal = conversion_rules.refusal(f"convert to {target}", len(group.members))
+            conversion = previous = _unchanged(today, f"convert to {target}: refused") if refusal else \
+                _step(group, state, target, f"convert to {target}", include_plans, check, today)
             upgrade.append(conversion)
         later: list[dict[str, Any]] = []
         index = 1  # the classic runs' step after "current"
-        for event in events:
+        for event in events if refusal is None else ():  # (a refused group stays classic: nothing to compare)
             for label, definition, rebalances, _joins, member, fresh in _expand(
                     definition, _renaming(event, renamed), timing, classic=False, at_rest=False):
                 label = label if KINDS[event.kind].every_member else str(event)
@@ -160,9 +192,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
     sticky_final = staying["strategies"][optimum]["steps"][-1]
     return Migration(
         classic=classic[0], target=target, today=today, conversion=conversion,
-        upgrade={"restarts": len(group.members), "steps": upgrade, "moved": sum(s["moved"] for s in upgrade),
+        upgrade={"restarts": restarted, "steps": upgrade, "moved": sum(s["moved"] for s in upgrade),
                  "revoked": sum(s["revoked"] for s in upgrade),
                  "max_unowned": max((s.get("max_unowned", 0.0) for s in upgrade), default=0.0)},
+        refused=refusal,
         events=later,
         vs_optimum={"balance_score": final["balance_score"], "sticky_balance_score": sticky_final["balance_score"],
                     "spread": final["spread"], "sticky_spread": sticky_final["spread"],

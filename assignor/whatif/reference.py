@@ -17,6 +17,7 @@ from assignor.events import Event
 from assignor.model import Group
 from assignor.protocols import UserData
 from assignor.strategies import assign, strategy_named
+from assignor.whatif.state import departed
 from assignor.whatif.steps import Definition, _expand
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
@@ -39,8 +40,8 @@ def run(group: Group, events: Sequence[Event], strategy: str, timing: Timing = D
         if not rebalances:  # a static member back within its session: the step before's figures
             out.append({**out[-1], "event": label, "rounds": 0, "revoked": 0, "reassigned": 0, "moved": 0})
             continue
-        if fresh:  # a new consumer under the old one's id: it holds nothing yet
-            owned.pop(member, None)
+        if fresh:  # a new consumer under the old one's id holds nothing; the old one's are a departed member's
+            owned[departed(member)] = owned.pop(member, [])
             generation.pop(member, None)
         present = {m.id for m in definition.members}
         before = {tp: m for m, tps in owned.items() for tp in tps}

@@ -11,7 +11,7 @@ import numpy as np
 from assignor._arrays import appended
 from assignor.errors import WhatIfError
 from assignor.leader import LeaderCache
-from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Member
+from assignor.model import INT32_MAX, Claims, Member
 from assignor.strategies.strategy import Leader
 from assignor.whatif.figures import _Flats
 
@@ -34,17 +34,19 @@ class _State:
 
     def forget(self, member_id: str) -> None:
         """`member_id` left and a new consumer is back (under that id, or another), before the
-        leave rebalanced: what it held and its generation are dropped, and the id gets a new
-        number (the old one stays taken), so a member rejoining under it claims nothing."""
+        leave rebalanced: what it held stays a departed member's (free for the step, counted as
+        reassigned when another takes it), and the id gets a new number (the old one stays
+        taken), so a member rejoining under it claims nothing."""
         if member_id not in self.ids:
             return
         i = self.ids.index(member_id)
-        kept = self.owned.member != i
-        self.owned = Claims(self.owned.member[kept], self.owned.topic[kept], self.owned.partition[kept],
-                            self.owned.names)
-        self.flats = None
-        self.generation[i] = UNKNOWN_GENERATION
+        self.ids = [*self.ids[:i], departed(member_id), *self.ids[i + 1 :]]
         self.numbering.forget(member_id)
+
+
+def departed(member_id: str) -> str:
+    """The name what a member held goes under once it has left (no member id can be it)."""
+    return f"\0departed {member_id}"
 
 
 class _Numbering(dict[str, int]):

@@ -293,6 +293,23 @@ async def test_whatif_takes_the_timing_settings_by_kafkas_names(client):
         assert bad.status_code == 422 and field in bad.text and limit in bad.text, bad.text
 
 
+async def test_whatif_says_when_kafka_refuses_the_conversion(client):
+    """``migration_policy``, ``consumer_max_size``, ``assignment_user_data`` (Kafka's names):
+    the answer's ``refused`` says where, why and what to change; without ``migrate`` they are a
+    422 naming the field."""
+    group = {"topics": {"t": 6}, "members": [{"id": m, "topics": ["t"]} for m in "abc"]}
+    body = {"group": group, "migrate": "kip848-uniform", "strategies": ["cooperative-sticky"]}
+    response = await client.post("/v1/whatif", json={**body, "assignment_user_data": True})
+    assert response.status_code == 200, response.text
+    refused = response.json()["migration"]["refused"]
+    assert "KAFKA-18134" in refused["reason"] and refused["step"].startswith("restart a: rejoin as")
+    assert (await client.post("/v1/whatif", json=body)).json()["migration"]["refused"] is None
+    bad = await client.post("/v1/whatif", json={"group": group, "migration_policy": "disabled"})
+    assert bad.status_code == 422 and "migration_policy: only with migrate" in bad.text
+    bad = await client.post("/v1/whatif", json={**body, "migration_policy": "never"})
+    assert bad.status_code == 422 and "migration_policy" in bad.text
+
+
 async def test_whatif_migration_rehearsal(client):
     """``migrate``: the classic strategy today (the first of ``strategies``), the conversion to
     KIP-848's consumer protocol, the rolling upgrade and each later event; a classic strategy as

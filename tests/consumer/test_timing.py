@@ -15,6 +15,8 @@ import pytest
 from api.models import WhatIfRequest
 from assignor import Group, Member, TopicPartition, cli, whatif
 from assignor.errors import WhatIfError
+from assignor.whatif.refusals import POLICIES
+from assignor.whatif.refusals import SETTINGS as CONVERSION_SETTINGS
 from assignor.whatif.timing import BOUNDS, SETTINGS, Timing, timing_of
 
 T = "t"
@@ -123,14 +125,14 @@ def test_a_quick_upgrade_converts_at_the_first_return_and_moves_nothing():
 
 def test_a_quick_restart_is_a_new_member_that_claims_nothing():
     """The member back under its old id is a new consumer: its predecessor's partitions are
-    free for the rebalance, not claimed by it (under eager range it could not hold them anyway;
-    under cooperative-sticky a claim would count them as kept)."""
+    free for the rebalance, not claimed by it (under cooperative-sticky a claim would count them
+    as kept): they are reassigned from the member that left, and nothing moves between members."""
     group = balanced(2, 4)
     timing = Timing(0.1, classic_heartbeat_ms=3000)
     result = whatif.run(group, [whatif.parse_event("rolling_restart")], ["cooperative-sticky"], timing=timing,
                         include_plans=True)
     first = result["strategies"]["cooperative-sticky"]["steps"][1]
-    assert first["rounds"] == 1 and first["revoked"] == 0 and first["reassigned"] == 0
+    assert first["rounds"] == 1 and first["revoked"] == 0 and first["moved"] == 0 and first["reassigned"] == 2
     assert first["assignment"]["m0"] == [[T, 0], [T, 1]]
 
 
@@ -147,12 +149,16 @@ def test_the_timing_settings_are_the_same_everywhere_a_user_gives_them():
     for parser in (cli._parser()._subparsers._group_actions[0].choices["whatif"],
                    jobs._subparsers._group_actions[0].choices["fleet-whatif"]):
         flags = {a.dest: a.option_strings for a in parser._actions}
-        assert all(flags[name] == ["--" + name.replace("_", "-")] for name in SETTINGS)
+        assert all(flags[name] == ["--" + name.replace("_", "-")] for name in [*SETTINGS, *CONVERSION_SETTINGS])
     schema = WhatIfRequest.model_json_schema()["properties"]
     for name, (low, high) in BOUNDS.items():
         number = next(k for k in schema[name]["anyOf"] if k["type"] != "null")
         assert (number["minimum"], number["maximum"]) == (low, high), name
         assert schema[name]["description"] == SETTINGS[name]
+    for name, meaning in CONVERSION_SETTINGS.items():
+        assert schema[name]["description"] == meaning
+    policy = next(k for k in schema["migration_policy"]["anyOf"] if k.get("type") != "null")
+    assert policy["enum"] == list(POLICIES)
 
 
 def test_the_cli_takes_the_flags(capsys, tmp_path):

@@ -159,6 +159,19 @@ def test_the_fleet_job_times_restarts_as_the_engine_does(tmp_path, capsys):
     assert (written["steps"].tolist(), written["moved"].tolist()) == ([3], [0])
 
 
+def test_the_fleet_job_says_which_groups_kafka_would_refuse_to_convert():
+    rows = pd.DataFrame([{"cluster": "c", "group_id": g, "member_id": m, "topics": ["t"], "owned": [],
+                          "generation": 1, "rack": None, "group_instance_id": None}
+                         for g, size in (("small", 2), ("large", 4)) for m in map(str, range(size))])
+    topics = pd.DataFrame({"cluster": ["c"], "topic": ["t"], "partitions": [6]})
+    result = fleet.run_local(rows, topics, [], ["cooperative-sticky"], migrate="kip848-uniform",
+                             conversion=whatif.Conversion(consumer_max_size=2))
+    refused = dict(zip(result["group_id"], result["refused"], strict=True))
+    assert refused["small"] is None and "has 3 members, more than group.consumer.max.size=2" in refused["large"]
+    summary = fleet.migration_summary(result[result["kind"] == "result"])
+    assert summary["groups_refused"].tolist() == [1]
+
+
 def test_a_table_without_a_needed_column_is_one_line(tmp_path, capsys):
     groups = tmp_path / "groups.parquet"
     pq.write_table(pa.table({"cluster": ["c"], "group_id": ["g"], "member_id": ["a"]}), groups)

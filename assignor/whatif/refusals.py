@@ -1,0 +1,108 @@
+"""When Kafka refuses to convert a classic group online, and what to change.
+
+The first member that comes back under the consumer protocol converts the classic group
+(``GroupMetadataManager.getOrMaybeCreateConsumerGroup`` -> ``convertToConsumerGroup``), unless,
+in Apache Kafka 4.3.1:
+
+- ``group.consumer.migration.policy`` does not allow upgrades (``disabled`` or ``downgrade``;
+  the default ``bidirectional`` and ``upgrade`` do): ``validateOnlineUpgrade``;
+- the classic group has more members than ``group.consumer.max.size`` allows (default
+  ``Integer.MAX_VALUE``): ``validateOnlineUpgrade``;
+- a member's assignment (what the classic leader sent it in SyncGroup) carries user data, which
+  the consumer protocol has no place for (KAFKA-18134): ``ConsumerGroup.fromClassicGroup``. Java's
+  assignors write none; ours writes none unless asked (``leader.sync(...,
+  assignment_user_data=True)``); a custom assignor may.
+
+The member is then answered ``GROUP_ID_NOT_FOUND`` (a Java consumer's poll fails) and the group
+stays classic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from assignor.errors import WhatIfError
+from assignor.model import INT32_MAX
+
+__all__ = ["DEFAULT_CONVERSION", "POLICIES", "Conversion", "Refusal", "conversion_of"]
+
+#: ``group.consumer.migration.policy``'s values, and whether each allows an online upgrade.
+POLICIES = {"bidirectional": True, "upgrade": True, "downgrade": False, "disabled": False}
+
+
+class Refusal(TypedDict):
+    """Why Kafka refuses the conversion, at which step, and what to change."""
+
+    step: str
+    reason: str
+    change: str
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """What the coordinator checks before converting a classic group.
+
+    Attributes
+    ----------
+    migration_policy : str
+        The broker's ``group.consumer.migration.policy`` (default ``bidirectional``).
+    consumer_max_size : int
+        The broker's ``group.consumer.max.size`` (default ``Integer.MAX_VALUE``).
+    assignment_user_data : bool
+        The classic group's leader writes user data into the members' assignments.
+    """
+
+    migration_policy: str = "bidirectional"
+    consumer_max_size: int = INT32_MAX
+    assignment_user_data: bool = False
+
+    def __post_init__(self) -> None:
+        if self.migration_policy not in POLICIES:
+            raise WhatIfError(f"migration_policy: expected one of {', '.join(POLICIES)}, got "
+                              f"{self.migration_policy!r}")
+        size = self.consumer_max_size
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= INT32_MAX:
+            raise WhatIfError(f"consumer_max_size: expected members in [1, {INT32_MAX}] (Kafka's range), got {size!r}")
+        if not isinstance(self.assignment_user_data, bool):
+            raise WhatIfError(f"assignment_user_data: expected true or false, got {self.assignment_user_data!r}")
+
+    def refusal(self, step: str, classic_members: int) -> Refusal | None:
+        """Why converting a classic group of `classic_members` members at `step` is refused, or
+        None (module docstring, in the coordinator's order of checks)."""
+        if not POLICIES[self.migration_policy]:
+            return Refusal(step=step, reason=f"group.consumer.migration.policy={self.migration_policy} allows no "
+                                             "online upgrade",
+                           change="set group.consumer.migration.policy to upgrade or bidirectional on the brokers")
+        if classic_members > self.consumer_max_size:
+            return Refusal(step=step, reason=f"the classic group has {classic_members} members, more than "
+                                             f"group.consumer.max.size={self.consumer_max_size}",
+                           change=f"raise group.consumer.max.size to at least {classic_members}, or shrink the group")
+        if self.assignment_user_data:
+            return Refusal(step=step, reason="the classic leader writes user data into assignments, which the "
+                                             "consumer protocol would lose (KAFKA-18134)",
+                           change="move the classic group to an assignor that writes none first (Java's, or ours "
+                                  "without assignment_user_data)")
+        return None
+
+
+#: Kafka's defaults: a conversion that nothing refuses.
+DEFAULT_CONVERSION = Conversion()
+
+#: Each of `Conversion`'s fields and what it is (the CLI's flags, the service's and the fleet
+#: job's fields are made from, or held by tests to, these).
+SETTINGS: dict[str, str] = {
+    "migration_policy": "the brokers' group.consumer.migration.policy (default bidirectional)",
+    "consumer_max_size": "the brokers' group.consumer.max.size (default 2147483647)",
+    "assignment_user_data": "the classic leader writes user data into assignments (a custom assignor may; "
+                            "ours when asked), which refuses the conversion (KAFKA-18134)",
+}
+
+
+def conversion_of(values: Mapping[str, Any]) -> Conversion:
+    """A `Conversion` from settings by name, those missing or None at Kafka's defaults."""
+    unknown = sorted(set(values) - set(SETTINGS))
+    if unknown:
+        raise WhatIfError(f"{unknown[0]}: not a conversion setting (known: {', '.join(SETTINGS)})")
+    return Conversion(**{name: value for name, value in values.items() if value is not None})

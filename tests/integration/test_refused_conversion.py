@@ -1,0 +1,73 @@
+"""A conversion Apache Kafka refuses, against the rehearsal's rule (`assignor.whatif.refusals`):
+a classic group whose leader (ours, asked to: ``leader.sync(..., assignment_user_data=True)``)
+writes user data into assignments is not converted when a consumer-protocol member joins
+(KAFKA-18134, ``ConsumerGroup.fromClassicGroup``): the Java member's poll fails with
+GROUP_ID_NOT_FOUND and the group stays classic, its members keeping their partitions; the same
+group with a leader that writes none converts. The rehearsal says the one refused and the other
+not."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping
+
+import pytest
+
+from assignor import Group, Member, TopicPartition, leader, whatif
+from assignor.integrations.aiokafka import StickyAssignor
+from bench.java_members import CONSUMER
+from bench.ownership import Timeline
+from bench.rebalance import AiokafkaMember, create_topic, settle
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+PARTITIONS = 6
+
+
+class WritingUserData(StickyAssignor):
+    """Our sticky assignor whose leader writes the generation into each assignment's user data."""
+
+    def lead(self, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes]) -> leader.SyncResult:
+        return leader.sync(self.protocol.name, generation, topics, metadata, cache=self.cache, strategy=self.strategy,
+                           assignment_user_data=True)
+
+
+@pytest.mark.parametrize("writes_user_data", [True, False], ids=["user-data", "none"])
+async def test_kafka_refuses_to_convert_a_group_whose_assignments_carry_user_data(broker, java_members,
+                                                                                 writes_user_data):
+    from aiokafka import AIOKafkaConsumer
+
+    topic = await create_topic(broker.bootstrap, PARTITIONS)
+    group = f"refused-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline()
+    kind = WritingUserData if writes_user_data else StickyAssignor
+    classic = [AiokafkaMember(f"a{i}", broker.bootstrap, group, topic, timeline, AIOKafkaConsumer,
+                              partition_assignment_strategy=(kind(),)) for i in range(2)]
+    joining = java_members.member(f"{group}.java", broker.bootstrap, group, [topic],
+                                  {**CONSUMER, "group.remote.assignor": "uniform"})
+    try:
+        for member in classic:
+            await member.start()
+        before = await settle(classic, PARTITIONS)
+        await joining.start()
+        if writes_user_data:
+            deadline = time.monotonic() + 30
+            while not joining.errors and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            assert any("GroupIdNotFound" in error for error in joining.errors), joining.errors
+            await asyncio.sleep(2)  # (a conversion, had there been one, would have moved partitions by now)
+            assert {m.name: m.partitions() for m in classic} == before and not joining.partitions()
+        else:
+            after = await settle([*classic, joining], PARTITIONS)
+            assert len(after[joining.name]) == 2 and not joining.errors
+    finally:
+        await joining.stop()
+        for member in classic:
+            await member.stop()
+    rehearsed = Group({topic: PARTITIONS}, [Member(m.name, [topic], [TopicPartition(topic, p) for p in before[m.name]])
+                                            for m in classic])
+    refused = whatif.migrate(rehearsed, [], "kip848-uniform", ["sticky"],
+                             conversion_rules=whatif.Conversion(assignment_user_data=writes_user_data))["refused"]
+    assert (refused is not None and "KAFKA-18134" in refused["reason"]) if writes_user_data else refused is None
