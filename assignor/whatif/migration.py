@@ -4,7 +4,7 @@ that converts the group online, then later events under both protocols side by s
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -172,22 +172,33 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             upgrade.append(conversion)
         later: list[dict[str, Any]] = []
         index = 1  # the classic runs' step after "current"
-        for event in events if refusal is None else ():  # (a refused group stays classic: nothing to compare)
+        staying_definition = group  # the classic runs' group: how many steps each event is there
+        for n, event in enumerate(events if refusal is None else ()):  # (a refused group stays classic)
+            consumer_steps: list[Step] = []
             for label, definition, rebalances, _joins, member, fresh in _expand(
                     definition, _renaming(event, renamed), timing, classic=False, at_rest=False):
                 label = label if KINDS[event.kind].every_member else str(event)
                 if fresh:
                     state.forget(member)
-                step = _step(definition, state, target, label, include_plans, check, previous) if rebalances \
+                previous = _step(definition, state, target, label, include_plans, check, previous) if rebalances \
                     else _unchanged(previous, label)
-                previous = step
-                stays = {name: staying["strategies"][name]["steps"][index] for name in classic}
-                members = len(definition.members)
-                saved = {name: _saved(s, step, members, strategy_named(name).protocol.cooperative)
-                         for name, s in stays.items()}
-                later.append({"event": label, "consumer": step, "classic": stays, "saved": saved,
-                              "optimum": _figures_of(staying["strategies"][optimum]["steps"][index])})
-                index += 1
+                consumer_steps.append(previous)
+            kept = list(_expand(staying_definition, event, timing, at_rest=n == 0))
+            staying_definition = kept[-1].group
+            stays = {name: staying["strategies"][name]["steps"][index : index + len(kept)]
+                     for name in [*classic, optimum]}
+            index += len(kept)
+            members = len(definition.members)
+            # Step by step where both sides took as many (a restart is quick enough under both
+            # protocols, or under neither); else the event as a whole (`_merged`).
+            pairs = zip(consumer_steps, *stays.values()) if len(kept) == len(consumer_steps) else \
+                [(_merged(consumer_steps, str(event)), *(_merged(s, str(event)) for s in stays.values()))]
+            for step, *classic_steps in pairs:
+                by_name = dict(zip([*classic, optimum], classic_steps))
+                saved = {name: _saved(by_name[name], step, members, strategy_named(name).protocol.cooperative)
+                         for name in classic}
+                later.append({"event": step["event"], "consumer": step, "classic": {n: by_name[n] for n in classic},
+                              "saved": saved, "optimum": _figures_of(by_name[optimum])})
     final = previous
     sticky_final = staying["strategies"][optimum]["steps"][-1]
     return Migration(
@@ -202,6 +213,19 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                     "worse_balance_steps": sum(1 for e in later
                                                if e["consumer"]["balance_score"] > e["optimum"]["balance_score"])},
     )
+
+
+def _merged(steps: Sequence[Step], label: str) -> Step:
+    """Several steps of one event as one: what is counted, summed (the longest unowned, the
+    longest); where the group ends, the last step's."""
+    last = steps[-1]
+    merged = cast(Step, {**last, "event": label})
+    for key in ("rounds", "revoked", "moved", "reassigned", "unsafe_handovers", "paused_members", "waiting_members"):
+        if key in last:
+            merged[key] = sum(s.get(key, 0) for s in steps)
+    if "max_unowned" in last:
+        merged["max_unowned"] = max(s.get("max_unowned", 0.0) for s in steps)
+    return merged
 
 
 def _saved(classic: Step, consumer: Step, members: int, cooperative: bool) -> dict[str, Any]:

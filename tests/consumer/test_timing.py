@@ -175,3 +175,17 @@ def test_the_cli_takes_the_flags(capsys, tmp_path):
     assert cli.main([*argv[:-6], "--restart-seconds", "-2"]) == 2
     assert capsys.readouterr().err == ("assignor: error: restart_seconds: expected seconds in [0, 86,400], "
                                        "got -2.0\n")
+
+
+def test_a_later_event_quick_under_one_protocol_only_is_compared_as_a_whole():
+    """1.8 s away: before the classic rebalance completes (3 s * 2/3), after the consumer
+    protocol's next heartbeat is expected (5 s / 3): the classic side restarts in one step per
+    member, the consumer side in two; the later event is then compared as one."""
+    group = balanced()
+    events = [whatif.parse_event("rolling_restart"), whatif.parse_event("member_leave:m0")]
+    migration = whatif.migrate(group, events, "kip848-uniform", ["cooperative-sticky"],
+                               timing=Timing(restart_seconds=1.8), check=True)
+    restart, leave = migration["events"]
+    assert restart["event"] == "rolling_restart" and leave["event"] == "member_leave:m0"
+    assert restart["consumer"]["moved"] == 6 and restart["classic"]["cooperative-sticky"]["moved"] == 0
+    assert restart["saved"]["cooperative-sticky"]["moves"] == -6
