@@ -55,7 +55,8 @@ class EventKind:
     where it cannot apply); `sized` applies it to `Sizes` (never raising: what cannot apply is
     left to `change`, which names it). `about_member`: its first argument names a member of the
     group (a member renamed by a restart is followed). `every_member`: it restarts each member in
-    turn, a leave and a rejoin each (two rebalances per member, where other kinds make one)."""
+    turn, a leave and a rejoin each (two rebalances per member, where other kinds make one);
+    `restarts_member`: it restarts the member its first argument names (a leave and a rejoin)."""
 
     name: str
     form: str
@@ -67,10 +68,11 @@ class EventKind:
     sized: Callable[[Sizes, tuple[Any, ...]], None]
     about_member: bool = False
     every_member: bool = False
+    restarts_member: bool = False
 
     def rebalances(self, members: int) -> int:
         """The rebalances this event makes in a group of `members` members."""
-        return 2 * members if self.every_member else 1
+        return 2 * members if self.every_member else 2 if self.restarts_member else 1
 
 
 def _as_is(args: list[str]) -> tuple[Any, ...]:
@@ -111,6 +113,12 @@ def _subscription(kind: str) -> Change:
         kept = [t for t in members[i].topics if t != args[1]]
         members[i] = replace(members[i], topics=[*kept, args[1]] if kind == "subscribe" else kept)
     return change
+
+
+def _member_restarts(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    """The member leaves and rejoins owning nothing: the definition is as it was (the steps are
+    `assignor.whatif.steps`'s); only that the member is there is checked."""
+    _index("rollback", members, args[0])
 
 
 def _rack(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
@@ -190,6 +198,11 @@ KINDS = _register(
               "session: no rebalance; one back before its leave rebalances: one rebalance, see "
               "`--restart-seconds`)", 0, 0,
               _as_is, _nothing, _nothing, every_member=True),
+    EventKind("rollback", "rollback:ID",
+              "a member restarts under the classic protocol: in a migration rehearsal it rejoins as a classic "
+              "member, and the last consumer-protocol member's rollback converts the group back to classic; in a "
+              "classic run, a restart of that member", 1, 1, _as_is, _member_restarts, _nothing, about_member=True,
+              restarts_member=True),
 )
 
 

@@ -3,7 +3,7 @@ that converts the group online, then later events under both protocols side by s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypedDict, cast
 
 import numpy as np
@@ -13,11 +13,11 @@ from assignor.errors import WhatIfError
 from assignor.events import KINDS, Event
 from assignor.leader import LeaderCache
 from assignor.limits import DEFAULT_LIMITS, Limits
-from assignor.model import Group
+from assignor.model import Group, Member
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.whatif.classic import _new_leader
 from assignor.whatif.figures import Step, _figures_of
-from assignor.whatif.refusals import DEFAULT_CONVERSION, Conversion, Refusal
+from assignor.whatif.refusals import DEFAULT_CONVERSION, POLICIES_DOWNGRADE, Conversion, Refusal
 from assignor.whatif.replay import _quiet, _run, _step, _unchanged
 from assignor.whatif.state import _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand, _renaming, _restarts
@@ -173,17 +173,34 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         later: list[dict[str, Any]] = []
         index = 1  # the classic runs' step after "current"
         staying_definition = group  # the classic runs' group: how many steps each event is there
+        back_to_classic = False  # the last consumer-protocol member rolled back (`convertToClassicGroup`)
+
+        def now(definition: Group, label: str, previous: Step, as_classic: bool) -> Step:
+            """One step of the group: a classic group again (`as_classic`), or a consumer group
+            with its classic members (eager ones revoke everything at each rejoin)."""
+            if as_classic:
+                return _step(definition, state, classic[0], label, include_plans, check, previous)
+            eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
+            return _step(definition, state, target, label, include_plans, check, previous, eager)
+
         for n, event in enumerate(events if refusal is None else ()):  # (a refused group stays classic)
             consumer_steps: list[Step] = []
-            for label, definition, rebalances, _joins, member, fresh in _expand(
-                    definition, _renaming(event, renamed), timing, classic=False, at_rest=False):
-                label = label if KINDS[event.kind].every_member else str(event)
-                if fresh:
-                    state.forget(member)
-                previous = _step(definition, state, target, label, include_plans, check, previous) if rebalances \
-                    else _unchanged(previous, label)
-                consumer_steps.append(previous)
-            kept = list(_expand(staying_definition, event, timing, at_rest=n == 0))
+            named, event = str(event), _renaming(event, renamed)  # (labelled as the user named it)
+            if event.kind == "rollback" and not back_to_classic:
+                definition, back_to_classic, steps = _rollback(definition, event.args[0], classic_ids, renamed,
+                                                               conversion_rules, now, previous)
+                consumer_steps += steps
+                previous = steps[-1]
+            else:
+                for label, definition, rebalances, _joins, member, fresh in _expand(
+                        definition, event, timing, classic=back_to_classic, at_rest=False):
+                    label = label if KINDS[event.kind].every_member else named
+                    if fresh:
+                        state.forget(member)
+                    previous = now(definition, label, previous, back_to_classic) if rebalances \
+                        else _unchanged(previous, label)
+                    consumer_steps.append(previous)
+            kept = list(_expand(staying_definition, events[n], timing, at_rest=n == 0))
             staying_definition = kept[-1].group
             stays = {name: staying["strategies"][name]["steps"][index : index + len(kept)]
                      for name in [*classic, optimum]}
@@ -192,12 +209,12 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             # Step by step where both sides took as many (a restart is quick enough under both
             # protocols, or under neither); else the event as a whole (`_merged`).
             pairs = zip(consumer_steps, *stays.values()) if len(kept) == len(consumer_steps) else \
-                [(_merged(consumer_steps, str(event)), *(_merged(s, str(event)) for s in stays.values()))]
+                [(_merged(consumer_steps, named), *(_merged(s, named) for s in stays.values()))]
             for step, *classic_steps in pairs:
                 by_name = dict(zip([*classic, optimum], classic_steps))
                 saved = {name: _saved(by_name[name], step, members, strategy_named(name).protocol.cooperative)
                          for name in classic}
-                later.append({"event": step["event"], "consumer": step, "classic": {n: by_name[n] for n in classic},
+                later.append({"event": step["event"], "consumer": step, "classic": {c: by_name[c] for c in classic},
                               "saved": saved, "optimum": _figures_of(by_name[optimum])})
     final = previous
     sticky_final = staying["strategies"][optimum]["steps"][-1]
@@ -213,6 +230,46 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                     "worse_balance_steps": sum(1 for e in later
                                                if e["consumer"]["balance_score"] > e["optimum"]["balance_score"])},
     )
+
+
+def _rollback(definition: Group, member_id: str, classic_ids: set[str], renamed: dict[str, str], rules: Conversion,
+              now: Callable[[Group, str, Step, bool], Step], previous: Step) -> tuple[Group, bool, list[Step]]:
+    """`rollback:ID` in a consumer group: the member restarts with the classic protocol. A
+    dynamic member leaves; when only classic members are left and the policy allows downgrades,
+    the group converts back to a classic group and rebalances (``consumerGroupFenceMembers`` ->
+    ``validateOnlineDowngradeWithFencedMembers`` -> ``convertToClassicGroup``). It rejoins as a
+    classic member (``classicGroupJoinToConsumerGroup``; a ``disabled`` policy, which would refuse
+    it, refused the upgrade before). A static member is replaced by its classic self instead, as
+    the same instance (converting the group back the same way:
+    ``validateOnlineDowngradeWithReplacedMember``). Returns the group after, whether it is classic
+    again, and the steps (`now` plans each)."""
+    if member_id in classic_ids:
+        raise WhatIfError(f"rollback: {member_id!r} runs the classic protocol already")
+    member = definition.member(member_id)
+    others = [m for m in definition.members if m.id != member_id]
+    downgrade = POLICIES_DOWNGRADE[rules.migration_policy] and bool(others) and \
+        all(m.id in classic_ids for m in others)
+    converting = ", converting the group back to classic" if downgrade else ""
+    if member.group_instance_id is not None:
+        classic_ids.add(member_id)
+        label = f"rollback {member_id}: static, back as a classic member"
+        if downgrade:
+            return definition, True, [now(definition, label + converting, previous, True)]
+        return definition, False, [_unchanged(previous, label)]
+    left = Group.assembled(definition.topics, others, definition.partition_racks, definition.topic_ids)
+    leave = now(left, f"rollback {member_id}: leave{converting}", previous, downgrade)
+    taken = {m.id for m in others}
+    new_id = f"{member_id}-classic"
+    while new_id in taken:
+        new_id += "-classic"
+    for original, current in renamed.items():
+        if current == member_id:
+            renamed[original] = new_id
+    classic_ids.add(new_id)
+    returned = Group.assembled(left.topics, [*others, Member(new_id, member.topics, rack=member.rack)],
+                               left.partition_racks, left.topic_ids)
+    rejoin = now(returned, f"rollback {member_id}: rejoin as {new_id}, a classic member", leave, downgrade)
+    return returned, downgrade, [leave, rejoin]
 
 
 def _merged(steps: Sequence[Step], label: str) -> Step:

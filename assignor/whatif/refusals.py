@@ -26,10 +26,12 @@ from typing import Any, TypedDict
 from assignor.errors import WhatIfError
 from assignor.model import INT32_MAX
 
-__all__ = ["DEFAULT_CONVERSION", "POLICIES", "Conversion", "Refusal", "conversion_of"]
+__all__ = ["DEFAULT_CONVERSION", "POLICIES", "POLICIES_DOWNGRADE", "Conversion", "Refusal", "conversion_of"]
 
-#: ``group.consumer.migration.policy``'s values, and whether each allows an online upgrade.
+#: ``group.consumer.migration.policy``'s values, and whether each allows an online upgrade
+#: (``ConsumerGroupMigrationPolicy.isUpgradeEnabled``) and an online downgrade.
 POLICIES = {"bidirectional": True, "upgrade": True, "downgrade": False, "disabled": False}
+POLICIES_DOWNGRADE = {"bidirectional": True, "upgrade": False, "downgrade": True, "disabled": False}
 
 
 class Refusal(TypedDict):

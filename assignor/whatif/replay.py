@@ -9,7 +9,7 @@ from typing import TypedDict, cast
 import numpy as np
 
 from assignor._arrays import gc_paused
-from assignor.errors import JavaAssignorFailure
+from assignor.errors import JavaAssignorFailure, WhatIfError
 from assignor.events import Event
 from assignor.leader import LeaderCache
 from assignor.limits import DEFAULT_LIMITS, Limits
@@ -79,7 +79,10 @@ def run(group: Group, events: Iterable[Event], strategies: Sequence[str] = ALL_S
     """
     events = list(events)
     for name in strategies:
-        strategy_named(name)  # unknown names fail before any work
+        chosen = strategy_named(name)  # unknown names fail before any work
+        if not chosen.protocol.classic and any(e.kind == "rollback" for e in events):
+            raise WhatIfError(f"rollback: {name} runs the consumer protocol from the start, with no classic "
+                              "protocol to go back to; rehearse a rollback after a migration (migrate, --migrate)")
     limits.check_group(group)
     limits.check_events(group, events, strategies=len(strategies), plans=include_plans)
     with gc_paused():  # many long-lived small objects, no reference cycles (see gc_paused)

@@ -45,24 +45,28 @@ def _expand(definition: Group, event: Event, timing: Timing = DEFAULT_TIMING, cl
     group of the classic protocol or (`classic` false) of the consumer protocol. `at_rest`: the
     group's last rebalance was long ago (the first event of a run); otherwise the event follows
     the step before as soon as the group has that step's assignment."""
-    if not KINDS[event.kind].every_member:
+    kind = KINDS[event.kind]
+    if kind.restarts_member:
+        apply_event(definition, event)  # (the member must be there)
+        yield from _restarts(definition, timing=timing, classic=classic, at_rest=at_rest, only=event.args[0])
+    elif kind.every_member:
+        yield from _restarts(definition, timing=timing, classic=classic, at_rest=at_rest)
+    else:
         yield Definition(str(event), apply_event(definition, event))
-        return
-    yield from _restarts(definition, timing=timing, classic=classic, at_rest=at_rest)
 
 
 def _restarts(definition: Group, renamed: dict[str, str] | None = None, timing: Timing = DEFAULT_TIMING,
-              classic: bool = True, at_rest: bool = True) -> Iterator[Definition]:
+              classic: bool = True, at_rest: bool = True, only: str | None = None) -> Iterator[Definition]:
     """Each member in turn leaves, then rejoins with nothing: under its own id, or with
     `renamed` (the migration's rolling upgrade: the group is classic until the first member is
     back under the consumer protocol) as a new member under `consumer_member_id`, recorded there.
     A static member is back within its session (module docstring): one step, no rebalance, under
     its own id (its instance is what the coordinator knows it by). A member back before the
     coordinator acts on its leave (`Timing.back_in_time`) leaves and rejoins in one step: the new
-    member takes the old one's place in one rebalance."""
+    member takes the old one's place in one rebalance. `only`: that member alone."""
     upgrade = renamed is not None
     back = 0  # members back under the consumer protocol (the upgrade)
-    for member in list(definition.members):
+    for member in [m for m in definition.members if only is None or m.id == only]:
         if member.group_instance_id is not None:
             label = f"restart {member.id}: static, back within its session"
             if upgrade:

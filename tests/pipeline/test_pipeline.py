@@ -390,7 +390,7 @@ def test_migration_summary_names_the_worst_groups():
         return {"cluster": "c", "group_id": group_id, "strategy": "cooperative-sticky", "target": "kip848-uniform",
                 "classic_balance_score": classic, "consumer_balance_score": consumer,
                 "balance_worse": consumer > classic, "conversion_moved": moved, "upgrade_moved": 0,
-                "paused_before": before, "paused_after": after, "max_unowned_after": 0.5}
+                "paused_before": before, "paused_after": after, "max_unowned_after": 0.5, "refused": None}
 
     rows = pd.DataFrame([row("fine", 10, 10, 0), row("moves", 10, 10, 4), row("worse", 10, 14, 0),
                          row("better", 10, 8, 0, before=30, after=3)])
