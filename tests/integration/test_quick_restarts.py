@@ -6,7 +6,7 @@ Java consumers of a consumer-protocol group (the broker's ``uniform``), and of a
 cooperative-sticky group upgraded member by member to the consumer protocol, each restarted
 right after the target before it (as a rolling restart goes on once a member is back). The group
 sets ``consumer.assignment.interval.ms`` (the broker's ``group.consumer.assignment.interval.ms``,
-per group) to 3 s, so no target can come between a leave and a return a second later; the
+per group) to 2 s, so no target can come between a leave and a return half a second later; the
 upgrade's first return comes before the classic rebalance the leave started can complete (the
 others rejoin at their next heartbeat, every 3 s). The rehearsal of the same group with the
 measured time away says one step per restart and nothing moved, as the broker did.
@@ -30,7 +30,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 PARTITIONS = 12
-INTERVAL_MS = 3000
+INTERVAL_MS = 2000
 #: Our test broker's ``group.consumer.heartbeat.interval.ms`` (`bench.broker`).
 BROKER_HEARTBEAT_MS = 500
 UNIFORM = {**CONSUMER, "group.remote.assignor": "uniform"}

@@ -1,7 +1,6 @@
-"""A rollback on Apache Kafka, against the rehearsal's (``rollback:ID``): three Java consumers
-upgraded from the classic protocol (cooperative-sticky) to the consumer protocol (the broker's
-``uniform``), then each restarted with the classic protocol again, the next one once the group
-has settled. Each rejoins as a classic member of the consumer group; the last one's leave
+"""A rollback on Apache Kafka, against the rehearsal's (``rollback:ID``): three Java consumers of
+a consumer-protocol group (the broker's ``uniform``), each restarted with the classic protocol
+(cooperative-sticky), the next one once the group has settled. Each rejoins as a classic member of the consumer group; the last one's leave
 converts the group back to a classic group (the broker logs it then, not before), which
 rebalances under cooperative-sticky. Member by member, what the rehearsal says moves at each
 leave and each return is what moved on the broker."""
@@ -42,18 +41,14 @@ async def test_rolling_back_every_member_converts_the_group_back_at_the_last(bro
         log = broker.log_path.read_text(errors="replace")
         return log.count(f"[GroupId {group}] Converted the consumer group to a classic group.")
 
-    members = [await make(0, COOPERATIVE)]
+    # The group starts as a consumer group: what the rollback does is the same as after an
+    # upgrade, and the upgrade is tested elsewhere (test_quick_restarts.py, test_static_members.py).
+    members = [await make(i, UNIFORM) for i in range(3)]
     figures: list[int] = []
     conversions: list[int] = []
     try:
-        await settle(members, PARTITIONS)  # alone first: it leads
-        members += [await make(i, COOPERATIVE) for i in (1, 2)]
         start = await settle(members, PARTITIONS)
         owned = {i: start[m.name] for i, m in enumerate(members)}
-        for i in range(3):  # the upgrade
-            await members[i].stop()
-            members[i] = await make(i, UNIFORM)
-            await settle(members, PARTITIONS)
         for i in range(3):  # the rollback, a leave and a return each, the group settled between
             before = {str(j): m.partitions() for j, m in enumerate(members)}
             await members[i].stop()
