@@ -202,6 +202,8 @@ class WhatIfRequest(_Strict):
     assignment_interval_ms: int | None = Field(None, ge=BOUNDS["assignment_interval_ms"][0],
                                                le=BOUNDS["assignment_interval_ms"][1],
                                                description=TIMING["assignment_interval_ms"])
+    session_timeout_ms: int | None = Field(None, ge=BOUNDS["session_timeout_ms"][0],
+                                           le=BOUNDS["session_timeout_ms"][1], description=TIMING["session_timeout_ms"])
     # What decides whether Kafka converts the group (`assignor.whatif.refusals`; with `migrate` only).
     migration_policy: Literal["bidirectional", "upgrade", "downgrade", "disabled"] | None = Field(
         None, description=CONVERSION["migration_policy"])

@@ -60,14 +60,15 @@ def _restarts(definition: Group, renamed: dict[str, str] | None = None, timing: 
     """Each member in turn leaves, then rejoins with nothing: under its own id, or with
     `renamed` (the migration's rolling upgrade: the group is classic until the first member is
     back under the consumer protocol) as a new member under `consumer_member_id`, recorded there.
-    A static member is back within its session (module docstring): one step, no rebalance, under
-    its own id (its instance is what the coordinator knows it by). A member back before the
-    coordinator acts on its leave (`Timing.back_in_time`) leaves and rejoins in one step: the new
-    member takes the old one's place in one rebalance. `only`: that member alone."""
+    A static member back within its session (module docstring; `Timing.within_session`) is one
+    step, no rebalance, under its own id (its instance is what the coordinator knows it by); one
+    away longer is removed when its session expires, and its return is a join. A member back
+    before the coordinator acts on its leave (`Timing.back_in_time`) leaves and rejoins in one
+    step: the new member takes the old one's place in one rebalance. `only`: that member alone."""
     upgrade = renamed is not None
     back = 0  # members back under the consumer protocol (the upgrade)
     for member in [m for m in definition.members if only is None or m.id == only]:
-        if member.group_instance_id is not None:
+        if member.group_instance_id is not None and timing.within_session():
             label = f"restart {member.id}: static, back within its session"
             if upgrade:
                 label += " under the consumer protocol"
@@ -79,8 +80,10 @@ def _restarts(definition: Group, renamed: dict[str, str] | None = None, timing: 
         left = Group.assembled(definition.topics, [*members[:i], *members[i + 1 :]], definition.partition_racks,
                                definition.topic_ids)
         others = len(left.members)
-        in_time = timing.back_in_time(classic=not back if upgrade else classic, others=others,
-                                      consumer_others=back if upgrade else others, at_rest=at_rest)
+        # (a static member away longer than its session is not back before anything)
+        in_time = member.group_instance_id is None and timing.back_in_time(
+            classic=not back if upgrade else classic, others=others, consumer_others=back if upgrade else others,
+            at_rest=at_rest)
         at_rest = False
         new_id = member.id
         if renamed is not None:
@@ -96,7 +99,8 @@ def _restarts(definition: Group, renamed: dict[str, str] | None = None, timing: 
             yield Definition(f"restart {member.id}: back{as_new} after {timing.restart_seconds:g} s, before the "
                              f"rebalance its leave starts", returned, joins=True, member=member.id, fresh=True)
         else:
-            yield Definition(f"restart {member.id}: leave", left, member=member.id)
+            expired = ": static, away longer than its session" if member.group_instance_id is not None else ""
+            yield Definition(f"restart {member.id}{expired}: leave", left, member=member.id)
             yield Definition(f"restart {member.id}: rejoin{as_new}", returned, joins=True, member=member.id)
         definition = returned
 

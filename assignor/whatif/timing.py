@@ -49,7 +49,8 @@ __all__ = ["BOUNDS", "DEFAULT_TIMING", "SETTINGS", "Timing", "timing_of"]
 #: ``atLeast(0)`` for the assignment interval, INT config), and for a restart up to a day (longer
 #: is slower than anything here).
 BOUNDS: dict[str, tuple[int, int]] = {"restart_seconds": (0, 86_400), "consumer_heartbeat_ms": (1, INT32_MAX),
-                                      "classic_heartbeat_ms": (1, INT32_MAX), "assignment_interval_ms": (0, INT32_MAX)}
+                                      "classic_heartbeat_ms": (1, INT32_MAX), "assignment_interval_ms": (0, INT32_MAX),
+                                      "session_timeout_ms": (1, INT32_MAX)}
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,18 @@ class Timing:
     assignment_interval_ms : int
         The broker's ``group.consumer.assignment.interval.ms`` (default 1000; 0 computes at
         once).
+    session_timeout_ms : int
+        How long the coordinator waits for a member that stopped heartbeating: the classic
+        consumer's ``session.timeout.ms`` and the broker's ``group.consumer.session.timeout.ms``
+        (both 45000 by default). A static member away longer is removed, and its return is a
+        join (``GroupMetadataManager``'s session timeout, ``consumerGroupFenceMember``).
     """
 
     restart_seconds: float | None = None
     consumer_heartbeat_ms: int = 5000
     classic_heartbeat_ms: int = 3000
     assignment_interval_ms: int = 1000
+    session_timeout_ms: int = 45000
 
     def __post_init__(self) -> None:
         seconds = self.restart_seconds
@@ -81,10 +88,15 @@ class Timing:
         if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)
                                     or not math.isfinite(seconds) or not low <= seconds <= high):
             raise WhatIfError(f"restart_seconds: expected seconds in [{low}, {high:,}], got {seconds!r}")
-        for name in ("consumer_heartbeat_ms", "classic_heartbeat_ms", "assignment_interval_ms"):
+        for name in ("consumer_heartbeat_ms", "classic_heartbeat_ms", "assignment_interval_ms", "session_timeout_ms"):
             value, (low, high) = getattr(self, name), BOUNDS[name]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise WhatIfError(f"{name}: expected milliseconds in [{low}, {high}] (Kafka's range), got {value!r}")
+
+    def within_session(self) -> bool:
+        """Whether a static member that restarts is back before its session expires (unless told
+        how long it is away, it is taken to be)."""
+        return self.restart_seconds is None or self.restart_seconds * 1000 <= self.session_timeout_ms
 
     def back_in_time(self, *, classic: bool, others: int, consumer_others: int, at_rest: bool) -> bool:
         """Whether a member restarting now is back before the coordinator acts on its leave
@@ -113,6 +125,9 @@ SETTINGS: dict[str, str] = {
     "consumer_heartbeat_ms": "the broker's group.consumer.heartbeat.interval.ms (default 5000)",
     "classic_heartbeat_ms": "the classic consumers' heartbeat.interval.ms (default 3000)",
     "assignment_interval_ms": "the broker's group.consumer.assignment.interval.ms (default 1000)",
+    "session_timeout_ms": "the members' session timeout: session.timeout.ms (classic) and the broker's "
+                          "group.consumer.session.timeout.ms (both 45000 by default); a static member away longer "
+                          "is removed, and its return is a join",
 }
 
 def timing_of(values: Mapping[str, Any]) -> Timing:

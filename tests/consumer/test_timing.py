@@ -60,7 +60,8 @@ def test_back_in_time(timing, where, in_time):
     ({"consumer_heartbeat_ms": 0}, "consumer_heartbeat_ms: expected milliseconds in [1, 2147483647]"),
     ({"assignment_interval_ms": 2**31}, "assignment_interval_ms"),
     ({"classic_heartbeat_ms": 1.5}, "classic_heartbeat_ms"),
-    ({"session_timeout_ms": 1}, "session_timeout_ms: not a timing setting"),
+    ({"session_timeout_ms": 0}, "session_timeout_ms: expected milliseconds in [1, 2147483647]"),
+    ({"rebalance_timeout_ms": 1}, "rebalance_timeout_ms: not a timing setting"),
 ])
 def test_settings_kafka_would_refuse_are_refused(values, message):
     with pytest.raises(WhatIfError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -189,3 +190,19 @@ def test_a_later_event_quick_under_one_protocol_only_is_compared_as_a_whole():
     assert restart["event"] == "rolling_restart" and leave["event"] == "member_leave:m0"
     assert restart["consumer"]["moved"] == 6 and restart["classic"]["cooperative-sticky"]["moved"] == 0
     assert restart["saved"]["cooperative-sticky"]["moves"] == -6
+
+
+def test_a_static_member_away_longer_than_its_session_is_removed_and_joins_again():
+    static = Group({T: 6}, [Member(m.id, m.topics, m.owned, 3, group_instance_id=f"i-{m.id}")
+                            for m in balanced().members])
+    within = whatif.run(static, [whatif.parse_event("rolling_restart")], ["cooperative-sticky"],
+                        timing=Timing(restart_seconds=30))["strategies"]["cooperative-sticky"]["steps"]
+    assert [s["event"] for s in within[1:]] == [f"restart m{i}: static, back within its session" for i in range(3)]
+    away = whatif.run(static, [whatif.parse_event("rolling_restart")], ["cooperative-sticky"],
+                      timing=Timing(restart_seconds=60))["strategies"]["cooperative-sticky"]["steps"]
+    assert [s["event"] for s in away[1:3]] == ["restart m0: static, away longer than its session: leave",
+                                               "restart m0: rejoin"]
+    assert len(away) == 1 + 6 and sum(s["moved"] for s in away) > 0
+    short = whatif.migrate(static, [], "kip848-uniform", ["cooperative-sticky"],
+                           timing=Timing(restart_seconds=7, session_timeout_ms=6000))
+    assert len(short["upgrade"]["steps"]) == 6 and short["upgrade"]["moved"] > 0

@@ -1,9 +1,9 @@
 """A rollback on Apache Kafka, against the rehearsal's (``rollback:ID``): three Java consumers of
 a consumer-protocol group (the broker's ``uniform``), each restarted with the classic protocol
-(cooperative-sticky), the next one once the group has settled. Each rejoins as a classic member of the consumer group; the last one's leave
-converts the group back to a classic group (the broker logs it then, not before), which
-rebalances under cooperative-sticky. Member by member, what the rehearsal says moves at each
-leave and each return is what moved on the broker."""
+(cooperative-sticky), the next one once the group has settled. Each rejoins as a classic member
+of the consumer group; the last one's leave converts the group back to a classic group (the
+broker logs it then, not before), which rebalances under cooperative-sticky. Member by member,
+what the rehearsal says moves at each leave and each return is what moved on the broker."""
 
 from __future__ import annotations
 

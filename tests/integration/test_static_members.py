@@ -9,6 +9,7 @@ step."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -112,3 +113,43 @@ async def test_java_deals_to_static_members_first_as_our_range_and_roundrobin_do
     dynamic = Group({topic: partitions}, [Member(ids[m.name], [topic]) for m in members])
     assert {m.name: {tp.partition for tp in assign(strategy, dynamic).assignment[ids[m.name]]}
             for m in members} != owned
+
+
+async def test_a_static_member_away_longer_than_its_session_is_removed_and_joins_again(broker, java_members):
+    """Away 8 s with a 6 s session (the broker's ``group.consumer.session.timeout.ms``): the
+    coordinator removes it (the others take its partitions), and its return is a join that takes
+    two back. The rehearsal with the same times (`whatif.Timing`) says the same, step by step. (The
+    classic protocol's session expiry is the same rule; each run of this waits past a session.)"""
+    settings, strategy = SETTINGS["consumer"]
+    topic = await create_topic(broker.bootstrap, PARTITIONS)
+    group = f"static-away-{uuid.uuid4().hex[:8]}"
+
+    def make(name: str, instance: int):
+        return java_members.member(f"{group}.{name}", broker.bootstrap, group, [topic],
+                                   {**settings, "group.instance.id": f"instance-{instance}"})
+
+    members = [await make("m0", 0).start()]
+    try:
+        await settle(members, PARTITIONS)
+        members += [await make(f"m{i}", i).start() for i in (1, 2)]
+        before = await settle(members, PARTITIONS)
+        owned = {i: before[m.name] for i, m in enumerate(members)}
+        await members[0].stop()
+        away = await settle(members[1:], PARTITIONS, timeout=30)
+        await asyncio.sleep(max(0.0, 8.0 - 1.5))  # (settle held still 1.5 s of it)
+        members[0] = await make("m0-again", 0).start()
+        after = await settle(members, PARTITIONS)
+    finally:
+        for member in members:
+            await member.stop()
+    broker_moved = [sum(len(owned[i] - away[m.name]) for i, m in enumerate(members) if i),
+                    sum(len(away[m.name] - after[m.name]) for m in members[1:])]
+    rehearsed = Group({topic: PARTITIONS}, [
+        Member(f"m{i}", [topic], owned=[TopicPartition(topic, p) for p in sorted(owned[i])], generation=1,
+               group_instance_id=f"instance-{i}") for i in owned])
+    timing = whatif.Timing(restart_seconds=8, session_timeout_ms=6000)
+    steps = whatif.run(rehearsed, [whatif.parse_event("rolling_restart")], [strategy],
+                       timing=timing)["strategies"][strategy]["steps"]
+    assert [s["event"] for s in steps[1:3]] == ["restart m0: static, away longer than its session: leave",
+                                                "restart m0: rejoin"]
+    assert [s["moved"] for s in steps[1:3]] == broker_moved == [0, 2], (broker_moved, owned, away, after)
