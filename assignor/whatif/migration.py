@@ -14,7 +14,9 @@ from assignor.events import KINDS, Event
 from assignor.leader import LeaderCache
 from assignor.limits import DEFAULT_LIMITS, Limits
 from assignor.model import Group, Member
+from assignor.ordering import hashmap_order
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
+from assignor.strategies.kip848.member_map import MemberMap
 from assignor.whatif.classic import _new_leader
 from assignor.whatif.figures import Step, _figures_of
 from assignor.whatif.refusals import DEFAULT_CONVERSION, POLICIES_DOWNGRADE, Conversion, Refusal
@@ -151,6 +153,9 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                 label, strategy = f"{restart.label} (classic)", classic[0]
             else:
                 label, strategy = restart.label, target
+            if converting:  # the consumer group's member map, as the conversion fills it
+                joiner = definition.members[-1].id if restart.rebalances else None
+                replayed = _converted_map(definition, joiner, state)
             if not restart.rebalances:  # a static member back as itself, no longer a classic member
                 classic_ids.discard(restart.member)
                 previous = _unchanged(previous, label)
@@ -161,6 +166,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                 # ones revoke everything at each rejoin (assignor.reconcile)
                 eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
                 previous = _step(definition, state, strategy, label, include_plans, check, previous, eager)
+            if converting:
+                for kept_id in [m.id for m in definition.members]:  # (the joiner's records come after)
+                    replayed.put(kept_id)
+                state.member_map = replayed
             upgrade.append(previous)
             restarted += 1 if restart.joins else 0
             if converting:
@@ -230,6 +239,17 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                     "worse_balance_steps": sum(1 for e in later
                                                if e["consumer"]["balance_score"] > e["optimum"]["balance_score"])},
     )
+
+
+def _converted_map(definition: Group, joiner: str | None, state: _State) -> MemberMap:
+    """Set the map the conversion computes its target from, and return the one the group keeps.
+    ``ConsumerGroup.fromClassicGroup`` fills a new member map in the classic group's order (its
+    ``java.util.HashMap`` of member ids, filled as they joined: here, as listed), and the target is
+    computed from it with the `joiner` last; the group its records rebuild fills its map in that
+    map's order (`assignor.strategies.kip848.member_map`)."""
+    converted = MemberMap(hashmap_order([m.id for m in definition.members if m.id != joiner]))
+    state.member_map = converted
+    return MemberMap(list(converted))
 
 
 def _rollback(definition: Group, member_id: str, classic_ids: set[str], renamed: dict[str, str], rules: Conversion,

@@ -12,6 +12,7 @@ from assignor._arrays import appended
 from assignor.errors import WhatIfError
 from assignor.leader import LeaderCache
 from assignor.model import INT32_MAX, Claims, Member
+from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import Leader
 from assignor.whatif.figures import _Flats
 
@@ -30,6 +31,9 @@ class _State:
     cache: LeaderCache
     flats: _Flats | None = None  # `owned` as flat partitions, see `_owners_now`
     leader: Leader | None = None  # the leader of a strategy that keeps one (Java's), for the whole run
+    # The consumer group's member map, in the coordinator's order (None before the first
+    # consumer-protocol step: `assignor.whatif.consumer`)
+    member_map: MemberMap | None = None
 
 
     def forget(self, member_id: str) -> None:
