@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 
 import pytest
 
-from assignor import Group, Member, TopicPartition, whatif
-from bench.java_members import CLASSIC, CONSUMER, COOPERATIVE_STICKY
-from bench.rebalance import create_topic, settle
+from assignor import whatif
+from bench.rebalance import settle
+from tests.java_group import COOPERATIVE as CLASSIC_COOPERATIVE
+from tests.java_group import UNIFORM, JavaGroup
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType  # noqa: E402
@@ -33,10 +33,8 @@ PARTITIONS = 12
 INTERVAL_MS = 2000
 #: Our test broker's ``group.consumer.heartbeat.interval.ms`` (`bench.broker`).
 BROKER_HEARTBEAT_MS = 500
-UNIFORM = {**CONSUMER, "group.remote.assignor": "uniform"}
 #: Classic members at Java's default heartbeat (3 s) and a session that allows it.
-COOPERATIVE = {**CLASSIC, "partition.assignment.strategy": COOPERATIVE_STICKY, "heartbeat.interval.ms": "3000",
-               "session.timeout.ms": "10000"}
+COOPERATIVE = {**CLASSIC_COOPERATIVE, "heartbeat.interval.ms": "3000", "session.timeout.ms": "10000"}
 
 
 def set_assignment_interval(bootstrap: str, group: str, ms: int) -> None:
@@ -77,30 +75,17 @@ async def restart_each(members, make) -> tuple[list[float], list[tuple[set[int],
     return away, after
 
 
-def rehearsed_group(topic: str, owned: dict[int, set[int]]) -> Group:
-    return Group({topic: PARTITIONS}, [Member(f"m{i}", [topic], [TopicPartition(topic, p) for p in sorted(ps)], 1)
-                                       for i, ps in owned.items()])
-
-
 async def test_consumer_protocol_members_back_within_the_interval_take_their_predecessors_place(broker,
                                                                                                 java_members):
-    topic = await create_topic(broker.bootstrap, PARTITIONS)
-    group = f"quick-{uuid.uuid4().hex[:8]}"
-    set_assignment_interval(broker.bootstrap, group, INTERVAL_MS)
-    count = 0
-
-    async def make(i: int):
-        nonlocal count
-        count += 1
-        return await java_members.member(f"{group}.m{i}.{count}", broker.bootstrap, group, [topic], UNIFORM).start()
-
-    members = [await make(i) for i in range(3)]
+    group = await JavaGroup(broker, java_members, "quick", PARTITIONS).create()
+    set_assignment_interval(broker.bootstrap, group.group, INTERVAL_MS)
+    members = [await group.start(i, UNIFORM) for i in range(3)]
     try:
         settled = await settle(members, PARTITIONS, timeout=90)
         first = {i: settled[m.name] for i, m in enumerate(members)}
-        members.append(await make(3))  # a target computed now: the rolling restart follows it
+        members.append(await group.start(3, UNIFORM))  # a target computed now: the rolling restart follows it
         before = await whole(members)
-        away, after = await restart_each(members, make)
+        away, after = await restart_each(members, lambda i: group.start(i, UNIFORM))
     finally:
         for member in members:
             await member.stop()
@@ -108,30 +93,18 @@ async def test_consumer_protocol_members_back_within_the_interval_take_their_pre
         assert mine == before[i] and everyone == before, (i, before, after)
     timing = whatif.Timing(restart_seconds=max(away), consumer_heartbeat_ms=BROKER_HEARTBEAT_MS,
                            assignment_interval_ms=INTERVAL_MS)
-    steps = whatif.run(rehearsed_group(topic, first),
-                       [whatif.parse_event(f"member_join:m3:{topic}"), whatif.parse_event("rolling_restart")],
+    steps = whatif.run(group.rehearsed(first),
+                       [whatif.parse_event(f"member_join:m3:{group.topic}"), whatif.parse_event("rolling_restart")],
                        ["kip848-uniform"], timing=timing)["strategies"]["kip848-uniform"]["steps"]
     assert [(s["moved"], s["revoked"]) for s in steps[2:]] == [(0, 0)] * 4, (away, steps)
 
 
 async def test_an_upgrade_of_members_back_in_time_moves_nothing(broker, java_members):
-    topic = await create_topic(broker.bootstrap, PARTITIONS)
-    group = f"quick-upgrade-{uuid.uuid4().hex[:8]}"
-    set_assignment_interval(broker.bootstrap, group, INTERVAL_MS)
-    count = 0
-
-    async def make(i: int, settings=UNIFORM):
-        nonlocal count
-        count += 1
-        return await java_members.member(f"{group}.m{i}.{count}", broker.bootstrap, group, [topic], settings).start()
-
-    members = [await make(0, COOPERATIVE)]
+    group = await JavaGroup(broker, java_members, "quick-upgrade", PARTITIONS).create()
+    set_assignment_interval(broker.bootstrap, group.group, INTERVAL_MS)
+    members, owned = await group.classic(3, COOPERATIVE)
     try:
-        await settle(members, PARTITIONS, timeout=90)  # alone first: it leads
-        members += [await make(i, COOPERATIVE) for i in (1, 2)]
-        before = await settle(members, PARTITIONS, timeout=90)
-        owned = {i: before[m.name] for i, m in enumerate(members)}
-        away, after = await restart_each(members, make)
+        away, after = await restart_each(members, lambda i: group.start(i, UNIFORM))
     finally:
         for member in members:
             await member.stop()
@@ -139,7 +112,6 @@ async def test_an_upgrade_of_members_back_in_time_moves_nothing(broker, java_mem
         assert mine == owned[i] and everyone == owned, (i, owned, after)
     timing = whatif.Timing(restart_seconds=max(away), consumer_heartbeat_ms=BROKER_HEARTBEAT_MS,
                            classic_heartbeat_ms=3000, assignment_interval_ms=INTERVAL_MS)
-    migration = whatif.migrate(rehearsed_group(topic, owned), [], "kip848-uniform", ["cooperative-sticky"],
-                               timing=timing)
+    migration = whatif.migrate(group.rehearsed(owned), [], "kip848-uniform", ["cooperative-sticky"], timing=timing)
     steps = migration["upgrade"]["steps"]
     assert len(steps) == 3 and [(s["moved"], s["revoked"]) for s in steps] == [(0, 0)] * 3, (away, steps)
