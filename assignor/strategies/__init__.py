@@ -104,6 +104,12 @@ def strategy_named(strategy: object) -> Strategy:
 def assign(strategy: str, group: Group) -> Plan:
     """Plan the assignment of `group` with the strategy of this name.
 
+    Where a strategy follows Java's iteration order, the order of ``group.members`` is an input:
+    for the broker's assignors (``kip848-*``) it is the order of members whose ids share a bucket
+    of the coordinator's ``HashMap`` (list members as the coordinator's member map iterates:
+    `assignor.strategies.kip848.member_map`, a joining member last); for ``range`` and
+    ``roundrobin`` static members (``group_instance_id``) come first whatever it is.
+
     Raises
     ------
     UnknownStrategyError
