@@ -131,6 +131,21 @@ def test_a_migration_rehearsal_on_the_page(page):
     assert page.locator("#summary-card").is_visible() and not page.locator("#migration-card").is_visible()
 
 
+def test_restarts_quicker_than_a_rebalance_on_the_page(page):
+    """Members away a tenth of a second: each restart of the upgrade is one step, its member back
+    before the rebalance its leave starts, and nothing moves."""
+    for box in page.locator("#strategy-checks input").all():
+        box.set_checked(box.get_attribute("value") == "cooperative-sticky")
+    page.fill("#events", "")
+    page.fill("#restart-seconds", "0.1")
+    page.select_option("#migrate", "kip848-uniform")
+    page.click("#run")
+    page.wait_for_selector("#migration-card:not([hidden])")
+    steps = [r.get_attribute("data-step") for r in page.locator("#migration-steps tbody tr").all()]
+    assert len(steps) == 1 + 3 and all("back" in s and "after 0.1 s" in s for s in steps[1:]), steps
+    assert "0 partitions moved" in page.locator("#migration-upgrade").inner_text()
+
+
 def test_bad_group_json_is_reported_on_the_page(page):
     page.fill("#group", "{ not json")
     page.click("#run")
