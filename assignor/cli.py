@@ -146,16 +146,11 @@ def timing_from(args: argparse.Namespace) -> Any:
 
 
 def conversion_from(args: argparse.Namespace) -> Any:
-    """The `Conversion` of the flags `add_settings_flags` added; refused (AssignorError) without
-    ``--migrate``, where nothing converts."""
+    """The `Conversion` of the flags `add_settings_flags` added (refused without ``--migrate``,
+    where nothing converts: `conversion_of`)."""
     from assignor.whatif import CONVERSION_SETTINGS, conversion_of
 
-    given = {name: getattr(args, name) for name in CONVERSION_SETTINGS}
-    named = [name for name, value in given.items() if value is not None]
-    if named and not args.migrate:
-        raise AssignorError(f"--{named[0].replace('_', '-')}: only with --migrate (it decides whether Kafka "
-                            "converts the group)")
-    return conversion_of(given)
+    return conversion_of({name: getattr(args, name) for name in CONVERSION_SETTINGS}, migrating=bool(args.migrate))
 
 
 def _whatif(args: argparse.Namespace) -> int:

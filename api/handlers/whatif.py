@@ -43,17 +43,15 @@ def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
     group = group_from_json(request["group"])  # every shape before the limits (413 after 422)
     limits.check_group(group)
     timing = engine.timing_of({name: request.get(name) for name in engine.TIMING_SETTINGS})
-    rules = {name: request.get(name) for name in engine.CONVERSION_SETTINGS}
-    named = [name for name, value in rules.items() if value is not None]
-    if named and request.get("migrate") is None:
-        raise Rejected(422, f"{named[0]}: only with migrate (it decides whether Kafka converts the group)")
+    rules = engine.conversion_of({name: request.get(name) for name in engine.CONVERSION_SETTINGS},
+                                 migrating=request.get("migrate") is not None)
     started = time.perf_counter()
     if request.get("migrate") is not None:
         classic = request.get("strategies") or engine.MIGRATE_FROM
         try:
             migration = engine.migrate(group, events, request["migrate"], classic,
                                        include_plans=request.get("include_plans", False), limits=limits,
-                                       timing=timing, conversion_rules=engine.conversion_of(rules))
+                                       timing=timing, conversion_rules=rules)
         except engine.WhatIfError as error:
             raise Rejected(422, f"migrate: {error}") from None
         return {"migration": dict(migration)}, {"seconds": time.perf_counter() - started}

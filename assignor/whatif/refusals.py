@@ -102,9 +102,15 @@ SETTINGS: dict[str, str] = {
 }
 
 
-def conversion_of(values: Mapping[str, Any]) -> Conversion:
-    """A `Conversion` from settings by name, those missing or None at Kafka's defaults."""
+def conversion_of(values: Mapping[str, Any], migrating: bool = True) -> Conversion:
+    """A `Conversion` from settings by name, those missing or None at Kafka's defaults. Given
+    when not `migrating` (a run that converts nothing), a setting is refused: it would be
+    silently ignored."""
     unknown = sorted(set(values) - set(SETTINGS))
     if unknown:
         raise WhatIfError(f"{unknown[0]}: not a conversion setting (known: {', '.join(SETTINGS)})")
-    return Conversion(**{name: value for name, value in values.items() if value is not None})
+    given = {name: value for name, value in values.items() if value is not None}
+    if given and not migrating:
+        raise WhatIfError(f"{next(iter(given))}: only in a migration rehearsal (migrate): it decides whether Kafka "
+                          "converts the group")
+    return Conversion(**given)

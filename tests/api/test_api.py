@@ -305,7 +305,7 @@ async def test_whatif_says_when_kafka_refuses_the_conversion(client):
     assert "KAFKA-18134" in refused["reason"] and refused["step"].startswith("restart a: rejoin as")
     assert (await client.post("/v1/whatif", json=body)).json()["migration"]["refused"] is None
     bad = await client.post("/v1/whatif", json={"group": group, "migration_policy": "disabled"})
-    assert bad.status_code == 422 and "migration_policy: only with migrate" in bad.text
+    assert bad.status_code == 422 and "migration_policy: only in a migration rehearsal" in bad.text
     bad = await client.post("/v1/whatif", json={**body, "migration_policy": "never"})
     assert bad.status_code == 422 and "migration_policy" in bad.text
 

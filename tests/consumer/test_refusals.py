@@ -92,5 +92,5 @@ def test_the_cli_says_the_refusal_and_needs_migrate_for_its_flags(tmp_path, caps
     out = capsys.readouterr().out
     assert "Kafka refuses the conversion at" in out and "stays classic. To upgrade: set group.consumer" in out
     assert cli.main(["whatif", str(path), "--assignment-user-data"]) == 2
-    assert capsys.readouterr().err == ("assignor: error: --assignment-user-data: only with --migrate (it decides "
-                                       "whether Kafka converts the group)\n")
+    assert capsys.readouterr().err == ("assignor: error: assignment_user_data: only in a migration rehearsal "
+                                       "(migrate): it decides whether Kafka converts the group\n")
