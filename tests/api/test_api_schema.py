@@ -6,7 +6,9 @@ group, and a 422 naming the field is the right answer to those.
 """
 
 import asyncio
+import atexit
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
@@ -26,7 +28,9 @@ from api.settings import Settings
 from assignor.limits import Limits
 from tests.budget import examples
 
-_registry = Path(tempfile.mkdtemp(prefix="assignor-schema-")) / "registry.sqlite3"
+_directory = tempfile.mkdtemp(prefix="assignor-schema-")  # (the app is made at import, for schemathesis)
+atexit.register(shutil.rmtree, _directory, ignore_errors=True)
+_registry = Path(_directory) / "registry.sqlite3"
 #: Limits lowered so that generated input meets them often (and each case stays quick).
 FUZZ_LIMITS = Limits(max_members=50, max_partitions=5_000, max_topics=50, max_events=20, max_steps=200,
                      max_sim_records=5_000, max_sim_seconds=30, max_keys=1_000)
