@@ -60,19 +60,24 @@ async def whole(members, timeout: float = 30.0) -> dict[int, set[int]]:
         await asyncio.sleep(0.02)
 
 
-async def restart_each(members, make) -> tuple[list[float], list[tuple[set[int], dict[int, set[int]]]]]:
-    """Restart each member in turn as soon as the group is whole again: the seconds each was away
-    (closed, until its successor started) and, after each return, what the new member holds and
-    what every member holds."""
+async def restart_each(members, make, held: dict[int, set[int]]) -> list[float]:
+    """Restart each member in turn as soon as the group is whole again, then stop them all: each
+    new member holds exactly what its predecessor `held`, and nobody else's holdings changed.
+    Returns the seconds each was away (closed, until its successor started)."""
     away, after = [], []
-    for i in range(len(members)):
-        await members[i].stop()
-        left = time.monotonic()
-        members[i] = await make(i)
-        away.append(time.monotonic() - left)
-        everyone = await whole(members)
-        after.append((everyone[i], everyone))
-    return away, after
+    try:
+        for i in range(len(members)):
+            await members[i].stop()
+            left = time.monotonic()
+            members[i] = await make(i)
+            away.append(time.monotonic() - left)
+            after.append(await whole(members))
+    finally:
+        for member in members:
+            await member.stop()
+    for i, everyone in enumerate(after):
+        assert everyone[i] == held[i] and everyone == held, (i, held, after)
+    return away
 
 
 async def test_consumer_protocol_members_back_within_the_interval_take_their_predecessors_place(broker,
@@ -85,12 +90,11 @@ async def test_consumer_protocol_members_back_within_the_interval_take_their_pre
         first = {i: settled[m.name] for i, m in enumerate(members)}
         members.append(await group.start(3, UNIFORM))  # a target computed now: the rolling restart follows it
         before = await whole(members)
-        away, after = await restart_each(members, lambda i: group.start(i, UNIFORM))
-    finally:
+    except BaseException:
         for member in members:
             await member.stop()
-    for i, (mine, everyone) in enumerate(after):
-        assert mine == before[i] and everyone == before, (i, before, after)
+        raise
+    away = await restart_each(members, lambda i: group.start(i, UNIFORM), before)
     timing = whatif.Timing(restart_seconds=max(away), consumer_heartbeat_ms=BROKER_HEARTBEAT_MS,
                            assignment_interval_ms=INTERVAL_MS)
     steps = whatif.run(group.rehearsed(first),
@@ -103,13 +107,7 @@ async def test_an_upgrade_of_members_back_in_time_moves_nothing(broker, java_mem
     group = await JavaGroup(broker, java_members, "quick-upgrade", PARTITIONS).create()
     set_assignment_interval(broker.bootstrap, group.group, INTERVAL_MS)
     members, owned = await group.classic(3, COOPERATIVE)
-    try:
-        away, after = await restart_each(members, lambda i: group.start(i, UNIFORM))
-    finally:
-        for member in members:
-            await member.stop()
-    for i, (mine, everyone) in enumerate(after):
-        assert mine == owned[i] and everyone == owned, (i, owned, after)
+    away = await restart_each(members, lambda i: group.start(i, UNIFORM), owned)
     timing = whatif.Timing(restart_seconds=max(away), consumer_heartbeat_ms=BROKER_HEARTBEAT_MS,
                            classic_heartbeat_ms=3000, assignment_interval_ms=INTERVAL_MS)
     migration = whatif.migrate(group.rehearsed(owned), [], "kip848-uniform", ["cooperative-sticky"], timing=timing)
