@@ -42,7 +42,8 @@ def fleet(clusters: int = 2, groups: int = 50, topics: int = 20, seed: int = 7,
         for g in range(per_cluster[c]):
             size = int(min(1 + rng.zipf(1.6), 60))
             shape = rng.choice(["one", "shared", "mixed"], p=[0.4, 0.4, 0.2])
-            pool = list(rng.choice(names, size=int(rng.integers(1, 5)), replace=False))
+            # 1-4 topics, no more than the cluster has (the draw is the same where it has 4 or more)
+            pool = list(rng.choice(names, size=int(rng.integers(1, min(4, len(names)) + 1)), replace=False))
             subscriptions = []
             for _ in range(size):
                 if shape == "one":

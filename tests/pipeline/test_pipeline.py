@@ -418,3 +418,12 @@ def test_cli_fleet_migration(tmp_path, capsys):
     assert "'sticky' is not a strategy of KIP-848's consumer protocol" in capsys.readouterr().err
     assert main([*common, "--migrate", "kip848-uniform", "--strategy", "kip848-range"]) == 2
     assert "'kip848-range' is not a classic strategy" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("topics", [1, 2, 3])
+def test_a_sample_of_fewer_topics_than_a_group_may_read(topics):
+    """A group reads up to four topics: a cluster of fewer made ``make-sample --topics 3`` fail
+    ("Cannot take a larger sample than population")."""
+    groups, topic_rows = sample.fleet(groups=20, topics=topics, seed=5)
+    assert groups.num_rows > 0 and topic_rows.num_rows == 2 * topics
+    assert {t for ts in groups.column("topics").to_pylist() for t in ts} <= set(topic_rows.column("topic").to_pylist())
