@@ -19,7 +19,7 @@ from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.whatif.classic import _new_leader
 from assignor.whatif.figures import Step, _figures_of
-from assignor.whatif.refusals import DEFAULT_CONVERSION, POLICIES_DOWNGRADE, Conversion, Refusal
+from assignor.whatif.refusals import DEFAULT_CONVERSION, Conversion, Refusal
 from assignor.whatif.replay import _quiet, _run, _step, _unchanged
 from assignor.whatif.state import _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand, _renaming, _restarts
@@ -267,8 +267,7 @@ def _rollback(definition: Group, member_id: str, classic_ids: set[str], renamed:
         raise WhatIfError(f"rollback: {member_id!r} runs the classic protocol already")
     member = definition.member(member_id)
     others = [m for m in definition.members if m.id != member_id]
-    downgrade = POLICIES_DOWNGRADE[rules.migration_policy] and bool(others) and \
-        all(m.id in classic_ids for m in others)
+    downgrade = rules.downgrades and bool(others) and all(m.id in classic_ids for m in others)
     converting = ", converting the group back to classic" if downgrade else ""
     if member.group_instance_id is not None:
         classic_ids.add(member_id)

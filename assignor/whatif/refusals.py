@@ -26,12 +26,13 @@ from typing import Any, TypedDict
 from assignor.errors import WhatIfError
 from assignor.model import INT32_MAX
 
-__all__ = ["DEFAULT_CONVERSION", "POLICIES", "POLICIES_DOWNGRADE", "Conversion", "Refusal", "conversion_of"]
+__all__ = ["DEFAULT_CONVERSION", "POLICIES", "Conversion", "Refusal", "conversion_of"]
 
-#: ``group.consumer.migration.policy``'s values, and whether each allows an online upgrade
-#: (``ConsumerGroupMigrationPolicy.isUpgradeEnabled``) and an online downgrade.
-POLICIES = {"bidirectional": True, "upgrade": True, "downgrade": False, "disabled": False}
-POLICIES_DOWNGRADE = {"bidirectional": True, "upgrade": False, "downgrade": True, "disabled": False}
+#: ``group.consumer.migration.policy``'s values, and whether each allows an online upgrade and
+#: an online downgrade (``ConsumerGroupMigrationPolicy``: ``isUpgradeEnabled``,
+#: ``isDowngradeEnabled``).
+POLICIES = {"bidirectional": (True, True), "upgrade": (True, False), "downgrade": (False, True),
+            "disabled": (False, False)}
 
 
 class Refusal(TypedDict):
@@ -70,10 +71,20 @@ class Conversion:
         if not isinstance(self.assignment_user_data, bool):
             raise WhatIfError(f"assignment_user_data: expected true or false, got {self.assignment_user_data!r}")
 
+    @property
+    def upgrades(self) -> bool:
+        """The policy allows an online upgrade."""
+        return POLICIES[self.migration_policy][0]
+
+    @property
+    def downgrades(self) -> bool:
+        """The policy allows an online downgrade."""
+        return POLICIES[self.migration_policy][1]
+
     def refusal(self, step: str, classic_members: int) -> Refusal | None:
         """Why converting a classic group of `classic_members` members at `step` is refused, or
         None (module docstring, in the coordinator's order of checks)."""
-        if not POLICIES[self.migration_policy]:
+        if not self.upgrades:
             return Refusal(step=step, reason=f"group.consumer.migration.policy={self.migration_policy} allows no "
                                              "online upgrade",
                            change="set group.consumer.migration.policy to upgrade or bidirectional on the brokers")
