@@ -161,12 +161,12 @@ class Member:
         return members
 
 
-# The slots' own setters: they skip the frozen class's __setattr__ (a third of `decoded`'s cost).
 def member_identity_problem(members: Iterable[_Identified]) -> str | None:
     """Why `members` cannot be one group's, or None: a member id twice, or two members of one
     static instance (the coordinator replaces the old member when the instance joins again,
     KIP-345: a group never holds two). One pass (a million members with a repeat at the end).
-    `Group` and the service's schema (`api.models.PlanRequest`) both ask it."""
+    `Group`, the service's schema (`api.models.PlanRequest`) and a leader given instance ids
+    (`leader.sync`) ask it."""
     seen: set[str] = set()
     instances: dict[str, str] = {}
     for member in members:
@@ -187,6 +187,7 @@ class _Identified(Protocol):
     def group_instance_id(self) -> str | None: ...
 
 
+# The slots' own setters: they skip the frozen class's __setattr__ (a third of `decoded`'s cost).
 _MEMBER_SLOTS = tuple(getattr(Member, name).__set__
                       for name in ("id", "topics", "owned", "generation", "rack", "group_instance_id"))
 
