@@ -12,6 +12,7 @@ from assignor.model import INSTANCE_ID_PATTERN, INT32_MAX, INT32_MIN, member_ide
 from assignor.protocols import PROTOCOLS, protocol_named
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
 from assignor.topic_ids import topic_ids_of
+from assignor.whatif.refusals import MAX_SIZE_BOUNDS
 from assignor.whatif.refusals import SETTINGS as CONVERSION
 from assignor.whatif.timing import BOUNDS
 from assignor.whatif.timing import SETTINGS as TIMING
@@ -207,7 +208,8 @@ class WhatIfRequest(_Strict):
     # What decides whether Kafka converts the group (`assignor.whatif.refusals`; with `migrate` only).
     migration_policy: Literal["bidirectional", "upgrade", "downgrade", "disabled"] | None = Field(
         None, description=CONVERSION["migration_policy"])
-    consumer_max_size: int | None = Field(None, ge=1, le=INT32_MAX, description=CONVERSION["consumer_max_size"])
+    consumer_max_size: int | None = Field(None, ge=MAX_SIZE_BOUNDS[0], le=MAX_SIZE_BOUNDS[1],
+                                          description=CONVERSION["consumer_max_size"])
     assignment_user_data: bool | None = Field(None, description=CONVERSION["assignment_user_data"])
 
 MessageType = Literal["subscription", "assignment", "sticky_user_data", "cooperative_user_data"]

@@ -26,13 +26,18 @@ from typing import Any, TypedDict
 from assignor.errors import WhatIfError
 from assignor.model import INT32_MAX
 
-__all__ = ["DEFAULT_CONVERSION", "POLICIES", "Conversion", "Refusal", "conversion_of"]
+__all__ = ["DEFAULT_CONVERSION", "MAX_SIZE_BOUNDS", "POLICIES", "Conversion", "Refusal", "conversion_of"]
 
 #: ``group.consumer.migration.policy``'s values, and whether each allows an online upgrade and
 #: an online downgrade (``ConsumerGroupMigrationPolicy``: ``isUpgradeEnabled``,
 #: ``isDowngradeEnabled``).
 POLICIES = {"bidirectional": (True, True), "upgrade": (True, False), "downgrade": (False, True),
             "disabled": (False, False)}
+
+
+#: ``group.consumer.max.size``'s range (``atLeast(1)``, an INT config); the service's schema
+#: says the same with it.
+MAX_SIZE_BOUNDS = (1, INT32_MAX)
 
 
 class Refusal(TypedDict):
@@ -65,9 +70,9 @@ class Conversion:
         if self.migration_policy not in POLICIES:
             raise WhatIfError(f"migration_policy: expected one of {', '.join(POLICIES)}, got "
                               f"{self.migration_policy!r}")
-        size = self.consumer_max_size
-        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= INT32_MAX:
-            raise WhatIfError(f"consumer_max_size: expected members in [1, {INT32_MAX}] (Kafka's range), got {size!r}")
+        size, (low, high) = self.consumer_max_size, MAX_SIZE_BOUNDS
+        if isinstance(size, bool) or not isinstance(size, int) or not low <= size <= high:
+            raise WhatIfError(f"consumer_max_size: expected members in [{low}, {high}] (Kafka's range), got {size!r}")
         if not isinstance(self.assignment_user_data, bool):
             raise WhatIfError(f"assignment_user_data: expected true or false, got {self.assignment_user_data!r}")
 

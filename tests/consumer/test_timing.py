@@ -15,7 +15,7 @@ import pytest
 from api.models import WhatIfRequest
 from assignor import Group, Member, TopicPartition, cli, whatif
 from assignor.errors import WhatIfError
-from assignor.whatif.refusals import POLICIES
+from assignor.whatif.refusals import MAX_SIZE_BOUNDS, POLICIES
 from assignor.whatif.refusals import SETTINGS as CONVERSION_SETTINGS
 from assignor.whatif.timing import BOUNDS, SETTINGS, Timing, timing_of
 
@@ -160,6 +160,8 @@ def test_the_timing_settings_are_the_same_everywhere_a_user_gives_them():
         assert schema[name]["description"] == meaning
     policy = next(k for k in schema["migration_policy"]["anyOf"] if k.get("type") != "null")
     assert policy["enum"] == list(POLICIES)
+    size = next(k for k in schema["consumer_max_size"]["anyOf"] if k["type"] != "null")
+    assert (size["minimum"], size["maximum"]) == MAX_SIZE_BOUNDS
 
 
 def test_the_cli_takes_the_flags(capsys, tmp_path):
