@@ -256,19 +256,20 @@ def _migration_tables(migration: Any) -> None:
     from rich.table import Table
 
     console = _console()
-    columns = ("rounds", "revoked", "moved", "reassigned", "max_unowned", "paused_members", "balance_score", "spread")
+    columns = ("rounds", "seconds", "revoked", "moved", "reassigned", "max_unowned_seconds", "paused_members",
+               "balance_score", "spread")
     table = Table(title=f"{migration['classic']} today, then KIP-848's consumer protocol with {migration['target']} "
-                        "(rounds: heartbeat intervals once converted; max unowned in intervals)", title_justify="left")
+                        "(rounds: heartbeat intervals once converted; seconds: until every member has its target; "
+                        "revoked: expected (least-most) where eager members rejoin)", title_justify="left")
     table.add_column("step")
     for column in columns:
-        table.add_column(column.replace("_", " "), justify="right", no_wrap=True)
+        table.add_column(column.replace("_seconds", " s").replace("_", " "), justify="right", no_wrap=True)
     steps = [migration["today"], *migration["upgrade"]["steps"], *(e["consumer"] for e in migration["events"])]
     for step in steps:
-        table.add_row(step["event"], *(f"{step[c]:.2f}" if c == "max_unowned" and c in step else _cell(step.get(c))
-                                       for c in columns))
+        table.add_row(step["event"], *(_migration_cell(step, c) for c in columns))
     console.print(table)
-    console.print("(max unowned and paused members are the consumer protocol's reconciliation figures: '-' on "
-                  "a classic step, where every member rebalances through JoinGroup/SyncGroup)", markup=False)
+    console.print("(seconds, max unowned and paused members are the consumer protocol's reconciliation figures: "
+                  "'-' on a classic step, where every member rebalances through JoinGroup/SyncGroup)", markup=False)
     upgrade = migration["upgrade"]
     refused = migration["refused"]
     if refused is not None:
@@ -277,8 +278,9 @@ def _migration_tables(migration: Any) -> None:
                       markup=False)
         return
     console.print(f"rolling upgrade: {upgrade['restarts']} restarts (the group runs mixed until the last), "
-                  f"{upgrade['moved']} partitions moved, {upgrade['revoked']} revoked, longest unowned "
-                  f"{upgrade['max_unowned']} heartbeat intervals", markup=False)
+                  f"{upgrade['moved']} partitions moved, {_revoked(upgrade['revoked'], upgrade['revoked_range'])} "
+                  f"revoked, longest unowned {upgrade['max_unowned_seconds']:g} s "
+                  f"({upgrade['max_unowned']:g} heartbeat intervals)", markup=False)
     if migration["events"]:
         saved = Table(title="per later event, what the consumer protocol saves against staying classic "
                             "(positive: saved)", title_justify="left")
@@ -295,6 +297,22 @@ def _migration_tables(migration: Any) -> None:
     console.print(f"against the optimum (our sticky on the same events): balance score {best['balance_score']} vs "
                   f"{best['sticky_balance_score']}, spread {best['spread']} vs {best['sticky_spread']}, "
                   f"{best['worse_balance_steps']} step(s) less balanced", markup=False)
+
+
+def _migration_cell(step: Any, column: str) -> str:
+    """A migration table's cell: seconds to two places, revocations with their range."""
+    if column not in step:
+        return _cell(None)
+    if column in ("seconds", "max_unowned_seconds"):
+        return f"{step[column]:.2f}"
+    if column == "revoked" and "revoked_range" in step:
+        return _revoked(step["revoked"], step["revoked_range"])
+    return _cell(step[column])
+
+
+def _revoked(expected: int, least_most: list[int]) -> str:
+    least, most = least_most
+    return str(expected) if least == most else f"{expected} ({least}-{most})"
 
 
 def _simulate(args: argparse.Namespace) -> int:

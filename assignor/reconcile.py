@@ -23,18 +23,29 @@ consumer member does. An *eager* one revokes everything it holds before each Joi
 heartbeat after any change, giving up and taking back even the partitions it keeps, and again
 once every partition it waits for is free (`reconcile`'s `eager`).
 
-The model here: members heartbeat once per interval (``group.consumer.heartbeat.interval.ms``,
-5 s by default), in turn, evenly spread over it in the group's member order; a member that
-departed released its partitions at the start (a graceful leave, ``LeaveGroup`` epoch -1).
-Times are in heartbeat intervals from the moment the broker computed the target.
+The model here: each member heartbeats once per its interval (a consumer member every
+``group.consumer.heartbeat.interval.ms``, 5 s by default; a classic member every
+``heartbeat.interval.ms``, given as `reconcile`'s `periods` in those units), their phases evenly
+spread over the interval in the group's member order, shifted by `offset`. The member whose
+heartbeat computed the target (`first`: a joining member's, KIP-848's ``consumerGroupHeartbeat``
+or a classic member's ``JoinGroup``) has it at once. A member that departed released its
+partitions when it left (a graceful leave, ``LeaveGroup`` epoch -1): `left_before` the target
+was computed, as the coordinator computes none at a leave (``consumerGroupFenceMembers``) but at
+a later heartbeat (`assignor.whatif.timing`). Times are in consumer heartbeat intervals from the
+moment the broker computed the target.
+
+When an eager member rejoins a second time depends on when its heartbeats fall against the
+other members' revocations; `phases` runs the same change at evenly spaced offsets, for the
+expected figures and their range.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection, Mapping, Sequence
 from typing import TypedDict
 
-__all__ = ["Reconciliation", "reconcile"]
+__all__ = ["PHASES", "Reconciliation", "phases", "reconcile"]
 
 _MAX_INTERVALS = 10  # convergence takes at most two; the bound only guards a broken target
 
@@ -46,7 +57,8 @@ class Reconciliation(TypedDict):
     revoke something), ``waiting_members`` (members that waited for a partition another still
     held), ``max_unowned`` (the longest a partition was owned by nobody, in intervals: from its
     revocation or its owner's departure, or from the start for a partition nobody held, to its
-    new owner's heartbeat), ``unowned`` (partitions that went unowned for a while)."""
+    new owner's heartbeat), ``unowned`` (partitions that went unowned for a while), ``settled``
+    (when the last member had its target, in intervals: ``intervals`` rounds it up)."""
 
     intervals: int
     revoked: int
@@ -55,13 +67,19 @@ class Reconciliation(TypedDict):
     waiting_members: int
     max_unowned: float
     unowned: int
+    settled: float
 
 
 def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
-              members: Sequence[str], eager: Collection[str] = ()) -> Reconciliation:
+              members: Sequence[str], eager: Collection[str] = (), *, periods: Mapping[str, float] | None = None,
+              first: str | None = None, left_before: float = 0.0, offset: float = 0.0) -> Reconciliation:
     """Run the heartbeats of `members` (in this order) from `current` (what each member holds,
     departed members included) until each holds its `target`. `eager`: the members among them
-    that are classic members under an eager protocol (see the module docstring).
+    that are classic members under an eager protocol; `periods`: a member's heartbeat interval
+    in consumer heartbeat intervals (1 when not given); `first`: the member whose heartbeat
+    computed the target; `left_before`: how long before that the departed members left;
+    `offset`: the other members' phases shifted back by this fraction of an interval (see the
+    module docstring).
 
     Examples
     --------
@@ -81,7 +99,7 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
             tp = (tp[0], tp[1])
             if member not in present:
                 if tp not in holder:
-                    released_at[tp] = 0.0  # its owner left
+                    released_at[tp] = -left_before  # its owner left
             elif tp not in holder:
                 holder[tp] = member
                 holding[member].add(tp)
@@ -97,45 +115,78 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
     longest = 0.0
     unowned = 0
     done_at = 0.0
-    step = 1.0 / max(len(members), 1)
+    acted = False
     rejoining = set(eager) & present  # eager classic members yet to rejoin once
-    for interval in range(_MAX_INTERVALS):
-        if not rejoining and all(holding[m] == wanted[m] for m in members):
-            break
-        for i, member in enumerate(members):
-            now = interval + (i + 0.5) * step
-            have, want = holding[member], wanted[member]
-            give_up = have - want
-            if member in eager:
-                # rejoins after the change, then once every partition it waits for is free
-                if member in rejoining or (have != want and not any(tp in holder for tp in want - have)):
-                    rejoining.discard(member)
-                    give_up = set(have)  # onJoinPrepare: everything it holds is revoked first
-                    done_at = max(done_at, now)  # it acted on this heartbeat
-                elif have != want:
-                    waited.add(member)
-                    continue
-            if have == want and not give_up:
+    pending = {m for m in members if holding[m] != wanted[m]} | rejoining
+    period = {m: 1.0 for m in members} if periods is None else {m: periods.get(m, 1.0) for m in members}
+    n = max(len(members), 1)
+    # (time, position, member) of each member's next heartbeat
+    beats = [(0.0 if m == first else ((i + 0.5) / n - offset) % 1.0 * period[m], i, m) for i, m in enumerate(members)]
+    heapq.heapify(beats)
+    horizon = _MAX_INTERVALS * max(period.values(), default=1.0)
+    while pending and beats[0][0] < horizon:
+        now, i, member = beats[0]
+        heapq.heapreplace(beats, (now + period[member], i, member))
+        have, want = holding[member], wanted[member]
+        give_up = have - want
+        if member in eager:
+            # rejoins after the change, then once every partition it waits for is free
+            if member in rejoining or (have != want and not any(tp in holder for tp in want - have)):
+                rejoining.discard(member)
+                give_up = set(have)  # onJoinPrepare: everything it holds is revoked first
+                done_at, acted = max(done_at, now), True  # it acted on this heartbeat
+            elif have != want:
+                waited.add(member)
                 continue
-            if give_up:  # revoke, then acknowledge at once
-                paused.add(member)
-                revoked += len(give_up)
-                for tp in give_up:
-                    del holder[tp]
-                    released_at[tp] = now
-                have -= give_up
-            for tp in sorted(want - have):
-                if tp in holder:
-                    waited.add(member)
-                    continue
-                have.add(tp)
-                holder[tp] = member
-                gap = now - released_at.pop(tp, now)
-                if gap > 0:
-                    unowned += 1
-                    longest = max(longest, gap)
-            if have == want:
-                done_at = max(done_at, now)
+        if have == want and not give_up:
+            pending.discard(member)
+            continue
+        if give_up:  # revoke, then acknowledge at once
+            paused.add(member)
+            revoked += len(give_up)
+            for tp in give_up:
+                del holder[tp]
+                released_at[tp] = now
+            have -= give_up
+        for tp in sorted(want - have):
+            if tp in holder:
+                waited.add(member)
+                continue
+            have.add(tp)
+            holder[tp] = member
+            gap = now - released_at.pop(tp, now)
+            if gap > 0:
+                unowned += 1
+                longest = max(longest, gap)
+        if have == want:
+            done_at, acted = max(done_at, now), True
+            if member not in rejoining:
+                pending.discard(member)
     moved = sum(1 for tp, m in holder.items() if previous_holder.get(tp, m) != m)
-    return Reconciliation(intervals=int(-(-done_at // 1)), revoked=revoked, moved=moved, paused_members=len(paused),
-                          waiting_members=len(waited), max_unowned=round(longest, 3), unowned=unowned)
+    # (the member that computed the target, taking it at once, took one interval's beginning)
+    intervals = int(-(-done_at // 1)) or int(acted)
+    return Reconciliation(intervals=intervals, revoked=revoked, moved=moved, paused_members=len(paused),
+                          waiting_members=len(waited), max_unowned=round(longest, 3), unowned=unowned,
+                          settled=round(done_at, 3))
+
+
+#: How many evenly spaced phase offsets `phases` runs.
+PHASES = 8
+
+
+def phases(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
+           members: Sequence[str], eager: Collection[str] = (), *, periods: Mapping[str, float] | None = None,
+           first: str | None = None, left_before: float = 0.0) -> list[Reconciliation]:
+    """`reconcile` at `PHASES` evenly spaced offsets (0 first): the same change as the members'
+    heartbeats fall at different moments against the target's computation. Only eager members'
+    revocations (how often they rejoin), waits and timings differ between them.
+
+    Examples
+    --------
+    >>> runs = phases({"a": [("t", 0), ("t", 2)], "b": [("t", 1)]}, {"a": [("t", 0)], "b": [("t", 1), ("t", 2)]},
+    ...               ["a", "b"], eager=["b"])
+    >>> sorted({r["revoked"] for r in runs})  # b rejoins once, or twice when its heartbeat comes before a's
+    [2, 3]
+    """
+    return [reconcile(current, target, members, eager, periods=periods, first=first, left_before=left_before,
+                      offset=k / PHASES) for k in range(PHASES)]

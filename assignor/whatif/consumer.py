@@ -3,7 +3,7 @@ current one, and members converging to it through heartbeats (`assignor.reconcil
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import cast
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from assignor import validate
 from assignor.model import Group, Member, TopicPartition
-from assignor.reconcile import reconcile
+from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.whatif.figures import Step, _measure
@@ -33,16 +33,25 @@ def _in_coordinator_order(definition: Group, state: _State) -> list[Member]:
 
 
 def _reconcile(definition: Group, state: _State, strategy: str, label: str, include_plans: bool,
-               check: bool, eager: Collection[str] = ()) -> Step:
+               check: bool, hosted: Collection[str] = (), eager: bool = False) -> Step:
     """One step under KIP-848's consumer protocol: the broker computes the new target
     assignment from each member's current one (what it holds: the group converged on the step
     before), and members converge to it through heartbeats (`assignor.reconcile`). Nothing goes
-    over the classic wire: the consumer protocol has no JoinGroup, leader or SyncGroup."""
+    over the classic wire: the consumer protocol has no JoinGroup, leader or SyncGroup.
+    `hosted`: the members still classic (heartbeating at the classic interval), under an
+    `eager` protocol or not.
+
+    When: a joining member's heartbeat (or a classic member's JoinGroup) computes the target and
+    has it at once; after a leave the target comes later (`Timing.until_target`), and what the
+    departed member held is unowned meanwhile. ``seconds`` is from the change until every member
+    has its target. With eager hosted members, ``revoked`` is the expected count over the
+    heartbeats' phases (`assignor.reconcile.phases`), ``revoked_range`` its least and most."""
     chosen = strategy_named(strategy)
+    timing = state.timing
     held = _assignment_of(state)
     current = {m: [(str(t), int(p)) for t, p in tps] for m, tps in held.items()}
-    members = [replace(m, owned=tuple(TopicPartition(t, p) for t, p in current.get(m.id, ())))
-               for m in _in_coordinator_order(definition, state)]
+    ordered = _in_coordinator_order(definition, state)
+    members = [replace(m, owned=tuple(TopicPartition(t, p) for t, p in current.get(m.id, ()))) for m in ordered]
     group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
     planned = chosen.planned(group)
     layout = planned.layout
@@ -51,22 +60,52 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
         verdict = validate.report(group, plan)
         assert verdict["valid"], f"{chosen.name}: {verdict['errors']}"
     target = plan.assignment
-    figures = reconcile({m: list(tps) for m, tps in current.items()},
-                        {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in target.items()},
-                        [m.id for m in definition.members], eager)
+    ids = [m.id for m in definition.members]
+    heartbeat = timing.consumer_heartbeat_ms / 1000
+    present = set(ids)
+    joiners = [m for m in ids if m not in current]
+    left = [m for m in current if m not in present and held[m]]
+    first = joiners[-1] if joiners else None
+    left_before = 0.0
+    if left:
+        if first is not None:  # back before its leave rebalanced (`assignor.whatif.timing`)
+            left_before = timing.restart_seconds or 0.0
+        else:
+            consumers = sum(1 for m in ids if m not in hosted)
+            left_before = timing.until_target(consumers, state.settled) or 0.0
+        left_before /= heartbeat
+    periods = {m: timing.classic_heartbeat_ms / timing.consumer_heartbeat_ms for m in hosted}
+    runs = phases if eager and hosted else _one
+    every = runs({m: list(tps) for m, tps in current.items()},
+                 {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in target.items()},
+                 ids, hosted if eager else (), periods=periods, first=first, left_before=left_before)
+    figures = every[0]
     before = {tp: m for m, tps in current.items() for tp in tps}
     reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get((tp.topic, tp.partition), m) != m)
     for member in members:  # a joining member's records are replayed now; every member is updated
         cast(MemberMap, state.member_map).put(member.id)
-    ids = [m.id for m in layout.members]
-    state.ids, state.numbers, state.owned = ids, state.numbering.of(ids), planned.assigned
+    layout_ids = [m.id for m in layout.members]
+    state.ids, state.numbers, state.owned = layout_ids, state.numbering.of(layout_ids), planned.assigned
     state.flats = None
-    state.generation = np.full(len(ids), state.group_generation, dtype=np.int64)
+    state.generation = np.full(len(layout_ids), state.group_generation, dtype=np.int64)
     state.group_generation += 1
-    step = cast(Step, {"event": label, "rounds": figures["intervals"], "revoked": figures["revoked"],
+    state.settled = figures["settled"] * heartbeat
+    revoked = [r["revoked"] for r in every]
+    step = cast(Step, {"event": label, "rounds": figures["intervals"], "revoked": round(sum(revoked) / len(revoked)),
                        "moved": figures["moved"], "reassigned": reassigned, "unsafe_handovers": 0,
                        **_measure(group, layout, state.owned), "max_unowned": figures["max_unowned"],
+                       "max_unowned_seconds": round(figures["max_unowned"] * heartbeat, 3),
+                       "seconds": round((left_before + figures["settled"]) * heartbeat, 3),
                        "paused_members": figures["paused_members"], "waiting_members": figures["waiting_members"]})
+    if len(every) > 1:
+        step["revoked_range"] = [min(revoked), max(revoked)]
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step
+
+
+def _one(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
+         members: Sequence[str], eager: Collection[str] = (), *, periods: Mapping[str, float] | None = None,
+         first: str | None = None, left_before: float = 0.0) -> list[Reconciliation]:
+    """`reconcile` at the model's one phase, as `phases` answers."""
+    return [reconcile(current, target, members, eager, periods=periods, first=first, left_before=left_before)]

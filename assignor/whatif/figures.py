@@ -39,6 +39,9 @@ class Step(Figures, total=False):
     assignment: dict[str, list[list[str | int]]]
     # KIP-848's consumer protocol (`assignor.reconcile`): ``rounds`` counts heartbeat intervals
     max_unowned: float
+    max_unowned_seconds: float
+    seconds: float
+    revoked_range: list[int]
     paused_members: int
     waiting_members: int
 

@@ -30,13 +30,15 @@ class Migration(TypedDict):
     """`migrate`'s answer.
 
     ``today``: the group's first step under its classic strategy. ``upgrade``: the rolling
-    upgrade, each member restarting in turn (``restarts``), with its ``steps`` and totals: the
-    first member leaves a group that is still classic (a classic rebalance), and its rejoin with
-    the consumer protocol converts the group online; the group runs mixed until the last restart
-    (classic members get the broker's assignment through JoinGroup/SyncGroup meanwhile, told to
-    rejoin at every change; under an eager strategy they revoke all they hold at each rejoin,
-    `assignor.reconcile`). A static member comes back as the same instance instead: it replaces
-    its predecessor with what it held, and nothing rebalances (`whatif.steps`).
+    upgrade, each member restarting in turn (``restarts``), with its ``steps`` and totals
+    (``moved``, ``revoked`` with ``revoked_range``, ``max_unowned`` in heartbeat intervals and
+    ``max_unowned_seconds``, `assignor.whatif.consumer`): the first member leaves a group that is
+    still classic (a classic rebalance), and its rejoin with the consumer protocol converts the
+    group online; the group runs mixed until the last restart (classic members get the broker's
+    assignment through JoinGroup/SyncGroup meanwhile, told to rejoin at every change; under an
+    eager strategy they revoke all they hold at each rejoin, `assignor.reconcile`). A static
+    member comes back as the same instance instead: it replaces its predecessor with what it
+    held, and nothing rebalances (`whatif.steps`).
     ``conversion``: that converting step (also among ``upgrade``'s steps): each member's current
     partitions become its target assignment, and the broker's assignor computes the next target
     from them with the rejoining member in the group (``GroupMetadataManager``'s
@@ -109,7 +111,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         state = _State(ids, numbering.of(ids), _claims_of(group.members),
                        np.array([m.generation for m in group.members], dtype=np.int64),
                        max([m.generation for m in group.members], default=0) + 1, numbering, LeaderCache(),
-                       leader=_new_leader(classic[0]))
+                       leader=_new_leader(classic[0]), timing=timing)
         today = _step(group, state, classic[0], "current", include_plans, check, None)
         upgrade: list[Step] = []
         conversion: Step | None = None
@@ -164,8 +166,9 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                     state.forget(restart.member)
                 # members not restarted yet are classic members of the converted group: eager
                 # ones revoke everything at each rejoin (assignor.reconcile)
-                eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
-                previous = _step(definition, state, strategy, label, include_plans, check, previous, eager)
+                hosted = [m.id for m in definition.members if m.id in classic_ids]
+                previous = _step(definition, state, strategy, label, include_plans, check, previous, hosted,
+                                 eager_classic)
             if converting:
                 for kept_id in [m.id for m in definition.members]:  # (the joiner's records come after)
                     replayed.put(kept_id)
@@ -189,8 +192,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             with its classic members (eager ones revoke everything at each rejoin)."""
             if as_classic:
                 return _step(definition, state, classic[0], label, include_plans, check, previous)
-            eager = [m.id for m in definition.members if m.id in classic_ids] if eager_classic else []
-            return _step(definition, state, target, label, include_plans, check, previous, eager)
+            hosted = [m.id for m in definition.members if m.id in classic_ids]
+            return _step(definition, state, target, label, include_plans, check, previous, hosted, eager_classic)
 
         for n, event in enumerate(events if refusal is None else ()):  # (a refused group stays classic)
             consumer_steps: list[Step] = []
@@ -231,7 +234,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         classic=classic[0], target=target, today=today, conversion=conversion,
         upgrade={"restarts": restarted, "steps": upgrade, "moved": sum(s["moved"] for s in upgrade),
                  "revoked": sum(s["revoked"] for s in upgrade),
-                 "max_unowned": max((s.get("max_unowned", 0.0) for s in upgrade), default=0.0)},
+                 "revoked_range": [sum(_revoked_range(s)[0] for s in upgrade),
+                                   sum(_revoked_range(s)[1] for s in upgrade)],
+                 "max_unowned": max((s.get("max_unowned", 0.0) for s in upgrade), default=0.0),
+                 "max_unowned_seconds": max((s.get("max_unowned_seconds", 0.0) for s in upgrade), default=0.0)},
         refused=refusal,
         events=later,
         vs_optimum={"balance_score": final["balance_score"], "sticky_balance_score": sticky_final["balance_score"],
@@ -296,12 +302,22 @@ def _merged(steps: Sequence[Step], label: str) -> Step:
     longest); where the group ends, the last step's."""
     last = steps[-1]
     merged = cast(Step, {**last, "event": label})
-    for key in ("rounds", "revoked", "moved", "reassigned", "unsafe_handovers", "paused_members", "waiting_members"):
+    for key in ("rounds", "revoked", "moved", "reassigned", "unsafe_handovers", "paused_members", "waiting_members",
+                "seconds"):
         if key in last:
             merged[key] = sum(s.get(key, 0) for s in steps)
     if "max_unowned" in last:
         merged["max_unowned"] = max(s.get("max_unowned", 0.0) for s in steps)
+        merged["max_unowned_seconds"] = max(s.get("max_unowned_seconds", 0.0) for s in steps)
+    if any("revoked_range" in s for s in steps):
+        merged["revoked_range"] = [sum(_revoked_range(s)[0] for s in steps), sum(_revoked_range(s)[1] for s in steps)]
     return merged
+
+
+def _revoked_range(step: Step) -> list[int]:
+    """The least and most a step revokes (`assignor.whatif.consumer`: eager members' rejoins
+    depend on heartbeat phases; elsewhere the one count)."""
+    return step.get("revoked_range", [step["revoked"], step["revoked"]])
 
 
 def _saved(classic: Step, consumer: Step, members: int, cooperative: bool) -> dict[str, Any]:

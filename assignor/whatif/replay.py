@@ -106,7 +106,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
         state = _State(ids, numbering.of(ids), initial,
                        np.array([m.generation for m in group.members], dtype=np.int64),
                        max([m.generation for m in group.members], default=0) + 1, numbering, cache,
-                       leader=_new_leader(name))
+                       leader=_new_leader(name), timing=timing)
         steps = [_step(group, state, name, "current", include_plans, check, None)]
         classic = strategy_named(name).protocol.classic
         planned += 1
@@ -155,13 +155,13 @@ def compare(java: Summary, ours: Summary) -> Comparison:
 
 
 def _step(definition: Group, state: _State, strategy: str, label: str, include_plans: bool, check: bool,
-          previous: Step | None, eager: Collection[str] = ()) -> Step:
+          previous: Step | None, hosted: Collection[str] = (), eager: bool = False) -> Step:
     """`_rebalance`, or where Java's assignor fails, a step saying so: nothing changes hands,
-    and the figures stay those of the step before. `eager`: under the consumer protocol, the
-    members still classic under an eager protocol (`assignor.reconcile`)."""
+    and the figures stay those of the step before. `hosted`: under the consumer protocol, the
+    members still classic, under an `eager` protocol or not (`assignor.whatif.consumer`)."""
     try:
         if not strategy_named(strategy).protocol.classic:
-            return _reconcile(definition, state, strategy, label, include_plans, check, eager)
+            return _reconcile(definition, state, strategy, label, include_plans, check, hosted, eager)
         return _rebalance(definition, state, strategy, label, include_plans, check)
     except JavaAssignorFailure as failure:
         kept = _figures_of(previous) if previous is not None else \

@@ -15,6 +15,7 @@ from assignor.model import INT32_MAX, Claims, Member
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import Leader
 from assignor.whatif.figures import _Flats
+from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 
 @dataclass
@@ -34,6 +35,11 @@ class _State:
     # The consumer group's member map, in the coordinator's order (None before the first
     # consumer-protocol step: `assignor.whatif.consumer`)
     member_map: MemberMap | None = None
+    #: How long restarted members are away and Kafka's settings (`assignor.whatif.timing`).
+    timing: Timing = DEFAULT_TIMING
+    #: Seconds from the last consumer-protocol target's computation until every member had it,
+    #: when the next event comes (None: no target computed yet, the group at rest).
+    settled: float | None = None
 
 
     def forget(self, member_id: str) -> None:

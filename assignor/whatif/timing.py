@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from assignor.errors import WhatIfError
 from assignor.model import INT32_MAX
@@ -109,8 +109,20 @@ class Timing:
             return self.restart_seconds < self.classic_heartbeat_ms / 1000 * others / (others + 1)
         if consumer_others == 0:
             return True
-        interval = 0.0 if at_rest else self.assignment_interval_ms / 1000
-        return self.restart_seconds < max(interval, self.consumer_heartbeat_ms / 1000 / (consumer_others + 1))
+        # the restart finds the interval just started, unless at rest (module docstring)
+        return self.restart_seconds < cast(float, self.until_target(consumer_others, None if at_rest else 0.0))
+
+    def until_target(self, consumer_members: int, since_last: float | None) -> float | None:
+        """Seconds from a leave to the consumer group's next target computation (module
+        docstring): the first heartbeat of the `consumer_members` left (None when none is left:
+        nothing computes one until a member joins), and not before the assignment interval since
+        the last computation, `since_last` seconds before the leave (None: long before)."""
+        if consumer_members == 0:
+            return None
+        first = self.consumer_heartbeat_ms / 1000 / (consumer_members + 1)
+        if since_last is None:
+            return first
+        return max(first, self.assignment_interval_ms / 1000 - since_last)
 
 
 #: Kafka's defaults, restarts slower than any rebalance: what a run assumes when not told.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assignor.reconcile import reconcile
+from assignor.reconcile import phases, reconcile
 from tests.budget import examples
 
 
@@ -117,3 +117,59 @@ def test_eager_classic_members_converge_to_the_same_moves(members, partitions, r
     assert mixed["revoked"] >= held_by_eager + others_revoke
     assert mixed["paused_members"] >= len({m for m in eager if current[m]}
                                            | {m for m in ids if set(current[m]) - set(target[m])})
+
+
+def test_the_member_whose_heartbeat_computed_the_target_has_it_at_once():
+    """A joining member's heartbeat computes the target: free partitions are its at time 0;
+    one another member must revoke first comes at its own next heartbeat, a whole interval
+    later."""
+    current = {"a": [("t", 0), ("t", 1)], "gone": [("t", 2)]}
+    target = {"a": [("t", 0)], "j": [("t", 1), ("t", 2)]}
+    r = reconcile(current, target, ["a", "j"], first="j")
+    # j takes t-2 at 0; a revokes t-1 at 0.25; j takes it at 1.0
+    assert (r["intervals"], r["settled"], r["max_unowned"], r["revoked"]) == (1, 1.0, 0.75, 1)
+    alone = reconcile({"gone": [("t", 0)]}, {"j": [("t", 0)]}, ["j"], first="j")
+    assert (alone["intervals"], alone["settled"], alone["max_unowned"]) == (1, 0.0, 0.0)
+
+
+def test_a_departed_members_partitions_wait_from_its_leave():
+    """The target comes `left_before` after the leave: the departed member's partitions are
+    unowned from the leave, not from the computation."""
+    plain = reconcile({"gone": [("t", 0)], "a": []}, {"a": [("t", 0)]}, ["a"])
+    late = reconcile({"gone": [("t", 0)], "a": []}, {"a": [("t", 0)]}, ["a"], left_before=0.4)
+    assert (plain["max_unowned"], late["max_unowned"]) == (0.5, 0.9)
+    assert late["settled"] == plain["settled"] == 0.5  # (from the computation)
+
+
+def test_a_classic_member_learns_at_its_own_heartbeat():
+    """A classic member heartbeating every 0.6 consumer intervals (3 s against 5 s) at phase
+    3/4 revokes at 0.45, not 0.75: the partition it hands over waits less."""
+    current = {"a": [("t", 0), ("t", 1)], "b": []}
+    target = {"a": [("t", 0)], "b": [("t", 1)]}
+    consumer = reconcile(current, target, ["b", "a"])
+    classic = reconcile(current, target, ["b", "a"], periods={"a": 0.6})
+    assert (consumer["max_unowned"], classic["max_unowned"]) == (0.5, 0.8)  # b's next beat: 1.25
+    assert classic["revoked"] == consumer["revoked"] == 1
+
+
+@examples(100)
+@given(st.integers(1, 6), st.integers(0, 16), st.randoms(use_true_random=False))
+def test_phases_change_only_how_often_eager_members_rejoin(members, partitions, rng):
+    """Across phases the moves never change; without eager members nor do the revocations; with
+    them, every phase revokes at least what one rejoin per eager member gives up, and the
+    first phase is `reconcile` as called without an offset."""
+    ids = [f"m{i}" for i in range(members)]
+    eager = [m for m in ids if rng.random() < 0.5]
+    current: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
+    target: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
+    for p in range(partitions):
+        current[rng.choice(ids)].append(("t", p))
+        target[rng.choice(ids)].append(("t", p))
+    cooperative = phases(current, target, ids)
+    assert len({(r["revoked"], r["moved"]) for r in cooperative}) == 1
+    runs = phases(current, target, ids, eager)
+    assert runs[0] == reconcile(current, target, ids, eager)
+    assert {r["moved"] for r in runs} == {cooperative[0]["moved"]}
+    floor = sum(len(current[m]) for m in eager) + sum(len(set(current[m]) - set(target[m])) for m in ids
+                                                      if m not in eager)
+    assert min(r["revoked"] for r in runs) >= floor

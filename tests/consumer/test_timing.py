@@ -208,3 +208,54 @@ def test_a_static_member_away_longer_than_its_session_is_removed_and_joins_again
     short = whatif.migrate(static, [], "kip848-uniform", ["cooperative-sticky"],
                            timing=Timing(restart_seconds=7, session_timeout_ms=6000))
     assert len(short["upgrade"]["steps"]) == 6 and short["upgrade"]["moved"] > 0
+
+
+@pytest.mark.parametrize(("timing", "members", "since_last", "seconds"), [
+    (Timing(), 4, None, 1.0),  # the first of four heartbeats every 5 s: 5/5
+    (Timing(), 0, None, None),  # nobody heartbeats under the consumer protocol: no target until a join
+    (Timing(assignment_interval_ms=3000), 4, 0.5, 2.5),  # the interval has 2.5 s to run
+    (Timing(assignment_interval_ms=3000), 4, 2.5, 1.0),
+    (Timing(assignment_interval_ms=3000), 4, None, 1.0),  # at rest: the last target long ago
+])
+def test_until_target(timing, members, since_last, seconds):
+    assert timing.until_target(members, since_last) == seconds
+
+
+def test_a_leave_waits_for_the_next_target_and_a_join_computes_it():
+    """Under the consumer protocol the departed member's partitions are unowned from its leave:
+    the target comes at the first of the others' heartbeats (5 s / 3 at rest), then each new
+    owner takes its share at its own next heartbeat. A joining member's own heartbeat computes
+    the target: it has what is free at once."""
+    timing = Timing(consumer_heartbeat_ms=1000)
+    result = whatif.run(balanced(), [whatif.parse_event("member_leave:m2"), whatif.parse_event("member_join:m3:t")],
+                        ["kip848-uniform"], timing=timing)
+    leave, join = result["strategies"]["kip848-uniform"]["steps"][1:]
+    wait = timing.until_target(2, None)
+    assert wait == pytest.approx(1 / 3)
+    assert leave["max_unowned_seconds"] > wait and leave["seconds"] == pytest.approx(leave["max_unowned_seconds"])
+    assert leave["max_unowned_seconds"] == pytest.approx(leave["max_unowned"] * 1.0)
+    assert join["rounds"] == 1 and join["seconds"] <= 1.0  # (m3 takes the rest at its next heartbeat)
+
+
+def test_eager_members_revocations_are_an_expected_value_with_its_range(capsys, tmp_path):
+    """An eager (range) group's upgrade: members not restarted yet rejoin once or twice as their
+    heartbeats fall; the rehearsal gives the expected count and its least and most, step by step
+    and in all (a cooperative group's count has no range), and the CLI prints them."""
+    both = ["orders", "payments"]  # (the README's group: c2 reads one topic of two)
+    group = Group({"orders": 4, "payments": 2}, [
+        Member("c0", both, [TopicPartition("orders", p) for p in range(3)] + [TopicPartition("payments", 0)], 4),
+        Member("c1", both, [TopicPartition("orders", 3), TopicPartition("payments", 1)], 4),
+        Member("c2", ["orders"])])
+    eager = whatif.migrate(group, [], "kip848-uniform", ["range"])["upgrade"]
+    least, most = eager["revoked_range"]
+    assert least <= eager["revoked"] <= most and least < most
+    assert any("revoked_range" in s for s in eager["steps"])
+    cooperative = whatif.migrate(group, [], "kip848-uniform", ["cooperative-sticky"])["upgrade"]
+    assert cooperative["revoked_range"] == [cooperative["revoked"]] * 2
+    assert not any("revoked_range" in s for s in cooperative["steps"])
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps({"topics": group.topics, "members": [
+        {"id": m.id, "topics": list(m.topics), "owned": [[tp.topic, tp.partition] for tp in m.owned],
+         "generation": m.generation} for m in group.members]}))
+    assert cli.main(["whatif", str(path), "--migrate", "kip848-uniform", "--strategy", "range"]) == 0
+    assert f"{eager['revoked']} ({least}-{most}) revoked" in capsys.readouterr().out

@@ -14,7 +14,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from aiokafka.structs import TopicPartition as AioTopicPartition
 
-from assignor import Group, Member, Plan, TopicPartition
+from assignor import Group, Member, Plan, TopicPartition, whatif
 from assignor.integrations.aiokafka import KafkaPartitioner, StickyAssignor, StickyProducer
 from assignor.partitioners import partition_for_key
 from assignor.protocol import decode_sticky_user_data, decode_subscription
@@ -347,3 +347,54 @@ async def test_remote_mode_plans_come_from_the_service_and_fall_back_when_it_is_
     finally:
         service.stop()
         await stop_all(consumers.values())
+
+
+class _Counted(StickyAssignor):
+    """Our assignor, counting the plans it made as its group's leader."""
+
+    plans = 0
+
+    def assign(self, cluster, members):
+        self.plans += 1
+        return super().assign(cluster, members)
+
+
+async def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(broker):
+    """KIP-345 with our assignor: three aiokafka members with ``group_instance_id``; a follower
+    stops (a static member sends no LeaveGroup) and starts again as the same instance before
+    its session expires: the coordinator hands it its assignment back, nobody rebalances (the
+    others keep their generation and partitions), as the rehearsal says of the same group."""
+    topic = await create_topic(broker.bootstrap, 6)
+    group = unique("g")
+    assignors = {name: _Counted() for name in ("a", "b", "c")}
+
+    async def start(name: str) -> AIOKafkaConsumer:
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group,
+                                    group_instance_id=f"instance-{name}",
+                                    partition_assignment_strategy=(assignors[name],),
+                                    **{**CONSUMER_SETTINGS, "session_timeout_ms": 30000})
+        await consumer.start()
+        return consumer
+
+    consumers = {}
+    try:
+        for name in assignors:
+            consumers[name] = await start(name)
+        before = await settle(consumers, 6)
+        follower = next(name for name, assignor in assignors.items() if assignor.plans == 0)
+        generations = {name: c._coordinator.generation for name, c in consumers.items() if name != follower}
+        planned = sum(a.plans for a in assignors.values())
+        await consumers.pop(follower).stop()
+        consumers[follower] = await start(follower)
+        after = await settle(consumers, 6)
+        assert after == before
+        assert {name: c._coordinator.generation for name, c in consumers.items() if name != follower} == generations
+        # no plan since: the leader made one per generation while the group formed, none after
+        assert sum(a.plans for a in assignors.values()) == planned
+    finally:
+        await stop_all(consumers.values())
+    rehearsed = Group({topic: 6}, [Member(name, [topic], [TopicPartition(topic, p) for p in sorted(owned)],
+                                          generation=generations.get(name, 1), group_instance_id=f"instance-{name}")
+                                   for name, owned in before.items()])
+    steps = whatif.run(rehearsed, [whatif.parse_event(f"rollback:{follower}")], ["sticky"])["strategies"]["sticky"]
+    assert [(s["moved"], s["revoked"], s["rounds"]) for s in steps["steps"][1:]] == [(0, 0, 0)]
