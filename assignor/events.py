@@ -30,11 +30,14 @@ class Event:
     args: tuple[Any, ...] = ()
 
     def __str__(self) -> str:
+        if KINDS[self.kind].batch:
+            return BATCH.join(map(str, self.args))
         return ":".join([self.kind, *(",".join(a) if isinstance(a, tuple) else str(a) for a in self.args)])
 
     def rebalances(self, members: int) -> int:
-        """The rebalances it makes in a group of `members` members (`EventKind.rebalances`)."""
-        return KINDS[self.kind].rebalances(members)
+        """The rebalances it makes in a group of `members` members (`EventKind.rebalances`; a
+        batch, at most one per change)."""
+        return len(self.args) if KINDS[self.kind].batch else KINDS[self.kind].rebalances(members)
 
     def resize(self, sizes: Sizes) -> None:
         """Its change to the sizes a run's limits count (`EventKind.sized`)."""
@@ -56,7 +59,11 @@ class EventKind:
     left to `change`, which names it). `about_member`: its first argument names a member of the
     group (a member renamed by a restart is followed). `every_member`: it restarts each member in
     turn, a leave and a rejoin each (two rebalances per member, where other kinds make one);
-    `restarts_member`: it restarts the member its first argument names (a leave and a rejoin)."""
+    `restarts_member`: it restarts the member its first argument names (a leave and a rejoin).
+    `heartbeat`: a member's own heartbeat carries the change to the consumer protocol's
+    coordinator, and that heartbeat computes the new target at once (a leave computes nothing, a
+    topic's change waits for the next heartbeat: `assignor.whatif.steps`). `batch`: its
+    arguments are events that reach the coordinator together (`BATCH`)."""
 
     name: str
     form: str
@@ -69,6 +76,8 @@ class EventKind:
     about_member: bool = False
     every_member: bool = False
     restarts_member: bool = False
+    heartbeat: bool = False
+    batch: bool = False
 
     def rebalances(self, members: int) -> int:
         """The rebalances this event makes in a group of `members` members."""
@@ -170,6 +179,21 @@ def _sized_delete(sizes: Sizes, args: tuple[Any, ...]) -> None:
     sizes.drop(args[0])
 
 
+def _batch(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    for event in args:
+        KINDS[event.kind].change(topics, members, event.args)
+
+
+def _sized_batch(sizes: Sizes, args: tuple[Any, ...]) -> None:
+    for event in args:
+        event.resize(sizes)
+
+
+#: What joins the changes of a batch in an event's text: no topic name can hold it (Kafka's
+#: ``[a-zA-Z0-9._-]``); an id or rack that does cannot be named in an event.
+BATCH = "+"
+
+
 def _register(*kinds: EventKind) -> dict[str, EventKind]:
     return {kind.name: kind for kind in kinds}
 
@@ -178,13 +202,14 @@ def _register(*kinds: EventKind) -> dict[str, EventKind]:
 KINDS = _register(
     EventKind("member_join", "member_join:ID:TOPICS[:RACK]",
               "a member joins, subscribed to TOPICS (comma-separated), in RACK if given", 2, 3,
-              lambda args: (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]), _join, _sized_join),
+              lambda args: (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]), _join, _sized_join,
+              heartbeat=True),
     EventKind("member_leave", "member_leave:ID", "a member leaves", 1, 1, _as_is, _leave, _sized_leave,
               about_member=True),
     EventKind("subscribe", "subscribe:ID:TOPIC", "a member adds a topic to its subscription", 2, 2, _as_is,
-              _subscription("subscribe"), _nothing, about_member=True),
+              _subscription("subscribe"), _nothing, about_member=True, heartbeat=True),
     EventKind("unsubscribe", "unsubscribe:ID:TOPIC", "a member drops a topic from its subscription", 2, 2, _as_is,
-              _subscription("unsubscribe"), _nothing, about_member=True),
+              _subscription("unsubscribe"), _nothing, about_member=True, heartbeat=True),
     EventKind("partitions_added", "partitions_added:TOPIC:NEW_TOTAL",
               "a topic grows to NEW_TOTAL partitions (as `kafka-topics --alter --partitions` takes it, "
               "not the number added)", 2, 2, _count("partitions_added"), _grow, _sized_count),
@@ -192,7 +217,7 @@ KINDS = _register(
               _count("topic_created"), _create, _sized_create),
     EventKind("topic_deleted", "topic_deleted:TOPIC", "a topic is deleted", 1, 1, _as_is, _delete, _sized_delete),
     EventKind("rack_changed", "rack_changed:ID:RACK", "a member moves to another rack", 2, 2, _as_is, _rack,
-              _nothing, about_member=True),
+              _nothing, about_member=True, heartbeat=True),
     EventKind("rolling_restart", "rolling_restart",
               "each member in turn leaves, then rejoins owning nothing (a static member is back within its "
               "session: no rebalance; one back before its leave rebalances: one rebalance, see "
@@ -203,17 +228,32 @@ KINDS = _register(
               "member, and the last consumer-protocol member's rollback converts the group back to classic; in a "
               "classic run, a restart of that member", 1, 1, _as_is, _member_restarts, _nothing, about_member=True,
               restarts_member=True),
+    EventKind("together", "EVENT+EVENT[+...]",
+              "changes that reach the coordinator together, within one assignment interval (joins sent at "
+              "once, say): one classic rebalance; under the consumer protocol the first change a member's "
+              "heartbeat carries computes a target at once and the rest wait for the next one "
+              "(`--assignment-interval-ms`; with 0, each such change computes its own)", 2, 2, _as_is, _batch,
+              _sized_batch, batch=True),
 )
 
 
 def parse_event(text: str) -> Event:
-    """Parse ``kind:arg:...``.
+    """Parse ``kind:arg:...``, or changes that come together joined by ``+`` (`BATCH`).
 
     Examples
     --------
     >>> parse_event("partitions_added:orders:24")
     Event(kind='partitions_added', args=('orders', 24))
+    >>> str(parse_event("member_join:c3:orders+member_join:c4:orders"))  # together (`BATCH`)
+    'member_join:c3:orders+member_join:c4:orders'
     """
+    if BATCH in text:
+        changes = tuple(parse_event(part) for part in text.split(BATCH))
+        for change in changes:
+            if any(getattr(KINDS[change.kind], flag) for flag in ("every_member", "restarts_member", "batch")):
+                raise WhatIfError(f"together: {change.kind} restarts members, one rebalance after another; it "
+                                  f"cannot come with other changes in {text!r}")
+        return Event("together", changes)
     name, *args = text.split(":")
     kind = KINDS.get(name)
     if kind is None:

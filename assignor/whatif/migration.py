@@ -206,7 +206,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             else:
                 for label, definition, rebalances, _joins, member, fresh in _expand(
                         definition, event, timing, classic=back_to_classic, at_rest=False):
-                    label = label if KINDS[event.kind].every_member else named
+                    label = label if KINDS[event.kind].every_member or KINDS[event.kind].batch else named
                     if fresh:
                         state.forget(member)
                     previous = now(definition, label, previous, back_to_classic) if rebalances \

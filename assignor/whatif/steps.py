@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from operator import attrgetter
 from typing import NamedTuple
 
-from assignor.events import KINDS, Event, apply_event
+from assignor.events import BATCH, KINDS, Event, apply_event
 from assignor.model import Group, Member
 from assignor.topic_ids import TopicId
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
@@ -46,13 +46,40 @@ def _expand(definition: Group, event: Event, timing: Timing = DEFAULT_TIMING, cl
     group's last rebalance was long ago (the first event of a run); otherwise the event follows
     the step before as soon as the group has that step's assignment."""
     kind = KINDS[event.kind]
-    if kind.restarts_member:
+    if kind.batch:
+        yield from _batched(definition, event.args, timing, classic)
+    elif kind.restarts_member:
         apply_event(definition, event)  # (the member must be there)
         yield from _restarts(definition, timing=timing, classic=classic, at_rest=at_rest, only=event.args[0])
     elif kind.every_member:
         yield from _restarts(definition, timing=timing, classic=classic, at_rest=at_rest)
     else:
         yield Definition(str(event), apply_event(definition, event))
+
+
+def _batched(definition: Group, changes: tuple[Event, ...], timing: Timing, classic: bool) -> Iterator[Definition]:
+    """Changes that reach the coordinator together. Classic: one rebalance (members that join
+    or leave while it prepares are all in its generation). Consumer protocol: a change a member's
+    heartbeat carries (`EventKind.heartbeat`) computes a target at once, with the changes before
+    it (a leave computes nothing, ``consumerGroupFenceMembers``; a topic's change waits for a
+    heartbeat); the changes after it wait for the next computation, one target for them all,
+    as ``canComputeNextTargetAssignment`` holds it back for ``group.consumer.assignment.interval.ms``
+    (with 0, each heartbeat's change computes its own). Apache Kafka 4.3.1: three joins sent
+    together gave two targets; nine leaves, one."""
+    parts: list[list[Event]] = [[]]
+    for change in changes:
+        parts[-1].append(change)
+        if not classic and KINDS[change.kind].heartbeat and (len(parts) == 1 or timing.assignment_interval_ms == 0):
+            parts.append([])
+    parts = [part for part in parts if part]
+    for n, part in enumerate(parts):
+        for change in part:
+            definition = apply_event(definition, change)
+        label = BATCH.join(map(str, part))
+        if len(parts) > 1:
+            at_once = KINDS[part[-1].kind].heartbeat and (n == 0 or timing.assignment_interval_ms == 0)
+            label += ": a target at once" if at_once else ": one target at the next computation"
+        yield Definition(label, definition)
 
 
 def _restarts(definition: Group, renamed: dict[str, str] | None = None, timing: Timing = DEFAULT_TIMING,
@@ -120,6 +147,8 @@ def consumer_member_id(previous: str) -> str:
 
 def _renaming(event: Event, renamed: dict[str, str]) -> Event:
     """`event` about a member that restarted during the upgrade, about the member it became."""
+    if KINDS[event.kind].batch:
+        return Event(event.kind, tuple(_renaming(change, renamed) for change in event.args))
     if KINDS[event.kind].about_member and event.args[0] in renamed:
         return Event(event.kind, (renamed[event.args[0]], *event.args[1:]))
     return event

@@ -259,3 +259,40 @@ def test_eager_members_revocations_are_an_expected_value_with_its_range(capsys, 
          "generation": m.generation} for m in group.members]}))
     assert cli.main(["whatif", str(path), "--migrate", "kip848-uniform", "--strategy", "range"]) == 0
     assert f"{eager['revoked']} ({least}-{most}) revoked" in capsys.readouterr().out
+
+
+def test_changes_that_come_together():
+    """Three joins sent at once: one classic rebalance; under the consumer protocol the first
+    joining heartbeat computes a target at once and the other two share the next (with an
+    assignment interval of 0, each its own); leaves compute nothing, so leaves and a join are
+    one target (Apache Kafka 4.3.1: tests/integration/test_kip848_broker.py)."""
+    joins = whatif.parse_event("member_join:a:t+member_join:b:t+member_join:c:t")
+    assert str(joins) == "member_join:a:t+member_join:b:t+member_join:c:t"
+
+    def labels(event, strategy, timing=whatif.DEFAULT_TIMING):
+        steps = whatif.run(balanced(), [event], [strategy], timing=timing)["strategies"][strategy]["steps"][1:]
+        return [s["event"] for s in steps]
+
+    assert labels(joins, "cooperative-sticky") == [str(joins)]
+    assert labels(joins, "kip848-uniform") == ["member_join:a:t: a target at once",
+                                               "member_join:b:t+member_join:c:t: one target at the next computation"]
+    assert labels(joins, "kip848-uniform", Timing(assignment_interval_ms=0)) == [
+        f"member_join:{m}:t: a target at once" for m in "abc"]
+    mixed = whatif.parse_event("member_leave:m0+member_leave:m1+member_join:a:t+partitions_added:t:9")
+    assert labels(mixed, "kip848-uniform") == ["member_leave:m0+member_leave:m1+member_join:a:t: a target at once",
+                                               "partitions_added:t:9: one target at the next computation"]
+    leaves = whatif.parse_event("member_leave:m0+member_leave:m1")
+    assert labels(leaves, "kip848-range") == ["member_leave:m0+member_leave:m1"]
+    migration = whatif.migrate(balanced(), [joins], "kip848-uniform", ["cooperative-sticky"], check=True)
+    assert [e["event"] for e in migration["events"]] == [str(joins)]  # two consumer steps, one classic: as one
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("member_join:a:t+rolling_restart", "together: rolling_restart restarts members"),
+    ("rollback:m0+member_leave:m1", "together: rollback restarts members"),
+    ("member_join:a:t+", "unknown event ''"),
+    ("member_leave:m0+grow:t:9", "unknown event 'grow'"),
+])
+def test_changes_together_that_cannot_be(text, message):
+    with pytest.raises(WhatIfError, match=message):
+        whatif.parse_event(text)

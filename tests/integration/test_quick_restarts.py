@@ -21,11 +21,9 @@ import pytest
 
 from assignor import whatif
 from bench.rebalance import settle
+from tests.broker import set_assignment_interval
 from tests.java_group import COOPERATIVE as CLASSIC_COOPERATIVE
 from tests.java_group import UNIFORM, JavaGroup
-
-confluent_kafka = pytest.importorskip("confluent_kafka")
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -35,15 +33,6 @@ INTERVAL_MS = 2000
 BROKER_HEARTBEAT_MS = 500
 #: Classic members at Java's default heartbeat (3 s) and a session that allows it.
 COOPERATIVE = {**CLASSIC_COOPERATIVE, "heartbeat.interval.ms": "3000", "session.timeout.ms": "10000"}
-
-
-def set_assignment_interval(bootstrap: str, group: str, ms: int) -> None:
-    """The group's own ``consumer.assignment.interval.ms`` (a group config, KIP-848)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
-    entry = ConfigEntry("consumer.assignment.interval.ms", str(ms), incremental_operation=AlterConfigOpType.SET)
-    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group,
-                                                                  incremental_configs=[entry])]).values():
-        future.result(timeout=30)
 
 
 async def whole(members, timeout: float = 30.0) -> dict[int, set[int]]:
