@@ -102,6 +102,9 @@ class MemberSide:
         self.owned = []
         self.generation = UNKNOWN_GENERATION
 
-    def lead(self, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes]) -> leader.SyncResult:
-        """Plan the group as its leader (`leader.sync`), from every member's metadata as sent."""
-        return leader.sync(self.protocol.name, generation, topics, metadata, cache=self.cache, strategy=self.strategy)
+    def lead(self, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
+             instance_ids: Mapping[str, str] | None = None) -> leader.SyncResult:
+        """Plan the group as its leader (`leader.sync`), from every member's metadata as sent and
+        the static members' ``group.instance.id`` as the JoinGroup response lists them (v5+)."""
+        return leader.sync(self.protocol.name, generation, topics, metadata, cache=self.cache, strategy=self.strategy,
+                           instance_ids=instance_ids)

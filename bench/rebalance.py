@@ -196,12 +196,13 @@ class KafkaPythonMember(_ThreadMember):
     test's event loop and polled by another thread, it shared its client across the two)."""
 
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
-                 rack: str = "") -> None:
+                 rack: str = "", instance_id: str | None = None) -> None:
         from assignor.integrations.kafka_python import CooperativeStickyAssignor
 
         super().__init__(name, timeline)
         self.assignor = CooperativeStickyAssignor()
         self._settings = {"bootstrap_servers": bootstrap, "group_id": group, "client_rack": rack,
+                          "group_instance_id": instance_id,
                           "partition_assignment_strategy": [self.assignor], "auto_offset_reset": "earliest",
                           "session_timeout_ms": 6000, "heartbeat_interval_ms": 1000, **COMMIT}
         self._topic = topic

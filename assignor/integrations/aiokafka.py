@@ -138,6 +138,7 @@ class StickyAssignor(MemberSide, AbstractPartitionAssignor):  # type: ignore[mis
         caller = _caller_locals("_perform_assignment") or {}
         coordinator, response = caller.get("self"), caller.get("response")
         raw = _raw_metadata(response, members)
+        instance_ids = _instance_ids(response, raw)
         subscribed = {topic for md in members.values() for topic in md.subscription}
         topics = {}
         for topic in sorted(subscribed):
@@ -150,10 +151,10 @@ class StickyAssignor(MemberSide, AbstractPartitionAssignor):  # type: ignore[mis
             generation = max(reported, default=UNKNOWN_GENERATION) + 1
         group_id = getattr(coordinator, "group_id", None) or self.group_id
         if self.service_url:
-            remote = self._remote_plan(group_id, generation, topics, raw)
+            remote = self._remote_plan(group_id, generation, topics, raw, instance_ids)
             if remote is not None:
                 return remote
-        return self.lead(generation, topics, raw).assignments
+        return self.lead(generation, topics, raw, instance_ids).assignments
 
     def on_assignment(self, assignment: Any) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""
@@ -173,7 +174,7 @@ class StickyAssignor(MemberSide, AbstractPartitionAssignor):  # type: ignore[mis
     # -- remote mode -------------------------------------------------------------------------
 
     def _remote_plan(self, group_id: str | None, generation: int, topics: dict[str, int],
-                     raw: Mapping[str, bytes]) -> dict[str, bytes] | None:
+                     raw: Mapping[str, bytes], instance_ids: Mapping[str, str]) -> dict[str, bytes] | None:
         if not group_id:
             self._fallback("the group id is unknown (pass group_id=)")
             return None
@@ -182,7 +183,9 @@ class StickyAssignor(MemberSide, AbstractPartitionAssignor):  # type: ignore[mis
             "strategy": self.strategy,
             "generation": generation,
             "topics": {topic: {"partitions": count} for topic, count in topics.items()},
-            "members": [{"member_id": m, "metadata_b64": base64.b64encode(data).decode()} for m, data in raw.items()],
+            "members": [{"member_id": m, "metadata_b64": base64.b64encode(data).decode(),
+                         **({"group_instance_id": instance_ids[m]} if m in instance_ids else {})}
+                        for m, data in raw.items()],
         }).encode()
         headers = {"Content-Type": "application/json"}
         if self.token:
@@ -244,6 +247,16 @@ def _raw_metadata(response: Any, members: Mapping[str, Any]) -> dict[str, bytes]
     # Not called from aiokafka's coordinator: rebuild from its decoded (v0) view.
     return {m: encode_subscription(Subscription(list(md.subscription), md.user_data or None, version=0), 0)
             for m, md in members.items()}
+
+
+def _instance_ids(response: Any, members: Mapping[str, bytes]) -> dict[str, str]:
+    """Member id -> ``group.instance.id`` of the static members, from the JoinGroup response's
+    rows (v5+: member id, instance id, metadata); none from an older response."""
+    found: dict[str, str] = {}
+    for entry in getattr(response, "members", None) or ():
+        if len(entry) == 3 and entry[0] in members and isinstance(entry[1], str):
+            found[entry[0]] = entry[1]
+    return found
 
 
 class KafkaPartitioner:

@@ -70,8 +70,11 @@ class StickyAssignor(MemberSide, AbstractPartitionAssignor):  # type: ignore[mis
                 topics[topic] = len(partitions)
         generations = [getattr(m.metadata, "generation_id", UNKNOWN_GENERATION) for m in members]
         generation = max([g for g in generations if isinstance(g, int)], default=UNKNOWN_GENERATION) + 1
+        # JoinGroupResponseMember carries the static members' instance ids (v5+)
+        instance_ids = {m.member_id: m.group_instance_id for m in members
+                        if isinstance(getattr(m, "group_instance_id", None), str)}
         return {member: ConsumerProtocolAssignment.decode(data) for member, data in
-                self.lead(generation, topics, raw).assignments.items()}
+                self.lead(generation, topics, raw, instance_ids).assignments.items()}
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
         """Remember our partitions and the generation for the next JoinGroup (KIP-341)."""

@@ -41,3 +41,32 @@ def test_a_lost_member_claims_nothing_and_forgets_its_generation():
     side.assigned([("a", 1)], 3)
     side.lost()
     assert (side.owned, side.generation) == ([], UNKNOWN_GENERATION)
+
+
+def test_both_adapters_hand_the_leader_the_static_members_instance_ids():
+    """The JoinGroup response lists each static member's ``group.instance.id`` (v5+): kafka-python
+    hands its rows to ``assign``, aiokafka's are read from its response; the leader plans with
+    them (range and roundrobin deal to static members first: `assignor.ordering`)."""
+    from types import SimpleNamespace
+
+    from assignor.integrations import aiokafka as ours_aiokafka
+    from assignor.integrations import kafka_python as ours_kafka_python
+
+    seen: list[dict[str, str | None]] = []
+
+    class Spy(ours_kafka_python.StickyAssignor):
+        def lead(self, generation, topics, metadata, instance_ids=None):
+            result = super().lead(generation, topics, metadata, instance_ids)
+            seen.append({m.id: m.group_instance_id for m in result.planned.members})
+            return result
+
+    sent = Spy().metadata(["t"])
+    rows = [SimpleNamespace(member_id=m, group_instance_id=instance,
+                            metadata=SimpleNamespace(topics=["t"], generation_id=-1, encode=lambda: sent))
+            for m, instance in (("m1", "i-1"), ("m2", None))]
+    cluster = SimpleNamespace(partitions_for_topic=lambda topic: set(range(4)))
+    Spy().assign(cluster, rows)
+    assert seen == [{"m1": "i-1", "m2": None}]
+    response = SimpleNamespace(members=[("m1", "i-1", sent), ("m2", None, sent)])
+    assert ours_aiokafka._instance_ids(response, {"m1": sent, "m2": sent}) == {"m1": "i-1"}
+    assert ours_aiokafka._instance_ids(SimpleNamespace(members=[("m1", sent)]), {"m1": sent}) == {}

@@ -350,13 +350,22 @@ async def test_remote_mode_plans_come_from_the_service_and_fall_back_when_it_is_
 
 
 class _Counted(StickyAssignor):
-    """Our assignor, counting the plans it made as its group's leader."""
+    """Our assignor, counting the plans it made as its group's leader and keeping the instance
+    ids of the members it planned."""
 
-    plans = 0
+    def __init__(self) -> None:
+        super().__init__()
+        self.plans = 0
+        self.instances: dict[str, str | None] = {}
 
     def assign(self, cluster, members):
         self.plans += 1
         return super().assign(cluster, members)
+
+    def lead(self, generation, topics, metadata, instance_ids=None):
+        result = super().lead(generation, topics, metadata, instance_ids)
+        self.instances = {m.id: m.group_instance_id for m in result.planned.members}
+        return result
 
 
 async def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(broker):
@@ -384,6 +393,9 @@ async def test_a_static_member_restarted_within_its_session_gets_its_partitions_
         follower = next(name for name, assignor in assignors.items() if assignor.plans == 0)
         generations = {name: c._coordinator.generation for name, c in consumers.items() if name != follower}
         planned = sum(a.plans for a in assignors.values())
+        # the leader planned with every member's instance id, as the JoinGroup response listed them
+        leader = next(a for a in assignors.values() if a.plans)
+        assert sorted(leader.instances.values()) == [f"instance-{name}" for name in assignors]
         await consumers.pop(follower).stop()
         consumers[follower] = await start(follower)
         after = await settle(consumers, 6)

@@ -56,6 +56,32 @@ async def test_kafka_python_consumers_rebalance_cooperatively_with_our_plans(bro
     assert timeline.overlaps() == []
 
 
+async def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(broker):
+    """KIP-345 with our cooperative-sticky assignor in kafka-python: a static member closes (no
+    LeaveGroup) and a new consumer with its ``group_instance_id`` is back within the session:
+    the coordinator hands it the same partitions, and nobody revokes anything."""
+    topic = await create_topic(broker.bootstrap, 6)
+    group = unique("kp-static")
+    timeline = Timeline()
+
+    def member(name: str) -> KafkaPythonMember:
+        return KafkaPythonMember(name, broker.bootstrap, group, topic, timeline, instance_id=f"instance-{name}")
+
+    members = [await member(n).start() for n in ("a", "b", "c")]
+    try:
+        before = await settle(members, 6)
+        for m in members:
+            m.revoked.clear()
+        await members[1].stop()
+        members[1] = await member("b").start()
+        after = await settle(members, 6)
+        assert after == before
+        assert [m.revoked for m in members] == [[], [], []]
+    finally:
+        for m in members:
+            await m.stop()
+
+
 async def test_one_group_of_kafka_python_aiokafka_and_librdkafka_cooperative_consumers(broker):
     """Consumers of ours on both Python clients with a librdkafka ``cooperative-sticky``
     consumer: balanced, every record consumed, never two owners of a partition."""
