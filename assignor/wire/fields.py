@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from assignor.wire.buffers import Messages, ints_at
-from assignor.wire.schema import INT16, INT32, NULLABLE_BYTES, NULLABLE_STRING, STRING, Array, Message
+from assignor.wire.schema import INT16, INT32, NULLABLE_BYTES, NULLABLE_STRING, STRING, Array, Message, Struct
 
 __all__ = ["ArrayReader", "FieldColumns", "Fields", "field_offsets", "read_fields"]
 
@@ -87,6 +87,8 @@ def read_fields(message: Message, joined: Messages, arrays: Mapping[str, ArrayRe
     for field in message.fields:
         here = ok if version is None else ok & (version >= field.since)
         kind = field.type
+        if isinstance(kind, Struct) or message.flexible:
+            raise TypeError(f"{message.name}: the columnar reader reads the consumer protocol's messages only")
         rows = None
         if isinstance(kind, Array):
             rows = np.flatnonzero(here)

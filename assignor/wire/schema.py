@@ -15,6 +15,12 @@ NULLABLE_BYTES            INT32 length, then the bytes; length -1 is null
 Array(T)                  INT32 count, then each element (T a primitive or a tuple of fields)
 ========================  =================================================================
 
+Requests and responses (`assignor.wire.admin`) add INT8, BOOL, BYTES (INT32 length, never
+null), UUID (16 bytes) and nested structs (`Struct`), and from their flexible versions on
+(KIP-482, `Message.flexible`) write every string, bytes and array in compact form (an unsigned
+varint of length + 1, 0 for null) and end every struct with tagged fields (an unsigned varint
+count, then each tag, size and bytes; we write none and skip those we read).
+
 A versioned message starts with an INT16 version; a field is present from version ``since`` on
 and reads as its ``default`` in older versions. A version newer than the newest field is read
 with the fields known here (Kafka's forward compatibility). User data carries no version: the
@@ -27,6 +33,10 @@ from dataclasses import dataclass
 
 __all__ = [
     "ASSIGNMENT",
+    "BOOL",
+    "BYTES",
+    "INT8",
+    "UUID",
     "COOPERATIVE_USER_DATA",
     "INT16",
     "INT32",
@@ -40,30 +50,60 @@ __all__ = [
     "Array",
     "Field",
     "Message",
+    "Struct",
 ]
 
+INT8 = "INT8"
 INT16 = "INT16"
 INT32 = "INT32"
+BOOL = "BOOL"
+UUID = "UUID"
 STRING = "STRING"
 NULLABLE_STRING = "NULLABLE_STRING"
+BYTES = "BYTES"
 NULLABLE_BYTES = "NULLABLE_BYTES"
 
 #: The least bytes one value of each primitive takes: counts are checked against the bytes that
-#: remain before anything is allocated (a hostile count of 2**31 - 1 fails at once).
-MIN_SIZE = {INT16: 2, INT32: 4, STRING: 2, NULLABLE_STRING: 2, NULLABLE_BYTES: 4}
+#: remain before anything is allocated (a hostile count of 2**31 - 1 fails at once). In a
+#: flexible message a string, bytes or array takes at least one byte (its compact length).
+MIN_SIZE = {INT8: 1, BOOL: 1, INT16: 2, INT32: 4, UUID: 16, STRING: 2, NULLABLE_STRING: 2, BYTES: 4,
+            NULLABLE_BYTES: 4}
+_COMPACT = {STRING, NULLABLE_STRING, BYTES, NULLABLE_BYTES}
 
 
 @dataclass(frozen=True)
 class Array:
-    """``[T]``: an INT32 count, then the elements. `of` is a primitive or a tuple of fields."""
+    """``[T]``: an INT32 count (compact in a flexible message), then the elements. `of` is a
+    primitive or a tuple of fields; `nullable`: the count may say null (-1, or 0 compact)."""
 
     of: str | tuple[Field, ...]
+    nullable: bool = False
 
     @property
     def min_element_size(self) -> int:
-        if isinstance(self.of, str):
-            return MIN_SIZE[self.of]
-        return sum(4 if isinstance(f.type, Array) else MIN_SIZE[f.type] for f in self.of)
+        return self.least(flexible=False)
+
+    def least(self, *, flexible: bool) -> int:
+        """The fewest bytes one element takes."""
+        return _least(self.of, flexible)
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A nested struct (one value, not an array): its fields in order, then (flexible) its
+    tagged fields."""
+
+    fields: tuple[Field, ...]
+
+
+def _least(kind: str | tuple[Field, ...] | Array | Struct, flexible: bool) -> int:
+    if isinstance(kind, tuple):
+        return sum(_least(f.type, flexible) for f in kind) + flexible  # (+ the tagged fields' count)
+    if isinstance(kind, Struct):
+        return _least(kind.fields, flexible)
+    if isinstance(kind, Array):
+        return 1 if flexible else 4
+    return 1 if flexible and kind in _COMPACT else MIN_SIZE[kind]
 
 
 @dataclass(frozen=True)
@@ -71,19 +111,24 @@ class Field:
     """One field: its name, type, the version it appeared in and its value before that."""
 
     name: str
-    type: str | Array
+    type: str | Array | Struct
     since: int = 0
     default: object = None
 
 
 @dataclass(frozen=True)
 class Message:
-    """A message layout. `versioned`: it starts with an INT16 version."""
+    """A message layout. `versioned`: it starts with an INT16 version (the consumer protocol's
+    embedded messages; a request's version is in its header). `flexible`: written in Kafka's
+    flexible form (KIP-482) at every version it is used at here. `api_key`: a request's or
+    response's API."""
 
     name: str
     fields: tuple[Field, ...]
     versioned: bool = True
     highest_version: int = 0  # the newest version written (Kafka's "validVersions")
+    flexible: bool = False
+    api_key: int | None = None
 
     def fields_at(self, version: int) -> tuple[Field, ...]:
         """The fields present in this version (all known ones for newer versions)."""
