@@ -21,6 +21,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from assignor import validate
@@ -35,13 +36,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assignor", description="Plan Kafka consumer-group assignments.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    plan = commands.add_parser("plan", help="plan one assignment of a group given as JSON")
-    plan.add_argument("group", help="group JSON file (the body of POST /v1/plans), or - for stdin")
+    plan = commands.add_parser("plan", help="plan one assignment of a group given as JSON, or of a live group")
+    plan.add_argument("group_file", metavar="group", nargs="?",
+                      help="group JSON file (the body of POST /v1/plans), or - for stdin; or --bootstrap-server "
+                           "and --group")
+    add_cluster_flags(plan, one_group=True)
     plan.add_argument("--strategy", choices=sorted(STRATEGIES),
                       help=f"default: the file's \"strategy\", else {DEFAULT_STRATEGY.name}")
     plan.add_argument("--compact", action="store_true", help="print the JSON on one line")
     whatif = commands.add_parser("whatif", help="replay events on a group under each strategy")
-    whatif.add_argument("group", help="group JSON file, or - for stdin")
+    whatif.add_argument("group_file", metavar="group", nargs="?",
+                        help="group JSON file, or - for stdin; or --bootstrap-server and --group")
+    add_cluster_flags(whatif, one_group=True)
     whatif.add_argument("--event", action="append", default=[], metavar="KIND:ARGS",
                         help="repeatable; one of " + ", ".join(kind.form for kind in KINDS.values()))
     whatif.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
@@ -53,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="rehearse converting the group to KIP-848's consumer protocol with this broker "
                              "assignor (the first --strategy is the classic one it runs today)")
     add_settings_flags(whatif)
+    snapshot = commands.add_parser("snapshot", help="read live groups from a cluster, read-only, as group JSON")
+    add_cluster_flags(snapshot, one_group=False)
+    snapshot.add_argument("--all", action="store_true", help="every consumer group of the cluster (ListGroups)")
+    snapshot.add_argument("--out", metavar="FILE", help="write the JSON here (default: stdout)")
     # Parsed by the jobs' own parser (`main` hands it everything after the word, --help too).
     pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample",
                                    add_help=False)
@@ -103,7 +113,7 @@ def _version() -> str:
 
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
-    data = _read_json(args.group)
+    data = _group_data(args)
     strategy = args.strategy
     if isinstance(data, dict):  # the body of POST /v1/plans: the group, its strategy and generation
         data = dict(data)
@@ -117,6 +127,74 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     DEFAULT_LIMITS.check_group(group)  # as whatif and the service do: a 60-byte file can ask for 16 GiB
     plan = assign(strategy or DEFAULT_STRATEGY.name, group)
     return {**plan_to_json(plan), "metrics": validate.report(group, plan)}
+
+
+def add_cluster_flags(parser: argparse.ArgumentParser, *, one_group: bool) -> None:
+    """``--bootstrap-server``, ``--command-config`` (Kafka's client properties, as its tools take
+    them: `assignor.cluster.settings`) and ``--group`` (once, or repeatable for a snapshot)."""
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", help="read the group from this cluster")
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="client properties (security.protocol, ssl.*, client.id, request.timeout.ms, ...)")
+    if one_group:
+        parser.add_argument("--group", metavar="GROUP_ID", help="the live group (with --bootstrap-server)")
+    else:
+        parser.add_argument("--group", action="append", default=[], metavar="GROUP_ID", help="repeatable")
+
+
+def _cluster_settings(args: argparse.Namespace) -> Any:
+    from assignor.cluster import read_properties, settings_of
+
+    properties = read_properties(args.command_config) if args.command_config else {}
+    settings = settings_of(args.bootstrap_server, properties)
+    if settings.ignored:
+        print(f"assignor: ignoring client properties a snapshot does not read: {', '.join(settings.ignored)}",
+              file=sys.stderr)
+    return settings
+
+
+def _group_data(args: argparse.Namespace) -> Any:
+    """The group JSON a command answers for: the file named, or a snapshot of ``--group`` on
+    the cluster (`assignor.cluster`)."""
+    live = args.bootstrap_server is not None or args.group is not None
+    if args.group_file is not None and live:
+        raise AssignorError("give a group JSON file or --bootstrap-server with --group, not both")
+    if not live:
+        if args.group_file is None:
+            raise AssignorError("give a group JSON file, or --bootstrap-server HOST:PORT --group GROUP_ID")
+        return _read_json(args.group_file)
+    if args.group is None:
+        raise AssignorError("--bootstrap-server: name the group with --group GROUP_ID")
+    from assignor.cluster import snapshot
+
+    found = snapshot(_cluster_settings(args), [args.group])
+    if not found["groups"]:
+        raise AssignorError(f"group {args.group!r}: {found['skipped'][0]['reason']}")
+    return found["groups"][0]
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    from assignor.cluster import snapshot
+
+    if args.all == bool(args.group):
+        raise AssignorError("snapshot: name the groups with --group (repeatable), or --all")
+    found = snapshot(_cluster_settings(args), None if args.all else args.group)
+    if not args.all and len(args.group) == 1:
+        if not found["groups"]:
+            raise AssignorError(f"group {args.group[0]!r}: {found['skipped'][0]['reason']}")
+        output: Any = found["groups"][0]
+    else:
+        output = found
+        for skipped in found["skipped"]:
+            print(f"assignor: skipped group {skipped['group_id']!r}: {skipped['reason']}", file=sys.stderr)
+    text = json.dumps(output, indent=2) + "\n"
+    if args.out:
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise AssignorError(f"--out {args.out}: {error.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def add_settings_flags(parser: argparse.ArgumentParser) -> None:
@@ -158,7 +236,7 @@ def _whatif(args: argparse.Namespace) -> int:
 
     if args.plans and not args.json:
         raise AssignorError("--plans adds each step's assignment to the JSON output: use it with --json")
-    group = group_from_json(_read_json(args.group))
+    group = group_from_json(_group_data(args))
     events = [whatif.parse_event(text) for text in args.event]
     if args.migrate:
         classic = tuple(args.strategy) if args.strategy else whatif.MIGRATE_FROM
@@ -415,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
             return _whatif(args)
         if args.command == "simulate":
             return _simulate(args)
+        if args.command == "snapshot":
+            return _snapshot(args)
         if args.command == "pipeline":
             # Everything after the word is the job's (argparse's REMAINDER drops a leading --help).
             return _pipeline(argv[argv.index("pipeline") + 1:])

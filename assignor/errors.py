@@ -15,7 +15,10 @@ Exception tree::
         ├── LimitExceededError        an input past one of the documented limits (`assignor.limits`)
         ├── PartitionerError          a producer partitioner cannot choose (no partitions, bad key)
         ├── SimulationError           a producer simulation the simulator cannot run
-        └── ExecutorEnvironmentError  Spark executors whose Python cannot run the fleet jobs
+        ├── ExecutorEnvironmentError  Spark executors whose Python cannot run the fleet jobs
+        └── ClusterError              a cluster the snapshot cannot read: unreachable, a
+                                      refusal (authorization, unknown group), a timeout, bad
+                                      connection settings (`assignor.cluster`)
 
 Hostile *claims* (owned partitions that do not exist, duplicates, stale generations) are not
 errors: a real group leader receives them from the wire and must still produce a plan, so the
@@ -23,7 +26,7 @@ strategies drop them. Errors are for inputs that no broker could have produced, 
 negative partition count or two members with the same id.
 """
 
-__all__ = ["AssignorError", "ExecutorEnvironmentError", "InvalidGroupError", "JavaAssignorFailure",
+__all__ = ["AssignorError", "ClusterError", "ExecutorEnvironmentError", "InvalidGroupError", "JavaAssignorFailure",
            "LimitExceededError", "PartitionerError", "ProtocolError", "SimulationError", "UnknownProtocolError",
            "UnknownStrategyError", "WhatIfError"]
 
@@ -76,3 +79,8 @@ class SimulationError(AssignorError):
 
 class ExecutorEnvironmentError(AssignorError):
     """The executors' Python cannot run the job (a library missing, another Python version)."""
+
+
+class ClusterError(AssignorError):
+    """A cluster that cannot be read: the message names the cluster (its bootstrap servers or
+    alias), the group or broker where it applies, and what Kafka answered."""

@@ -12,6 +12,12 @@ optional top-level
 racks (KIP-881), and ``"topic_ids": {"t0": "NHvsffp9Ed3fxWJQh-gJsQ"}`` topic ids. Shape errors raise
 `InvalidGroupError` naming the field; claims of partitions that do not exist are *not* errors
 (the strategies drop them, as a leader must).
+
+A snapshot of a live group (`assignor.cluster.snapshot`) adds ``group_id``, ``protocol``
+(``classic`` / ``consumer``), ``assignor``, ``group_epoch`` and ``assignment_epoch``, and per
+member ``client_id``, ``member_epoch`` and (consumer protocol) ``target``: what the broker's assignor computes
+the next target from, so ``target``, where given, is what the member is planned from (its
+``owned`` being the partitions it holds now); the other fields describe, and plan nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +37,10 @@ from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Group, Member,
 __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
            "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "strict_loads", "unpack_group", "unpack_plan"]
 
-_MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id"}
+_MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id", "target", "member_epoch",
+                "client_id"}
+#: A snapshot's fields about the group (module docstring).
+_SNAPSHOT_KEYS = {"group_id", "protocol", "assignor", "group_epoch", "assignment_epoch"}
 
 
 def strict_loads(text: bytes) -> Any:
@@ -79,7 +88,7 @@ def group_from_json(data: Any) -> Group:
     """Build a Group from its JSON form, with errors that name the offending field."""
     if not isinstance(data, dict):
         raise InvalidGroupError("group: expected an object with 'topics' and 'members'")
-    unknown = set(data) - {"topics", "members", "partition_racks", "topic_ids"}
+    unknown = set(data) - {"topics", "members", "partition_racks", "topic_ids", *_SNAPSHOT_KEYS}
     if unknown:
         raise InvalidGroupError(f"group: unknown field(s) {sorted(unknown)}")
     topics = data.get("topics")
@@ -107,6 +116,8 @@ def _member(index: int, data: Any) -> Member:
     if not isinstance(topics, list):
         raise InvalidGroupError(f"{where}.topics: expected a list of topic names")
     claims = partitions_from_json(data.get("owned", []), f"{where}.owned")
+    if "target" in data:  # (consumer protocol: the target is what the next one is computed from)
+        claims = partitions_from_json(data["target"], f"{where}.target")
     generation = data.get("generation", UNKNOWN_GENERATION)
     if generation is None:  # the schema's integer, -1 for unknown: null is not a generation
         raise InvalidGroupError(f"{where}.generation: expected an integer ({UNKNOWN_GENERATION}: unknown), got null")

@@ -1,0 +1,145 @@
+"""A read-only client of one cluster: its brokers and topics (Metadata), each group's
+coordinator (FindCoordinator, many groups per request), the groups each broker coordinates
+(ListGroups) and what they are (DescribeGroups, ConsumerGroupDescribe), batched per coordinator
+and sent to all coordinators at once. It never joins a group, commits or changes anything, and
+asks Metadata not to create topics (``allow_auto_topic_creation`` false).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Iterable
+from types import TracebackType
+from typing import Any, TypeVar
+
+from assignor.cluster.connection import Connection
+from assignor.cluster.settings import ClientSettings
+from assignor.errors import ClusterError
+from assignor.wire.admin import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, FIND_COORDINATOR, LIST_GROUPS, METADATA
+
+__all__ = ["ERRORS", "Cluster"]
+
+#: Kafka's names of the error codes a snapshot meets (``org.apache.kafka.common.protocol.Errors``).
+ERRORS = {3: "UNKNOWN_TOPIC_OR_PARTITION", 14: "COORDINATOR_LOAD_IN_PROGRESS", 15: "COORDINATOR_NOT_AVAILABLE",
+          16: "NOT_COORDINATOR", 24: "INVALID_GROUP_ID", 29: "TOPIC_AUTHORIZATION_FAILED",
+          30: "GROUP_AUTHORIZATION_FAILED", 31: "CLUSTER_AUTHORIZATION_FAILED", 35: "UNSUPPORTED_VERSION",
+          69: "GROUP_ID_NOT_FOUND"}
+#: Errors that clear when asked again (a coordinator loading or moving).
+RETRIABLE = {14, 15, 16}
+T = TypeVar("T")
+
+
+def error_name(code: int) -> str:
+    return ERRORS.get(code, f"error {code}")
+
+
+class Cluster:
+    """``async with Cluster(settings) as cluster``: connections to the brokers, opened as needed
+    and closed at the end."""
+
+    def __init__(self, settings: ClientSettings) -> None:
+        self.settings = settings
+        self.brokers: dict[int, tuple[str, int]] = {}
+        self._connections: dict[tuple[str, int], Connection] = {}
+        self._deadline = 0.0
+
+    async def __aenter__(self) -> Cluster:
+        self._deadline = time.monotonic() + self.settings.api_timeout_ms / 1000
+        problems = []
+        for host, port in self.settings.bootstrap:
+            try:
+                self._bootstrap = await self._connect((host, port))
+                return self
+            except ClusterError as error:
+                problems.append(str(error))
+        raise ClusterError(problems[0] if len(problems) == 1 else
+                           f"cluster {self.settings.name}: no bootstrap server answered ({'; '.join(problems)})")
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        for connection in self._connections.values():
+            connection.close()
+
+    async def _connect(self, address: tuple[str, int]) -> Connection:
+        if address not in self._connections:
+            self._connections[address] = await Connection.open(*address, self.settings)
+        return self._connections[address]
+
+    async def node(self, node_id: int) -> Connection:
+        if node_id not in self.brokers:
+            raise ClusterError(f"cluster {self.settings.name}: broker {node_id} is not in the cluster's metadata")
+        return await self._connect(self.brokers[node_id])
+
+    async def metadata(self, topics: Iterable[str] | None) -> dict[str, Any]:
+        """Metadata for `topics` (None: every topic), brokers remembered for `node`."""
+        wanted = None if topics is None else [(_NO_ID, name) for name in sorted(set(topics))]
+        answer = await self._bootstrap.send(METADATA, {"topics": wanted, "allow_auto_topic_creation": False,
+                                                       "include_topic_authorized_operations": False})
+        self.brokers = {node: (host, port) for node, host, port, _rack in answer["brokers"]}
+        return answer
+
+    async def coordinators(self, groups: list[str]) -> dict[str, int | str]:
+        """Each group's coordinator (its node id), or why there is none (an error's name)."""
+        found: dict[str, int | str] = {}
+        pending = list(groups)
+        while pending:
+            answer = await self._bootstrap.send(FIND_COORDINATOR, {"key_type": 0, "coordinator_keys": pending})
+            retry = []
+            for key, node, host, port, code, message in answer["coordinators"]:
+                if code == 0:
+                    found[key] = node
+                    self.brokers.setdefault(node, (host, port))
+                elif code in RETRIABLE and self._time_left():
+                    retry.append(key)
+                else:
+                    found[key] = error_name(code) + (f": {message}" if message else "")
+            pending = retry
+            if pending:
+                await asyncio.sleep(0.2)
+        return found
+
+    async def list_groups(self, nodes: Iterable[int] | None = None) -> dict[str, tuple[str, str, str, int]]:
+        """The groups the brokers `nodes` coordinate (None: every broker, so every group of the
+        cluster): group id -> (protocol type, state, type, coordinator)."""
+        async def one(node: int) -> list[tuple[str, str, str, str, int]]:
+            answer = await (await self.node(node)).send(LIST_GROUPS, {"states_filter": [], "types_filter": []})
+            if answer["error_code"] != 0:
+                raise ClusterError(f"cluster {self.settings.name}: broker {node} refused ListGroups "
+                                   f"({error_name(answer['error_code'])})")
+            return [(*row, node) for row in answer["groups"]]
+
+        if not self.brokers:
+            await self.metadata([])
+        listed = await self.together([one(node) for node in sorted(self.brokers if nodes is None else set(nodes))])
+        return {group: (protocol_type, state, kind, node) for rows in listed
+                for group, protocol_type, state, kind, node in rows}
+
+    async def describe(self, node: int, classic: list[str], consumer: list[str]) -> list[tuple[str, Any]]:
+        """DescribeGroups of the `classic` groups and ConsumerGroupDescribe of the `consumer`
+        ones, all coordinated by `node`: (``"classic"`` or ``"consumer"``, described group)."""
+        connection = await self.node(node)
+        out: list[tuple[str, Any]] = []
+        if classic:
+            answer = await connection.send(DESCRIBE_GROUPS, {"groups": classic, "include_authorized_operations": False})
+            out += [("classic", group) for group in answer["groups"]]
+        if consumer:
+            answer = await connection.send(CONSUMER_GROUP_DESCRIBE, {"group_ids": consumer,
+                                                                     "include_authorized_operations": False})
+            out += [("consumer", group) for group in answer["groups"]]
+        return out
+
+    async def together(self, calls: list[Awaitable[T]]) -> list[T]:
+        """The calls at once, within ``default.api.timeout.ms`` of entering the cluster."""
+        try:
+            return await asyncio.wait_for(asyncio.gather(*calls), max(self._time_left(), 0.001))
+        except TimeoutError:
+            raise ClusterError(f"cluster {self.settings.name}: no answer within default.api.timeout.ms "
+                               f"({self.settings.api_timeout_ms})") from None
+
+    def _time_left(self) -> float:
+        return self._deadline - time.monotonic()
+
+
+#: The null topic id Metadata takes beside a topic's name (``Uuid.ZERO_UUID``).
+_NO_ID = "AAAAAAAAAAAAAAAAAAAAAA"

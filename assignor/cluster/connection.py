@@ -1,0 +1,170 @@
+"""One connection to one broker: Kafka's framing (an INT32 size, then the message), request
+headers v1 and v2 and response headers v0 and v1 (``RequestHeader.json``, ``ResponseHeader.json``;
+v2/v1 for flexible APIs, except ApiVersions' response, always v0), one request in flight at a
+time, each under ``request.timeout.ms``. On opening it asks the broker which versions of each
+API it serves (ApiVersions v0) and sends each request at the highest both sides know
+(`assignor.wire.admin.Api`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from typing import Any
+
+from assignor.cluster.settings import ClientSettings
+from assignor.errors import ClusterError, ProtocolError
+from assignor.wire import codec
+from assignor.wire.admin import API_VERSIONS, Api
+
+__all__ = ["MAX_RESPONSE_BYTES", "Connection"]
+
+#: The largest response read (DescribeGroups of a group of 2,000 members holding a million
+#: partitions is about 20 MB): a size past it is refused before anything is allocated.
+MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+
+_SIZE = struct.Struct(">i")
+_HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id's length
+
+
+class Connection:
+    """A connection to the broker at `address` (`open`)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, settings: ClientSettings,
+                 address: tuple[str, int]) -> None:
+        self.reader, self.writer, self.settings, self.address = reader, writer, settings, address
+        self.versions: dict[int, tuple[int, int]] = {}
+        self._correlation = 0
+        self._lock = asyncio.Lock()
+        self._data = b""  # the last response read
+
+    @classmethod
+    async def open(cls, host: str, port: int, settings: ClientSettings) -> Connection:
+        """Connect (TLS when the settings say so) and learn the broker's API versions.
+
+        Raises
+        ------
+        ClusterError
+            Naming the cluster and the broker: it cannot be reached, or did not answer in time.
+        """
+        timeout = settings.request_timeout_ms / 1000
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port, ssl=settings.tls, server_hostname=host if settings.tls else None,
+                                        limit=2**20),
+                timeout)
+        except (OSError, TimeoutError) as error:
+            reason = "no answer within request.timeout.ms" if isinstance(error, TimeoutError) else str(error)
+            raise ClusterError(f"cluster {settings.name}: cannot connect to {host}:{port} ({reason})") from None
+        connection = cls(reader, writer, settings, (host, port))
+        try:
+            answer = await connection.send(API_VERSIONS, {})
+        except ClusterError:
+            connection.close()
+            raise
+        if answer["error_code"] != 0:
+            connection.close()
+            raise ClusterError(f"cluster {settings.name}: {host}:{port} refused ApiVersions (error "
+                               f"{answer['error_code']}); is it a Kafka broker?")
+        connection.versions = {key: (low, high) for key, low, high in answer["api_keys"]}
+        return connection
+
+    def version_of(self, api: Api) -> int:
+        """The version `api` is sent at: the highest the broker and `api` both know.
+
+        Raises
+        ------
+        ClusterError
+            When the broker serves none of them (an older Kafka).
+        """
+        if api is API_VERSIONS:
+            return api.version
+        low, high = self.versions.get(api.key, (0, -1))
+        version = min(high, api.version)
+        if version < max(low, api.lowest):
+            host, port = self.address
+            raise ClusterError(f"cluster {self.settings.name}: the broker at {host}:{port} does not serve {api.name} "
+                               f"v{api.lowest}-{api.version} (it serves v{low}-{high}); Kafka 3.7 or later is "
+                               "needed" + (" with the consumer protocol (KIP-848) enabled" if api.key == 69 else ""))
+        return version
+
+    async def send(self, api: Api, values: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and read its response's values by field name.
+
+        Raises
+        ------
+        ClusterError
+            The connection broke, the answer did not come within ``request.timeout.ms``, or
+            its bytes are not the response (naming the field).
+        """
+        version = self.version_of(api)
+        client = self.settings.client_id.encode("utf-8")
+        async with self._lock:
+            self._correlation = (self._correlation + 1) % 2**31
+            correlation = self._correlation
+            header = _HEADER.pack(api.key, version, correlation, len(client)) + client
+            if api.request.flexible:
+                header += b"\0"  # request header v2: no tagged fields
+            body = codec.encode(api.request, values, version)
+            host, port = self.address
+            try:
+                self.writer.write(_SIZE.pack(len(header) + len(body)) + header + body)
+                await asyncio.wait_for(self._answer(), self.settings.request_timeout_ms / 1000)
+                data = self._data
+            except TimeoutError:
+                self.close()
+                raise ClusterError(f"cluster {self.settings.name}: {host}:{port} did not answer {api.name} within "
+                                   f"request.timeout.ms ({self.settings.request_timeout_ms})") from None
+            except (OSError, asyncio.IncompleteReadError) as error:
+                self.close()
+                raise ClusterError(f"cluster {self.settings.name}: the connection to {host}:{port} broke during "
+                                   f"{api.name} ({error or 'closed'})") from None
+        try:
+            got, offset = _response_header(data, flexible=api.response.flexible)
+            if got != correlation:
+                raise ProtocolError(f"correlation id {got}, expected {correlation}")
+            return codec.decode(api.response, data[offset:], version)[1]
+        except ProtocolError as error:
+            self.close()
+            raise ClusterError(f"cluster {self.settings.name}: {host}:{port} answered {api.name} v{version} with "
+                               f"bytes that are not its response ({error})") from None
+
+    async def _answer(self) -> None:
+        await self.writer.drain()
+        size = _SIZE.unpack(await self.reader.readexactly(4))[0]
+        if not 0 <= size <= MAX_RESPONSE_BYTES:
+            raise OSError(f"a response of {size} bytes, past the {MAX_RESPONSE_BYTES} read")
+        self._data = await self.reader.readexactly(size)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def _response_header(data: bytes, *, flexible: bool) -> tuple[int, int]:
+    """The correlation id and where the body starts: response header v0 (the id), or v1 (then
+    tagged fields, skipped)."""
+    if len(data) < 4:
+        raise ProtocolError("correlation_id: the response is shorter than its header")
+    correlation = _SIZE.unpack_from(data)[0]
+    offset = 4
+    if flexible:
+        count, offset = _varint(data, offset)
+        for _ in range(count):
+            _tag, offset = _varint(data, offset)
+            size, offset = _varint(data, offset)
+            offset += size
+        if offset > len(data):
+            raise ProtocolError("tagged_fields: past the end of the response header")
+    return correlation, offset
+
+
+def _varint(data: bytes, offset: int) -> tuple[int, int]:
+    value = shift = 0
+    while offset < len(data) and shift < 35:
+        byte = data[offset]
+        offset += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, offset
+        shift += 7
+    raise ProtocolError("tagged_fields: a varint past the end of the response header")

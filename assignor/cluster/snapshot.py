@@ -1,0 +1,247 @@
+"""A snapshot of live consumer groups: the group JSON this project reads (`assignor.json_format`),
+read from a running cluster, read-only (`assignor.cluster.client`).
+
+Classic groups (DescribeGroups): the members in the order the coordinator lists them, each
+member's subscription, rack and (for the generation) its JoinGroup metadata decoded with our own
+decoders at whatever version it was written (`assignor.protocol.member_from_metadata`, the
+group's protocol deciding where owned partitions and the generation are carried), its current
+assignment from its SyncGroup bytes (what it will claim at its next JoinGroup: ``owned``), its
+static instance id; per group ``protocol: "classic"`` and the ``assignor`` in use (the
+protocol the group chose). DescribeGroups does not give the generation: each member's is the
+highest its metadata reports, plus one (the generation its assignment came with, once every
+member joined the last rebalance). A group that is rebalancing, or is not a consumer group, is
+skipped and said so: its members' metadata would be a mix of two generations.
+
+Consumer-protocol groups (ConsumerGroupDescribe, KIP-848): the members in the coordinator's
+order (its member map's: what its assignors read, `assignor.strategies.kip848.member_map`),
+subscribed topic names and regex (resolved against the cluster's topics), the current
+assignment (``owned``) and the ``target``, each member's epoch (also its ``generation``), rack
+and instance id; per group ``protocol: "consumer"``, the server ``assignor``, ``group_epoch``
+and ``assignment_epoch``.
+
+Topics (Metadata): partition counts, topic ids, and each partition's replica racks where the
+brokers have racks (KIP-881).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any
+
+from assignor.cluster.client import Cluster, error_name
+from assignor.cluster.settings import ClientSettings
+from assignor.errors import AssignorError
+from assignor.model import UNKNOWN_GENERATION
+from assignor.protocol import decode_assignment, decode_subscription, member_from_metadata
+
+__all__ = ["REBALANCING", "classic_group", "consumer_group", "read_snapshot", "snapshot", "topics_of"]
+
+#: Classic group states in which the members' metadata and assignments are not one generation's.
+REBALANCING = ("PreparingRebalance", "CompletingRebalance")
+
+Json = dict[str, Any]
+
+
+def topics_of(metadata: Json) -> Json:
+    """The group JSON's topic fields from a Metadata response: ``topics`` (partition counts),
+    ``topic_ids`` and, when any broker has a rack, ``partition_racks`` (each partition's
+    replicas' racks, in replica order, without repeats)."""
+    rack_of = {node: rack for node, _host, _port, rack in metadata["brokers"]}
+    counts: dict[str, int] = {}
+    ids: dict[str, str] = {}
+    racks: dict[str, list[list[str]]] = {}
+    for code, name, topic_id, _internal, partitions, _operations in metadata["topics"]:
+        if code != 0 or name is None:
+            continue
+        counts[name] = len(partitions)
+        ids[name] = topic_id
+        by_index = sorted(partitions, key=lambda p: p[1])
+        racks[name] = [list(dict.fromkeys(rack_of[r] for r in replicas if rack_of.get(r) is not None))
+                       for _code, _index, _leader, _epoch, replicas, _isr, _offline in by_index]
+    out: Json = {"topics": counts, "topic_ids": ids}
+    if any(rack is not None for rack in rack_of.values()):
+        out["partition_racks"] = racks
+    return out
+
+
+def _pairs(partitions: Any) -> list[list[Any]]:
+    return [[tp.topic, tp.partition] for tp in partitions]
+
+
+def classic_group(described: tuple[Any, ...], topics: Json) -> Json | str:
+    """A classic group's JSON from its DescribeGroups entry, or why it is skipped."""
+    code, group_id, state, protocol_type, protocol, members, _operations = described
+    if code != 0:
+        return _refused(code, None)
+    if state == "Dead":
+        return "no such group"
+    if protocol_type not in ("consumer", "") or (protocol_type == "" and members):
+        return f"not a consumer group (protocol type {protocol_type!r})"
+    if state in REBALANCING:
+        return (f"rebalancing ({state}): its members' metadata is not one generation's; snapshot it again once it "
+                "is Stable")
+    rows = []
+    for member_id, instance_id, client_id, _host, metadata, assignment in members:
+        try:
+            try:
+                member = member_from_metadata(member_id, metadata, protocol)
+                topics_, generation, rack = list(member.topics), member.generation, member.rack
+            except AssignorError as unknown:  # a protocol of no assignor of ours: the subscription alone
+                if "protocol" not in str(unknown):
+                    raise
+                subscription = decode_subscription(metadata)
+                topics_, generation, rack = list(subscription.topics), subscription.generation_id, subscription.rack_id
+            owned = _pairs(decode_assignment(assignment).partitions) if assignment else []
+        except AssignorError as error:
+            return f"member {member_id!r}: its metadata or assignment does not decode ({error})"
+        rows.append({"id": member_id, "topics": topics_, "owned": owned, "generation": generation, "rack": rack,
+                     **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id})
+    generation = max((row["generation"] for row in rows), default=UNKNOWN_GENERATION) + 1
+    for row in rows:
+        row["generation"] = generation
+    return {"group_id": group_id, "protocol": "classic", "assignor": protocol or None, **_only(topics, rows),
+            "members": rows}
+
+
+def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | str:
+    """A consumer-protocol group's JSON from its ConsumerGroupDescribe entry, or why it is
+    skipped."""
+    code, message, group_id, state, group_epoch, assignment_epoch, assignor, members, _operations = described
+    if code != 0:
+        return _refused(code, message)
+    if state == "dead":
+        return "no such group"
+    rows = []
+    for member in members:
+        member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, _kind = member
+        subscribed = list(names)
+        if regex:
+            subscribed += [t for t in topics["topics"] if t not in subscribed and _matches(regex, t)]
+        rows.append({"id": member_id, "topics": subscribed, "owned": _assigned(current), "target": _assigned(target),
+                     "generation": epoch, "member_epoch": epoch, "rack": rack,
+                     **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id})
+    return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "group_epoch": group_epoch,
+            "assignment_epoch": assignment_epoch, **_only(topics, rows), "members": rows}
+
+
+def _assigned(assignment: tuple[Any, ...]) -> list[list[Any]]:
+    (by_topic,) = assignment
+    return [[name, p] for _topic_id, name, partitions in by_topic for p in sorted(partitions)]
+
+
+def _matches(regex: str, topic: str) -> bool:
+    """Whether the broker's regex subscription takes `topic`: Kafka matches with RE2/J, whose
+    syntax Python's `re` shares for what subscriptions use."""
+    try:
+        return re.fullmatch(regex, topic) is not None
+    except re.error:
+        return False
+
+
+def _only(topics: Json, members: list[Json]) -> Json:
+    """The topic fields of the topics `members` read or hold."""
+    read = {t for m in members for t in m["topics"]} | {p[0] for m in members for p in m["owned"]}
+    kept = [t for t in topics["topics"] if t in read]
+    return {key: {t: topics[key][t] for t in kept} for key in ("topics", "topic_ids", "partition_racks")
+            if key in topics}
+
+
+def _refused(code: int, message: str | None) -> str:
+    if code == 69:
+        return "no such group"
+    if code == 30:
+        return "not authorized to describe it (GROUP_AUTHORIZATION_FAILED)"
+    return error_name(code) + (f": {message}" if message else "")
+
+
+async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
+                        progress: Callable[[int, int], None] | None = None) -> Json:
+    """``{"groups": [...], "skipped": [{"group_id", "reason"}]}`` for `groups` (None: every
+    group of the cluster), in the order asked (by group id for all). `progress(done, total)`
+    after each coordinator's groups are described.
+
+    Raises
+    ------
+    ClusterError
+        The cluster cannot be reached or read (naming it, and the broker).
+    """
+    async with Cluster(settings) as cluster:
+        await cluster.metadata([])  # the brokers
+        skipped: list[Json] = []
+        where: dict[str, tuple[str, int]] = {}  # group -> (its type, coordinator)
+        if groups is None:
+            listed = await cluster.list_groups()
+            for group, (protocol_type, _state, kind, node) in sorted(listed.items()):
+                if kind == "consumer" or (kind == "classic" and protocol_type in ("consumer", "")):
+                    where[group] = (kind, node)
+                else:
+                    skipped.append({"group_id": group, "reason": f"not a consumer group ({kind}, protocol type "
+                                                                 f"{protocol_type!r})"})
+            order = sorted(where)
+        else:
+            order = list(dict.fromkeys(groups))
+            found = await cluster.coordinators(order)
+            listed = await cluster.list_groups({node for node in found.values() if isinstance(node, int)})
+            for group in order:
+                coordinator = found[group]
+                if isinstance(coordinator, str):
+                    skipped.append({"group_id": group, "reason": f"no coordinator ({coordinator})"})
+                elif group not in listed:
+                    skipped.append({"group_id": group, "reason": "no such group"})
+                else:
+                    where[group] = (listed[group][2], coordinator)
+        by_node: dict[int, tuple[list[str], list[str]]] = {}
+        for group, (kind, node) in where.items():
+            by_node.setdefault(node, ([], []))[kind == "consumer"].append(group)
+        done = 0
+
+        async def described(node: int, classic: list[str], consumer: list[str]) -> list[tuple[str, Any]]:
+            nonlocal done
+            answer = await cluster.describe(node, classic, consumer)
+            done += len(classic) + len(consumer)
+            if progress is not None:
+                progress(done, len(where))
+            return answer
+
+        entries = [e for part in await cluster.together([described(node, *lists) for node, lists in by_node.items()])
+                   for e in part]
+        topics = topics_of(await cluster.metadata(_subscribed(entries)))
+    built: dict[str, Json | str] = {}
+    for kind, entry in entries:
+        built[entry[1] if kind == "classic" else entry[2]] = (classic_group if kind == "classic" else consumer_group)(
+            entry, topics)
+    out: list[Json] = []
+    for group in order:
+        result = built.get(group)
+        if isinstance(result, dict):
+            out.append(result)
+        elif result is not None:
+            skipped.append({"group_id": group, "reason": result})
+    return {"groups": out, "skipped": skipped}
+
+
+def _subscribed(entries: list[tuple[str, Any]]) -> set[str] | None:
+    """The topics the described groups' members subscribe to (None: every topic, for a regex)."""
+    topics: set[str] = set()
+    for kind, entry in entries:
+        if kind == "consumer":
+            for member in entry[7]:
+                names, regex = member[6], member[7]
+                if regex:
+                    return None
+                topics.update(names)
+        else:
+            for member in entry[5]:
+                try:
+                    topics.update(decode_subscription(member[4]).topics)
+                except AssignorError:
+                    pass  # (the group is skipped, naming it)
+    return topics
+
+
+def snapshot(settings: ClientSettings, groups: list[str] | None,
+             progress: Callable[[int, int], None] | None = None) -> Json:
+    """`read_snapshot`, for callers without an event loop (the CLI)."""
+    return asyncio.run(read_snapshot(settings, groups, progress))

@@ -1,0 +1,115 @@
+"""The snapshot's pure parts (`assignor.cluster`): group JSON from described groups as the
+broker's responses hold them, what is skipped and why, and the connection settings by Kafka's
+names. The live side is tests/integration/test_snapshot.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from assignor import TopicPartition
+from assignor.cluster.settings import read_properties, settings_of
+from assignor.cluster.snapshot import classic_group, consumer_group, topics_of
+from assignor.errors import ClusterError
+from assignor.json_format import group_from_json
+from assignor.protocol import Assignment, Subscription, encode_assignment, encode_subscription
+
+T_ID = "NHvsffp9Ed3fxWJQh-gJsQ"
+METADATA = {"brokers": [(1, "h1", 9092, "r1"), (2, "h2", 9092, "r2"), (3, "h3", 9092, None)],
+            "topics": [(0, "t", T_ID, False, [(0, 1, 1, 0, [2, 1], [1], []), (0, 0, 1, 0, [1, 3], [1], [])], -1),
+                       (3, "gone", "AAAAAAAAAAAAAAAAAAAAAA", False, [], -1),
+                       (0, "u", "AAAAAAAAAAAAAAAAAAAAAQ", False, [(0, 0, 1, 0, [3], [3], [])], -1)]}
+
+
+def test_topics_from_metadata_with_replica_racks():
+    assert topics_of(METADATA) == {"topics": {"t": 2, "u": 1}, "topic_ids": {"t": T_ID, "u": "AAAAAAAAAAAAAAAAAAAAAQ"},
+                                   "partition_racks": {"t": [["r1"], ["r2", "r1"]], "u": [[]]}}
+    no_racks = {**METADATA, "brokers": [(1, "h1", 9092, None)]}
+    assert "partition_racks" not in topics_of(no_racks)
+
+
+def _member(member_id, owned, generation=4, instance=None, rack=None, protocol_version=3):
+    metadata = encode_subscription(Subscription(["t"], owned_partitions=[TopicPartition("t", p) for p in owned],
+                                                generation_id=generation, rack_id=rack), version=protocol_version)
+    assignment = encode_assignment(Assignment([TopicPartition("t", p) for p in owned]))
+    return (member_id, instance, f"client-{member_id}", "/127.0.0.1", metadata, assignment)
+
+
+def test_a_stable_classic_group():
+    described = (0, "g", "Stable", "consumer", "cooperative-sticky",
+                 [_member("m2", [1], instance="i2", rack="r1"), _member("m1", [0])], -2147483648)
+    group = classic_group(described, topics_of(METADATA))
+    assert group == {
+        "group_id": "g", "protocol": "classic", "assignor": "cooperative-sticky",
+        "topics": {"t": 2}, "topic_ids": {"t": T_ID}, "partition_racks": {"t": [["r1"], ["r2", "r1"]]},
+        "members": [{"id": "m2", "topics": ["t"], "owned": [["t", 1]], "generation": 5, "rack": "r1",
+                     "group_instance_id": "i2", "client_id": "client-m2"},
+                    {"id": "m1", "topics": ["t"], "owned": [["t", 0]], "generation": 5, "rack": None,
+                     "client_id": "client-m1"}]}
+    read = group_from_json(group)  # what plan and whatif read
+    assert [m.id for m in read.members] == ["m2", "m1"] and read.members[0].group_instance_id == "i2"
+
+
+@pytest.mark.parametrize(("described", "reason"), [
+    ((0, "g", "PreparingRebalance", "consumer", "", [_member("m1", [0])], 0), "rebalancing (PreparingRebalance)"),
+    ((0, "g", "CompletingRebalance", "consumer", "range", [_member("m1", [0])], 0), "rebalancing"),
+    ((0, "g", "Stable", "connect", "default", [("w1", None, "c", "h", b"\x00", b"\x00")], 0),
+     "not a consumer group (protocol type 'connect')"),
+    ((0, "g", "Dead", "", "", [], 0), "no such group"),
+    ((69, "g", "", "", "", [], 0), "no such group"),
+    ((30, "g", "", "", "", [], 0), "not authorized to describe it (GROUP_AUTHORIZATION_FAILED)"),
+    ((0, "g", "Stable", "consumer", "range", [("m1", None, "c", "h", b"\x00\x07", b"")], 0),
+     "member 'm1': its metadata or assignment does not decode"),
+])
+def test_classic_groups_skipped_and_why(described, reason):
+    assert classic_group(described, topics_of(METADATA)).startswith(reason)
+
+
+def test_an_empty_classic_group_is_a_group_without_members():
+    group = classic_group((0, "g", "Empty", "consumer", "", [], 0), topics_of(METADATA))
+    assert group["members"] == [] and group["topics"] == {} and group["assignor"] is None
+
+
+def test_a_consumer_group_its_targets_and_a_regex():
+    assignment = ([(T_ID, "t", [1, 0])],)
+    target = ([(T_ID, "t", [0])],)
+    members = [("m1", None, "r1", 7, "c1", "h", ["t"], None, assignment, target, 1),
+               ("m2", "i2", None, 7, "c2", "h", [], "t|u", ([],), ([(T_ID, "t", [1])],), 1)]
+    group = consumer_group((0, None, "g", "Stable", 7, 7, "uniform", members, 0), topics_of(METADATA))
+    assert group["members"][0] == {"id": "m1", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "target": [["t", 0]],
+                                   "generation": 7, "member_epoch": 7, "rack": "r1", "client_id": "c1"}
+    assert group["members"][1]["topics"] == ["t", "u"] and group["members"][1]["group_instance_id"] == "i2"
+    assert (group["protocol"], group["assignor"], group["group_epoch"]) == ("consumer", "uniform", 7)
+    read = group_from_json(group)  # planned from the targets
+    assert [list(m.owned) for m in read.members] == [[TopicPartition("t", 0)], [TopicPartition("t", 1)]]
+    assert consumer_group((69, "Group g is not a consumer group.", "g", "", 0, 0, "", [], 0), {}) == "no such group"
+
+
+@pytest.mark.parametrize(("bootstrap", "properties", "message"), [
+    (None, {}, "bootstrap.servers: give --bootstrap-server"),
+    ("host", {}, "bootstrap.servers: 'host' is not HOST:PORT"),
+    ("host:99999", {}, "is not HOST:PORT"),
+    ("h:9092", {"security.protocol": "SASL_SSL"}, "SASL is not supported by the snapshot yet"),
+    ("h:9092", {"security.protocol": "TLS"}, "expected PLAINTEXT or SSL"),
+    ("h:9092", {"request.timeout.ms": "soon"}, "request.timeout.ms=soon: expected milliseconds"),
+    ("h:9092", {"security.protocol": "SSL", "ssl.truststore.type": "JKS", "ssl.truststore.location": "/x.jks"},
+     "only PEM stores are read here"),
+    ("h:9092", {"security.protocol": "SSL", "ssl.truststore.location": "/no/such.pem"}, "cannot load the trust"),
+])
+def test_settings_kafka_would_not_take_or_we_cannot_use(bootstrap, properties, message):
+    with pytest.raises(ClusterError, match=message):
+        settings_of(bootstrap, properties)
+
+
+def test_settings_by_kafkas_names(tmp_path):
+    path = tmp_path / "client.properties"
+    path.write_text("# a tool's file\nbootstrap.servers=a:1,[::1]:2\nclient.id = ops\nrequest.timeout.ms: 5000\n"
+                    "linger.ms=5\nsasl.jaas.config=x \\\n  y\n")
+    properties = read_properties(path)
+    assert properties["sasl.jaas.config"] == "x y"
+    settings = settings_of(None, properties)
+    assert settings.bootstrap == (("a", 1), ("::1", 2)) and settings.client_id == "ops"
+    assert settings.request_timeout_ms == 5000 and settings.ignored == ("linger.ms", "sasl.jaas.config")
+    assert settings_of("b:3", properties).bootstrap == (("b", 3),)  # the flag wins
+    assert settings.tls is None and settings.name == "a:1,::1:2"
+    with pytest.raises(ClusterError, match="cannot read it"):
+        read_properties(tmp_path / "missing")

@@ -1,0 +1,182 @@
+"""Snapshots of live groups on Apache Kafka (`assignor.cluster`): what the snapshot says equals
+what the members hold, and a what-if on it predicts the broker's next target, which the test
+then makes happen and compares."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from assignor import Group, assign, whatif
+from assignor.cluster import read_snapshot, settings_of
+from assignor.errors import ClusterError
+from assignor.json_format import group_from_json
+from bench.rebalance import settle
+from tests.java_group import COOPERATIVE, UNIFORM, JavaGroup
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+
+def held(snapshot_group: dict) -> dict[str, set[int]]:
+    """Client id -> the partitions the snapshot says the member holds."""
+    return {m["client_id"]: {p for _t, p in m["owned"]} for m in snapshot_group["members"]}
+
+
+def targets(snapshot_group: dict) -> dict[str, set[tuple[str, int]]]:
+    return {m["id"]: {(t, p) for t, p in m["target"]} for m in snapshot_group["members"]}
+
+
+def planned(strategy: str, group: Group) -> dict[str, set[tuple[str, int]]]:
+    return {m: {(tp.topic, tp.partition) for tp in tps} for m, tps in assign(strategy, group).assignment.items()}
+
+
+async def snap(broker, group: str) -> dict:
+    found = await read_snapshot(settings_of(broker.bootstrap), [group])
+    assert found["skipped"] == [] and len(found["groups"]) == 1, found
+    return found["groups"][0]
+
+
+async def until_target(broker, group: str, members: int, partitions: int, timeout: float = 30.0) -> dict:
+    """The group's snapshot once its target has `members` members and `partitions` partitions,
+    and everyone holds it."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        now = await snap(broker, group)
+        if len(now["members"]) == members and sum(len(m["target"]) for m in now["members"]) == partitions and \
+                all(sorted(m["owned"]) == sorted(m["target"]) for m in now["members"]):
+            return now
+        assert asyncio.get_running_loop().time() < deadline, now
+        await asyncio.sleep(0.3)
+
+
+async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_members):
+    """Java members of a KIP-848 group (the broker's ``uniform``), one static: the snapshot holds
+    what each member holds, its instance id, the epochs and the assignor; a leave, a join and
+    new partitions planned on it with ``kip848-uniform`` give the targets the broker computes."""
+    java = await JavaGroup(broker, java_members, "snap-consumer", 12).create()
+    static = {**UNIFORM, "group.instance.id": f"{java.group}-static"}
+    members = [await java.start(0, static), await java.start(1, UNIFORM), await java.start(2, UNIFORM)]
+    try:
+        owned = await settle(members, 12)
+        now = await until_target(broker, java.group, 3, 12)
+        assert (now["protocol"], now["assignor"], now["topics"]) == ("consumer", "uniform", {java.topic: 12})
+        assert held(now) == owned
+        assert [m.get("group_instance_id") for m in now["members"] if m["client_id"] == members[0].name] == \
+            [f"{java.group}-static"]
+        assert now["group_epoch"] == now["assignment_epoch"] and len(now["topic_ids"][java.topic]) == 22
+
+        # A leave: the member map without it, each member's target the one the snapshot holds.
+        leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)
+        predicted = planned("kip848-uniform", group_from_json({**now, "members": [
+            m for m in now["members"] if m is not leaving]}))
+        await members.pop().stop()
+        after = await until_target(broker, java.group, 2, 12)
+        assert targets(after) == predicted
+
+        # New partitions: the same members, a larger topic.
+        expected = planned("kip848-uniform", group_from_json({**after, "topics": {java.topic: 16}}))
+        await asyncio.to_thread(_grow, broker.bootstrap, java.topic, 16)
+        grown = await until_target(broker, java.group, 2, 16)
+        assert targets(grown) == expected
+
+        # A join: the new member after the map's (its heartbeat computes the target).
+        members.append(await java.start(3, UNIFORM))
+        joined = await until_target(broker, java.group, 3, 16)
+        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
+        expected = planned("kip848-uniform", group_from_json({**grown, "members": [
+            *grown["members"], {"id": joiner, "topics": [java.topic]}]}))
+        assert targets(joined) == expected
+    finally:
+        for member in members:
+            await member.stop()
+
+
+def _grow(bootstrap: str, topic: str, count: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    for future in admin.create_partitions([NewPartitions(topic, count)]).values():
+        future.result(30)
+
+
+async def test_a_classic_cooperative_group(broker, java_members):
+    """Java's cooperative-sticky members: the snapshot holds what each holds, the protocol and
+    assignor; Java's assignor planned on it (``java-cooperative-sticky``) for a leave gives what
+    the group settles on after the leave."""
+    java = await JavaGroup(broker, java_members, "snap-classic", 12).create()
+    members, owned = await java.classic(3, COOPERATIVE)
+    try:
+        now = await snap(broker, java.group)
+        assert (now["protocol"], now["assignor"], now["topics"]) == ("classic", "cooperative-sticky", {java.topic: 12})
+        assert held(now) == {m.name: owned[i] for i, m in enumerate(members)}
+        assert len({m["generation"] for m in now["members"]}) == 1
+        leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)
+        run = whatif.run(group_from_json(now), [whatif.parse_event(f"member_leave:{leaving['id']}")],
+                         ["java-cooperative-sticky"], include_plans=True)
+        final = run["strategies"]["java-cooperative-sticky"]["steps"][-1]["assignment"]
+        names = {m["id"]: m["client_id"] for m in now["members"]}
+        await members.pop().stop()
+        after = await settle(members, 12)
+        assert after == {names[m]: {p for _t, p in tps} for m, tps in final.items()}
+    finally:
+        for member in members:
+            await member.stop()
+
+
+async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_and_the_cli(broker, capsys):
+    """aiokafka members with our eager ``sticky`` assignor (owned partitions and generation in its
+    user data), static: the snapshot decodes them; the CLI prints the same group, and answers
+    ``plan`` and ``whatif`` for it by name; a group that does not exist is said so."""
+    from aiokafka import AIOKafkaConsumer
+
+    from assignor import cli
+    from assignor.integrations.aiokafka import StickyAssignor
+    from bench.rebalance import create_topic
+    from tests.broker import CONSUMER_SETTINGS
+
+    topic = await create_topic(broker.bootstrap, 6)
+    group = f"snap-aiokafka-{topic[-8:]}"
+    consumers = []
+    try:
+        for name in ("a", "b", "c"):
+            consumer = AIOKafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, client_id=name,
+                                        group_instance_id=f"instance-{name}",
+                                        partition_assignment_strategy=(StickyAssignor(),), **CONSUMER_SETTINGS)
+            await consumer.start()
+            consumers.append(consumer)
+        deadline = asyncio.get_running_loop().time() + 30
+        while sorted(len(c.assignment()) for c in consumers) != [2, 2, 2]:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(1.5)  # (the last rebalance's SyncGroup is done everywhere)
+        now = await snap(broker, group)
+        assert (now["protocol"], now["assignor"]) == ("classic", "sticky")
+        assert held(now) == {c._client._client_id: {tp.partition for tp in c.assignment()} for c in consumers}
+        assert {m["client_id"]: m["group_instance_id"] for m in now["members"]} == {
+            n: f"instance-{n}" for n in "abc"}
+        assert {m["generation"] for m in now["members"]} == {consumers[0]._coordinator.generation}
+
+        args = ["--bootstrap-server", broker.bootstrap, "--group", group]
+        assert await asyncio.to_thread(cli.main, ["snapshot", *args]) == 0
+        assert json.loads(capsys.readouterr().out) == now
+        assert await asyncio.to_thread(cli.main, ["plan", *args, "--strategy", "sticky", "--compact"]) == 0
+        plan = json.loads(capsys.readouterr().out)
+        assert {m: {p for _t, p in tps} for m, tps in plan["assignment"].items()} == {
+            m["id"]: {p for _t, p in m["owned"]} for m in now["members"]}  # balanced already: nothing moves
+        assert await asyncio.to_thread(cli.main, ["whatif", *args, "--strategy", "sticky", "--event",
+                                                  f"member_leave:{now['members'][0]['id']}", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["strategies"]["sticky"]["summary"]["moved"] == 0
+        assert await asyncio.to_thread(cli.main, ["plan", "--bootstrap-server", broker.bootstrap, "--group",
+                                                  "no-such-group"]) == 2
+        assert capsys.readouterr().err == "assignor: error: group 'no-such-group': no such group\n"
+    finally:
+        for consumer in consumers:
+            await consumer.stop()
+
+
+async def test_what_cannot_be_read_is_said_so():
+    """An address nothing listens on: one error naming the cluster and the address, at once."""
+    with pytest.raises(ClusterError, match=r"cluster 127\.0\.0\.1:1: cannot connect to 127\.0\.0\.1:1"):
+        await read_snapshot(settings_of("127.0.0.1:1"), ["g"])
