@@ -35,13 +35,13 @@ from api.metrics import ClaimWarnings, Metrics
 from api.middleware import BodyBudget, BodyLimit, Measure, SecurityHeaders, page_policy
 from api.pool import Planner
 from api.registry import open_registry
-from api.routes import groups, health, partitions, plans, protocol, simulations, whatif
+from api.routes import clusters, groups, health, partitions, plans, protocol, simulations, whatif
 from api.settings import Settings
 
 log = logging.getLogger("api")
 
 #: The /v1 resources, each its own module of `api.routes`.
-V1_ROUTERS = (plans, groups, whatif, simulations, protocol, partitions)
+V1_ROUTERS = (plans, groups, whatif, simulations, protocol, partitions, clusters)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

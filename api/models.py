@@ -184,6 +184,9 @@ class WhatIfRequest(_Strict):
     }]})
     group: dict[str, Any] | None = None
     group_id: str | None = None
+    cluster: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]{1,64}$", description=(
+        "a cluster named in the service's settings (GET /v1/clusters): group_id is then a live group of it, "
+        "read by a snapshot, instead of a registered one"))
     events: list[str] = _many(_MEMBERS, default=[], description="what-if events, such as member_leave:c1 or "
                               "partitions_added:orders:12 (the new total); see assignor.whatif")
     strategies: list[StrategyName] | None = _many(len(REGISTRY), default=None)

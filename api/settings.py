@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass, field
 
 from assignor.limits import DEFAULT_LIMITS, Limits
@@ -40,6 +42,25 @@ def _env_bool(name: str, default: bool) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise SystemExit(f"{name} must be true or false, got {value!r}")
+
+
+#: A cluster's alias in ``ASSIGNOR_CLUSTERS`` and in request paths.
+ALIAS = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def _env_clusters(name: str) -> dict[str, dict[str, str]]:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return {}
+    try:
+        clusters = json.loads(value)
+    except ValueError:
+        raise SystemExit(f"{name} must be a JSON object of alias -> client properties") from None
+    if not isinstance(clusters, dict) or not all(
+            isinstance(props, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in props.items())
+            for props in clusters.values()):
+        raise SystemExit(f"{name} must be a JSON object of alias -> {{property: string value}}")
+    return clusters
 
 
 @dataclass(frozen=True)
@@ -92,6 +113,12 @@ class Settings:
     #: events and rebalances, simulated records and seconds, keys); past a limit, 413 naming it.
     #: ``ASSIGNOR_MAX_<FIELD>`` sets each, e.g. ``ASSIGNOR_MAX_PARTITIONS``.
     limits: Limits = DEFAULT_LIMITS
+    #: The clusters the service reads live groups from, by alias: each alias's client properties
+    #: by Kafka's names (`assignor.cluster.settings`), ``bootstrap.servers`` among them.
+    #: ``ASSIGNOR_CLUSTERS`` holds them as a JSON object (``{"prod": {"bootstrap.servers":
+    #: "kafka-1:9092"}}``). A request names an alias, never an address: the service connects to
+    #: these and nowhere else.
+    clusters: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -116,9 +143,20 @@ class Settings:
             worker_memory_mb=_env_int("ASSIGNOR_WORKER_MEMORY_MB", defaults.worker_memory_mb),
             limits=Limits(**{name: _env_int(f"ASSIGNOR_{name.upper()}", value)
                              for name, value in vars(defaults.limits).items()}),
+            clusters=_env_clusters("ASSIGNOR_CLUSTERS"),
         )
 
     def __post_init__(self) -> None:
+        from assignor.cluster import settings_of
+        from assignor.errors import ClusterError
+
+        for alias, properties in self.clusters.items():
+            if not ALIAS.fullmatch(alias):
+                raise SystemExit(f"ASSIGNOR_CLUSTERS: {alias!r} is not an alias (1-64 of letters, digits, ., _ and -)")
+            try:
+                settings_of(None, properties, name=alias)
+            except ClusterError as error:
+                raise SystemExit(f"ASSIGNOR_CLUSTERS[{alias!r}]: {error}") from None
         if self.history < 1:
             raise SystemExit(f"ASSIGNOR_HISTORY must be at least 1, got {self.history}")
         if self.allowed_hosts is None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer, validated
+from api.handlers.clusters import live_group
 from api.handlers.groups import check_group_id, no_such_group, registered_group, registry_at
 from assignor.errors import LimitExceededError
 from assignor.json_format import group_from_json
@@ -15,18 +17,25 @@ from assignor.limits import Limits
 
 log = logging.getLogger("api")
 
-def whatif(body: bytes, limits: Limits, registry_path: str) -> Answer:
-    return answer(_whatif, body, limits, registry_path)
+def whatif(body: bytes, limits: Limits, registry_path: str,
+           clusters: Mapping[str, Mapping[str, str]] | None = None) -> Answer:
+    return answer(_whatif, body, limits, registry_path, clusters or {})
 
 
-def _whatif(body: bytes, limits: Limits, registry_path: str) -> Handled:
+def _whatif(body: bytes, limits: Limits, registry_path: str, clusters: Mapping[str, Mapping[str, str]]) -> Handled:
     from api.models import WhatIfRequest
     from assignor import whatif as engine
 
     request = validated(WhatIfRequest, body).model_dump()
     if (request["group"] is None) == (request["group_id"] is None):
-        raise Rejected(422, "give exactly one of group (inline) or group_id (from the registry)")
-    if request["group_id"] is not None:
+        raise Rejected(422, "give exactly one of group (inline) or group_id (from the registry, or with cluster "
+                            "a live group)")
+    if request["cluster"] is not None:
+        if request["group_id"] is None:
+            raise Rejected(422, "cluster: name the live group with group_id")
+        check_group_id(request["group_id"])
+        request["group"] = live_group(clusters, request["cluster"], request["group_id"])
+    elif request["group_id"] is not None:
         check_group_id(request["group_id"])
         latest = registry_at(registry_path).latest(request["group_id"])
         if latest is None:

@@ -125,15 +125,19 @@ async def test_a_classic_cooperative_group(broker, java_members):
             await member.stop()
 
 
-async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_and_the_cli(broker, capsys):
+async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli_and_the_service(broker, capsys,
+                                                                                                  tmp_path):
     """aiokafka members with our eager ``sticky`` assignor (owned partitions and generation in its
     user data), static: the snapshot decodes them; the CLI prints the same group, and answers
-    ``plan`` and ``whatif`` for it by name; a group that does not exist is said so."""
+    ``plan`` and ``whatif`` for it by name; the service reads it by its cluster's alias; a group
+    that does not exist is said so."""
     from aiokafka import AIOKafkaConsumer
 
+    from api.app import create_app
     from assignor import cli
     from assignor.integrations.aiokafka import StickyAssignor
     from bench.rebalance import create_topic
+    from tests.api.test_api import client_for, settings
     from tests.broker import CONSUMER_SETTINGS
 
     topic = await create_topic(broker.bootstrap, 6)
@@ -165,12 +169,29 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_and_the
         plan = json.loads(capsys.readouterr().out)
         assert {m: {p for _t, p in tps} for m, tps in plan["assignment"].items()} == {
             m["id"]: {p for _t, p in m["owned"]} for m in now["members"]}  # balanced already: nothing moves
-        assert await asyncio.to_thread(cli.main, ["whatif", *args, "--strategy", "sticky", "--event",
-                                                  f"member_leave:{now['members'][0]['id']}", "--json"]) == 0
+        leave = f"member_leave:{now['members'][0]['id']}"
+        assert await asyncio.to_thread(cli.main, ["whatif", *args, "--strategy", "sticky", "--event", leave,
+                                                  "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["strategies"]["sticky"]["summary"]["moved"] == 0
         assert await asyncio.to_thread(cli.main, ["plan", "--bootstrap-server", broker.bootstrap, "--group",
                                                   "no-such-group"]) == 2
         assert capsys.readouterr().err == "assignor: error: group 'no-such-group': no such group\n"
+
+        # The service, for the cluster its settings name "local".
+        app = create_app(settings(tmp_path, clusters={"local": {"bootstrap.servers": broker.bootstrap}}))
+        try:
+            async with await client_for(app) as service:
+                assert (await service.get(f"/v1/clusters/local/groups/{group}")).json() == now
+                listed = (await service.get("/v1/clusters/local/groups")).json()
+                assert now in listed["groups"]
+                answer = await service.post("/v1/whatif", json={"cluster": "local", "group_id": group,
+                                                                "strategies": ["sticky"], "events": [leave]})
+                assert answer.status_code == 200 and answer.json()["strategies"]["sticky"]["summary"]["moved"] == 0
+                answer = await service.get("/v1/clusters/local/groups/no-such-group")
+                assert (answer.status_code, answer.json()["detail"]) == (
+                    404, "cluster 'local', group 'no-such-group': no such group")
+        finally:
+            app.state.planner.close()
     finally:
         for consumer in consumers:
             await consumer.stop()

@@ -1,0 +1,70 @@
+"""Live groups of the clusters named in the service's settings (`api.settings.Settings.clusters`):
+the alias a request names, a snapshot of its groups (`assignor.cluster`), and the HTTP status of
+each way that fails. Used on the event loop (``/v1/clusters``) and in a planning process (a
+what-if of a live group)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from api.errors import Rejected
+from assignor.cluster import ClientSettings, read_snapshot, settings_of, snapshot
+from assignor.errors import ClusterError
+
+__all__ = ["cluster_settings", "live_group", "live_groups", "read_live_group", "skipped_status"]
+
+
+def cluster_settings(clusters: Mapping[str, Mapping[str, str]], alias: str) -> ClientSettings:
+    """The connection settings of `alias`; an alias not in the settings is a 404 (no address
+    from a request is ever connected to)."""
+    if alias not in clusters:
+        known = ", ".join(sorted(clusters)) or "none: set ASSIGNOR_CLUSTERS"
+        raise Rejected(404, f"cluster {alias!r}: not one of this service's clusters (known: {known})")
+    return settings_of(None, clusters[alias], name=alias)
+
+
+def skipped_status(reason: str) -> int:
+    """The status of a group the snapshot skipped: 404 (no such group), 403 (not authorized),
+    409 (rebalancing, not a consumer group: it is there, but not now or not ours to read)."""
+    if reason == "no such group" or reason.startswith("no coordinator"):
+        return 404
+    if reason.startswith("not authorized"):
+        return 403
+    return 409
+
+
+def _one(found: dict[str, Any], alias: str, group_id: str) -> dict[str, Any]:
+    if found["groups"]:
+        group: dict[str, Any] = found["groups"][0]
+        return group
+    reason = found["skipped"][0]["reason"]
+    raise Rejected(skipped_status(reason), f"cluster {alias!r}, group {group_id!r}: {reason}")
+
+
+def live_group(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str) -> dict[str, Any]:
+    """The group JSON of `group_id` on `alias`, in a planning process. A cluster that cannot be
+    read is a 503 naming it and the group."""
+    settings = cluster_settings(clusters, alias)
+    try:
+        return _one(snapshot(settings, [group_id]), alias, group_id)
+    except ClusterError as error:
+        raise Rejected(503, f"group {group_id!r}: {error}") from None
+
+
+async def read_live_group(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str) -> dict[str, Any]:
+    """`live_group` on the event loop."""
+    settings = cluster_settings(clusters, alias)
+    try:
+        return _one(await read_snapshot(settings, [group_id]), alias, group_id)
+    except ClusterError as error:
+        raise Rejected(503, f"group {group_id!r}: {error}") from None
+
+
+async def live_groups(clusters: Mapping[str, Mapping[str, str]], alias: str) -> dict[str, Any]:
+    """Every consumer group of `alias` (``{"groups", "skipped"}``), on the event loop."""
+    settings = cluster_settings(clusters, alias)
+    try:
+        return await read_snapshot(settings, None)
+    except ClusterError as error:
+        raise Rejected(503, str(error)) from None

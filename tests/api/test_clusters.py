@@ -1,0 +1,71 @@
+"""``/v1/clusters`` and a what-if of a live group (`api.handlers.clusters`): the service reads only
+the clusters its settings name, by alias; every way that fails is a 4xx or 503 naming the cluster
+and the group. The live side is tests/integration/test_snapshot.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from api.app import create_app
+from api.settings import Settings
+from tests.api.test_api import client_for, settings
+
+pytestmark = pytest.mark.anyio
+
+#: Nothing listens on port 1: a cluster that cannot be reached, quickly.
+CLUSTERS = {"prod": {"bootstrap.servers": "127.0.0.1:1", "request.timeout.ms": "2000"}, "dev": {
+    "bootstrap.servers": "127.0.0.1:1"}}
+
+
+@pytest.fixture
+async def service(tmp_path):
+    app = create_app(settings(tmp_path, clusters=CLUSTERS))
+    async with await client_for(app) as c:
+        yield c
+    app.state.planner.close()
+
+
+async def test_the_aliases_and_nothing_else(service):
+    assert (await service.get("/v1/clusters")).json() == {"clusters": ["dev", "prod"]}
+    answer = await service.get("/v1/clusters/staging/groups/g")
+    assert answer.status_code == 404
+    assert answer.json()["detail"] == "cluster 'staging': not one of this service's clusters (known: dev, prod)"
+    # An address is not an alias: nothing is connected to.
+    assert (await service.get("/v1/clusters/10.0.0.1:9092/groups/g")).status_code == 422
+    answer = await service.post("/v1/whatif", json={"cluster": "evil.example:9092", "group_id": "g"})
+    assert answer.status_code == 422 and "cluster" in answer.text
+
+
+async def test_an_unreachable_cluster_is_a_503_naming_it_and_the_group(service):
+    answer = await service.get("/v1/clusters/prod/groups/billing")
+    assert answer.status_code == 503
+    assert answer.json()["detail"] == ("group 'billing': cluster prod: cannot connect to 127.0.0.1:1 "
+                                       "([Errno 111] Connect call failed ('127.0.0.1', 1))")
+    answer = await service.get("/v1/clusters/prod/groups")
+    assert answer.status_code == 503 and answer.json()["detail"].startswith("cluster prod: cannot connect")
+    answer = await service.post("/v1/whatif", json={"cluster": "prod", "group_id": "billing",
+                                                    "events": ["member_leave:c1"]})
+    assert answer.status_code == 503 and answer.json()["detail"].startswith("group 'billing': cluster prod:")
+
+
+async def test_what_a_live_whatif_must_name(service):
+    answer = await service.post("/v1/whatif", json={"cluster": "prod", "group": {"topics": {}, "members": []}})
+    assert answer.status_code == 422 and answer.json()["detail"] == "cluster: name the live group with group_id"
+    answer = await service.post("/v1/whatif", json={"cluster": "nope", "group_id": "g"})
+    assert answer.status_code == 404 and "not one of this service's clusters" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("[1]", "ASSIGNOR_CLUSTERS must be a JSON object of alias -> {property: string value}"),
+    ('{"prod": {"bootstrap.servers": 9092}}', "must be a JSON object of alias"),
+    ("not json", "ASSIGNOR_CLUSTERS must be a JSON object of alias -> client properties"),
+    ('{"a b": {"bootstrap.servers": "h:1"}}', "'a b' is not an alias"),
+    ('{"prod": {"bootstrap.servers": "h"}}', "ASSIGNOR_CLUSTERS['prod']: bootstrap.servers: 'h' is not HOST:PORT"),
+    ('{"prod": {"bootstrap.servers": "h:1", "security.protocol": "SASL_SSL"}}', "SASL is not supported"),
+])
+def test_settings_the_service_refuses_to_start_with(monkeypatch, value, message):
+    monkeypatch.setenv("ASSIGNOR_CLUSTERS", value)
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        Settings.from_env()
