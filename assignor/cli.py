@@ -141,7 +141,9 @@ def add_cluster_flags(parser: argparse.ArgumentParser, *, one_group: bool) -> No
         parser.add_argument("--group", action="append", default=[], metavar="GROUP_ID", help="repeatable")
 
 
-def _cluster_settings(args: argparse.Namespace) -> Any:
+def cluster_settings(args: argparse.Namespace) -> Any:
+    """The `ClientSettings` of the flags `add_cluster_flags` added (the properties a snapshot
+    does not read named on stderr)."""
     from assignor.cluster import read_properties, settings_of
 
     properties = read_properties(args.command_config) if args.command_config else {}
@@ -166,7 +168,7 @@ def _group_data(args: argparse.Namespace) -> Any:
         raise AssignorError("--bootstrap-server: name the group with --group GROUP_ID")
     from assignor.cluster import snapshot
 
-    found = snapshot(_cluster_settings(args), [args.group])
+    found = snapshot(cluster_settings(args), [args.group])
     if not found["groups"]:
         raise AssignorError(f"group {args.group!r}: {found['skipped'][0]['reason']}")
     return found["groups"][0]
@@ -177,7 +179,7 @@ def _snapshot(args: argparse.Namespace) -> int:
 
     if args.all == bool(args.group):
         raise AssignorError("snapshot: name the groups with --group (repeatable), or --all")
-    found = snapshot(_cluster_settings(args), None if args.all else args.group)
+    found = snapshot(cluster_settings(args), None if args.all else args.group)
     if not args.all and len(args.group) == 1:
         if not found["groups"]:
             raise AssignorError(f"group {args.group[0]!r}: {found['skipped'][0]['reason']}")

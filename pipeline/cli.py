@@ -2,6 +2,8 @@
 
     assignor pipeline make-sample --out DIR [--groups N --records N]
     assignor pipeline fleet-whatif --groups G --topics T --event rolling_restart --out DIR [--master URL]
+    assignor pipeline fleet-whatif --bootstrap-server HOST:PORT --all --event rolling_restart --out DIR
+    assignor pipeline snapshot --bootstrap-server HOST:PORT --all --out DIR
     assignor pipeline fleet-whatif --groups G --topics T --event ... --migrate kip848-uniform --out DIR
     assignor pipeline key-skew --records R --partitions 12,16,24 --out DIR [--master URL] [--plot]
 
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 def add_jobs(commands: Any) -> None:
     """Each job's parser, added to `commands` (an argparse sub-parsers object)."""
-    from assignor.cli import add_settings_flags
+    from assignor.cli import add_cluster_flags, add_settings_flags
     from assignor.events import KINDS
 
     sample = commands.add_parser("make-sample", help="write a sample fleet and records (Parquet)",
@@ -49,9 +51,14 @@ def add_jobs(commands: Any) -> None:
     sample.add_argument("--seed", type=int, default=7, help="the random seed; same seed, same files (default: 7)")
     sample.add_argument("--no-bad-rows", action="store_true",
                         help="leave out the malformed rows meant to land in errors/")
+    snapshot = commands.add_parser("snapshot", help="a cluster's live consumer groups as fleet-whatif's rows",
+                                   description="Read every consumer group of a cluster, read-only (`assignor "
+                                               "snapshot --all`), and write them as fleet-whatif's input: "
+                                               "groups.parquet and topics.parquet.")
+    snapshot.add_argument("--out", required=True, help="the folder to write into (created)")
     fleet = commands.add_parser("fleet-whatif", help="replay events on every group under each strategy")
-    fleet.add_argument("--groups", required=True, help="member rows (Parquet, or JSON lines ending in .json/.jsonl)")
-    fleet.add_argument("--topics", required=True, help="topic rows (Parquet or JSON lines)")
+    fleet.add_argument("--groups", help="member rows (Parquet, or JSON lines ending in .json/.jsonl)")
+    fleet.add_argument("--topics", help="topic rows (Parquet or JSON lines)")
     fleet.add_argument("--event", action="append", default=[], metavar="KIND:ARGS",
                        help="repeatable; one of " + ", ".join(kind.form for kind in KINDS.values()))
     fleet.add_argument("--strategy", action="append",
@@ -70,6 +77,9 @@ def add_jobs(commands: Any) -> None:
     skew.add_argument("--key-encoding", choices=("utf-8", "base64"), default="utf-8",
                       help="how text keys encode the key bytes")
     skew.add_argument("--plot", action="store_true", help="write PNG charts of records per partition")
+    for job in (snapshot, fleet):
+        add_cluster_flags(job, one_group=False)
+        job.add_argument("--all", action="store_true", help="every consumer group of the cluster")
     for job in (fleet, skew):
         job.add_argument("--out", required=True)
         job.add_argument("--master", default="local[*]")
@@ -113,6 +123,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"a sample of {args.groups} groups over {args.clusters} clusters of {args.topics} topics each"
               f"{'' if args.no_bad_rows else ', with malformed rows meant for errors/'}")
         return 0
+    if args.job == "snapshot" or (args.job == "fleet-whatif" and args.bootstrap_server is not None):
+        _live_rows(args)
+        if args.job == "snapshot":
+            return 0
+    elif args.job == "fleet-whatif" and (args.groups is None or args.topics is None):
+        raise ValueError("fleet-whatif: give --groups and --topics, or --bootstrap-server with --all (or --group)")
     for option in ("groups", "topics", "records"):
         given: str | None = getattr(args, option, None)
         if given is not None and "://" not in given and not Path(given).exists():
@@ -131,6 +147,30 @@ def main(args: argparse.Namespace) -> int:
         tables = _skew(args, out, counts)
         _skew_summary(tables, time.perf_counter() - started)
     return 0
+
+
+def _live_rows(args: argparse.Namespace) -> None:
+    """A snapshot of the cluster's groups (``--all``, or ``--group``) written as the fleet job's
+    rows (`pipeline.snapshot_rows`): into ``--out`` for ``snapshot``, into ``--out``/snapshot for
+    ``fleet-whatif``, which then reads them."""
+    from assignor.cli import cluster_settings
+    from assignor.cluster import snapshot
+    from pipeline.snapshot_rows import write_rows
+
+    if args.bootstrap_server is None:
+        raise ValueError(f"{args.job}: give --bootstrap-server HOST:PORT")
+    if args.all == bool(args.group):
+        raise ValueError(f"{args.job}: name the groups with --group (repeatable), or --all")
+    if args.job == "fleet-whatif" and (args.groups is not None or args.topics is not None):
+        raise ValueError("fleet-whatif: --groups and --topics, or --bootstrap-server: not both")
+    settings = cluster_settings(args)
+    found = snapshot(settings, None if args.all else args.group)
+    for skipped in found["skipped"]:
+        print(f"skipped group {skipped['group_id']!r}: {skipped['reason']}", file=sys.stderr)
+    out = Path(args.out) if args.job == "snapshot" else Path(args.out) / "snapshot"
+    paths = write_rows(found, settings.name, out)
+    print(f"read {len(found['groups'])} groups of {settings.name} ({len(found['skipped'])} skipped) into {out}")
+    args.groups, args.topics = str(paths["groups"]), str(paths["topics"])
 
 
 def _read_local(path: str, table: str) -> pd.DataFrame:

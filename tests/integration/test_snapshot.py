@@ -177,6 +177,25 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli
                                                   "no-such-group"]) == 2
         assert capsys.readouterr().err == "assignor: error: group 'no-such-group': no such group\n"
 
+        # The fleet job's rows, and the fleet job planning the cluster's group.
+        from pipeline.cli import run as pipeline
+
+        rows = tmp_path / "rows"
+        assert await asyncio.to_thread(pipeline, ["snapshot", *args, "--out", str(rows)]) == 0
+        import pandas as pd
+
+        members = pd.read_parquet(rows / "groups.parquet")
+        assert list(members["member_id"]) == [m["id"] for m in now["members"]]
+        assert pd.read_parquet(rows / "topics.parquet").to_dict("records") == [
+            {"cluster": broker.bootstrap, "topic": topic, "partitions": 6}]
+        fleet = tmp_path / "fleet"
+        assert await asyncio.to_thread(pipeline, ["fleet-whatif", *args, "--local", "--strategy", "sticky",
+                                                  "--event", leave, "--out", str(fleet)]) == 0
+        results = pd.read_parquet(fleet / "results")
+        assert results[["group_id", "strategy", "moved"]].to_dict("records") == [
+            {"group_id": group, "strategy": "sticky", "moved": 0}]
+        capsys.readouterr()
+
         # The service, for the cluster its settings name "local".
         app = create_app(settings(tmp_path, clusters={"local": {"bootstrap.servers": broker.bootstrap}}))
         try:
