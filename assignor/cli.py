@@ -179,7 +179,8 @@ def _snapshot(args: argparse.Namespace) -> int:
 
     if args.all == bool(args.group):
         raise AssignorError("snapshot: name the groups with --group (repeatable), or --all")
-    found = snapshot(cluster_settings(args), None if args.all else args.group)
+    with _progress("snapshot", None) as advance:
+        found = snapshot(cluster_settings(args), None if args.all else args.group, advance)
     if not args.all and len(args.group) == 1:
         if not found["groups"]:
             raise AssignorError(f"group {args.group[0]!r}: {found['skipped'][0]['reason']}")
@@ -263,9 +264,10 @@ def _whatif(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
+def _progress(label: str, total: int | None) -> Iterator[Callable[..., None]]:
     """A progress bar on stderr while the work runs, shown only on a terminal and only once it
-    has run for a second (short runs print nothing extra); ``advance(done)`` moves it."""
+    has run for a second (short runs print nothing extra); ``advance(done)`` moves it,
+    ``advance(done, total)`` too where the total is learnt on the way."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -277,7 +279,9 @@ def _progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
     with Progress(console=console, transient=True, auto_refresh=False) as bar:
         task = bar.add_task(label, total=total, visible=False)
 
-        def advance(done: int) -> None:
+        def advance(done: int, total: int | None = None) -> None:
+            if total is not None:
+                bar.update(task, total=total)
             if time.monotonic() - started >= 1.0:
                 bar.update(task, completed=done, visible=True, refresh=True)
 

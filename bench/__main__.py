@@ -320,7 +320,7 @@ def _pipeline_rows(quick: bool) -> None:
 
 
 SECTIONS = ("assign", "java", "kip848", "wire", "fastpaths", "record", "keys", "whatif", "adapter", "rebalance",
-            "simulate", "pipeline", "service")
+            "simulate", "pipeline", "service", "snapshot")
 
 
 def _fastpaths_in_child(repeat: int, queue) -> None:
@@ -355,6 +355,12 @@ def _record_rows() -> None:
     record.main()
 
 
+def _snapshot_rows(quick: bool, repeat: int) -> None:
+    from bench import snapshot
+
+    snapshot.main(quick, repeat)
+
+
 def _seconds(value):
     return "-" if value is None else f"{value:.3f}"
 
@@ -387,6 +393,7 @@ def main(argv=None) -> int:
         "simulate": _simulate_rows,
         "pipeline": lambda: _pipeline_rows(args.quick),
         "service": _service_rows,
+        "snapshot": lambda: _snapshot_rows(args.quick, args.repeat),
     }
     tables = {}
     for section in SECTIONS:

@@ -58,7 +58,9 @@ def test_a_stable_classic_group():
     ((69, "g", "", "", "", [], 0), "no such group"),
     ((30, "g", "", "", "", [], 0), "not authorized to describe it (GROUP_AUTHORIZATION_FAILED)"),
     ((0, "g", "Stable", "consumer", "range", [("m1", None, "c", "h", b"\x00\x07", b"")], 0),
-     "member 'm1': its metadata or assignment does not decode"),
+     "a member's metadata does not decode (member 'm1': topics: needs 4 bytes"),
+    ((0, "g", "Stable", "consumer", "range", [_member("m1", [0])[:5] + (b"\x00\x01",)], 0),
+     "a member's assignment does not decode (member 'm1'"),
 ])
 def test_classic_groups_skipped_and_why(described, reason):
     assert classic_group(described, topics_of(METADATA)).startswith(reason)
