@@ -220,3 +220,56 @@ async def test_what_cannot_be_read_is_said_so():
     """An address nothing listens on: one error naming the cluster and the address, at once."""
     with pytest.raises(ClusterError, match=r"cluster 127\.0\.0\.1:1: cannot connect to 127\.0\.0\.1:1"):
         await read_snapshot(settings_of("127.0.0.1:1"), ["g"])
+
+
+async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, java_members):
+    """librdkafka's ``cooperative-sticky`` and Java's eager ``StickyAssignor`` (owned partitions
+    in its user data) as classic groups, and a KIP-848 group on the broker's ``range``: each
+    snapshot holds what the members hold; a leave planned on the range group with
+    ``kip848-range`` is the broker's next target."""
+    from bench.java_members import CLASSIC
+    from bench.rebalance import LibrdkafkaMember, create_topic
+    from tests.ownership import Timeline
+
+    topic = await create_topic(broker.bootstrap, 6)
+    group = f"snap-rdkafka-{topic[-8:]}"
+    rdk = [await LibrdkafkaMember(n, broker.bootstrap, group, topic, Timeline()).start() for n in "ab"]
+    try:
+        owned = await settle(rdk, 6)
+        now = await snap(broker, group)
+        assert (now["protocol"], now["assignor"]) == ("classic", "cooperative-sticky")
+        assert sorted(map(sorted, held_by_id(now).values())) == sorted(map(sorted, owned.values()))
+    finally:
+        for member in rdk:
+            await member.stop()
+
+    java = await JavaGroup(broker, java_members, "snap-eager", 6).create()
+    sticky = {**CLASSIC, "partition.assignment.strategy": "org.apache.kafka.clients.consumer.StickyAssignor"}
+    members, owned_by = await java.classic(3, sticky)
+    try:
+        now = await snap(broker, java.group)
+        assert (now["protocol"], now["assignor"]) == ("classic", "sticky")
+        assert held(now) == {m.name: owned_by[i] for i, m in enumerate(members)}
+    finally:
+        for member in members:
+            await member.stop()
+
+    ranged = await JavaGroup(broker, java_members, "snap-range", 12).create()
+    settings = {**UNIFORM, "group.remote.assignor": "range"}
+    members = [await ranged.start(i, settings) for i in range(3)]
+    try:
+        await settle(members, 12)
+        now = await until_target(broker, ranged.group, 3, 12)
+        assert now["assignor"] == "range"
+        leaving = next(m for m in now["members"] if m["client_id"] == members[1].name)
+        predicted = planned("kip848-range", group_from_json({**now, "members": [
+            m for m in now["members"] if m is not leaving]}))
+        await members.pop(1).stop()
+        assert targets(await until_target(broker, ranged.group, 2, 12)) == predicted
+    finally:
+        for member in members:
+            await member.stop()
+
+
+def held_by_id(snapshot_group: dict) -> dict[str, set[int]]:
+    return {m["id"]: {p for _t, p in m["owned"]} for m in snapshot_group["members"]}
