@@ -273,7 +273,7 @@ def _progress(label: str, total: int | None) -> Iterator[Callable[..., None]]:
 
     console = Console(stderr=True)
     if not console.is_terminal:
-        yield lambda _done: None
+        yield lambda *_: None
         return
     started = time.monotonic()
     with Progress(console=console, transient=True, auto_refresh=False) as bar:
