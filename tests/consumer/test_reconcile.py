@@ -95,13 +95,9 @@ def test_an_eager_classic_member_with_nothing_to_do_still_rejoins_once():
     assert (r["intervals"], r["revoked"], r["moved"], r["paused_members"], r["max_unowned"]) == (1, 1, 0, 1, 0.0)
 
 
-@examples(200)
-@given(st.integers(1, 6), st.integers(0, 20), st.randoms(use_true_random=False))
-def test_eager_classic_members_converge_to_the_same_moves(members, partitions, rng):
-    """With some members classic and eager, the group still reaches its target within three
-    intervals with the same moves; those members revoke at least all they held and are paused
-    whenever they held anything (and when they rejoin again holding what their first rejoin
-    gave them)."""
+def _mixed(members: int, partitions: int, rng) -> tuple[list[str], list[str], dict, dict]:
+    """Member ids, about half of them eager classic members, and a random current assignment
+    and target of one topic's partitions."""
     ids = [f"m{i}" for i in range(members)]
     eager = [m for m in ids if rng.random() < 0.5]
     current: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
@@ -109,6 +105,17 @@ def test_eager_classic_members_converge_to_the_same_moves(members, partitions, r
     for p in range(partitions):
         current[rng.choice(ids)].append(("t", p))
         target[rng.choice(ids)].append(("t", p))
+    return ids, eager, current, target
+
+
+@examples(200)
+@given(st.integers(1, 6), st.integers(0, 20), st.randoms(use_true_random=False))
+def test_eager_classic_members_converge_to_the_same_moves(members, partitions, rng):
+    """With some members classic and eager, the group still reaches its target within three
+    intervals with the same moves; those members revoke at least all they held and are paused
+    whenever they held anything (and when they rejoin again holding what their first rejoin
+    gave them)."""
+    ids, eager, current, target = _mixed(members, partitions, rng)
     plain, mixed = reconcile(current, target, ids), reconcile(current, target, ids, eager=eager)
     assert mixed["intervals"] <= 3
     assert mixed["moved"] == plain["moved"]
@@ -158,13 +165,7 @@ def test_phases_change_only_how_often_eager_members_rejoin(members, partitions, 
     """Across phases the moves never change; without eager members nor do the revocations; with
     them, every phase revokes at least what one rejoin per eager member gives up, and the
     first phase is `reconcile` as called without an offset."""
-    ids = [f"m{i}" for i in range(members)]
-    eager = [m for m in ids if rng.random() < 0.5]
-    current: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
-    target: dict[str, list[tuple[str, int]]] = {m: [] for m in ids}
-    for p in range(partitions):
-        current[rng.choice(ids)].append(("t", p))
-        target[rng.choice(ids)].append(("t", p))
+    ids, eager, current, target = _mixed(members, partitions, rng)
     cooperative = phases(current, target, ids)
     assert len({(r["revoked"], r["moved"]) for r in cooperative}) == 1
     runs = phases(current, target, ids, eager)
