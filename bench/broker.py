@@ -44,6 +44,21 @@ SETTINGS = {
 }
 
 
+#: The user of the SASL listener, and the mechanisms it takes (SCRAM's credentials are written
+#: when the storage is formatted, PLAIN's in the listener's login module).
+SASL_USER, SASL_PASSWORD = "snapshot", "snapshot-secret"
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def _sasl_listener() -> dict[str, str]:
+    prefix = "listener.name.sasl_plaintext"
+    return {"sasl.enabled.mechanisms": ",".join(SASL_MECHANISMS),
+            f"{prefix}.plain.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                                                f'user_{SASL_USER}="{SASL_PASSWORD}";',
+            **{f"{prefix}.{m.lower()}.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+                                                         "required;" for m in SASL_MECHANISMS[1:]}}
+
+
 class BrokerError(RuntimeError):
     """The broker could not be started; the message is one line saying why."""
 
@@ -90,23 +105,30 @@ class Broker:
         self.version = kafka_version()
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.port, controller = port or free_port(), free_port()
+        self.port, controller, self.sasl_port = port or free_port(), free_port(), free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
+        #: A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) for `SASL_USER`.
+        self.sasl_bootstrap = f"127.0.0.1:{self.sasl_port}"
         self.log_path = directory / "broker.log"
         shutil.rmtree(directory / "data", ignore_errors=True)  # a folder used before: format anew
         properties = directory / "server.properties"
         lines = {"process.roles": "broker,controller", "node.id": "1",
                  "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
-                 "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}",
-                 "advertised.listeners": f"PLAINTEXT://{self.bootstrap}",
-                 "controller.listener.names": "CONTROLLER",
-                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                 "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller},"
+                              f"SASL_PLAINTEXT://{self.sasl_bootstrap}",
+                 "advertised.listeners": f"PLAINTEXT://{self.bootstrap},SASL_PLAINTEXT://{self.sasl_bootstrap}",
+                 "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
+                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,"
+                                                   "SASL_PLAINTEXT:SASL_PLAINTEXT",
+                 **_sasl_listener(),
                  "log.dirs": str(directory / "data"), **SETTINGS, **(settings or {})}
         properties.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
         command = [java(), "-Xms256m", "-Xmx1g", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
                    f"-Dlog4j2.configurationFile={JVM / 'log4j2-broker.yaml'}", "-cp", classpath()]
+        scram = [arg for mechanism in SASL_MECHANISMS[1:] for arg in
+                 ("--add-scram", f"{mechanism}=[name={SASL_USER},password={SASL_PASSWORD}]")]
         formatted = subprocess.run([*command, "kafka.tools.StorageTool", "format", "--standalone",
-                                    "-t", _cluster_id(), "-c", str(properties)],
+                                    "-t", _cluster_id(), "-c", str(properties), *scram],
                                    capture_output=True, text=True, timeout=timeout, check=False)
         if formatted.returncode != 0:
             last = (formatted.stderr or formatted.stdout).strip().splitlines()[-1:] or ["no output"]

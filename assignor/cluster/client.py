@@ -13,26 +13,14 @@ from collections.abc import Awaitable, Iterable
 from types import TracebackType
 from typing import Any, TypeVar
 
-from assignor.cluster.connection import Connection
+from assignor.cluster.connection import RETRIABLE, Connection, error_name
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError
 from assignor.wire.admin import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, FIND_COORDINATOR, LIST_GROUPS, METADATA
 
-__all__ = ["ERRORS", "Cluster"]
+__all__ = ["Cluster"]
 
-#: Kafka's names of the error codes a snapshot meets (``org.apache.kafka.common.protocol.Errors``).
-ERRORS = {3: "UNKNOWN_TOPIC_OR_PARTITION", 14: "COORDINATOR_LOAD_IN_PROGRESS", 15: "COORDINATOR_NOT_AVAILABLE",
-          16: "NOT_COORDINATOR", 24: "INVALID_GROUP_ID", 29: "TOPIC_AUTHORIZATION_FAILED",
-          30: "GROUP_AUTHORIZATION_FAILED", 31: "CLUSTER_AUTHORIZATION_FAILED", 35: "UNSUPPORTED_VERSION",
-          69: "GROUP_ID_NOT_FOUND"}
-#: Errors that clear when asked again (a coordinator loading or moving).
-RETRIABLE = {14, 15, 16}
 T = TypeVar("T")
-
-
-def error_name(code: int) -> str:
-    return ERRORS.get(code, f"error {code}")
-
 
 class Cluster:
     """``async with Cluster(settings) as cluster``: connections to the brokers, opened as needed

@@ -12,16 +12,31 @@ import asyncio
 import struct
 from typing import Any
 
+from assignor.cluster.sasl import authenticate
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError, ProtocolError
 from assignor.wire import codec
-from assignor.wire.admin import API_VERSIONS, Api
+from assignor.wire.admin import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE, Api
 
-__all__ = ["MAX_RESPONSE_BYTES", "Connection"]
+__all__ = ["ERRORS", "MAX_RESPONSE_BYTES", "RETRIABLE", "Connection", "error_name"]
 
 #: The largest response read (DescribeGroups of a group of 2,000 members holding a million
 #: partitions is about 20 MB): a size past it is refused before anything is allocated.
 MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+
+#: Kafka's names of the error codes a snapshot meets (``org.apache.kafka.common.protocol.Errors``).
+ERRORS = {3: "UNKNOWN_TOPIC_OR_PARTITION", 14: "COORDINATOR_LOAD_IN_PROGRESS", 15: "COORDINATOR_NOT_AVAILABLE",
+          16: "NOT_COORDINATOR", 24: "INVALID_GROUP_ID", 29: "TOPIC_AUTHORIZATION_FAILED",
+          30: "GROUP_AUTHORIZATION_FAILED", 31: "CLUSTER_AUTHORIZATION_FAILED", 33: "UNSUPPORTED_SASL_MECHANISM",
+          34: "ILLEGAL_SASL_STATE", 35: "UNSUPPORTED_VERSION", 58: "SASL_AUTHENTICATION_FAILED",
+          69: "GROUP_ID_NOT_FOUND"}
+#: Errors that clear when asked again (a coordinator loading or moving).
+RETRIABLE = {14, 15, 16}
+
+
+def error_name(code: int) -> str:
+    return ERRORS.get(code, f"error {code}")
+
 
 _SIZE = struct.Struct(">i")
 _HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id's length
@@ -67,7 +82,31 @@ class Connection:
             raise ClusterError(f"cluster {settings.name}: {host}:{port} refused ApiVersions (error "
                                f"{answer['error_code']}); is it a Kafka broker?")
         connection.versions = {key: (low, high) for key, low, high in answer["api_keys"]}
+        if settings.sasl is not None:
+            try:
+                await connection._authenticate(*settings.sasl)
+            except ClusterError:
+                connection.close()
+                raise
         return connection
+
+    async def _authenticate(self, mechanism: str, user: str, password: str) -> None:
+        """SaslHandshake, then the mechanism's exchange over SaslAuthenticate (`assignor.cluster.sasl`)."""
+        host, port = self.address
+        where = f"cluster {self.settings.name}: {host}:{port}"
+        answer = await self.send(SASL_HANDSHAKE, {"mechanism": mechanism})
+        if answer["error_code"] != 0:
+            raise ClusterError(f"{where} does not take SASL {mechanism} (it takes {', '.join(answer['mechanisms'])})")
+
+        async def exchange(message: bytes) -> bytes:
+            reply = await self.send(SASL_AUTHENTICATE, {"auth_bytes": message})
+            if reply["error_code"] != 0:
+                raise ClusterError(f"{where} refused SASL {mechanism} for {user!r}: "
+                                   f"{reply['error_message'] or error_name(reply['error_code'])}")
+            auth_bytes: bytes = reply["auth_bytes"]
+            return auth_bytes
+
+        await authenticate(mechanism, user, password, exchange)
 
     def version_of(self, api: Api) -> int:
         """The version `api` is sent at: the highest the broker and `api` both know.

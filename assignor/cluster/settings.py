@@ -1,18 +1,22 @@
 """How to reach a cluster: Kafka's client properties, by Kafka's names, as its tools take them
 (``--command-config client.properties``).
 
-Read here: ``bootstrap.servers``, ``security.protocol`` (``PLAINTEXT`` or ``SSL``), the PEM
+Read here: ``bootstrap.servers``, ``security.protocol`` (``PLAINTEXT``, ``SSL``,
+``SASL_PLAINTEXT``, ``SASL_SSL``), ``sasl.mechanism`` (``PLAIN``, ``SCRAM-SHA-256``,
+``SCRAM-SHA-512``) with the user name and password of ``sasl.jaas.config`` (Kafka's
+``PlainLoginModule`` / ``ScramLoginModule`` options), the PEM
 forms of the trust and key stores (KIP-651: ``ssl.truststore.type=PEM`` with
 ``ssl.truststore.location`` or ``ssl.truststore.certificates``; ``ssl.keystore.type=PEM`` with
 ``ssl.keystore.location`` or ``ssl.keystore.certificate.chain`` and ``ssl.keystore.key``,
 ``ssl.key.password``), ``ssl.endpoint.identification.algorithm`` (empty: no host name check),
 ``client.id``, ``request.timeout.ms`` and ``default.api.timeout.ms``. A JKS or PKCS12 store, or
-a SASL protocol, is refused with what to do instead; other properties (a producer's, say) are
-ignored and named in `ClientSettings.ignored`.
+another SASL mechanism (GSSAPI, OAUTHBEARER), is refused with what to do instead; other
+properties (a producer's, say) are ignored and named in `ClientSettings.ignored`.
 """
 
 from __future__ import annotations
 
+import re
 import ssl
 import tempfile
 from collections.abc import Mapping
@@ -21,13 +25,15 @@ from pathlib import Path
 
 from assignor.errors import ClusterError
 
-__all__ = ["ClientSettings", "read_properties", "settings_of"]
+__all__ = ["MECHANISMS", "ClientSettings", "read_properties", "settings_of"]
 
 #: The properties read here (module docstring).
 KNOWN = ("bootstrap.servers", "security.protocol", "ssl.truststore.type", "ssl.truststore.location",
          "ssl.truststore.certificates", "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.certificate.chain",
          "ssl.keystore.key", "ssl.key.password", "ssl.endpoint.identification.algorithm", "client.id",
-         "request.timeout.ms", "default.api.timeout.ms")
+         "request.timeout.ms", "default.api.timeout.ms", "sasl.mechanism", "sasl.jaas.config")
+#: The SASL mechanisms a snapshot authenticates with (`assignor.cluster.sasl`).
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _MAX_MS = 86_400_000
 
 
@@ -40,6 +46,8 @@ class ClientSettings:
     request_timeout_ms: int = 30_000
     api_timeout_ms: int = 60_000
     tls: ssl.SSLContext | None = None
+    #: (mechanism, user name, password) under SASL, else None.
+    sasl: tuple[str, str, str] | None = field(default=None, repr=False)
     #: Properties given that a snapshot does not read.
     ignored: tuple[str, ...] = ()
     #: How the cluster is named in messages (its bootstrap servers, or the service's alias).
@@ -90,16 +98,29 @@ def settings_of(bootstrap: str | None, properties: Mapping[str, str] | None = No
                            "client properties)")
     addresses = tuple(_address(server.strip()) for server in servers.split(",") if server.strip())
     protocol = properties.get("security.protocol", "PLAINTEXT").upper()
-    if protocol.startswith("SASL"):
-        raise ClusterError(f"security.protocol={protocol}: SASL is not supported by the snapshot yet; read the "
-                           "cluster through a PLAINTEXT or SSL listener")
-    if protocol not in ("PLAINTEXT", "SSL"):
-        raise ClusterError(f"security.protocol={protocol}: expected PLAINTEXT or SSL")
-    tls = _tls(properties) if protocol == "SSL" else None
+    if protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+        raise ClusterError(f"security.protocol={protocol}: expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
+    tls = _tls(properties) if protocol.endswith("SSL") else None
+    sasl = _sasl(properties) if protocol.startswith("SASL") else None
     return ClientSettings(addresses, client_id=properties.get("client.id", "assignor-snapshot"),
                           request_timeout_ms=_ms(properties, "request.timeout.ms", 30_000),
-                          api_timeout_ms=_ms(properties, "default.api.timeout.ms", 60_000), tls=tls,
+                          api_timeout_ms=_ms(properties, "default.api.timeout.ms", 60_000), tls=tls, sasl=sasl,
                           ignored=tuple(sorted(set(properties) - set(KNOWN))), name=name)
+
+
+def _sasl(properties: Mapping[str, str]) -> tuple[str, str, str]:
+    """The mechanism, user name and password: ``sasl.mechanism`` (Kafka's default is GSSAPI,
+    which is not read here: name one) and ``sasl.jaas.config``'s ``username`` and ``password``."""
+    mechanism = properties.get("sasl.mechanism", "GSSAPI").upper()
+    if mechanism not in MECHANISMS:
+        raise ClusterError(f"sasl.mechanism={mechanism}: the snapshot authenticates with {', '.join(MECHANISMS)}; "
+                           "set sasl.mechanism to one of them (GSSAPI and OAUTHBEARER are not supported)")
+    jaas = properties.get("sasl.jaas.config", "")
+    options = {key: re.sub(r"\\(.)", r"\1", value) for key, value in re.findall(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"',
+                                                                               jaas)}
+    if "username" not in options or "password" not in options:
+        raise ClusterError('sasl.jaas.config: expected a login module with username="..." password="..."')
+    return mechanism, options["username"], options["password"]
 
 
 def _address(server: str) -> tuple[str, int]:

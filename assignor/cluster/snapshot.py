@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from assignor._arrays import gc_paused
-from assignor.cluster.client import Cluster, error_name
+from assignor.cluster.client import Cluster
+from assignor.cluster.connection import error_name
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import AssignorError, ProtocolError, UnknownProtocolError
 from assignor.json_format import pairs_json

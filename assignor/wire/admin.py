@@ -19,6 +19,7 @@ from assignor.wire.schema import (
     INT8,
     INT16,
     INT32,
+    INT64,
     NULLABLE_STRING,
     STRING,
     UUID,
@@ -29,7 +30,7 @@ from assignor.wire.schema import (
 )
 
 __all__ = ["API_VERSIONS", "CONSUMER_GROUP_DESCRIBE", "DESCRIBE_GROUPS", "FIND_COORDINATOR", "LIST_GROUPS",
-           "METADATA", "Api"]
+           "METADATA", "SASL_AUTHENTICATE", "SASL_HANDSHAKE", "Api"]
 
 
 class Api(NamedTuple):
@@ -164,3 +165,22 @@ CONSUMER_GROUP_DESCRIBE = _api(69, "ConsumerGroupDescribe", 1, True, (
         Field("authorized_operations", INT32),
     ))),
 ), lowest=0)
+
+#: SaslHandshake v1 (KIP-152): the mechanism the client authenticates with, before any other
+#: request but ApiVersions; then SaslAuthenticate carries its exchange.
+SASL_HANDSHAKE = _api(17, "SaslHandshake", 1, False, (
+    Field("mechanism", STRING),
+), (
+    Field("error_code", INT16),
+    Field("mechanisms", Array(STRING)),
+))
+
+#: SaslAuthenticate v2: one step of the mechanism's exchange (PLAIN: one; SCRAM: two).
+SASL_AUTHENTICATE = _api(36, "SaslAuthenticate", 2, True, (
+    Field("auth_bytes", BYTES),
+), (
+    Field("error_code", INT16),
+    Field("error_message", NULLABLE_STRING),
+    Field("auth_bytes", BYTES),
+    Field("session_lifetime_ms", INT64),
+))

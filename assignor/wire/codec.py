@@ -5,7 +5,7 @@ This is the plain definition of the bytes. The batch paths (`assignor.wire.colum
 write whole groups at once and are held equal to this codec by property tests; the one-message
 functions of `assignor.protocol` use it directly.
 
-Values are plain Python: ``int`` for INT8/INT16/INT32, ``bool`` for BOOL, ``str`` (or None) for
+Values are plain Python: ``int`` for INT8/INT16/INT32/INT64, ``bool`` for BOOL, ``str`` (or None) for
 strings, ``bytes`` (or None) for BYTES and NULLABLE_BYTES, ``str`` for a UUID (as Kafka prints
 it: `assignor.topic_ids`), a list for an array (None for a null one), and a tuple in field order
 for an element of an array of fields or a `Struct`: ``TOPIC_PARTITIONS`` reads as
@@ -40,6 +40,7 @@ from assignor.wire.schema import (
     INT8,
     INT16,
     INT32,
+    INT64,
     NULLABLE_BYTES,
     NULLABLE_STRING,
     STRING,
@@ -55,6 +56,7 @@ __all__ = ["check_version", "decode", "encode", "encode_value"]
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
+_INT64 = struct.Struct(">q")
 _MAX_STRING = 0x7FFF
 _MAX_VARINT_BYTES = 5  # an unsigned varint of 32 bits
 
@@ -193,6 +195,9 @@ class _Reader:
             return self.int16(name)
         if kind == INT32:
             return self.int32(name)
+        if kind == INT64:
+            value: int = _INT64.unpack_from(self.data, self.take(8, name))[0]
+            return value
         if kind == BOOL:
             return self.int8(name) != 0
         if kind == UUID:
@@ -280,6 +285,8 @@ class _Writer:
             parts.append(_pack(_INT16, value, name))
         elif kind == INT32:
             parts.append(_pack(_INT32, value, name))
+        elif kind == INT64:
+            parts.append(_pack(_INT64, value, name))
         elif kind == BOOL:
             if not isinstance(value, bool):
                 raise ProtocolError(f"{name}: expected a bool, got {type(value).__name__}")

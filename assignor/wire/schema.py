@@ -15,7 +15,7 @@ NULLABLE_BYTES            INT32 length, then the bytes; length -1 is null
 Array(T)                  INT32 count, then each element (T a primitive or a tuple of fields)
 ========================  =================================================================
 
-Requests and responses (`assignor.wire.admin`) add INT8, BOOL, BYTES (INT32 length, never
+Requests and responses (`assignor.wire.admin`) add INT8, INT64, BOOL, BYTES (INT32 length, never
 null), UUID (16 bytes) and nested structs (`Struct`), and from their flexible versions on
 (KIP-482, `Message.flexible`) write every string, bytes and array in compact form (an unsigned
 varint of length + 1, 0 for null) and end every struct with tagged fields (an unsigned varint
@@ -36,6 +36,7 @@ __all__ = [
     "BOOL",
     "BYTES",
     "INT8",
+    "INT64",
     "UUID",
     "COOPERATIVE_USER_DATA",
     "INT16",
@@ -56,6 +57,7 @@ __all__ = [
 INT8 = "INT8"
 INT16 = "INT16"
 INT32 = "INT32"
+INT64 = "INT64"
 BOOL = "BOOL"
 UUID = "UUID"
 STRING = "STRING"
@@ -66,7 +68,7 @@ NULLABLE_BYTES = "NULLABLE_BYTES"
 #: The least bytes one value of each primitive takes: counts are checked against the bytes that
 #: remain before anything is allocated (a hostile count of 2**31 - 1 fails at once). In a
 #: flexible message a string, bytes or array takes at least one byte (its compact length).
-MIN_SIZE = {INT8: 1, BOOL: 1, INT16: 2, INT32: 4, UUID: 16, STRING: 2, NULLABLE_STRING: 2, BYTES: 4,
+MIN_SIZE = {INT8: 1, BOOL: 1, INT16: 2, INT32: 4, INT64: 8, UUID: 16, STRING: 2, NULLABLE_STRING: 2, BYTES: 4,
             NULLABLE_BYTES: 4}
 _COMPACT = {STRING, NULLABLE_STRING, BYTES, NULLABLE_BYTES}
 

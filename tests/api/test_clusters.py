@@ -63,7 +63,8 @@ async def test_what_a_live_whatif_must_name(service):
     ("not json", "ASSIGNOR_CLUSTERS must be a JSON object of alias -> client properties"),
     ('{"a b": {"bootstrap.servers": "h:1"}}', "'a b' is not an alias"),
     ('{"prod": {"bootstrap.servers": "h"}}', "ASSIGNOR_CLUSTERS['prod']: bootstrap.servers: 'h' is not HOST:PORT"),
-    ('{"prod": {"bootstrap.servers": "h:1", "security.protocol": "SASL_SSL"}}', "SASL is not supported"),
+    ('{"prod": {"bootstrap.servers": "h:1", "security.protocol": "SASL_SSL"}}',
+     "ASSIGNOR_CLUSTERS['prod']: sasl.mechanism=GSSAPI: the snapshot authenticates with"),
 ])
 def test_settings_the_service_refuses_to_start_with(monkeypatch, value, message):
     monkeypatch.setenv("ASSIGNOR_CLUSTERS", value)

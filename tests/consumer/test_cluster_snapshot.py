@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from assignor import TopicPartition
+from assignor.cluster.sasl import plain_message, scram_client
 from assignor.cluster.settings import read_properties, settings_of
 from assignor.cluster.snapshot import classic_group, consumer_group, topics_of
 from assignor.errors import ClusterError
@@ -90,8 +91,12 @@ def test_a_consumer_group_its_targets_and_a_regex():
     (None, {}, "bootstrap.servers: give --bootstrap-server"),
     ("host", {}, "bootstrap.servers: 'host' is not HOST:PORT"),
     ("host:99999", {}, "is not HOST:PORT"),
-    ("h:9092", {"security.protocol": "SASL_SSL"}, "SASL is not supported by the snapshot yet"),
-    ("h:9092", {"security.protocol": "TLS"}, "expected PLAINTEXT or SSL"),
+    ("h:9092", {"security.protocol": "SASL_PLAINTEXT"}, "sasl.mechanism=GSSAPI: the snapshot authenticates with "
+                                                        "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
+    ("h:9092", {"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}, "OAUTHBEARER are not supported"),
+    ("h:9092", {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": "x required;"},
+     'expected a login module with username="..." password="..."'),
+    ("h:9092", {"security.protocol": "TLS"}, "expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
     ("h:9092", {"request.timeout.ms": "soon"}, "request.timeout.ms=soon: expected milliseconds"),
     ("h:9092", {"security.protocol": "SSL", "ssl.truststore.type": "JKS", "ssl.truststore.location": "/x.jks"},
      "only PEM stores are read here"),
@@ -110,8 +115,40 @@ def test_settings_by_kafkas_names(tmp_path):
     assert properties["sasl.jaas.config"] == "x y"
     settings = settings_of(None, properties)
     assert settings.bootstrap == (("a", 1), ("::1", 2)) and settings.client_id == "ops"
-    assert settings.request_timeout_ms == 5000 and settings.ignored == ("linger.ms", "sasl.jaas.config")
+    # (a SASL login module without a SASL protocol: read, and unused)
+    assert settings.request_timeout_ms == 5000 and settings.ignored == ("linger.ms",) and settings.sasl is None
     assert settings_of("b:3", properties).bootstrap == (("b", 3),)  # the flag wins
     assert settings.tls is None and settings.name == "a:1,::1:2"
     with pytest.raises(ClusterError, match="cannot read it"):
         read_properties(tmp_path / "missing")
+
+
+def test_sasl_settings_and_messages():
+    jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="ops" password="p\\"w";'
+    settings = settings_of("h:9092", {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "scram-sha-512",
+                                      "sasl.jaas.config": jaas})
+    assert settings.sasl == ("SCRAM-SHA-512", "ops", 'p"w') and "p\\\"w" not in repr(settings)
+    assert plain_message("ops", "secret") == b"\0ops\0secret"
+
+
+@pytest.mark.anyio
+async def test_scram_sha_256_as_rfc_7677_shows_it():
+    """RFC 7677 section 3's exchange, byte for byte, and a server whose signature is wrong."""
+    server_first = (b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
+    sent = []
+
+    async def server(message: bytes, final=b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=") -> bytes:
+        sent.append(message)
+        return server_first if len(sent) == 1 else final
+
+    await scram_client("SCRAM-SHA-256", "user", "pencil", server, nonce="rOprNGfwEbeRWgbNEkqO")
+    assert sent == [b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO",
+                    b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+                    b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="]
+
+    async def impostor(message: bytes) -> bytes:
+        return await server(message, final=b"v=AAAA")
+
+    sent.clear()
+    with pytest.raises(ClusterError, match="signature is wrong: it does not know the password"):
+        await scram_client("SCRAM-SHA-256", "user", "pencil", impostor, nonce="rOprNGfwEbeRWgbNEkqO")

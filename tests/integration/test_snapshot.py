@@ -273,3 +273,41 @@ async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, 
 
 def held_by_id(snapshot_group: dict) -> dict[str, set[int]]:
     return {m["id"]: {p for _t, p in m["owned"]} for m in snapshot_group["members"]}
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+async def test_through_a_sasl_listener(broker, mechanism, tmp_path):
+    """The broker's SASL_PLAINTEXT listener (`bench.broker`), with each mechanism a snapshot
+    takes, given as Kafka's tools take it (``--command-config``): the same group as through
+    PLAINTEXT; a wrong password is refused, naming the cluster, the mechanism and the user."""
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    from confluent_kafka import TopicPartition as Offset
+    from confluent_kafka.admin import AdminClient
+
+    from assignor.cluster import read_properties
+    from bench.broker import SASL_PASSWORD, SASL_USER
+    from bench.rebalance import create_topic
+
+    topic = await create_topic(broker.bootstrap, 2)
+    group = f"snap-sasl-{topic[-8:]}"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap, "broker.address.family": "v4"})
+    for future in admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [Offset(topic, 0, 0)])]
+                                                     ).values():
+        future.result(30)
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+
+    def properties(password: str) -> dict[str, str]:
+        path = tmp_path / f"{password}.properties"
+        path.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\n"
+                        f"sasl.jaas.config=org.apache.kafka.common.security.{module} required \\\n"
+                        f'    username="{SASL_USER}" password="{password}";\n')
+        return read_properties(path)
+
+    deadline = asyncio.get_running_loop().time() + 30
+    while not (plain := await read_snapshot(settings_of(broker.bootstrap), [group]))["groups"]:
+        assert asyncio.get_running_loop().time() < deadline, plain  # (the offsets topic may be new)
+        await asyncio.sleep(0.2)
+    sasl = await read_snapshot(settings_of(broker.sasl_bootstrap, properties(SASL_PASSWORD)), [group])
+    assert sasl == plain and plain["groups"][0]["group_id"] == group
+    with pytest.raises(ClusterError, match=f"refused SASL {mechanism} for 'snapshot'"):
+        await read_snapshot(settings_of(broker.sasl_bootstrap, properties("wrong")), [group])

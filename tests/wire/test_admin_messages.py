@@ -21,6 +21,7 @@ from assignor.wire.schema import (
     INT8,
     INT16,
     INT32,
+    INT64,
     NULLABLE_BYTES,
     NULLABLE_STRING,
     STRING,
@@ -34,7 +35,7 @@ from bench.broker import classpath, java
 from bench.java_members import compiled
 
 APIS = [admin.API_VERSIONS, admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS, admin.DESCRIBE_GROUPS,
-        admin.CONSUMER_GROUP_DESCRIBE]
+        admin.CONSUMER_GROUP_DESCRIBE, admin.SASL_HANDSHAKE, admin.SASL_AUTHENTICATE]
 CASES = [(api, message, version) for api in APIS for message in (api.request, api.response)
          for version in range(api.lowest, api.version + 1)]
 _TEXT = ["", "g", "orders", "ünïcødé-grøup", "a" * 300]
@@ -58,7 +59,7 @@ def _value(kind: str | Array | Struct, rng: random.Random, version: int) -> obje
         return str(TopicId.of_bytes(rng.randbytes(16)))
     if kind == BOOL:
         return rng.random() < 0.5
-    bits = {INT8: 8, INT16: 16, INT32: 32}[kind]
+    bits = {INT8: 8, INT16: 16, INT32: 32, INT64: 64}[kind]
     return rng.randrange(-(1 << (bits - 1)), 1 << (bits - 1))
 
 
