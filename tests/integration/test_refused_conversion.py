@@ -29,9 +29,10 @@ PARTITIONS = 6
 class WritingUserData(StickyAssignor):
     """Our sticky assignor whose leader writes the generation into each assignment's user data."""
 
-    def lead(self, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes]) -> leader.SyncResult:
+    def lead(self, generation: int, topics: Mapping[str, int], metadata: Mapping[str, bytes],
+             instance_ids: Mapping[str, str] | None = None) -> leader.SyncResult:
         return leader.sync(self.protocol.name, generation, topics, metadata, cache=self.cache, strategy=self.strategy,
-                           assignment_user_data=True)
+                           assignment_user_data=True, instance_ids=instance_ids)
 
 
 @pytest.mark.parametrize("writes_user_data", [True, False], ids=["user-data", "none"])

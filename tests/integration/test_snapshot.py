@@ -11,8 +11,12 @@ import pytest
 
 from assignor import Group, assign, whatif
 from assignor.cluster import read_snapshot, settings_of
+from assignor.cluster.client import Cluster
+from assignor.cluster.connection import Connection
 from assignor.errors import ClusterError
 from assignor.json_format import group_from_json
+from assignor.wire.admin import Api
+from assignor.wire.schema import BYTES, INT16, INT32, NULLABLE_STRING, STRING, Array, Field, Message
 from bench.rebalance import settle
 from tests.java_group import COOPERATIVE, UNIFORM, JavaGroup
 
@@ -311,3 +315,84 @@ async def test_through_a_sasl_listener(broker, mechanism, tmp_path):
     assert sasl == plain and plain["groups"][0]["group_id"] == group
     with pytest.raises(ClusterError, match=f"refused SASL {mechanism} for 'snapshot'"):
         await read_snapshot(settings_of(broker.sasl_bootstrap, properties("wrong")), [group])
+
+
+# A bare classic member, written for the tests that need a group no client makes: JoinGroup v5 and
+# SyncGroup v3 (not flexible), through our own connection (`assignor.cluster.connection`).
+JOIN = Api(11, "JoinGroup", 5, 5, Message("JoinGroupRequest", (
+    Field("group_id", STRING), Field("session_timeout_ms", INT32), Field("rebalance_timeout_ms", INT32),
+    Field("member_id", STRING), Field("group_instance_id", NULLABLE_STRING), Field("protocol_type", STRING),
+    Field("protocols", Array((Field("name", STRING), Field("metadata", BYTES))))), versioned=False, highest_version=5),
+    Message("JoinGroupResponse", (
+        Field("throttle_time_ms", INT32), Field("error_code", INT16), Field("generation_id", INT32),
+        Field("protocol_name", STRING), Field("leader", STRING), Field("member_id", STRING),
+        Field("members", Array((Field("member_id", STRING), Field("group_instance_id", NULLABLE_STRING),
+                                Field("metadata", BYTES))))), versioned=False, highest_version=5))
+SYNC = Api(14, "SyncGroup", 3, 3, Message("SyncGroupRequest", (
+    Field("group_id", STRING), Field("generation_id", INT32), Field("member_id", STRING),
+    Field("group_instance_id", NULLABLE_STRING),
+    Field("assignments", Array((Field("member_id", STRING), Field("assignment", BYTES))))), versioned=False,
+    highest_version=3),
+    Message("SyncGroupResponse", (Field("throttle_time_ms", INT32), Field("error_code", INT16),
+                                  Field("assignment", BYTES)), versioned=False, highest_version=3))
+
+
+async def join(connection: Connection, group: str, protocol_type: str, metadata: bytes) -> dict:
+    """JoinGroup as a new member (the first answer, MEMBER_ID_REQUIRED, gives it its id)."""
+    request = {"group_id": group, "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000, "member_id": "",
+               "group_instance_id": None, "protocol_type": protocol_type, "protocols": [("range", metadata)]}
+    deadline = asyncio.get_running_loop().time() + 30
+    while (answer := await connection.send(JOIN, request))["error_code"] in (14, 15, 16):
+        assert asyncio.get_running_loop().time() < deadline, answer  # (the offsets topic may be new)
+        await asyncio.sleep(0.2)
+    assert answer["error_code"] == 79, answer  # MEMBER_ID_REQUIRED
+    return await connection.send(JOIN, {**request, "member_id": answer["member_id"]})
+
+
+async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker):
+    """A group whose members speak another protocol (a Connect worker's ``connect``) is not a
+    consumer group; a consumer group whose second member is waiting for the first to rejoin is
+    rebalancing: each is skipped, saying so, by ``--group`` and by ``--all``."""
+    from assignor.protocol import Subscription, encode_subscription
+    from bench.rebalance import create_topic
+
+    settings = settings_of(broker.bootstrap, {"request.timeout.ms": "60000"})
+    topic = await create_topic(broker.bootstrap, 2)
+    metadata = encode_subscription(Subscription([topic]), version=3)
+    async with Cluster(settings) as cluster:  # (FindCoordinator makes the offsets topic on a new broker)
+        await cluster.metadata([])
+        assert await cluster.coordinators([f"connect-{topic}", f"busy-{topic}"]) == {
+            f"connect-{topic}": 1, f"busy-{topic}": 1}
+    connections = [await Connection.open("127.0.0.1", broker.port, settings) for _ in range(3)]
+    waiting = None
+    try:
+        worker = await join(connections[0], f"connect-{topic}", "connect", b"\x00\x01")
+        synced = await connections[0].send(SYNC, {"group_id": f"connect-{topic}", "member_id": worker["member_id"],
+                                                  "generation_id": worker["generation_id"], "group_instance_id": None,
+                                                  "assignments": [(worker["member_id"], b"\x00\x01")]})
+        assert synced["error_code"] == 0
+        first = await join(connections[1], f"busy-{topic}", "consumer", metadata)
+        assert (await connections[1].send(SYNC, {
+            "group_id": f"busy-{topic}", "member_id": first["member_id"], "generation_id": first["generation_id"],
+            "group_instance_id": None, "assignments": [(first["member_id"], b"")]}))["error_code"] == 0
+        # A second member joins: the group waits for the first to rejoin (it never will here).
+        waiting = asyncio.create_task(join(connections[2], f"busy-{topic}", "consumer", metadata))
+        deadline = asyncio.get_running_loop().time() + 15
+        while True:
+            found = await read_snapshot(settings, [f"connect-{topic}", f"busy-{topic}"])
+            if len(found["skipped"]) == 2 or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        assert found["groups"] == [] and [s["reason"] for s in found["skipped"]] == [
+            "not a consumer group (protocol type 'connect')",
+            "rebalancing (PreparingRebalance): its members' metadata is not one generation's; snapshot it again once "
+            "it is Stable"]
+        everything = await read_snapshot(settings, None)
+        reasons = {s["group_id"]: s["reason"] for s in everything["skipped"]}
+        assert reasons[f"connect-{topic}"] == "not a consumer group (classic, protocol type 'connect')"
+        assert reasons[f"busy-{topic}"].startswith("rebalancing (PreparingRebalance)")
+    finally:
+        if waiting is not None:
+            waiting.cancel()
+        for connection in connections:
+            connection.close()
