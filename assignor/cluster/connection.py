@@ -15,7 +15,7 @@ from typing import Any
 from assignor.cluster.sasl import authenticate
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError, ProtocolError
-from assignor.wire import codec
+from assignor.wire import codec, compiled
 from assignor.wire.admin import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE, Api
 
 __all__ = ["ERRORS", "MAX_RESPONSE_BYTES", "RETRIABLE", "Connection", "error_name"]
@@ -162,7 +162,7 @@ class Connection:
             got, offset = _response_header(data, flexible=api.response.flexible)
             if got != correlation:
                 raise ProtocolError(f"correlation id {got}, expected {correlation}")
-            return codec.decode(api.response, data[offset:], version)[1]
+            return compiled.decode(api.response, data[offset:], version)
         except ProtocolError as error:
             self.close()
             raise ClusterError(f"cluster {self.settings.name}: {host}:{port} answered {api.name} v{version} with "
