@@ -5,11 +5,12 @@ what-if of a live group)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from api.errors import Rejected
-from assignor.cluster import ClientSettings, read_snapshot, settings_of, snapshot
+from assignor.cluster import ClientSettings, read_snapshot, settings_of
 from assignor.errors import ClusterError
 
 __all__ = ["cluster_settings", "live_group", "live_groups", "read_live_group", "skipped_status"]
@@ -43,17 +44,13 @@ def _one(found: dict[str, Any], alias: str, group_id: str) -> dict[str, Any]:
 
 
 def live_group(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str) -> dict[str, Any]:
-    """The group JSON of `group_id` on `alias`, in a planning process. A cluster that cannot be
-    read is a 503 naming it and the group."""
-    settings = cluster_settings(clusters, alias)
-    try:
-        return _one(snapshot(settings, [group_id]), alias, group_id)
-    except ClusterError as error:
-        raise Rejected(503, f"group {group_id!r}: {error}") from None
+    """`read_live_group` in a planning process (no event loop of its own)."""
+    return asyncio.run(read_live_group(clusters, alias, group_id))
 
 
 async def read_live_group(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str) -> dict[str, Any]:
-    """`live_group` on the event loop."""
+    """The group JSON of `group_id` on `alias`. A cluster that cannot be read is a 503 naming it
+    and the group."""
     settings = cluster_settings(clusters, alias)
     try:
         return _one(await read_snapshot(settings, [group_id]), alias, group_id)
