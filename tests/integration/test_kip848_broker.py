@@ -83,9 +83,19 @@ class Cluster:
 
     def adopt(self, partitions: dict[str, int]) -> None:
         """Topics that exist, with their partition counts: their ids from the broker."""
-        described = self.admin.describe_topics(confluent_kafka.TopicCollection(list(partitions)))
-        for name, future in described.items():
-            found = future.result(30).topic_id  # librdkafka prints Uuids in plain base64, Kafka in base64url
+        deadline = time.monotonic() + 30
+        while True:  # (a topic just created may not be in the broker's metadata yet)
+            try:
+                described = {name: future.result(30) for name, future in self.admin.describe_topics(
+                    confluent_kafka.TopicCollection(list(partitions))).items()}
+                break
+            except confluent_kafka.KafkaException as error:
+                unknown = error.args[0].code() == confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART
+                if not unknown or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        for name, description in described.items():
+            found = description.topic_id  # librdkafka prints Uuids in plain base64, Kafka in base64url
             self.ids[name] = str(TopicId(found.get_most_significant_bits(), found.get_least_significant_bits()))
             self.counts[name] = {partitions[name]}
 
