@@ -44,8 +44,9 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     When: a joining member's heartbeat (or a classic member's JoinGroup) computes the target and
     has it at once; after a leave the target comes later (`Timing.until_target`), and what the
     departed member held is unowned meanwhile. ``seconds`` is from the change until every member
-    has its target. With eager hosted members, ``revoked`` is the expected count over the
-    heartbeats' phases (`assignor.reconcile.phases`), ``revoked_range`` its least and most."""
+    has its target. With eager hosted members that wait for a partition another holds,
+    ``revoked`` is the expected count over the heartbeats' phases (`assignor.reconcile.phases`),
+    ``revoked_range`` its least and most."""
     chosen = strategy_named(strategy)
     timing = state.timing
     held = _assignment_of(state)
@@ -64,7 +65,8 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     heartbeat = timing.consumer_heartbeat_ms / 1000
     present = set(ids)
     joiners = [m for m in ids if m not in current]
-    left = [m for m in current if m not in present and held[m]]
+    gone = {m for m in current if m not in present}
+    left = [m for m in gone if held[m]]
     first = joiners[-1] if joiners else None
     left_before = 0.0
     if left:
@@ -75,12 +77,16 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
             left_before = timing.until_target(consumers, state.settled) or 0.0
         left_before /= heartbeat
     periods = {m: timing.classic_heartbeat_ms / timing.consumer_heartbeat_ms for m in hosted}
-    runs = phases if eager and hosted else _one
+    before = {tp: m for m, tps in current.items() for tp in tps}
+    # An eager member rejoins a second time only when it waits for a partition a present member
+    # still holds; where none does, every phase revokes alike and one run says it.
+    contested = eager and any(before.get((tp.topic, tp.partition), m) not in (m, *gone)
+                              for m in hosted for tp in target.get(m, ()))
+    runs = phases if contested else _one
     every = runs({m: list(tps) for m, tps in current.items()},
                  {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in target.items()},
                  ids, hosted if eager else (), periods=periods, first=first, left_before=left_before)
     figures = every[0]
-    before = {tp: m for m, tps in current.items() for tp in tps}
     reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get((tp.topic, tp.partition), m) != m)
     for member in members:  # a joining member's records are replayed now; every member is updated
         cast(MemberMap, state.member_map).put(member.id)
