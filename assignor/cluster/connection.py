@@ -181,29 +181,13 @@ class Connection:
 
 def _response_header(data: bytes, *, flexible: bool) -> tuple[int, int]:
     """The correlation id and where the body starts: response header v0 (the id), or v1 (then
-    tagged fields, skipped)."""
+    tagged fields, skipped as a flexible struct's are: `compiled.skip_tagged`)."""
     if len(data) < 4:
         raise ProtocolError("correlation_id: the response is shorter than its header")
     correlation = _SIZE.unpack_from(data)[0]
-    offset = 4
-    if flexible:
-        count, offset = _varint(data, offset)
-        for _ in range(count):
-            _tag, offset = _varint(data, offset)
-            size, offset = _varint(data, offset)
-            offset += size
-        if offset > len(data):
-            raise ProtocolError("tagged_fields: past the end of the response header")
-    return correlation, offset
-
-
-def _varint(data: bytes, offset: int) -> tuple[int, int]:
-    value = shift = 0
-    while offset < len(data) and shift < 35:
-        byte = data[offset]
-        offset += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, offset
-        shift += 7
-    raise ProtocolError("tagged_fields: a varint past the end of the response header")
+    if not flexible:
+        return correlation, 4
+    try:
+        return correlation, compiled.skip_tagged(data, 4)
+    except (compiled.Irregular, IndexError):
+        raise ProtocolError("tagged_fields: past the end of the response header") from None

@@ -35,7 +35,7 @@ from assignor.wire.schema import (
     Struct,
 )
 
-__all__ = ["decode"]
+__all__ = ["Irregular", "decode", "skip_tagged"]
 
 #: A reader: (the bytes, where to start) -> (the value, where it ended).
 Reader = Callable[[bytes, int], tuple[Any, int]]
@@ -50,7 +50,7 @@ def _ints(count: int) -> struct.Struct:
     return struct.Struct(f">{count}i")
 
 
-class _Irregular(Exception):
+class Irregular(Exception):
     """Bytes the compiled reader does not read: the plain codec reads them again and says why."""
 
 
@@ -64,7 +64,7 @@ def decode(message: Message, data: bytes, version: int) -> dict[str, Any]:
     """
     try:
         values, _end = _reader(message, version)(data, 0)
-    except (_Irregular, struct.error, IndexError, UnicodeDecodeError, ValueError):
+    except (Irregular, struct.error, IndexError, UnicodeDecodeError, ValueError):
         return codec.decode(message, data, version)[1]  # raises, naming the field
     return dict(zip((f.name for f in message.fields), values))
 
@@ -87,11 +87,11 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
         value |= (byte & 0x7F) << shift
         if byte < 0x80:
             if value > 0xFFFFFFFF:
-                raise _Irregular
+                raise Irregular
             return value, at + 1
         shift += 7
         if shift >= 35:
-            raise _Irregular
+            raise Irregular
 
 
 def _length(flexible: bool, wide: bool) -> Reader:
@@ -108,14 +108,15 @@ def _length(flexible: bool, wide: bool) -> Reader:
     return classic
 
 
-def _skip_tagged(data: bytes, at: int) -> int:
+def skip_tagged(data: bytes, at: int) -> int:
+    """Where a flexible struct's tagged fields end (each skipped), starting at `at`."""
     count, at = _varint(data, at)
     for _ in range(count):
         _tag, at = _varint(data, at)
         size, at = _varint(data, at)
         at += size
     if at > len(data):
-        raise _Irregular
+        raise Irregular
     return at
 
 
@@ -163,7 +164,7 @@ def _struct_reader(fields: tuple[Field, ...], flexible: bool, version: int) -> R
             if data[at] == 0:  # (no tagged fields: the usual case)
                 at += 1
             else:
-                at = _skip_tagged(data, at)
+                at = skip_tagged(data, at)
         return tuple(values), at
     return read
 
@@ -192,10 +193,10 @@ def _value_reader(kind: str | Array | Struct, flexible: bool, version: int) -> R
         if size < 0:
             if size == -1 and nullable:
                 return None, at
-            raise _Irregular
+            raise Irregular
         end = at + size
         if end > len(data):
-            raise _Irregular
+            raise Irregular
         raw = data[at:end]
         return (raw.decode("utf-8") if text else raw), end
     return sized
@@ -214,10 +215,10 @@ def _array_reader(kind: Array, flexible: bool, version: int) -> Reader:
             if count < 0:
                 if count == -1 and kind.nullable:
                     return None, at
-                raise _Irregular
+                raise Irregular
             end = at + 4 * count
             if end > len(data):
-                raise _Irregular
+                raise Irregular
             return list(_ints(count).unpack_from(data, at)), end
         return ints
     element = _value_reader(kind.of, flexible, version) if isinstance(kind.of, str) else \
@@ -228,9 +229,9 @@ def _array_reader(kind: Array, flexible: bool, version: int) -> Reader:
         if count < 0:
             if count == -1 and kind.nullable:
                 return None, at
-            raise _Irregular
+            raise Irregular
         if count * least > len(data) - at:  # (before anything is allocated)
-            raise _Irregular
+            raise Irregular
         out = []
         for _ in range(count):
             value, at = element(data, at)
