@@ -81,13 +81,9 @@ def topics_of(metadata: Json) -> Json:
     return {"topics": counts, "topic_ids": ids, **({"partition_racks": racks} if rack_of else {})}
 
 
-def _pairs(partitions: Any) -> list[list[Any]]:
-    return [[tp.topic, tp.partition] for tp in partitions]
-
-
-def classic_group(described: tuple[Any, ...], topics: Json) -> Json | str:
-    """A classic group's JSON from its DescribeGroups entry, or why it is skipped."""
-    code, group_id, state, protocol_type, protocol, members, _operations = described
+def _classic_skipped(described: tuple[Any, ...]) -> str | None:
+    """Why a classic group's DescribeGroups entry is not read, or None."""
+    code, _group_id, state, protocol_type, _protocol, members, _operations = described
     if code != 0:
         return _refused(code, None)
     if state == "Dead":
@@ -97,10 +93,25 @@ def classic_group(described: tuple[Any, ...], topics: Json) -> Json | str:
     if state in REBALANCING:
         return (f"rebalancing ({state}): its members' metadata is not one generation's; snapshot it again once it "
                 "is Stable")
-    try:
-        decoded = _decoded(members, protocol)
-    except AssignorError as error:
-        return str(error)
+    return None
+
+
+#: What `_decoded` makes of a classic group's members, or why they do not decode.
+Decoded = list[tuple[list[str], int, str | None, list[Any]]]
+
+
+def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | str | None = None) -> Json | str:
+    """A classic group's JSON from its DescribeGroups entry, or why it is skipped. `decoded`:
+    its members as `_decoded` read them already (`read_snapshot` reads them once, for the
+    topics it asks Metadata about too)."""
+    skipped = _classic_skipped(described)
+    if skipped is not None:
+        return skipped
+    _code, group_id, _state, _protocol_type, protocol, members, _operations = described
+    if decoded is None:
+        decoded = _decoded_or_why(members, protocol)
+    if isinstance(decoded, str):
+        return decoded
     rows = [{"id": member_id, "topics": topics_, "owned": owned, "generation": generation, "rack": rack,
              **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id}
             for (member_id, instance_id, client_id, _host, _metadata, _assignment), (topics_, generation, rack, owned)
@@ -112,7 +123,14 @@ def classic_group(described: tuple[Any, ...], topics: Json) -> Json | str:
             "members": rows}
 
 
-def _decoded(members: list[tuple[Any, ...]], protocol: str) -> list[tuple[list[str], int, str | None, list[Any]]]:
+def _decoded_or_why(members: list[tuple[Any, ...]], protocol: str) -> Decoded | str:
+    try:
+        return _decoded(members, protocol)
+    except AssignorError as error:
+        return str(error)
+
+
+def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
     """Each member's (topics, generation, rack) from its JoinGroup metadata and its current
     assignment as ``[[topic, partition], ...]``: the whole group's at once, in columns
     (`protocol.read_join_group`, `protocol.read_assignments`: a million partitions in a fraction
@@ -262,11 +280,14 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         batches = [(node, classic[i : i + BATCH], consumer[i : i + BATCH]) for node, (classic, consumer) in
                    by_node.items() for i in range(0, max(len(classic), len(consumer)), BATCH)]
         entries = [e for part in await cluster.together([described(*batch) for batch in batches]) for e in part]
-        topics = topics_of(await cluster.metadata(_subscribed(entries)))
+        # Each classic group's members decoded once: for the topics Metadata is asked about, and the JSON.
+        decoded = {entry[1]: _decoded_or_why(entry[5], entry[4]) for kind, entry in entries
+                   if kind == "classic" and _classic_skipped(entry) is None}
+        topics = topics_of(await cluster.metadata(_subscribed(entries, decoded)))
     built: dict[str, Json | str] = {}
     for kind, entry in entries:
-        built[entry[1] if kind == "classic" else entry[2]] = (classic_group if kind == "classic" else consumer_group)(
-            entry, topics)
+        built[entry[1] if kind == "classic" else entry[2]] = classic_group(entry, topics, decoded.get(entry[1])) \
+            if kind == "classic" else consumer_group(entry, topics)
     out: list[Json] = []
     for group in order:
         result = built.get(group)
@@ -277,8 +298,9 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
     return {"groups": out, "skipped": skipped}
 
 
-def _subscribed(entries: list[tuple[str, Any]]) -> set[str] | None:
-    """The topics the described groups' members subscribe to (None: every topic, for a regex)."""
+def _subscribed(entries: list[tuple[str, Any]], decoded: dict[str, Decoded | str]) -> set[str] | None:
+    """The topics the described groups' members subscribe to (None: every topic, for a regex);
+    a classic group's as `decoded` (a group skipped, or whose members do not decode, has none)."""
     topics: set[str] = set()
     for kind, entry in entries:
         if kind == "consumer":
@@ -287,12 +309,10 @@ def _subscribed(entries: list[tuple[str, Any]]) -> set[str] | None:
                 if regex:
                     return None
                 topics.update(names)
-        else:
-            for member in entry[5]:
-                try:
-                    topics.update(decode_subscription(member[4]).topics)
-                except AssignorError:
-                    pass  # (the group is skipped, naming it)
+    for members in decoded.values():
+        if not isinstance(members, str):
+            for subscribed, _generation, _rack, _owned in members:
+                topics.update(subscribed)
     return topics
 
 
