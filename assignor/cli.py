@@ -168,23 +168,32 @@ def _group_data(args: argparse.Namespace) -> Any:
         raise AssignorError("--bootstrap-server: name the group with --group GROUP_ID")
     from assignor.cluster import snapshot
 
-    found = snapshot(cluster_settings(args), [args.group])
+    return _one_group(snapshot(cluster_settings(args), [args.group]), args.group)
+
+
+def live_snapshot(args: argparse.Namespace, command: str) -> tuple[Any, Any]:
+    """The settings and the snapshot of the groups the flags name (``--group``, repeatable, or
+    ``--all``), with a progress bar on a terminal: ``snapshot`` and the fleet job's."""
+    from assignor.cluster import snapshot
+
+    if args.all == bool(args.group):
+        raise AssignorError(f"{command}: name the groups with --group (repeatable), or --all")
+    settings = cluster_settings(args)
+    with _progress("snapshot", None) as advance:
+        return settings, snapshot(settings, None if args.all else args.group, advance)
+
+
+def _one_group(found: Any, group_id: str) -> Any:
+    """The one group a snapshot was asked for, or the reason it was skipped (AssignorError)."""
     if not found["groups"]:
-        raise AssignorError(f"group {args.group!r}: {found['skipped'][0]['reason']}")
+        raise AssignorError(f"group {group_id!r}: {found['skipped'][0]['reason']}")
     return found["groups"][0]
 
 
 def _snapshot(args: argparse.Namespace) -> int:
-    from assignor.cluster import snapshot
-
-    if args.all == bool(args.group):
-        raise AssignorError("snapshot: name the groups with --group (repeatable), or --all")
-    with _progress("snapshot", None) as advance:
-        found = snapshot(cluster_settings(args), None if args.all else args.group, advance)
+    _settings, found = live_snapshot(args, "snapshot")
     if not args.all and len(args.group) == 1:
-        if not found["groups"]:
-            raise AssignorError(f"group {args.group[0]!r}: {found['skipped'][0]['reason']}")
-        output: Any = found["groups"][0]
+        output: Any = _one_group(found, args.group[0])
     else:
         output = found
         for skipped in found["skipped"]:

@@ -153,18 +153,12 @@ def _live_rows(args: argparse.Namespace) -> None:
     """A snapshot of the cluster's groups (``--all``, or ``--group``) written as the fleet job's
     rows (`pipeline.snapshot_rows`): into ``--out`` for ``snapshot``, into ``--out``/snapshot for
     ``fleet-whatif``, which then reads them."""
-    from assignor.cli import cluster_settings
-    from assignor.cluster import snapshot
+    from assignor.cli import live_snapshot
     from pipeline.snapshot_rows import write_rows
 
-    if args.bootstrap_server is None:
-        raise ValueError(f"{args.job}: give --bootstrap-server HOST:PORT")
-    if args.all == bool(args.group):
-        raise ValueError(f"{args.job}: name the groups with --group (repeatable), or --all")
     if args.job == "fleet-whatif" and (args.groups is not None or args.topics is not None):
         raise ValueError("fleet-whatif: --groups and --topics, or --bootstrap-server: not both")
-    settings = cluster_settings(args)
-    found = snapshot(settings, None if args.all else args.group)
+    settings, found = live_snapshot(args, args.job)
     for skipped in found["skipped"]:
         print(f"skipped group {skipped['group_id']!r}: {skipped['reason']}", file=sys.stderr)
     out = Path(args.out) if args.job == "snapshot" else Path(args.out) / "snapshot"
