@@ -331,7 +331,7 @@ async def test_classic_members_in_a_consumer_group(broker, java_members):
 
 
 async def test_joins_sent_together_get_the_targets_the_rehearsal_says(broker, java_members):
-    """Three Java members started at once into a group of one whose assignment interval is 2 s
+    """Three Java members started at once into a group of one whose assignment interval is 4 s
     (``consumer.assignment.interval.ms``): the first joining heartbeat computes a target at once,
     the other two joins wait for the interval and share the next one. The rehearsal of the same
     batch (``member_join:...+...+...``) with that interval has the same two steps, each with the
@@ -340,7 +340,7 @@ async def test_joins_sent_together_get_the_targets_the_rehearsal_says(broker, ja
     topic = f"batch-{uuid.uuid4().hex[:6]}"
     cluster = Cluster(broker.bootstrap)
     cluster.create({topic: 12})
-    set_assignment_interval(broker.bootstrap, group_id, 2000)
+    set_assignment_interval(broker.bootstrap, group_id, 4000)
     start = broker.log_size()
 
     def computed() -> list[Target]:
@@ -352,7 +352,7 @@ async def test_joins_sent_together_get_the_targets_the_rehearsal_says(broker, ja
     try:
         await members[0].start()
         await until(lambda: len(computed()) == 1, "the first member's target")
-        await asyncio.sleep(2.5)  # past the interval: the batch finds the group at rest
+        await asyncio.sleep(4.5)  # past the interval: the batch finds the group at rest
         await asyncio.gather(*(m.start() for m in members[1:]))
         await until(lambda: len(computed()[-1].target) == 4, "a target with all four")
         await asyncio.sleep(1)
@@ -363,6 +363,6 @@ async def test_joins_sent_together_get_the_targets_the_rehearsal_says(broker, ja
     group = Group({topic: 12}, [Member("m0", [topic], [TopicPartition(topic, p) for p in range(12)])])
     batch = "+".join(f"member_join:m{i}:{topic}" for i in (1, 2, 3))
     steps = whatif.run(group, [whatif.parse_event(batch)], ["kip848-uniform"], include_plans=True,
-                       timing=whatif.Timing(consumer_heartbeat_ms=500, assignment_interval_ms=2000))
+                       timing=whatif.Timing(consumer_heartbeat_ms=500, assignment_interval_ms=4000))
     rehearsed = [len(s["assignment"]) for s in steps["strategies"]["kip848-uniform"]["steps"][1:]]
     assert burst == rehearsed == [2, 4]
