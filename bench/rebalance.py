@@ -295,7 +295,30 @@ async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance
         await admin.create_topics([NewTopic(name, partitions, 1)])
     finally:
         await admin.close()
+    await _until_led(bootstrap, name, partitions)
     return name
+
+
+async def _until_led(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
+    """Until the broker's metadata has every partition of `topic` with a leader. CreateTopics
+    answers before the partitions are led; consumers that join meanwhile see the topic's metadata
+    change under a rebalance, and a kafka-python 3.0.12 leader that rejoins for it has stopped
+    heartbeating for good after the next SyncGroup (its IO thread never ran the poll's coordinator
+    lookup) in three clean-clone runs of the whole suite."""
+    from assignor.cluster.client import Cluster
+    from assignor.cluster.settings import settings_of
+
+    deadline = time.monotonic() + timeout
+    async with Cluster(settings_of(bootstrap)) as cluster:
+        while True:
+            answer = await cluster.metadata([topic])
+            led = sum(leader >= 0 for code, name, _id, _internal, rows, _operations in answer["topics"]
+                      if code == 0 and name == topic for _code, _index, leader, *_replicas in rows)
+            if led == partitions:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"topic {topic}: {led} of {partitions} partitions led after {timeout} s")
+            await asyncio.sleep(0.05)
 
 
 async def produce(bootstrap: str, topic: str, partitions: int, stop: asyncio.Event, sent: list[int],
@@ -334,12 +357,13 @@ async def settle(members: list[Any], partitions: int, timeout: float = 60.0) -> 
 
 
 def _stacks(members: list[Any]) -> str:
-    """Where each member's polling thread is, and every client heartbeat thread (a client that
-    stopped heartbeating shows why): for the message of a group that did not settle."""
+    """Where each member's polling thread is, and every client heartbeat or IO thread (a client
+    that stopped heartbeating shows why): for the message of a group that did not settle."""
     frames = sys._current_frames()
     threads = [(f"{m.name}'s poll", m.thread) for m in members if isinstance(getattr(m, "thread", None),
                                                                              threading.Thread)]
-    threads += [(t.name, t) for t in threading.enumerate() if "heartbeat" in t.name.lower()]
+    threads += [(t.name, t) for t in threading.enumerate()
+                if "heartbeat" in t.name.lower() or t.name.startswith("kafka-io")]  # kafka-python 3's IO threads
     out = []
     for label, thread in threads:
         frame = frames.get(thread.ident or -1)
