@@ -48,6 +48,7 @@ from assignor.protocol import (
     read_assignments,
     read_join_group,
 )
+from assignor.wire.rows import Rows
 
 __all__ = ["REBALANCING", "classic_group", "consumer_group", "read_snapshot", "snapshot", "topics_of"]
 
@@ -75,10 +76,24 @@ def topics_of(metadata: Json) -> Json:
         counts[name] = len(partitions)
         ids[name] = topic_id
         if rack_of:
-            by_index = sorted(partitions, key=lambda p: p[1])
-            racks[name] = [list(dict.fromkeys(rack_of[r] for r in replicas if r in rack_of))
-                           for _code, _index, _leader, _epoch, replicas, _isr, _offline in by_index]
+            racks[name] = _replica_racks(partitions, rack_of)
     return {"topics": counts, "topic_ids": ids, **({"partition_racks": racks} if rack_of else {})}
+
+
+def _replica_racks(partitions: Any, rack_of: dict[int, str]) -> list[list[str]]:
+    """Each partition's replicas' racks, in replica order without repeats, partitions in index
+    order. Partitions read in columns (`Rows`: one replica count) are grouped by replica set,
+    each set's racks found once."""
+    def racks(replicas: list[int]) -> list[str]:
+        return list(dict.fromkeys(rack_of[r] for r in replicas if r in rack_of))
+
+    if not isinstance(partitions, Rows):
+        return [racks(replicas) for _code, _index, _leader, _epoch, replicas, _isr, _offline
+                in sorted(partitions, key=lambda p: p[1])]
+    order = np.argsort(partitions.column("partition_index"), kind="stable")
+    sets, which = np.unique(partitions.column("replica_nodes")[order], axis=0, return_inverse=True)
+    found = [racks(replicas) for replicas in sets.tolist()]
+    return [found[i][:] for i in which.reshape(-1).tolist()]
 
 
 def _classic_skipped(described: tuple[Any, ...]) -> str | None:

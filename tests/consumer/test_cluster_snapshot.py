@@ -4,6 +4,8 @@ names. The live side is tests/integration/test_snapshot.py."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from assignor import TopicPartition
@@ -13,6 +15,8 @@ from assignor.cluster.snapshot import classic_group, consumer_group, topics_of
 from assignor.errors import ClusterError
 from assignor.json_format import group_from_json
 from assignor.protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from assignor.wire import admin, codec, compiled
+from assignor.wire.rows import Rows
 
 T_ID = "NHvsffp9Ed3fxWJQh-gJsQ"
 METADATA = {"brokers": [(1, "h1", 9092, "r1"), (2, "h2", 9092, "r2"), (3, "h3", 9092, None)],
@@ -26,6 +30,20 @@ def test_topics_from_metadata_with_replica_racks():
                                    "partition_racks": {"t": [["r1"], ["r2", "r1"]], "u": [[]]}}
     no_racks = {**METADATA, "brokers": [(1, "h1", 9092, None)]}
     assert "partition_racks" not in topics_of(no_racks)
+
+
+def test_replica_racks_of_partitions_read_in_columns_equal_those_read_one_by_one():
+    """A long partitions array the compiled reader gives in columns (`Rows`), shuffled in index
+    order and on replica sets of brokers with and without racks: the same racks."""
+    rng = random.Random(7)
+    partitions = [(0, p, 1, 0, rng.sample([1, 2, 3], 2), [1], []) for p in range(300)]
+    rng.shuffle(partitions)
+    metadata = {"throttle_time_ms": 0, "brokers": METADATA["brokers"], "cluster_id": None, "controller_id": 1,
+                "topics": [(0, "t", T_ID, False, partitions, -1)]}
+    raw = codec.encode(admin.METADATA.response, metadata, admin.METADATA.version)
+    columns = compiled.decode(admin.METADATA.response, raw, admin.METADATA.version)
+    assert isinstance(columns["topics"][0][4], Rows)
+    assert topics_of(columns) == topics_of(metadata)
 
 
 def _member(member_id, owned, generation=4, instance=None, rack=None, protocol_version=3):
