@@ -11,9 +11,10 @@ from typing import Any
 
 from api.errors import Rejected
 from assignor.cluster import ClientSettings, read_snapshot, settings_of
+from assignor.cluster.snapshot import SkipKind
 from assignor.errors import ClusterError
 
-__all__ = ["cluster_settings", "live_group", "live_groups", "read_live_group", "skipped_status"]
+__all__ = ["cluster_settings", "live_group", "live_groups", "read_live_group", "SKIPPED_STATUS"]
 
 
 def cluster_settings(clusters: Mapping[str, Mapping[str, str]], alias: str) -> ClientSettings:
@@ -25,22 +26,20 @@ def cluster_settings(clusters: Mapping[str, Mapping[str, str]], alias: str) -> C
     return settings_of(None, clusters[alias], name=alias)
 
 
-def skipped_status(reason: str) -> int:
-    """The status of a group the snapshot skipped: 404 (no such group), 403 (not authorized),
-    409 (rebalancing, not a consumer group: it is there, but not now or not ours to read)."""
-    if reason == "no such group" or reason.startswith("no coordinator"):
-        return 404
-    if reason.startswith("not authorized"):
-        return 403
-    return 409
+#: The status of a group the snapshot skipped, by its kind: 404 (no such group), 403 (not
+#: authorized), 503 (its coordinator cannot answer now), 409 (rebalancing, not a consumer group,
+#: undecodable: it is there, but not now or not ours to read).
+SKIPPED_STATUS = {SkipKind.MISSING: 404, SkipKind.UNAUTHORIZED: 403, SkipKind.UNAVAILABLE: 503,
+                  SkipKind.REBALANCING: 409, SkipKind.NOT_CONSUMER: 409, SkipKind.UNREADABLE: 409}
 
 
 def _one(found: dict[str, Any], alias: str, group_id: str) -> dict[str, Any]:
     if found["groups"]:
         group: dict[str, Any] = found["groups"][0]
         return group
-    reason = found["skipped"][0]["reason"]
-    raise Rejected(skipped_status(reason), f"cluster {alias!r}, group {group_id!r}: {reason}")
+    skipped = found["skipped"][0]
+    raise Rejected(SKIPPED_STATUS[SkipKind(skipped["kind"])],
+                   f"cluster {alias!r}, group {group_id!r}: {skipped['reason']}")
 
 
 def live_group(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str) -> dict[str, Any]:

@@ -67,9 +67,10 @@ class Cluster:
         self.brokers = {node: (host, port) for node, host, port, _rack in answer["brokers"]}
         return answer
 
-    async def coordinators(self, groups: list[str]) -> dict[str, int | str]:
-        """Each group's coordinator (its node id), or why there is none (an error's name)."""
-        found: dict[str, int | str] = {}
+    async def coordinators(self, groups: list[str]) -> dict[str, int | tuple[int, str]]:
+        """Each group's coordinator (its node id), or why there is none (the error's code, and
+        its name with the broker's message)."""
+        found: dict[str, int | tuple[int, str]] = {}
         pending = list(groups)
         while pending:
             answer = await self._bootstrap.send(FIND_COORDINATOR, {"key_type": 0, "coordinator_keys": pending})
@@ -81,7 +82,7 @@ class Cluster:
                 elif code in RETRIABLE and self._time_left():
                     retry.append(key)
                 else:
-                    found[key] = error_name(code) + (f": {message}" if message else "")
+                    found[key] = code, error_name(code) + (f": {message}" if message else "")
             pending = retry
             if pending:
                 await asyncio.sleep(0.2)

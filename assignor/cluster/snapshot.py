@@ -28,7 +28,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from typing import Any
+from enum import StrEnum
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,7 +51,8 @@ from assignor.protocol import (
 )
 from assignor.wire.rows import Rows
 
-__all__ = ["REBALANCING", "classic_group", "consumer_group", "read_snapshot", "snapshot", "topics_of"]
+__all__ = ["REBALANCING", "SkipKind", "Skipped", "classic_group", "consumer_group", "read_snapshot", "snapshot",
+           "topics_of"]
 
 #: Groups described per request (each coordinator gets its groups in requests of this many, all
 #: sent at once): one response per request stays small, and a progress bar moves.
@@ -96,18 +98,42 @@ def _replica_racks(partitions: Any, rack_of: dict[int, str]) -> list[list[str]]:
     return [found[i][:] for i in which.reshape(-1).tolist()]
 
 
-def _classic_skipped(described: tuple[Any, ...]) -> str | None:
+class SkipKind(StrEnum):
+    """Why a group is not in a snapshot, as the ``kind`` of its ``skipped`` entry."""
+
+    MISSING = "missing"  # no such group
+    UNAUTHORIZED = "unauthorized"  # not authorized to describe it
+    UNAVAILABLE = "unavailable"  # its coordinator cannot answer for it now (loading, moving, down)
+    REBALANCING = "rebalancing"
+    NOT_CONSUMER = "not-consumer"  # not a consumer group
+    UNREADABLE = "unreadable"  # its members' metadata or assignments do not decode
+
+
+class Skipped(NamedTuple):
+    """A group not in a snapshot: its `kind` and the `reason` in words."""
+
+    kind: SkipKind
+    reason: str
+
+    def json(self, group_id: str) -> Json:
+        return {"group_id": group_id, "kind": self.kind.value, "reason": self.reason}
+
+
+_NO_SUCH_GROUP = Skipped(SkipKind.MISSING, "no such group")
+
+
+def _classic_skipped(described: tuple[Any, ...]) -> Skipped | None:
     """Why a classic group's DescribeGroups entry is not read, or None."""
     code, _group_id, state, protocol_type, _protocol, members, _operations = described
     if code != 0:
         return _refused(code, None)
     if state == "Dead":
-        return "no such group"
+        return _NO_SUCH_GROUP
     if protocol_type not in ("consumer", "") or (protocol_type == "" and members):
-        return f"not a consumer group (protocol type {protocol_type!r})"
+        return Skipped(SkipKind.NOT_CONSUMER, f"not a consumer group (protocol type {protocol_type!r})")
     if state in REBALANCING:
-        return (f"rebalancing ({state}): its members' metadata is not one generation's; snapshot it again once it "
-                "is Stable")
+        return Skipped(SkipKind.REBALANCING, f"rebalancing ({state}): its members' metadata is not one generation's; "
+                                        "snapshot it again once it is Stable")
     return None
 
 
@@ -115,7 +141,7 @@ def _classic_skipped(described: tuple[Any, ...]) -> str | None:
 Decoded = list[tuple[list[str], int, str | None, list[Any]]]
 
 
-def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | str | None = None) -> Json | str:
+def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | Skipped | None = None) -> Json | Skipped:
     """A classic group's JSON from its DescribeGroups entry, or why it is skipped. `decoded`:
     its members as `_decoded` read them already (`read_snapshot` reads them once, for the
     topics it asks Metadata about too)."""
@@ -125,7 +151,7 @@ def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | s
     _code, group_id, _state, _protocol_type, protocol, members, _operations = described
     if decoded is None:
         decoded = _decoded_or_why(members, protocol)
-    if isinstance(decoded, str):
+    if isinstance(decoded, Skipped):
         return decoded
     rows = [{"id": member_id, "topics": topics_, "owned": owned, "generation": generation, "rack": rack,
              **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id}
@@ -138,11 +164,11 @@ def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | s
             "members": rows}
 
 
-def _decoded_or_why(members: list[tuple[Any, ...]], protocol: str) -> Decoded | str:
+def _decoded_or_why(members: list[tuple[Any, ...]], protocol: str) -> Decoded | Skipped:
     try:
         return _decoded(members, protocol)
     except AssignorError as error:
-        return str(error)
+        return Skipped(SkipKind.UNREADABLE, str(error))
 
 
 def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
@@ -192,14 +218,14 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
 _NOTHING = encode_assignment(Assignment([]))
 
 
-def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | str:
+def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
     """A consumer-protocol group's JSON from its ConsumerGroupDescribe entry, or why it is
     skipped."""
     code, message, group_id, state, group_epoch, assignment_epoch, assignor, members, _operations = described
     if code != 0:
         return _refused(code, message)
     if state == "dead":
-        return "no such group"
+        return _NO_SUCH_GROUP
     rows = []
     for member in members:
         member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, _kind = member
@@ -235,17 +261,19 @@ def _only(topics: Json, members: list[Json]) -> Json:
             if key in topics}
 
 
-def _refused(code: int, message: str | None) -> str:
+def _refused(code: int, message: str | None) -> Skipped:
+    """A coordinator's error for a group: GROUP_ID_NOT_FOUND, GROUP_AUTHORIZATION_FAILED, or one
+    it cannot answer now (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, ...)."""
     if code == 69:
-        return "no such group"
+        return _NO_SUCH_GROUP
     if code == 30:
-        return "not authorized to describe it (GROUP_AUTHORIZATION_FAILED)"
-    return error_name(code) + (f": {message}" if message else "")
+        return Skipped(SkipKind.UNAUTHORIZED, "not authorized to describe it (GROUP_AUTHORIZATION_FAILED)")
+    return Skipped(SkipKind.UNAVAILABLE, error_name(code) + (f": {message}" if message else ""))
 
 
 async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
                         progress: Callable[[int, int], None] | None = None) -> Json:
-    """``{"groups": [...], "skipped": [{"group_id", "reason"}]}`` for `groups` (None: every
+    """``{"groups": [...], "skipped": [{"group_id", "kind", "reason"}]}`` (`Skipped`) for `groups` (None: every
     group of the cluster), in the order asked (by group id for all). `progress(done, total)`
     after each request's groups are described (`BATCH` at a time, per coordinator).
 
@@ -264,8 +292,8 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
                 if kind == "consumer" or (kind == "classic" and protocol_type in ("consumer", "")):
                     where[group] = (kind, node)
                 else:
-                    skipped.append({"group_id": group, "reason": f"not a consumer group ({kind}, protocol type "
-                                                                 f"{protocol_type!r})"})
+                    skipped.append(Skipped(SkipKind.NOT_CONSUMER, f"not a consumer group ({kind}, protocol type "
+                                                         f"{protocol_type!r})").json(group))
             order = sorted(where)
         else:
             order = list(dict.fromkeys(groups))
@@ -273,10 +301,12 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
             listed = await cluster.list_groups({node for node in found.values() if isinstance(node, int)})
             for group in order:
                 coordinator = found[group]
-                if isinstance(coordinator, str):
-                    skipped.append({"group_id": group, "reason": f"no coordinator ({coordinator})"})
+                if isinstance(coordinator, tuple):
+                    code, text = coordinator
+                    refused = _refused(code, None)
+                    skipped.append(Skipped(refused.kind, f"no coordinator ({text})").json(group))
                 elif group not in listed:
-                    skipped.append({"group_id": group, "reason": "no such group"})
+                    skipped.append(_NO_SUCH_GROUP.json(group))
                 else:
                     where[group] = (listed[group][2], coordinator)
         by_node: dict[int, tuple[list[str], list[str]]] = {}
@@ -299,21 +329,21 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         decoded = {entry[1]: _decoded_or_why(entry[5], entry[4]) for kind, entry in entries
                    if kind == "classic" and _classic_skipped(entry) is None}
         topics = topics_of(await cluster.metadata(_subscribed(entries, decoded)))
-    built: dict[str, Json | str] = {}
+    built: dict[str, Json | Skipped] = {}
     for kind, entry in entries:
         built[entry[1] if kind == "classic" else entry[2]] = classic_group(entry, topics, decoded.get(entry[1])) \
             if kind == "classic" else consumer_group(entry, topics)
     out: list[Json] = []
     for group in order:
         result = built.get(group)
-        if isinstance(result, dict):
-            out.append(result)
+        if isinstance(result, Skipped):
+            skipped.append(result.json(group))
         elif result is not None:
-            skipped.append({"group_id": group, "reason": result})
+            out.append(result)
     return {"groups": out, "skipped": skipped}
 
 
-def _subscribed(entries: list[tuple[str, Any]], decoded: dict[str, Decoded | str]) -> set[str] | None:
+def _subscribed(entries: list[tuple[str, Any]], decoded: dict[str, Decoded | Skipped]) -> set[str] | None:
     """The topics the described groups' members subscribe to (None: every topic, for a regex);
     a classic group's as `decoded` (a group skipped, or whose members do not decode, has none)."""
     topics: set[str] = set()
@@ -325,7 +355,7 @@ def _subscribed(entries: list[tuple[str, Any]], decoded: dict[str, Decoded | str
                     return None
                 topics.update(names)
     for members in decoded.values():
-        if not isinstance(members, str):
+        if not isinstance(members, Skipped):
             for subscribed, _generation, _rack, _owned in members:
                 topics.update(subscribed)
     return topics

@@ -9,7 +9,9 @@ import re
 import pytest
 
 from api.app import create_app
+from api.handlers.clusters import SKIPPED_STATUS
 from api.settings import Settings
+from assignor.cluster.snapshot import SkipKind
 from tests.api.test_api import client_for, settings
 
 pytestmark = pytest.mark.anyio
@@ -70,3 +72,10 @@ def test_settings_the_service_refuses_to_start_with(monkeypatch, value, message)
     monkeypatch.setenv("ASSIGNOR_CLUSTERS", value)
     with pytest.raises(SystemExit, match=re.escape(message)):
         Settings.from_env()
+
+
+def test_every_kind_of_skipped_group_has_its_status():
+    """A group the snapshot skipped answers by its kind: what a client can do about it."""
+    assert SKIPPED_STATUS == {SkipKind.MISSING: 404, SkipKind.UNAUTHORIZED: 403, SkipKind.UNAVAILABLE: 503,
+                              SkipKind.REBALANCING: 409, SkipKind.NOT_CONSUMER: 409, SkipKind.UNREADABLE: 409}
+    assert set(SKIPPED_STATUS) == set(SkipKind)

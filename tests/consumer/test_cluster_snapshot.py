@@ -11,7 +11,7 @@ import pytest
 from assignor import TopicPartition
 from assignor.cluster.sasl import plain_message, scram_client
 from assignor.cluster.settings import read_properties, settings_of
-from assignor.cluster.snapshot import classic_group, consumer_group, topics_of
+from assignor.cluster.snapshot import SkipKind, Skipped, classic_group, consumer_group, topics_of
 from assignor.errors import ClusterError
 from assignor.json_format import group_from_json
 from assignor.protocol import Assignment, Subscription, encode_assignment, encode_subscription
@@ -68,21 +68,25 @@ def test_a_stable_classic_group():
     assert [m.id for m in read.members] == ["m2", "m1"] and read.members[0].group_instance_id == "i2"
 
 
-@pytest.mark.parametrize(("described", "reason"), [
-    ((0, "g", "PreparingRebalance", "consumer", "", [_member("m1", [0])], 0), "rebalancing (PreparingRebalance)"),
-    ((0, "g", "CompletingRebalance", "consumer", "range", [_member("m1", [0])], 0), "rebalancing"),
-    ((0, "g", "Stable", "connect", "default", [("w1", None, "c", "h", b"\x00", b"\x00")], 0),
+@pytest.mark.parametrize(("described", "kind", "reason"), [
+    ((0, "g", "PreparingRebalance", "consumer", "", [_member("m1", [0])], 0), SkipKind.REBALANCING,
+     "rebalancing (PreparingRebalance)"),
+    ((0, "g", "CompletingRebalance", "consumer", "range", [_member("m1", [0])], 0), SkipKind.REBALANCING,
+     "rebalancing"),
+    ((0, "g", "Stable", "connect", "default", [("w1", None, "c", "h", b"\x00", b"\x00")], 0), SkipKind.NOT_CONSUMER,
      "not a consumer group (protocol type 'connect')"),
-    ((0, "g", "Dead", "", "", [], 0), "no such group"),
-    ((69, "g", "", "", "", [], 0), "no such group"),
-    ((30, "g", "", "", "", [], 0), "not authorized to describe it (GROUP_AUTHORIZATION_FAILED)"),
-    ((0, "g", "Stable", "consumer", "range", [("m1", None, "c", "h", b"\x00\x07", b"")], 0),
+    ((0, "g", "Dead", "", "", [], 0), SkipKind.MISSING, "no such group"),
+    ((69, "g", "", "", "", [], 0), SkipKind.MISSING, "no such group"),
+    ((30, "g", "", "", "", [], 0), SkipKind.UNAUTHORIZED, "not authorized to describe it (GROUP_AUTHORIZATION_FAILED)"),
+    ((14, "g", "", "", "", [], 0), SkipKind.UNAVAILABLE, "COORDINATOR_LOAD_IN_PROGRESS"),
+    ((0, "g", "Stable", "consumer", "range", [("m1", None, "c", "h", b"\x00\x07", b"")], 0), SkipKind.UNREADABLE,
      "a member's metadata does not decode (member 'm1': topics: needs 4 bytes"),
-    ((0, "g", "Stable", "consumer", "range", [_member("m1", [0])[:5] + (b"\x00\x01",)], 0),
+    ((0, "g", "Stable", "consumer", "range", [_member("m1", [0])[:5] + (b"\x00\x01",)], 0), SkipKind.UNREADABLE,
      "a member's assignment does not decode (member 'm1'"),
 ])
-def test_classic_groups_skipped_and_why(described, reason):
-    assert classic_group(described, topics_of(METADATA)).startswith(reason)
+def test_classic_groups_skipped_and_why(described, kind, reason):
+    skipped = classic_group(described, topics_of(METADATA))
+    assert isinstance(skipped, Skipped) and skipped.kind == kind and skipped.reason.startswith(reason)
 
 
 def test_an_empty_classic_group_is_a_group_without_members():
@@ -102,7 +106,8 @@ def test_a_consumer_group_its_targets_and_a_regex():
     assert (group["protocol"], group["assignor"], group["group_epoch"]) == ("consumer", "uniform", 7)
     read = group_from_json(group)  # planned from the targets
     assert [list(m.owned) for m in read.members] == [[TopicPartition("t", 0)], [TopicPartition("t", 1)]]
-    assert consumer_group((69, "Group g is not a consumer group.", "g", "", 0, 0, "", [], 0), {}) == "no such group"
+    assert consumer_group((69, "Group g is not a consumer group.", "g", "", 0, 0, "", [], 0), {}) == Skipped(
+        SkipKind.MISSING, "no such group")
 
 
 @pytest.mark.parametrize(("bootstrap", "properties", "message"), [

@@ -383,10 +383,10 @@ async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker
             if len(found["skipped"]) == 2 or asyncio.get_running_loop().time() > deadline:
                 break
             await asyncio.sleep(0.2)
-        assert found["groups"] == [] and [s["reason"] for s in found["skipped"]] == [
-            "not a consumer group (protocol type 'connect')",
-            "rebalancing (PreparingRebalance): its members' metadata is not one generation's; snapshot it again once "
-            "it is Stable"]
+        assert found["groups"] == [] and [(s["kind"], s["reason"]) for s in found["skipped"]] == [
+            ("not-consumer", "not a consumer group (protocol type 'connect')"),
+            ("rebalancing", "rebalancing (PreparingRebalance): its members' metadata is not one generation's; snapshot "
+                            "it again once it is Stable")]
         everything = await read_snapshot(settings, None)
         reasons = {s["group_id"]: s["reason"] for s in everything["skipped"]}
         assert reasons[f"connect-{topic}"] == "not a consumer group (classic, protocol type 'connect')"
