@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Iterable
 from types import TracebackType
 from typing import Any, TypeVar
 
-from assignor.cluster.connection import RETRIABLE, Connection, error_name
+from assignor.cluster.connection import RETRIABLE, Connection
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError
 from assignor.wire.admin import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, FIND_COORDINATOR, LIST_GROUPS, METADATA
+from assignor.wire.error_codes import error_name
 
 __all__ = ["Cluster"]
 

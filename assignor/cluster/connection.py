@@ -17,25 +17,16 @@ from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError, ProtocolError
 from assignor.wire import codec, compiled
 from assignor.wire.admin import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE, Api
+from assignor.wire.error_codes import error_name
 
-__all__ = ["ERRORS", "MAX_RESPONSE_BYTES", "RETRIABLE", "Connection", "error_name"]
+__all__ = ["MAX_RESPONSE_BYTES", "RETRIABLE", "Connection"]
 
 #: The largest response read (DescribeGroups of a group of 2,000 members holding a million
 #: partitions is about 20 MB): a size past it is refused before anything is allocated.
 MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 
-#: Kafka's names of the error codes a snapshot meets (``org.apache.kafka.common.protocol.Errors``).
-ERRORS = {3: "UNKNOWN_TOPIC_OR_PARTITION", 14: "COORDINATOR_LOAD_IN_PROGRESS", 15: "COORDINATOR_NOT_AVAILABLE",
-          16: "NOT_COORDINATOR", 24: "INVALID_GROUP_ID", 29: "TOPIC_AUTHORIZATION_FAILED",
-          30: "GROUP_AUTHORIZATION_FAILED", 31: "CLUSTER_AUTHORIZATION_FAILED", 33: "UNSUPPORTED_SASL_MECHANISM",
-          34: "ILLEGAL_SASL_STATE", 35: "UNSUPPORTED_VERSION", 58: "SASL_AUTHENTICATION_FAILED",
-          69: "GROUP_ID_NOT_FOUND"}
 #: Errors that clear when asked again (a coordinator loading or moving).
 RETRIABLE = {14, 15, 16}
-
-
-def error_name(code: int) -> str:
-    return ERRORS.get(code, f"error {code}")
 
 
 _SIZE = struct.Struct(">i")

@@ -35,7 +35,6 @@ import numpy as np
 
 from assignor._arrays import gc_paused
 from assignor.cluster.client import Cluster
-from assignor.cluster.connection import error_name
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import AssignorError, ProtocolError, UnknownProtocolError
 from assignor.json_format import pairs_json
@@ -49,6 +48,7 @@ from assignor.protocol import (
     read_assignments,
     read_join_group,
 )
+from assignor.wire.error_codes import error_name
 from assignor.wire.rows import Rows
 
 __all__ = ["REBALANCING", "SkipKind", "Skipped", "classic_group", "consumer_group", "read_snapshot", "snapshot",

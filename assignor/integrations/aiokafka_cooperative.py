@@ -301,30 +301,55 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
 
 #: Subscription states of the consumers that start with our coordinator (their own, by identity).
 _COOPERATIVE_STATES: weakref.WeakSet[Any] = weakref.WeakSet()
+#: ... and of those on the consumer protocol, with their remote assignor.
+_CONSUMER_PROTOCOL_STATES: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
 _ORIGINAL = GroupCoordinator
 
 
 def _coordinator(client: Any, subscription: Any, **kwargs: Any) -> Any:
-    """What ``AIOKafkaConsumer.start`` builds: ours for a `CooperativeConsumer`, aiokafka's own
-    for every other consumer."""
+    """What ``AIOKafkaConsumer.start`` builds: ours for a `CooperativeConsumer` (its
+    consumer-protocol member under ``group_protocol="consumer"``), aiokafka's own for every
+    other consumer."""
+    if subscription in _CONSUMER_PROTOCOL_STATES:
+        from assignor.integrations.aiokafka_consumer_protocol import ConsumerProtocolCoordinator
+
+        return ConsumerProtocolCoordinator(client, subscription, remote_assignor=_CONSUMER_PROTOCOL_STATES[
+            subscription], **kwargs)
     kind = CooperativeCoordinator if subscription in _COOPERATIVE_STATES else _ORIGINAL
     return kind(client, subscription, **kwargs)
 
 
+#: Kafka's ``group.protocol`` values.
+GROUP_PROTOCOLS = ("classic", "consumer")
+
+
 class CooperativeConsumer(AIOKafkaConsumer):  # type: ignore[misc]
-    """``AIOKafkaConsumer`` with KIP-429's incremental rebalance (module docstring). Takes
-    aiokafka's arguments; ``partition_assignment_strategy`` defaults to our
+    """``AIOKafkaConsumer`` with KIP-429's incremental rebalance (module docstring), or with
+    ``group_protocol="consumer"`` a member of KIP-848's consumer protocol whose target the
+    broker's ``group_remote_assignor`` computes (`assignor.integrations.aiokafka_consumer_protocol`).
+    Takes aiokafka's arguments; ``partition_assignment_strategy`` defaults to our
     `CooperativeStickyAssignor`."""
 
-    def __init__(self, *topics: str, **kwargs: Any) -> None:
+    def __init__(self, *topics: str, group_protocol: str = "classic", group_remote_assignor: str | None = None,
+                 **kwargs: Any) -> None:
+        if group_protocol not in GROUP_PROTOCOLS:
+            raise AssignorError(f"group_protocol: {group_protocol!r} is not one of {', '.join(GROUP_PROTOCOLS)}")
+        if group_remote_assignor is not None and group_protocol != "consumer":
+            raise AssignorError("group_remote_assignor: the broker assigns only under group_protocol='consumer'")
+        if group_protocol == "consumer" and kwargs.get("group_id") is None:
+            raise AssignorError("group_protocol='consumer': a consumer group needs a group_id")
         kwargs.setdefault("partition_assignment_strategy", (CooperativeStickyAssignor(),))
         super().__init__(*topics, **kwargs)
+        self.group_protocol, self.group_remote_assignor = group_protocol, group_remote_assignor
 
     async def start(self) -> None:
         # aiokafka's start builds its coordinator from the module's name `GroupCoordinator`;
         # the factory hands ours to this consumer only (matched by its subscription state).
         _consumer_module.GroupCoordinator = _coordinator
-        _COOPERATIVE_STATES.add(self._subscription)
+        if self.group_protocol == "consumer":
+            _CONSUMER_PROTOCOL_STATES[self._subscription] = self.group_remote_assignor
+        else:
+            _COOPERATIVE_STATES.add(self._subscription)
         await super().start()
 
     @property

@@ -30,7 +30,7 @@ from assignor.wire.schema import (
 )
 
 __all__ = ["API_VERSIONS", "CONSUMER_GROUP_DESCRIBE", "DESCRIBE_GROUPS", "FIND_COORDINATOR", "LIST_GROUPS",
-           "METADATA", "SASL_AUTHENTICATE", "SASL_HANDSHAKE", "Api"]
+           "METADATA", "SASL_AUTHENTICATE", "SASL_HANDSHAKE", "Api", "table"]
 
 
 class Api(NamedTuple):
@@ -46,8 +46,9 @@ class Api(NamedTuple):
     response: Message
 
 
-def _api(key: int, name: str, version: int, flexible: bool, request: tuple[Field, ...],
-         response: tuple[Field, ...], lowest: int | None = None) -> Api:
+def table(key: int, name: str, version: int, flexible: bool, request: tuple[Field, ...],
+          response: tuple[Field, ...], lowest: int | None = None) -> Api:
+    """An `Api` whose request and response have these fields (sent at `version`)."""
     def message(kind: str, fields: tuple[Field, ...]) -> Message:
         return Message(f"{name}{kind}", fields, versioned=False, highest_version=version, flexible=flexible,
                        api_key=key)
@@ -57,14 +58,14 @@ def _api(key: int, name: str, version: int, flexible: bool, request: tuple[Field
 
 #: ApiVersions v0 (not flexible, so any broker answers it): which versions of each API it serves.
 #: Its response header is v0 at every version (``ApiVersionsResponse``'s special case).
-API_VERSIONS = _api(18, "ApiVersions", 0, False, (), (
+API_VERSIONS = table(18, "ApiVersions", 0, False, (), (
     Field("error_code", INT16),
     Field("api_keys", Array((Field("api_key", INT16), Field("min_version", INT16), Field("max_version", INT16)))),
 ))
 
 #: Metadata v12: brokers (with racks), and each topic's id and partitions with their replicas.
 #: ``topics`` null asks for every topic.
-METADATA = _api(3, "Metadata", 12, True, (
+METADATA = table(3, "Metadata", 12, True, (
     Field("topics", Array((Field("topic_id", UUID), Field("name", NULLABLE_STRING)), nullable=True)),
     Field("allow_auto_topic_creation", BOOL),
     Field("include_topic_authorized_operations", BOOL),
@@ -88,7 +89,7 @@ METADATA = _api(3, "Metadata", 12, True, (
 ))
 
 #: FindCoordinator v4: the coordinators of several groups in one request (KIP-699; key type 0).
-FIND_COORDINATOR = _api(10, "FindCoordinator", 4, True, (
+FIND_COORDINATOR = table(10, "FindCoordinator", 4, True, (
     Field("key_type", INT8),
     Field("coordinator_keys", Array(STRING)),
 ), (
@@ -100,7 +101,7 @@ FIND_COORDINATOR = _api(10, "FindCoordinator", 4, True, (
 
 #: ListGroups v5: every group a broker coordinates, with its protocol type, state and type
 #: (``classic`` or ``consumer``, KIP-848).
-LIST_GROUPS = _api(16, "ListGroups", 5, True, (
+LIST_GROUPS = table(16, "ListGroups", 5, True, (
     Field("states_filter", Array(STRING)),
     Field("types_filter", Array(STRING)),
 ), (
@@ -112,7 +113,7 @@ LIST_GROUPS = _api(16, "ListGroups", 5, True, (
 
 #: DescribeGroups v5: a classic group's members with their JoinGroup metadata and SyncGroup
 #: assignment as sent (the consumer protocol's own bytes), and the protocol chosen.
-DESCRIBE_GROUPS = _api(15, "DescribeGroups", 5, True, (
+DESCRIBE_GROUPS = table(15, "DescribeGroups", 5, True, (
     Field("groups", Array(STRING)),
     Field("include_authorized_operations", BOOL),
 ), (
@@ -136,7 +137,7 @@ _ASSIGNMENT = Struct((Field("topic_partitions", Array((Field("topic_id", UUID), 
 
 #: ConsumerGroupDescribe v1 (KIP-848, API 69): a consumer group's epochs and assignor, and each
 #: member's subscription, epoch, current assignment and target, in the coordinator's member order.
-CONSUMER_GROUP_DESCRIBE = _api(69, "ConsumerGroupDescribe", 1, True, (
+CONSUMER_GROUP_DESCRIBE = table(69, "ConsumerGroupDescribe", 1, True, (
     Field("group_ids", Array(STRING)),
     Field("include_authorized_operations", BOOL),
 ), (
@@ -168,7 +169,7 @@ CONSUMER_GROUP_DESCRIBE = _api(69, "ConsumerGroupDescribe", 1, True, (
 
 #: SaslHandshake v1 (KIP-152): the mechanism the client authenticates with, before any other
 #: request but ApiVersions; then SaslAuthenticate carries its exchange.
-SASL_HANDSHAKE = _api(17, "SaslHandshake", 1, False, (
+SASL_HANDSHAKE = table(17, "SaslHandshake", 1, False, (
     Field("mechanism", STRING),
 ), (
     Field("error_code", INT16),
@@ -176,7 +177,7 @@ SASL_HANDSHAKE = _api(17, "SaslHandshake", 1, False, (
 ))
 
 #: SaslAuthenticate v2: one step of the mechanism's exchange (PLAIN: one; SCRAM: two).
-SASL_AUTHENTICATE = _api(36, "SaslAuthenticate", 2, True, (
+SASL_AUTHENTICATE = table(36, "SaslAuthenticate", 2, True, (
     Field("auth_bytes", BYTES),
 ), (
     Field("error_code", INT16),

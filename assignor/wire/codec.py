@@ -188,6 +188,8 @@ class _Reader:
         if isinstance(kind, Array):
             return self.array(kind, name, version)
         if isinstance(kind, Struct):
+            if kind.nullable and self.int8(name) < 0:
+                return None
             return tuple(self.fields(kind.fields, version, name + "."))
         if kind == INT8:
             return self.int8(name)
@@ -276,6 +278,10 @@ class _Writer:
         if isinstance(kind, Array):
             self.array(kind, value, name, version)
         elif isinstance(kind, Struct):
+            if kind.nullable:
+                parts.append(_INT8.pack(-1 if value is None else 1))
+                if value is None:
+                    return
             if not isinstance(value, tuple | list) or len(value) != len(kind.fields):
                 raise ProtocolError(f"{name}: expected ({', '.join(f.name for f in kind.fields)})")
             self.fields(kind.fields, list(value), version, name + ".")

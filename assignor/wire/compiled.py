@@ -178,7 +178,15 @@ def _struct_reader(fields: tuple[Field, ...], flexible: bool, version: int) -> R
 
 def _value_reader(kind: str | Array | Struct, flexible: bool, version: int) -> Reader:
     if isinstance(kind, Struct):
-        return _struct_reader(kind.fields, flexible, version)
+        fields = _struct_reader(kind.fields, flexible, version)
+        if not kind.nullable:
+            return fields
+
+        def null_or_fields(data: bytes, at: int) -> tuple[Any, int]:
+            if data[at] >= 0x80:  # (an INT8 below zero: null)
+                return None, at + 1
+            return fields(data, at + 1)
+        return null_or_fields
     if isinstance(kind, Array):
         return _array_reader(kind, flexible, version)
     if kind in _FIXED:

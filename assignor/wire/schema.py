@@ -93,16 +93,18 @@ class Array:
 @dataclass(frozen=True)
 class Struct:
     """A nested struct (one value, not an array): its fields in order, then (flexible) its
-    tagged fields."""
+    tagged fields. `nullable`: an INT8 comes first, -1 for null (None) and 1 for a struct, as
+    Kafka's generated messages write a nullable struct."""
 
     fields: tuple[Field, ...]
+    nullable: bool = False
 
 
 def _least(kind: str | tuple[Field, ...] | Array | Struct, flexible: bool) -> int:
     if isinstance(kind, tuple):
         return sum(_least(f.type, flexible) for f in kind) + flexible  # (+ the tagged fields' count)
     if isinstance(kind, Struct):
-        return _least(kind.fields, flexible)
+        return 1 if kind.nullable else _least(kind.fields, flexible)
     if isinstance(kind, Array):
         return 1 if flexible else 4
     return 1 if flexible and kind in _COMPACT else MIN_SIZE[kind]

@@ -14,7 +14,7 @@ import pytest
 
 from assignor.errors import ProtocolError
 from assignor.topic_ids import TopicId
-from assignor.wire import admin, codec
+from assignor.wire import admin, codec, membership
 from assignor.wire import compiled as fast
 from assignor.wire.schema import (
     BOOL,
@@ -36,7 +36,8 @@ from bench.broker import classpath, java
 from bench.java_members import compiled
 
 APIS = [admin.API_VERSIONS, admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS, admin.DESCRIBE_GROUPS,
-        admin.CONSUMER_GROUP_DESCRIBE, admin.SASL_HANDSHAKE, admin.SASL_AUTHENTICATE]
+        admin.CONSUMER_GROUP_DESCRIBE, admin.SASL_HANDSHAKE, admin.SASL_AUTHENTICATE,
+        membership.CONSUMER_GROUP_HEARTBEAT, membership.OFFSET_COMMIT]
 CASES = [(api, message, version) for api in APIS for message in (api.request, api.response)
          for version in range(api.lowest, api.version + 1)]
 _TEXT = ["", "g", "orders", "ünïcødé-grøup", "a" * 300]
@@ -49,6 +50,8 @@ def _value(kind: str | Array | Struct, rng: random.Random, version: int) -> obje
         return [_value(kind.of if isinstance(kind.of, str) else Struct(kind.of), rng, version)
                 for _ in range(rng.randrange(4))]
     if isinstance(kind, Struct):
+        if kind.nullable and rng.random() < 0.2:
+            return None
         return tuple(_value(f.type, rng, version) if f.since <= version else f.default for f in kind.fields)
     if kind in (NULLABLE_STRING, NULLABLE_BYTES) and rng.random() < 0.2:
         return None
