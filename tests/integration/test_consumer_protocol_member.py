@@ -8,6 +8,7 @@ computed is `kip848-uniform`'s or `kip848-range`'s for the same group."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import pytest
@@ -91,3 +92,129 @@ async def test_ours_with_java_and_librdkafka_members_through_joins_leaves_and_re
     assert timeline.overlaps() == [], "a partition owned by two members at once"
     found = check_targets(broker.log_text(start), group_id, cluster, assignor)
     assert len(found) >= 10, [t.epoch for t in found]
+
+
+async def test_a_member_frozen_past_its_session_loses_its_partitions_before_any_record(broker, java_members):
+    """Our member's event loop blocked for 9 s past the broker's 6 s session
+    (``group.consumer.session.timeout.ms``), beside a Java and a librdkafka member: the broker
+    fences it and gives its partitions to them. Waking, it finds on its own clock that no
+    heartbeat was answered for longer than ``session_timeout_ms``: its partitions are lost
+    (``on_partitions_lost``) before it returns a record, and it joins again."""
+    from tests.integration.test_aiokafka_cooperative import _produce_on_a_thread
+
+    partitions = 6
+    topic = await create_topic(broker.bootstrap, partitions)
+    group_id = f"cp-frozen-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline()
+    stop, sent = asyncio.Event(), []
+    producing = asyncio.create_task(asyncio.to_thread(_produce_on_a_thread, broker.bootstrap, topic, partitions,
+                                                      stop, sent, 400.0))
+    member = await ours("ours", broker.bootstrap, group_id, topic, timeline).start()
+    members = [member,
+               await java_members.member(f"{group_id}.java", broker.bootstrap, group_id, [topic],
+                                         {**CONSUMER, "group.remote.assignor": "uniform", **COMMIT}, timeline).start(),
+               await ThreadedLibrdkafkaMember("rdk", broker.bootstrap, group_id, topic, timeline,
+                                              protocol="consumer").start()]
+    try:
+        before = await settle(members, partitions)
+        assert before["ours"]
+        time.sleep(9)  # the whole event loop stops: no heartbeat, no poll  # noqa: ASYNC251
+        woke = time.monotonic()
+        after = await settle(members, partitions, timeout=60)
+        assert sorted(map(len, after.values())) == [2, 2, 2]
+    finally:
+        await wind_down(stop, producing, members, members, sent, timeout=60)
+    others = [(p, start, end) for p, start, end, m in timeline.intervals() if m != "ours"]
+    late = [(t, p) for t, p, _o in member.records
+            if t >= woke and any(q == p and start <= t <= end for q, start, end in others)]
+    assert late == [], f"{len(late)} records returned after waking of partitions another member owned then"
+    assert member.lost and member.lost[0] == before["ours"], member.lost
+    # (By its callbacks a frozen member owns its partitions until it wakes, after the others took
+    # them: what it must not do is return their records, above.)
+    assert len({(p, o) for m in members for _t, p, o in m.records}) == len(sent)
+
+
+async def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(broker):
+    """A static member (``group_instance_id``) closes, leaving with epoch -2 (it will come back),
+    and a new consumer with its instance id joins within the session: the broker hands it the same
+    partitions and the others revoke nothing."""
+    topic = await create_topic(broker.bootstrap, 6)
+    group_id = f"cp-static-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline()
+
+    def make(name: str) -> AiokafkaMember:
+        return ours(name, broker.bootstrap, group_id, topic, timeline, group_instance_id=f"instance-{name}")
+
+    members = [await make(n).start() for n in ("a", "b", "c")]
+    try:
+        before = await settle(members, 6)
+        for m in members:
+            m.revoked.clear()
+        await members[1].stop()
+        members[1] = await make("b").start()
+        after = await settle(members, 6)
+        assert after == before
+        assert [m.revoked for m in members] == [[], [], []]
+    finally:
+        for m in members:
+            await m.stop()
+    assert timeline.overlaps() == []
+
+
+async def test_an_aiokafka_group_migrated_online_moves_and_revokes_what_the_rehearsal_says(broker):
+    """Three of our cooperative classic consumers (``cooperative-sticky``), each stopped, the group
+    left to settle without it, then started again on the consumer protocol (the broker's
+    ``uniform``), as a slow rolling upgrade does: the group converts to a consumer group at the
+    first upgraded member and back to none of the classic members at the last, never two owners
+    of a partition, and the partitions moved and revoked over the upgrade are what the rehearsal
+    (`assignor.whatif.migrate`) says, within two partitions or 10% (member ids are random on the
+    broker: ties between members fall as they may)."""
+    from assignor import Group, Member, TopicPartition, whatif
+    from assignor.integrations.aiokafka import CooperativeStickyAssignor
+    from tests.java_group import moved
+
+    partitions = 12
+    topic = await create_topic(broker.bootstrap, partitions)
+    group_id = f"cp-upgrade-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline()
+    started = 0
+
+    async def start(i: int, protocol: str) -> AiokafkaMember:
+        nonlocal started
+        started += 1
+        name = f"m{i}.{started}"
+        if protocol == "consumer":
+            return await ours(name, broker.bootstrap, group_id, topic, timeline).start()
+        return await AiokafkaMember(name, broker.bootstrap, group_id, topic, timeline, CooperativeConsumer,
+                                    partition_assignment_strategy=(CooperativeStickyAssignor(),)).start()
+
+    members = [await start(0, "classic")]
+    await settle(members, partitions)
+    members += [await start(i, "classic") for i in (1, 2)]
+    formed = await settle(members, partitions)
+    owned = {i: formed[m.name] for i, m in enumerate(members)}
+    everyone = list(members)
+    forming = sum(len(r) for m in members for r in m.revoked)
+    total_moved = 0
+    try:
+        now = dict(owned)
+        for i in range(3):
+            await members[i].stop()
+            left = await settle([m for j, m in enumerate(members) if j != i], partitions)
+            after_leave = {j: left[m.name] for j, m in enumerate(members) if j != i}
+            members[i] = await start(i, "consumer")
+            everyone.append(members[i])
+            back = await settle(members, partitions)
+            after = {j: back[m.name] for j, m in enumerate(members)}
+            total_moved += moved(now, after_leave) + moved(after_leave, after)
+            now = after
+    finally:
+        for member in members:
+            await member.stop()
+    assert timeline.overlaps() == []
+    revoked = sum(len(r) for m in everyone for r in m.revoked) - forming
+    group = Group({topic: partitions}, [Member(f"m{i}", [topic], [TopicPartition(topic, p) for p in sorted(ps)], 1)
+                                        for i, ps in owned.items()])
+    upgrade = whatif.migrate(group, [], "kip848-uniform", ["cooperative-sticky"])["upgrade"]
+    for name, theirs, predicted in (("moved", total_moved, upgrade["moved"]), ("revoked", revoked, upgrade["revoked"])):
+        assert abs(theirs - predicted) <= max(2, predicted // 10), (name, theirs, predicted)
