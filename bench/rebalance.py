@@ -4,7 +4,8 @@ protocol: what each rebalance costs the partitions of the members that stay.
 `python -m bench --only rebalance` runs, in one session, every client of `CLIENTS` through two
 variants (`run`): ``restart`` (each member stopped and its replacement started at once) and
 ``settled`` (the replacement starts only after the group settled without it, so partitions move
-from survivors to the newcomer: KIP-429's second round). A producer writes records at a steady
+from survivors to the newcomer: KIP-429's second round); then the online migrations of `UPGRADES`
+(``upgrade``: as ``settled``, each replacement on the consumer protocol). A producer writes records at a steady
 rate, round-robin over the partitions, so every partition always has records waiting; a pause
 of a partition is a gap between two records consumed from it.
 
@@ -267,6 +268,11 @@ def _clients(java: JavaMembers | None = None) -> dict[str, Callable[..., Any]]:
                                      timeline: Timeline) -> LibrdkafkaMember:
         return LibrdkafkaMember(name, bootstrap, group, topic, timeline, protocol="consumer")
 
+    def ours_consumer_protocol(name: str, bootstrap: str, group: str, topic: str,
+                               timeline: Timeline) -> AiokafkaMember:
+        return AiokafkaMember(name, bootstrap, group, topic, timeline, CooperativeConsumer, group_protocol="consumer",
+                              group_remote_assignor="uniform")
+
     return {
         "aiokafka, default assignor (eager)": _aiokafka(lambda: AIOKafkaConsumer, None),
         "aiokafka + our sticky (eager)": _aiokafka(lambda: AIOKafkaConsumer, StickyAssignor),
@@ -275,13 +281,21 @@ def _clients(java: JavaMembers | None = None) -> dict[str, Callable[..., Any]]:
         "librdkafka cooperative-sticky": LibrdkafkaMember,
         **{client: _java(java, settings) for client, settings in _JAVA.items()},
         "librdkafka, consumer protocol (KIP-848 uniform)": librdkafka_consumer_protocol,
+        "aiokafka + ours, consumer protocol (KIP-848 uniform)": ours_consumer_protocol,
     }
 
 
 CLIENTS = ("aiokafka, default assignor (eager)", "aiokafka + our sticky (eager)", "aiokafka + our cooperative-sticky",
            "kafka-python 3 + our cooperative-sticky", "librdkafka cooperative-sticky",
            "Java, default assignors (eager range)", "Java cooperative-sticky",
-           "Java, consumer protocol (KIP-848 uniform)", "librdkafka, consumer protocol (KIP-848 uniform)")
+           "Java, consumer protocol (KIP-848 uniform)", "librdkafka, consumer protocol (KIP-848 uniform)",
+           "aiokafka + ours, consumer protocol (KIP-848 uniform)")
+
+#: The online migrations measured (the ``upgrade`` variant): each client's cooperative classic
+#: group restarted member by member on the consumer protocol.
+UPGRADES = (("aiokafka + our cooperative-sticky", "aiokafka + ours, consumer protocol (KIP-848 uniform)"),
+            ("Java cooperative-sticky", "Java, consumer protocol (KIP-848 uniform)"),
+            ("librdkafka cooperative-sticky", "librdkafka, consumer protocol (KIP-848 uniform)"))
 
 
 async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance") -> str:
@@ -389,14 +403,19 @@ async def wind_down(stop: asyncio.Event, producing: asyncio.Task[None], members:
 
 
 async def run(bootstrap: str, client: str | Sequence[str], *, consumers: int = 6, partitions: int = 12,
-              rate: float = 200.0, variant: str = "restart", java: JavaMembers | None = None) -> Figures:
+              rate: float = 200.0, variant: str = "restart", java: JavaMembers | None = None,
+              to: str | None = None) -> Figures:
     """One rolling restart of a group of `consumers` of `client` (module docstring); a sequence
     of clients mixes them in one group, member i of ``client[i % len(client)]``. The first member
     settles alone before the others start: it leads a classic group (the coordinator's first
-    member) until it is restarted."""
+    member) until it is restarted. ``variant="upgrade"``: as ``settled``, each replacement of
+    the client `to` (an online migration, one member at a time)."""
     kinds = [client] if isinstance(client, str) else list(client)
     makers = _clients(java)
     slots = [makers[kinds[i % len(kinds)]] for i in range(consumers)]
+    if (variant == "upgrade") != (to is not None):
+        raise ValueError("the upgrade variant, and it alone, takes `to`: the client the members are restarted as")
+    replacements = slots if to is None else [makers[to]] * consumers
     topic = await create_topic(bootstrap, partitions)
     group = f"g-{uuid.uuid4().hex[:8]}"
     timeline = Timeline()
@@ -415,15 +434,15 @@ async def run(bootstrap: str, client: str | Sequence[str], *, consumers: int = 6
         started = time.monotonic()
         for index in range(consumers):
             await members[index].stop()
-            if variant == "settled":
+            if variant in ("settled", "upgrade"):
                 await settle(members[:index] + members[index + 1:], partitions)
-            members[index] = await slots[index](f"m{index}-new", bootstrap, group, topic, timeline).start()
+            members[index] = await replacements[index](f"m{index}-new", bootstrap, group, topic, timeline).start()
             everyone.append(members[index])
             await settle(members, partitions)
         ended = time.monotonic()
     finally:
         await wind_down(stop, producing, members, everyone, sent)
-    label = client if isinstance(client, str) else " + ".join(kinds)
+    label = (client if isinstance(client, str) else " + ".join(kinds)) + (f" -> {to}" if to is not None else "")
     return figures(label, variant, everyone, timeline, len(sent), started, ended, partitions)
 
 
@@ -471,11 +490,11 @@ def main(quick: bool = False) -> None:
         broker = Broker(Path(directory) / "kafka")
         java = JavaMembers(Path(directory) / "java-members.log")
         try:
-            for variant in ("restart", "settled"):
-                for client in CLIENTS:
-                    size = {"consumers": 3, "partitions": 6} if quick else {}
-                    row = asyncio.run(run(broker.bootstrap, client, variant=variant, java=java, **size))
-                    print(" | ".join(str(value) for value in row.values()), flush=True)
+            size = {"consumers": 3, "partitions": 6} if quick else {}
+            runs = [(client, variant, None) for variant in ("restart", "settled") for client in CLIENTS]
+            for client, variant, to in runs + [(client, "upgrade", to) for client, to in UPGRADES]:
+                row = asyncio.run(run(broker.bootstrap, client, variant=variant, java=java, to=to, **size))
+                print(" | ".join(str(value) for value in row.values()), flush=True)
         finally:
             java.close()
             broker.stop()

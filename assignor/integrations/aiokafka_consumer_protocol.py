@@ -231,12 +231,18 @@ class ConsumerProtocolCoordinator(CooperativeCoordinator):
         return True
 
     async def _maybe_leave_group(self) -> None:
-        """Java's ``leaveGroupOnClose``: what the member owns is revoked through the listener,
-        then one heartbeat with epoch -1 (-2 for a static member) leaves."""
+        """Java's close: what was consumed is committed (auto-commit), what the member owns is
+        revoked through the listener, then one heartbeat with epoch -1 (-2 for a static member)
+        leaves."""
         member = self.member
         if member.state in (MemberState.UNSUBSCRIBED, MemberState.FATAL):
             return
         owned = self._owned()
+        if owned and not self._lost:
+            try:
+                await self._maybe_do_last_autocommit(self._subscription.subscription.assignment)
+            except Errors.KafkaError as error:
+                log.error("The last commit of group %s failed: %s", self.group_id, error)
         if owned:
             await self._call(getattr(self._subscription.listener, "on_partitions_revoked", None), set(owned),
                              "on_partitions_revoked")
