@@ -41,6 +41,8 @@ CORE_FORBIDDEN = ("fastapi", "pydantic", "starlette", "uvicorn", "pyspark", "pan
                   "kafka", "matplotlib")
 CORE_ALLOWED_EXCEPTIONS = {"assignor.integrations.aiokafka": ("aiokafka",),
                            "assignor.integrations.aiokafka_cooperative": ("aiokafka",),
+                           "assignor.integrations.aiokafka_consumer_protocol": ("aiokafka",),
+                           "assignor.integrations.aiokafka_member": ("aiokafka",),
                            "assignor.integrations.kafka_python": ("kafka",),
                            "assignor.partitioners.simulate_plot": ("matplotlib",)}
 

@@ -43,7 +43,7 @@ from aiokafka.structs import TopicPartition
 from assignor.cluster.connection import Connection
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError
-from assignor.integrations.aiokafka_cooperative import CooperativeCoordinator
+from assignor.integrations.aiokafka_member import MemberCoordinator
 from assignor.kip848_member import Member, MemberState
 from assignor.wire.admin import METADATA
 from assignor.wire.error_codes import error_name
@@ -65,7 +65,7 @@ class StaleMemberEpochError(Errors.KafkaError):  # type: ignore[misc]
     retriable = True
 
 
-class ConsumerProtocolCoordinator(CooperativeCoordinator):
+class ConsumerProtocolCoordinator(MemberCoordinator):
     """aiokafka's coordinator replaced by a consumer-protocol member (module docstring)."""
 
     def __init__(self, *args: Any, remote_assignor: str | None = None, **kwargs: Any) -> None:
@@ -73,7 +73,6 @@ class ConsumerProtocolCoordinator(CooperativeCoordinator):
         self._opening = asyncio.Lock()
         self._names: dict[str, str] = {}  # topic id -> name
         super().__init__(*args, **kwargs)
-        self.cooperative = True
         self.member = Member(self.group_id, instance_id=self._group_instance_id,
                              rack=getattr(self._client, "_client_rack", None) or None, server_assignor=remote_assignor,
                              rebalance_timeout_ms=int(self._max_poll_interval * 1000))
@@ -122,10 +121,10 @@ class ConsumerProtocolCoordinator(CooperativeCoordinator):
             if answer.kind == "fenced":
                 log.info("Member %s of group %s fenced (%s): partitions lost, joining again", member.member_id,
                          self.group_id, answer.error)
-                await self._lose_partitions(answer.lost)
+                await self._lose()
                 continue
             if answer.kind == "fatal":
-                await self._lose_partitions(answer.lost)
+                await self._lose()
                 await self._push_error_to_user(Errors.KafkaError(f"group {self.group_id}: {answer.error}"))
                 return
             if answer.kind == "find-coordinator":
@@ -208,27 +207,14 @@ class ConsumerProtocolCoordinator(CooperativeCoordinator):
     def _tp(self, partition: tuple[str, int]) -> TopicPartition:
         return TopicPartition(self._names[partition[0]], partition[1])
 
-    async def _lose_partitions(self, lost: frozenset[tuple[str, int]]) -> None:
-        """Fenced or expired: what the member owned is lost, without a commit."""
-        del lost  # (the member's own view: what aiokafka holds is what goes)
-        self._lost = True
-        await self._lose()
-
     # -- the session kept here, leaving, committing -----------------------------------------------
 
     def session_expired(self) -> bool:
         return (self._alive_at is not None and self.member.state not in (MemberState.UNSUBSCRIBED, MemberState.FATAL)
                 and time.monotonic() - self._alive_at > self._session_timeout_ms / 1000)
 
-    async def lose_if_expired(self) -> bool:
-        if not self.session_expired():
-            return False
-        log.warning("No heartbeat of group %s answered for %.1f s: partitions lost, joining again", self.group_id,
-                    time.monotonic() - (self._alive_at or 0.0))
-        self._alive_at = None
+    def _expire(self) -> None:
         self.member.fence()
-        await self._lose_partitions(frozenset())
-        return True
 
     async def _maybe_leave_group(self) -> None:
         """Java's close: what was consumed is committed (auto-commit), what the member owns is

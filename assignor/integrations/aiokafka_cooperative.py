@@ -49,42 +49,27 @@ member_id, protocol, member_assignment_bytes)``, ``reset_generation()``, ``_do_r
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import weakref
 from collections.abc import Iterable
 from typing import Any, cast
 
-import aiokafka
 import aiokafka.consumer.consumer as _consumer_module
 from aiokafka import AIOKafkaConsumer
 from aiokafka.consumer.group_coordinator import GroupCoordinator
 from aiokafka.coordinator.protocol import ConsumerProtocol
 from aiokafka.errors import KafkaError
-from aiokafka.structs import OffsetAndMetadata
 
 from assignor.errors import AssignorError
 from assignor.integrations.aiokafka import CooperativeStickyAssignor
+from assignor.integrations.aiokafka_consumer_protocol import ConsumerProtocolCoordinator
+from assignor.integrations.aiokafka_member import SUPPORTED_AIOKAFKA, MemberCoordinator
 from assignor.member_side import COOPERATIVE
 
 __all__ = ["SUPPORTED_AIOKAFKA", "CooperativeConsumer", "CooperativeCoordinator", "rebalances_cooperatively"]
 
 log = logging.getLogger(__name__)
-
-#: The aiokafka versions whose internals this module was written against and tested with.
-SUPPORTED_AIOKAFKA = ((0, 11), (0, 14))
-
-
-def _version(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")[:2]
-    return int(major), int(minor)
-
-
-if not SUPPORTED_AIOKAFKA[0] <= _version(aiokafka.__version__) <= SUPPORTED_AIOKAFKA[1]:
-    raise AssignorError(f"cooperative rebalancing needs aiokafka {SUPPORTED_AIOKAFKA[0][0]}.{SUPPORTED_AIOKAFKA[0][1]}"
-                        f" to {SUPPORTED_AIOKAFKA[1][0]}.{SUPPORTED_AIOKAFKA[1][1]}.x (it relies on their coordinator's"
-                        f" internals); aiokafka {aiokafka.__version__} is installed")
 
 _NO_GENERATION = -1
 _UNKNOWN_MEMBER = ""
@@ -102,17 +87,13 @@ def _supported(assignor: Any) -> tuple[str, ...]:
     return tuple(supported()) if callable(supported) else ()
 
 
-class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafka ships no types
+class CooperativeCoordinator(MemberCoordinator):
     """aiokafka's group coordinator with KIP-429's incremental rebalance (module docstring);
     eager, exactly aiokafka's, when an assignor offered supports only the eager protocol."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.cooperative = rebalances_cooperatively(kwargs.get("assignors", ()))
-        self._lost = False  # fenced or stale: the partitions go without a commit
-        # When the broker last knew this member (a heartbeat answered, a join completed), and
-        # whether a join is under way (the broker holds the member then): see `session_expired`.
-        self._alive_at: float | None = None
-        self._joining = False
+        self._joining = False  # a join is under way (the broker holds the member then): `session_expired`
         self._closing_down = False  # `close` runs: the leave gives up every partition first
         super().__init__(*args, **kwargs)
 
@@ -125,19 +106,9 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
         return (self.cooperative and self._alive_at is not None and not self._joining
                 and time.monotonic() - self._alive_at > self._session_timeout_ms / 1000)
 
-    async def lose_if_expired(self) -> bool:
-        """When `session_expired`: the partitions are lost at once (``on_partitions_lost``, no
-        commit, nothing more returned from them) and the member rejoins as new. A consumer whose
-        event loop was blocked past its session (a GC pause, a blocking call) otherwise returned
-        records of partitions other members already had."""
-        if not self.session_expired():
-            return False
-        log.warning("The session of group %s expired here (no heartbeat answered for %.1f s): partitions lost",
-                    self.group_id, time.monotonic() - (self._alive_at or 0.0))
-        self._alive_at = None
+    def _expire(self) -> None:
+        """The session ran out here: the coordinator no longer knows this member."""
         self.reset_generation()
-        await self._lose()
-        return True
 
     async def _do_heartbeat(self) -> bool:
         answered = bool(await super()._do_heartbeat())
@@ -180,11 +151,6 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
             self._lost = True
         super().reset_generation()
 
-    def _owned(self) -> frozenset[Any]:
-        subscription = self._subscription.subscription
-        assignment = getattr(subscription, "assignment", None)
-        return frozenset(assignment.tps) if assignment is not None and assignment.active else frozenset()
-
     async def _on_join_prepare(self, previous_assignment: Any) -> None:
         if not self.cooperative:
             await super()._on_join_prepare(previous_assignment)
@@ -209,24 +175,6 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
             self._joining = False
             if self.generation != _NO_GENERATION:
                 self._alive_at = time.monotonic()
-
-    async def _lose(self) -> None:
-        """KIP-429: partitions of a fenced or stale member are lost, not revoked: nothing is
-        committed (another member may own them already) and the next JoinGroup claims none."""
-        self._lost = False
-        lost = self._owned()
-        for assignor in self._assignors:
-            forget = getattr(assignor, "on_partitions_lost", None)
-            if callable(forget):
-                forget()
-        if not lost:
-            return
-        self._install(set())
-        log.info("Lost partitions %s of group %s (fenced or stale generation)", set(lost), self.group_id)
-        listener = self._subscription.listener
-        lost_hook = getattr(listener, "on_partitions_lost", None)
-        await self._call(lost_hook if callable(lost_hook) else getattr(listener, "on_partitions_revoked", None),
-                         set(lost), "on_partitions_lost")
 
     async def _on_join_complete(self, generation: int, member_id: str, protocol: str,
                                 member_assignment_bytes: bytes) -> None:
@@ -256,49 +204,6 @@ class CooperativeCoordinator(GroupCoordinator):  # type: ignore[misc]  # aiokafk
         if revoked:  # KIP-429's second round: the partitions given up go to their new owners
             self.request_rejoin()
 
-    async def _revoke(self, current: Any, revoked: set[Any]) -> None:
-        """Stop returning the records of `revoked` (paused partitions' fetched records are
-        dropped), commit how far they were consumed, then tell the listener while they are
-        still assigned (so its own commit of them works)."""
-        for tp in revoked:
-            current.state_value(tp).pause()
-        if self._enable_auto_commit:
-            offsets = {tp: OffsetAndMetadata(current.state_value(tp).position, "") for tp in revoked
-                       if current.state_value(tp).has_valid_position}
-            try:
-                await self.commit_offsets(current, offsets)
-            except KafkaError as error:
-                log.warning("offset commit of revoked partitions of group %s failed: %s", self.group_id, error)
-        log.info("Revoking partitions %s of group %s", revoked, self.group_id)
-        await self._call(getattr(self._subscription.listener, "on_partitions_revoked", None), revoked,
-                         "on_partitions_revoked")
-
-    def _install(self, partitions: set[Any]) -> None:
-        """Assign `partitions`, keeping each retained partition's state (its fetch position,
-        committed point and pause): aiokafka makes a fresh state per partition for every new
-        assignment, which would send every retained partition back to its committed offset."""
-        subscription = self._subscription.subscription
-        previous = subscription.assignment
-        kept = {}
-        if previous is not None and previous.active:
-            kept = {tp: previous.state_value(tp) for tp in partitions if previous.state_value(tp) is not None}
-        self._subscription.assign_from_subscribed(partitions)
-        fresh = subscription.assignment
-        for tp, state in kept.items():
-            state._assignment = fresh
-            fresh._tp_state[tp] = state
-
-    async def _call(self, hook: Any, partitions: set[Any], name: str) -> None:
-        if hook is None:
-            return
-        try:
-            result = hook(partitions)
-            if asyncio.iscoroutine(result):
-                await result
-        except Exception:
-            log.exception("listener %s of group %s failed in %s", self._subscription.listener, self.group_id, name)
-
-
 #: Subscription states of the consumers that start with our coordinator (their own, by identity).
 _COOPERATIVE_STATES: weakref.WeakSet[Any] = weakref.WeakSet()
 #: ... and of those on the consumer protocol, with their remote assignor.
@@ -311,8 +216,6 @@ def _coordinator(client: Any, subscription: Any, **kwargs: Any) -> Any:
     consumer-protocol member under ``group_protocol="consumer"``), aiokafka's own for every
     other consumer."""
     if subscription in _CONSUMER_PROTOCOL_STATES:
-        from assignor.integrations.aiokafka_consumer_protocol import ConsumerProtocolCoordinator
-
         return ConsumerProtocolCoordinator(client, subscription, remote_assignor=_CONSUMER_PROTOCOL_STATES[
             subscription], **kwargs)
     kind = CooperativeCoordinator if subscription in _COOPERATIVE_STATES else _ORIGINAL
@@ -359,7 +262,7 @@ class CooperativeConsumer(AIOKafkaConsumer):  # type: ignore[misc]
 
     async def _session_lost(self) -> bool:
         coordinator = self._coordinator
-        return isinstance(coordinator, CooperativeCoordinator) and await coordinator.lose_if_expired()
+        return isinstance(coordinator, MemberCoordinator) and await coordinator.lose_if_expired()
 
     async def getmany(self, *partitions: Any, timeout_ms: int = 0, max_records: int | None = None) -> dict[Any, Any]:
         """aiokafka's ``getmany``, returning nothing once the session has expired here: the
