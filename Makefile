@@ -64,15 +64,18 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# Everything: lint, types and the whole suite, Apache Kafka, Spark, Chromium and PostgreSQL included.
+# Everything: lint, types and the whole suite, Apache Kafka, Spark, Chromium and PostgreSQL included:
+# the tests that start no process on both cores (pytest-xdist), then those that do, one at a time
+# (one broker for the session; their timings are the point of many of them).
 test: $(STAMP) $(CHROMIUM) $(KAFKA) postgres-server lint
-	$(BIN)/python -m pytest --durations=25
+	$(BIN)/python -m pytest -m "not external" -n 2 -q --durations=10
+	$(BIN)/python -m pytest -m external --durations=25
 
 # The inner loop (under 2 minutes here): lint, types and every test that starts no process beside
 # the tests (no broker, Spark, Chromium, PostgreSQL, service or CLI run: `-m "not external"`),
 # each property on a twentieth of CI's examples (the `dev` Hypothesis profile, tests/conftest.py).
 check: lint
-	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -m "not external" -q
+	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -m "not external" -n 2 -q
 
 $(WRK):
 	$(SUDO) apt-get update -qq

@@ -15,11 +15,13 @@ import pytest
 
 from assignor.errors import AssignorError
 from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
+from bench.broker import CONSUMER_SETTINGS
 from bench.java_members import CONSUMER
 from bench.rebalance import AiokafkaMember, create_topic, produce, settle, wind_down
 from bench.rebalance import LibrdkafkaMember as ThreadedLibrdkafkaMember
 from tests.integration.test_kip848_broker import Cluster, check_targets
 from tests.ownership import Timeline
+from tests.scenarios import a_static_member_comes_back, slow_upgrade
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -143,23 +145,8 @@ async def test_a_static_member_restarted_within_its_session_gets_its_partitions_
     topic = await create_topic(broker.bootstrap, 6)
     group_id = f"cp-static-{uuid.uuid4().hex[:8]}"
     timeline = Timeline()
-
-    def make(name: str) -> AiokafkaMember:
-        return ours(name, broker.bootstrap, group_id, topic, timeline, group_instance_id=f"instance-{name}")
-
-    members = [await make(n).start() for n in ("a", "b", "c")]
-    try:
-        before = await settle(members, 6)
-        for m in members:
-            m.revoked.clear()
-        await members[1].stop()
-        members[1] = await make("b").start()
-        after = await settle(members, 6)
-        assert after == before
-        assert [m.revoked for m in members] == [[], [], []]
-    finally:
-        for m in members:
-            await m.stop()
+    await a_static_member_comes_back(lambda name: ours(name, broker.bootstrap, group_id, topic, timeline,
+                                                       group_instance_id=f"instance-{name}"))
     assert timeline.overlaps() == []
 
 
@@ -173,7 +160,6 @@ async def test_an_aiokafka_group_migrated_online_moves_and_revokes_what_the_rehe
     broker: ties between members fall as they may)."""
     from assignor import Group, Member, TopicPartition, whatif
     from assignor.integrations.aiokafka import CooperativeStickyAssignor
-    from tests.java_group import moved
 
     partitions = 12
     topic = await create_topic(broker.bootstrap, partitions)
@@ -195,24 +181,8 @@ async def test_an_aiokafka_group_migrated_online_moves_and_revokes_what_the_rehe
     members += [await start(i, "classic") for i in (1, 2)]
     formed = await settle(members, partitions)
     owned = {i: formed[m.name] for i, m in enumerate(members)}
-    everyone = list(members)
     forming = sum(len(r) for m in members for r in m.revoked)
-    total_moved = 0
-    try:
-        now = dict(owned)
-        for i in range(3):
-            await members[i].stop()
-            left = await settle([m for j, m in enumerate(members) if j != i], partitions)
-            after_leave = {j: left[m.name] for j, m in enumerate(members) if j != i}
-            members[i] = await start(i, "consumer")
-            everyone.append(members[i])
-            back = await settle(members, partitions)
-            after = {j: back[m.name] for j, m in enumerate(members)}
-            total_moved += moved(now, after_leave) + moved(after_leave, after)
-            now = after
-    finally:
-        for member in members:
-            await member.stop()
+    total_moved, everyone = await slow_upgrade(members, lambda i: start(i, "consumer"), partitions)
     assert timeline.overlaps() == []
     revoked = sum(len(r) for m in everyone for r in m.revoked) - forming
     group = Group({topic: partitions}, [Member(f"m{i}", [topic], [TopicPartition(topic, p) for p in sorted(ps)], 1)
@@ -220,3 +190,52 @@ async def test_an_aiokafka_group_migrated_online_moves_and_revokes_what_the_rehe
     upgrade = whatif.migrate(group, [], "kip848-uniform", ["cooperative-sticky"])["upgrade"]
     for name, theirs, predicted in (("moved", total_moved, upgrade["moved"]), ("revoked", revoked, upgrade["revoked"])):
         assert abs(theirs - predicted) <= max(2, predicted // 10), (name, theirs, predicted)
+
+
+async def test_a_subscription_change_gives_up_one_topic_and_takes_another(broker, java_members):
+    """Our member, beside a Java member on topic ``one``, subscribes to ``two`` instead: its next
+    heartbeat says so, it revokes its partitions of ``one`` (the Java member takes them) and takes
+    all of ``two``; the broker's targets are ``kip848-uniform``'s."""
+    from aiokafka.abc import ConsumerRebalanceListener
+
+    one = await create_topic(broker.bootstrap, 6)
+    two = await create_topic(broker.bootstrap, 4)
+    cluster = Cluster(broker.bootstrap)
+    cluster.adopt({one: 6, two: 4})
+    group_id = f"cp-subscribe-{uuid.uuid4().hex[:8]}"
+    start = broker.log_size()
+    calls: list[tuple[str, set[tuple[str, int]]]] = []
+
+    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+        async def on_partitions_revoked(self, revoked):
+            calls.append(("revoked", {(tp.topic, tp.partition) for tp in revoked}))
+
+        async def on_partitions_assigned(self, assigned):
+            calls.append(("assigned", {(tp.topic, tp.partition) for tp in assigned}))
+
+    java = await java_members.member(f"{group_id}.java", broker.bootstrap, group_id, [one],
+                                     {**CONSUMER, "group.remote.assignor": "uniform", **COMMIT}).start()
+    consumer = CooperativeConsumer(bootstrap_servers=broker.bootstrap, group_id=group_id, group_protocol="consumer",
+                                   group_remote_assignor="uniform", **CONSUMER_SETTINGS)
+    consumer.subscribe([one], listener=Listener())
+    await consumer.start()
+
+    async def until(condition, what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not condition():
+            assert time.monotonic() < deadline, f"{what}: {calls}, ours {consumer.assignment()}, java {java.owned}"
+            await consumer.getmany(timeout_ms=100)
+
+    try:
+        await until(lambda: len(consumer.assignment()) == 3 and len(java.partitions()) == 3, "one shared")
+        mine = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        calls.clear()
+        consumer.subscribe([two], listener=Listener())
+        await until(lambda: {tp.topic for tp in consumer.assignment()} == {two} and len(consumer.assignment()) == 4
+                    and len(java.partitions()) == 6, "two ours, one Java's")
+    finally:
+        await asyncio.wait_for(consumer.stop(), 60)
+        await java.stop()
+    assert calls[0] == ("revoked", mine)
+    assert ("assigned", {(two, p) for p in range(4)}) in calls
+    check_targets(broker.log_text(start), group_id, cluster, "uniform")

@@ -15,6 +15,7 @@ from assignor.protocol import decode_subscription
 from bench.rebalance import KafkaPythonMember, LibrdkafkaMember, create_topic, produce, settle, wind_down
 from tests.integration.test_aiokafka_cooperative import Member, unique
 from tests.ownership import Timeline
+from tests.scenarios import a_static_member_comes_back
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -63,23 +64,8 @@ async def test_a_static_member_restarted_within_its_session_gets_its_partitions_
     topic = await create_topic(broker.bootstrap, 6)
     group = unique("kp-static")
     timeline = Timeline()
-
-    def member(name: str) -> KafkaPythonMember:
-        return KafkaPythonMember(name, broker.bootstrap, group, topic, timeline, instance_id=f"instance-{name}")
-
-    members = [await member(n).start() for n in ("a", "b", "c")]
-    try:
-        before = await settle(members, 6)
-        for m in members:
-            m.revoked.clear()
-        await members[1].stop()
-        members[1] = await member("b").start()
-        after = await settle(members, 6)
-        assert after == before
-        assert [m.revoked for m in members] == [[], [], []]
-    finally:
-        for m in members:
-            await m.stop()
+    await a_static_member_comes_back(lambda name: KafkaPythonMember(name, broker.bootstrap, group, topic, timeline,
+                                                                    instance_id=f"instance-{name}"))
 
 
 async def test_one_group_of_kafka_python_aiokafka_and_librdkafka_cooperative_consumers(broker):

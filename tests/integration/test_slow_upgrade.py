@@ -13,8 +13,8 @@ import pytest
 
 from assignor import whatif
 from bench.java_members import CLASSIC, RANGE
-from bench.rebalance import settle
-from tests.java_group import COOPERATIVE, UNIFORM, JavaGroup, moved
+from tests.java_group import COOPERATIVE, UNIFORM, JavaGroup
+from tests.scenarios import slow_upgrade
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -24,24 +24,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 async def test_a_slow_upgrade_moves_and_revokes_what_the_rehearsal_says(broker, java_members, classic, settings):
     group = await JavaGroup(broker, java_members, "slow-upgrade", 12).create()
     members, owned = await group.classic(3, settings)
-    everyone = list(members)  # every consumer that took part, for its revocations
     forming = sum(len(r) for m in members for r in m.revoked)  # (while the group formed: not the upgrade's)
-    total_moved = 0
-    try:
-        now = dict(owned)
-        for i in range(3):
-            await members[i].stop()
-            left = await settle([m for j, m in enumerate(members) if j != i], group.partitions)
-            after_leave = {j: left[m.name] for j, m in enumerate(members) if j != i}
-            members[i] = await group.start(i, UNIFORM)
-            everyone.append(members[i])
-            back = await settle(members, group.partitions)
-            after = {j: back[m.name] for j, m in enumerate(members)}
-            total_moved += moved(now, after_leave) + moved(after_leave, after)
-            now = after
-    finally:
-        for member in members:
-            await member.stop()
+    total_moved, everyone = await slow_upgrade(members, lambda i: group.start(i, UNIFORM), group.partitions)
     # (a stopped member's revocations at its close are not counted: JavaMember.stopping)
     revoked = sum(len(r) for m in everyone for r in m.revoked) - forming
     upgrade = whatif.migrate(group.rehearsed(owned), [], "kip848-uniform", [classic])["upgrade"]
