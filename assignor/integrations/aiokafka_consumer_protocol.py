@@ -139,7 +139,11 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
             assignment = self._subscription.subscription.assignment if self._subscription.subscription else None
             wait = member.heartbeat_interval_ms / 1000
             if assignment is not None and assignment.active:
-                autocommit = await self._maybe_do_autocommit(assignment)
+                try:
+                    autocommit = await self._maybe_do_autocommit(assignment)
+                except Errors.KafkaError as error:  # (not retriable: the application hears of it, as from aiokafka)
+                    await self._push_error_to_user(error)
+                    continue
                 if autocommit is not None:
                     wait = min(wait, autocommit)
             if member.heartbeat_now():
@@ -170,23 +174,26 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
         member = self.member
         if member.state != MemberState.RECONCILING:
             return
-        unknown = {topic_id for topic_id, _p in member.target} - set(self._names)
-        if unknown:
-            await self._learn_names()
-        change = member.change(self._names)
+        subscription = self._subscription.subscription
+        if {topic_id for topic_id, _p in member.target} - set(self._names):
+            try:
+                await self._learn_names()
+            except (ClusterError, Errors.KafkaError) as error:  # (the next heartbeat's turn tries again)
+                log.warning("Reading the topics of group %s's target failed: %s", self.group_id, error)
+                self._drop_connection()
+        # A partition of a topic not (or no longer) subscribed here waits, as one whose name is
+        # not known yet (Java's ``findResolvableAssignmentAndTriggerMetadataUpdate``).
+        change = member.change(topic_id for topic_id, name in self._names.items() if name in subscription.topics)
         if change is None:
             return
-        subscription = self._subscription.subscription
         current = subscription.assignment
         revoked = {self._tp(p) for p in change.revoke}
         if revoked and current is not None and current.active:
             await self._revoke(current, revoked)
-        owned = (self._owned() - revoked) | {self._tp(p) for p in change.take}
-        taken = {tp for tp in owned if tp.topic in subscription.topics}
-        self._install(taken)
+        added = {self._tp(p) for p in change.take}
+        self._install(set(self._owned() - revoked) | added)
         await self._stop_commit_offsets_refresh_task()
         self.start_commit_offsets_refresh_task(self._subscription.subscription.assignment)
-        added = {self._tp(p) for p in change.take} & taken
         log.info("Added partitions %s, revoked %s, for group %s (epoch %s)", added, revoked, self.group_id,
                  member.epoch)
         member.reconciled(change)
@@ -242,11 +249,6 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
-
-    def reset_generation(self) -> None:
-        """aiokafka's hook for a member the coordinator forgot: the member is fenced."""
-        self.member.fence()
-        self._lost = bool(self._owned())
 
     async def _do_commit_offsets(self, assignment: Any, offsets: dict[Any, Any]) -> None:
         """OffsetCommit v9 with the member epoch (a consumer-protocol member may not commit with
