@@ -40,9 +40,11 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "descripti
 CLUSTER_REFUSED: dict[int | str, dict[str, Any]] = {
     403: {"model": Problem, "description": "not authorized to describe the group"},
     404: {"model": Problem, "description": "no such cluster in the service's settings, or no such group"},
-    409: {"model": Problem, "description": "the group is rebalancing, or is not a consumer group"},
+    409: {"model": Problem, "description": "the group is rebalancing, is not a consumer group, or its members' "
+                                           "metadata does not decode"},
     503: {"model": Problem, "description": "the cluster cannot be read (unreachable, no answer in time; named in "
-                                           "`detail`), or the planning queue is full"}}
+                                           "`detail`), the group's coordinator cannot answer for it now, or the "
+                                           "planning queue is full"}}
 #: What a sync can meet in the registry besides the errors of every call.
 SYNC_REFUSED: dict[int | str, dict[str, Any]] = {
     409: {"model": Problem, "description": "a generation older than the group's latest, named in `detail`"},
