@@ -198,6 +198,13 @@ class Member:
         self.owned = (self.owned - change.revoke) | change.take
         self.state = MemberState.ACKNOWLEDGING
 
+    def released(self, partitions: Iterable[Partition]) -> None:
+        """The client gave `partitions` up on its own (its subscription changed under them): no
+        longer owned, which the next heartbeat says; those still in the target are taken again."""
+        self.owned -= frozenset(partitions)
+        if self.state in (MemberState.STABLE, MemberState.ACKNOWLEDGING, MemberState.RECONCILING):
+            self.state = MemberState.RECONCILING if self.target != self.owned else MemberState.ACKNOWLEDGING
+
     def fence(self) -> frozenset[Partition]:
         """Fenced (or its session expired here): what it owned is lost; it joins again with epoch 0."""
         lost = self._give_up()

@@ -72,6 +72,7 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
         self._connection: Connection | None = None
         self._opening = asyncio.Lock()
         self._names: dict[str, str] = {}  # topic id -> name
+        self._seen: Any = None  # the subscription the member last heartbeat for
         super().__init__(*args, **kwargs)
         self.member = Member(self.group_id, instance_id=self._group_instance_id,
                              rack=getattr(self._client, "_client_rack", None) or None, server_assignor=remote_assignor,
@@ -103,6 +104,9 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
                 await asyncio.wait([asyncio.ensure_future(self._subscription.wait_for_subscription()), self._closing],
                                    return_when=asyncio.FIRST_COMPLETED)
                 continue
+            if subscription is not self._seen:
+                await self._subscription_changed()
+                self._seen = subscription
             member.subscribe(subscription.topics)
             if await self.lose_if_expired():
                 continue
@@ -190,6 +194,8 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
         revoked = {self._tp(p) for p in change.revoke}
         if revoked and current is not None and current.active:
             await self._revoke(current, revoked)
+        if self._subscription.subscription is not subscription:
+            return  # (the application subscribed anew meanwhile: the loop starts again from that)
         added = {self._tp(p) for p in change.take}
         self._install(set(self._owned() - revoked) | added)
         await self._stop_commit_offsets_refresh_task()
@@ -199,6 +205,26 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
         member.reconciled(change)
         await self._call(getattr(self._subscription.listener, "on_partitions_assigned", None), added,
                          "on_partitions_assigned")
+
+    async def _subscription_changed(self) -> None:
+        """aiokafka dropped the assignment with the subscription it replaced (its fetcher stopped
+        at once): what was consumed of it is committed, the listener hears it revoked, and the
+        member no longer owns it (the next heartbeat says so; what the new target keeps is taken
+        again)."""
+        previous = getattr(self._seen, "assignment", None)
+        if previous is None or not previous.tps:
+            return
+        gone = set(previous.tps)
+        if self._enable_auto_commit:
+            try:
+                await self.commit_offsets(previous, previous.all_consumed_offsets())
+            except Errors.KafkaError as error:
+                log.warning("The commit of group %s before its subscription changed failed: %s", self.group_id, error)
+        log.info("Revoking partitions %s of group %s: its subscription changed", gone, self.group_id)
+        await self._call(getattr(self._subscription.listener, "on_partitions_revoked", None), gone,
+                         "on_partitions_revoked")
+        ids = {name: topic_id for topic_id, name in self._names.items()}
+        self.member.released((ids[tp.topic], tp.partition) for tp in gone if tp.topic in ids)
 
     async def _learn_names(self) -> None:
         """The names of the subscribed topics' ids (Metadata v12; aiokafka's metadata has none)."""

@@ -115,3 +115,16 @@ def test_a_regex_subscription_is_sent_and_removed_with_an_empty_one():
 def test_member_ids_are_javas_form():
     ids = {new_member_id() for _ in range(100)}
     assert len(ids) == 100 and all(len(i) == 22 and "=" not in i for i in ids)
+
+
+def test_partitions_given_up_by_the_client_are_said_and_taken_again_if_still_targeted():
+    """A subscription change drops the client's assignment at once (aiokafka's): the member no
+    longer owns it, says so at the next heartbeat, and takes again what the target keeps."""
+    member = joined()
+    member.request()
+    member.answered(answer(2, [(T, [0]), (U, [1])]))
+    member.reconciled(member.change([T, U]))  # type: ignore[arg-type]
+    member.request()
+    member.released([(T, 0), (U, 1)])
+    assert member.owned == frozenset() and member.state == MemberState.RECONCILING
+    assert member.change([U]) == Change(frozenset(), frozenset({(U, 1)}), unresolved=1)

@@ -15,7 +15,6 @@ import pytest
 
 from assignor.errors import AssignorError
 from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
-from bench.broker import CONSUMER_SETTINGS
 from bench.java_members import CONSUMER
 from bench.rebalance import AiokafkaMember, create_topic, produce, settle, wind_down
 from bench.rebalance import LibrdkafkaMember as ThreadedLibrdkafkaMember
@@ -191,51 +190,3 @@ async def test_an_aiokafka_group_migrated_online_moves_and_revokes_what_the_rehe
     for name, theirs, predicted in (("moved", total_moved, upgrade["moved"]), ("revoked", revoked, upgrade["revoked"])):
         assert abs(theirs - predicted) <= max(2, predicted // 10), (name, theirs, predicted)
 
-
-async def test_a_subscription_change_gives_up_one_topic_and_takes_another(broker, java_members):
-    """Our member, beside a Java member on topic ``one``, subscribes to ``two`` instead: its next
-    heartbeat says so, it revokes its partitions of ``one`` (the Java member takes them) and takes
-    all of ``two``; the broker's targets are ``kip848-uniform``'s."""
-    from aiokafka.abc import ConsumerRebalanceListener
-
-    one = await create_topic(broker.bootstrap, 6)
-    two = await create_topic(broker.bootstrap, 4)
-    cluster = Cluster(broker.bootstrap)
-    cluster.adopt({one: 6, two: 4})
-    group_id = f"cp-subscribe-{uuid.uuid4().hex[:8]}"
-    start = broker.log_size()
-    calls: list[tuple[str, set[tuple[str, int]]]] = []
-
-    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
-        async def on_partitions_revoked(self, revoked):
-            calls.append(("revoked", {(tp.topic, tp.partition) for tp in revoked}))
-
-        async def on_partitions_assigned(self, assigned):
-            calls.append(("assigned", {(tp.topic, tp.partition) for tp in assigned}))
-
-    java = await java_members.member(f"{group_id}.java", broker.bootstrap, group_id, [one],
-                                     {**CONSUMER, "group.remote.assignor": "uniform", **COMMIT}).start()
-    consumer = CooperativeConsumer(bootstrap_servers=broker.bootstrap, group_id=group_id, group_protocol="consumer",
-                                   group_remote_assignor="uniform", **CONSUMER_SETTINGS)
-    consumer.subscribe([one], listener=Listener())
-    await consumer.start()
-
-    async def until(condition, what: str) -> None:
-        deadline = time.monotonic() + 30
-        while not condition():
-            assert time.monotonic() < deadline, f"{what}: {calls}, ours {consumer.assignment()}, java {java.owned}"
-            await consumer.getmany(timeout_ms=100)
-
-    try:
-        await until(lambda: len(consumer.assignment()) == 3 and len(java.partitions()) == 3, "one shared")
-        mine = {(tp.topic, tp.partition) for tp in consumer.assignment()}
-        calls.clear()
-        consumer.subscribe([two], listener=Listener())
-        await until(lambda: {tp.topic for tp in consumer.assignment()} == {two} and len(consumer.assignment()) == 4
-                    and len(java.partitions()) == 6, "two ours, one Java's")
-    finally:
-        await asyncio.wait_for(consumer.stop(), 60)
-        await java.stop()
-    assert calls[0] == ("revoked", mine)
-    assert ("assigned", {(two, p) for p in range(4)}) in calls
-    check_targets(broker.log_text(start), group_id, cluster, "uniform")
