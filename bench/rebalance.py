@@ -493,7 +493,13 @@ def main(quick: bool = False) -> None:
             size = {"consumers": 3, "partitions": 6} if quick else {}
             runs = [(client, variant, None) for variant in ("restart", "settled") for client in CLIENTS]
             for client, variant, to in runs + [(client, "upgrade", to) for client, to in UPGRADES]:
-                row = asyncio.run(run(broker.bootstrap, client, variant=variant, java=java, to=to, **size))
+                try:
+                    row = asyncio.run(run(broker.bootstrap, client, variant=variant, java=java, to=to, **size))
+                except AssertionError as error:  # (a group that never settles is a finding, not the end)
+                    label = client + (f" -> {to}" if to is not None else "")
+                    why = str(error).split(":", 1)[0].split("\n", 1)[0]
+                    print(" | ".join([label, variant, why] + ["-"] * (len(HEADER) - 3)), flush=True)
+                    continue
                 print(" | ".join(str(value) for value in row.values()), flush=True)
         finally:
             java.close()

@@ -52,3 +52,26 @@ async def slow_upgrade(members: list[Any], start: Callable[[int], Awaitable[Any]
         for member in members:
             await member.stop()
     return total, everyone
+
+
+async def joins_then_a_rolling_restart(make: Callable[[str, str], Any], kinds: list[str], partitions: int,
+                                       members: list[Any], everyone: list[Any]) -> None:
+    """A group formed of one member of each of `kinds` (`make(kind, name)`; the first alone
+    first, so a classic group's first member leads), then each member restarted in turn (a new
+    consumer of its kind at once): after every restart the group owns every partition once, as
+    evenly as the partitions allow. `members` are the running ones, `everyone` all that took part
+    (both filled here, for the caller's wind-down)."""
+    members.append(await make(kinds[0], "m0").start())
+    everyone.append(members[0])
+    await settle(members, partitions)
+    for i, kind in enumerate(kinds[1:], 1):
+        members.append(await make(kind, f"m{i}").start())
+        everyone.append(members[-1])
+    await settle(members, partitions)
+    even = sorted([partitions // len(kinds) + (i < partitions % len(kinds)) for i in range(len(kinds))])
+    for i, kind in enumerate(kinds):
+        await members[i].stop()
+        members[i] = await make(kind, f"m{i}-new").start()
+        everyone.append(members[i])
+        settled = await settle(members, partitions)
+        assert sorted(map(len, settled.values())) == even, settled

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from bench.rebalance import AiokafkaMember, create_topic, produce, settle, wind_
 from bench.rebalance import LibrdkafkaMember as ThreadedLibrdkafkaMember
 from tests.integration.test_kip848_broker import Cluster, check_targets
 from tests.ownership import Timeline
-from tests.scenarios import a_static_member_comes_back, slow_upgrade
+from tests.scenarios import a_static_member_comes_back, joins_then_a_rolling_restart, slow_upgrade
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -67,22 +68,12 @@ async def test_ours_with_java_and_librdkafka_members_through_joins_leaves_and_re
     kinds = ["ours", "java", "ours", "librdkafka"]
     stop, sent = asyncio.Event(), []
     producing = asyncio.create_task(produce(broker.bootstrap, topic, partitions, stop, sent, 100.0))
-    members = [await make(kinds[0], "m0").start()]
-    everyone = list(members)
+    members: list[Any] = []
+    everyone: list[Any] = []
     try:
-        await settle(members, partitions)
+        await joins_then_a_rolling_restart(make, kinds, partitions, members, everyone)
         member = members[0].consumer._coordinator.member  # (ours, on the consumer protocol)
         assert member.epoch > 0 and member.owned and member.server_assignor == assignor
-        for i, kind in enumerate(kinds[1:], 1):
-            members.append(await make(kind, f"m{i}").start())
-            everyone.append(members[-1])
-            await settle(members, partitions)
-        for i, kind in enumerate(kinds):
-            await members[i].stop()
-            members[i] = await make(kind, f"m{i}-new").start()
-            everyone.append(members[i])
-            settled = await settle(members, partitions)
-            assert sorted(map(len, settled.values())) == [2] * 4, settled
         leaver = members.pop(0)  # one of ours leaves: its partitions go to the others
         await leaver.stop()
         await settle(members, partitions)

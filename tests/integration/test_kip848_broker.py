@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -276,9 +277,10 @@ async def test_classic_members_in_a_consumer_group(broker, java_members):
     from assignor.integrations.aiokafka import CooperativeStickyAssignor
     from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
     from bench.java_members import CLASSIC, COOPERATIVE_STICKY
-    from bench.rebalance import AiokafkaMember, create_topic, produce, settle, wind_down
+    from bench.rebalance import AiokafkaMember, create_topic, produce, wind_down
     from bench.rebalance import LibrdkafkaMember as ThreadedLibrdkafkaMember
     from tests.ownership import Timeline
+    from tests.scenarios import joins_then_a_rolling_restart
 
     partitions = 10
     topic = await create_topic(broker.bootstrap, partitions)
@@ -306,20 +308,10 @@ async def test_classic_members_in_a_consumer_group(broker, java_members):
     kinds = ["java-consumer", "ours", "java-classic", "librdkafka-classic", "librdkafka-consumer"]
     stop, sent = asyncio.Event(), []
     producing = asyncio.create_task(produce(broker.bootstrap, topic, partitions, stop, sent, 100.0))
-    members = [await make(kinds[0], "m0").start()]
-    everyone = list(members)
+    members: list[Any] = []
+    everyone: list[Any] = []
     try:
-        await settle(members, partitions)
-        for i, kind in enumerate(kinds[1:], 1):
-            members.append(await make(kind, f"m{i}").start())
-            everyone.append(members[-1])
-        await settle(members, partitions)
-        for i, kind in enumerate(kinds):
-            await members[i].stop()
-            members[i] = await make(kind, f"m{i}-new").start()
-            everyone.append(members[i])
-            settled = await settle(members, partitions)
-            assert sorted(map(len, settled.values())) == [2] * 5, settled
+        await joins_then_a_rolling_restart(make, kinds, partitions, members, everyone)
     finally:
         await wind_down(stop, producing, members, everyone, sent, timeout=60)
     consumed = {(p, o) for m in everyone for _t, p, o in m.records}
