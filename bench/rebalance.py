@@ -316,9 +316,10 @@ async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance
 async def _until_led(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
     """Until the broker's metadata has every partition of `topic` with a leader. CreateTopics
     answers before the partitions are led; consumers that join meanwhile see the topic's metadata
-    change under a rebalance, and a kafka-python 3.0.12 leader that rejoins for it has stopped
-    heartbeating for good after the next SyncGroup (its IO thread never ran the poll's coordinator
-    lookup) in three clean-clone runs of the whole suite."""
+    change under their first rebalance and rejoin for it. (A kafka-python 3.0.12 leader that
+    rejoined at once, for this or for KIP-429's second round, stopped heartbeating for good after
+    the next SyncGroup in four clean-clone runs: its poll waits on a coroutine that its IO thread,
+    still polling, never finishes. Waiting here removed the metadata rejoins, not that.)"""
     from assignor.cluster.client import Cluster
     from assignor.cluster.settings import settings_of
 
