@@ -16,7 +16,14 @@ from typing import Any, TypeVar
 from assignor.cluster.connection import RETRIABLE, Connection
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError
-from assignor.wire.admin import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, FIND_COORDINATOR, LIST_GROUPS, METADATA
+from assignor.wire.admin import (
+    CONSUMER_GROUP_DESCRIBE,
+    DESCRIBE_GROUPS,
+    FIND_COORDINATOR,
+    LIST_GROUPS,
+    METADATA,
+    metadata_request,
+)
 from assignor.wire.error_codes import error_name
 
 __all__ = ["Cluster"]
@@ -62,9 +69,7 @@ class Cluster:
 
     async def metadata(self, topics: Iterable[str] | None) -> dict[str, Any]:
         """Metadata for `topics` (None: every topic), brokers remembered for `node`."""
-        wanted = None if topics is None else [(_NO_ID, name) for name in sorted(set(topics))]
-        answer = await self._bootstrap.send(METADATA, {"topics": wanted, "allow_auto_topic_creation": False,
-                                                       "include_topic_authorized_operations": False})
+        answer = await self._bootstrap.send(METADATA, metadata_request(topics))
         self.brokers = {node: (host, port) for node, host, port, _rack in answer["brokers"]}
         return answer
 
@@ -130,6 +135,3 @@ class Cluster:
     def _time_left(self) -> float:
         return self._deadline - time.monotonic()
 
-
-#: The null topic id Metadata takes beside a topic's name (``Uuid.ZERO_UUID``).
-_NO_ID = "AAAAAAAAAAAAAAAAAAAAAA"

@@ -44,18 +44,14 @@ from assignor.cluster.connection import Connection
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import ClusterError
 from assignor.integrations.aiokafka_member import MemberCoordinator
-from assignor.kip848_member import Member, MemberState
-from assignor.wire.admin import METADATA
+from assignor.kip848_member import FIND_COORDINATOR, Member, MemberState
+from assignor.wire.admin import METADATA, metadata_request
 from assignor.wire.error_codes import error_name
 from assignor.wire.membership import CONSUMER_GROUP_HEARTBEAT, OFFSET_COMMIT
 
 __all__ = ["ConsumerProtocolCoordinator", "StaleMemberEpochError"]
 
 log = logging.getLogger(__name__)
-
-#: The null topic id Metadata takes beside a topic's name.
-_NO_ID = "AAAAAAAAAAAAAAAAAAAAAA"
-
 
 class StaleMemberEpochError(Errors.KafkaError):  # type: ignore[misc]
     """A commit sent with an epoch the coordinator has moved past (STALE_MEMBER_EPOCH): retried
@@ -229,10 +225,7 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
     async def _learn_names(self) -> None:
         """The names of the subscribed topics' ids (Metadata v12; aiokafka's metadata has none)."""
         connection = await self._coordinator_connection()
-        topics = sorted(self._subscription.subscription.topics)
-        answer = await connection.send(METADATA, {"topics": [(_NO_ID, t) for t in topics],
-                                                  "allow_auto_topic_creation": False,
-                                                  "include_topic_authorized_operations": False})
+        answer = await connection.send(METADATA, metadata_request(self._subscription.subscription.topics))
         for code, name, topic_id, *_rest in answer["topics"]:
             if code == 0 and name is not None:
                 self._names[topic_id] = name
@@ -300,7 +293,7 @@ class ConsumerProtocolCoordinator(MemberCoordinator):
                     continue
                 if code == StaleMemberEpochError.errno:
                     raise StaleMemberEpochError(f"group {self.group_id}: {error_name(code)}")
-                if code in (15, 16):
+                if code in FIND_COORDINATOR:
                     self._drop_connection()
                 raise Errors.for_code(code)(f"group {self.group_id}: {error_name(code)}")
 

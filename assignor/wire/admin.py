@@ -11,7 +11,8 @@ bytes Java's generated ``*Data`` classes write.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from assignor.wire.schema import (
     BOOL,
@@ -30,7 +31,8 @@ from assignor.wire.schema import (
 )
 
 __all__ = ["API_VERSIONS", "CONSUMER_GROUP_DESCRIBE", "DESCRIBE_GROUPS", "FIND_COORDINATOR", "LIST_GROUPS",
-           "METADATA", "SASL_AUTHENTICATE", "SASL_HANDSHAKE", "Api", "table"]
+           "METADATA", "NO_TOPIC_ID", "SASL_AUTHENTICATE", "SASL_HANDSHAKE", "Api", "metadata_request",
+           "table"]
 
 
 class Api(NamedTuple):
@@ -87,6 +89,17 @@ METADATA = table(3, "Metadata", 12, True, (
         Field("topic_authorized_operations", INT32),
     ))),
 ))
+
+#: The null topic id Metadata takes beside a topic's name (``Uuid.ZERO_UUID``).
+NO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def metadata_request(topics: Iterable[str] | None) -> dict[str, Any]:
+    """A Metadata request's values for `topics` by name (None: every topic) that creates no
+    topic and asks no authorized operations."""
+    wanted = None if topics is None else [(NO_TOPIC_ID, name) for name in sorted(set(topics))]
+    return {"topics": wanted, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}
+
 
 #: FindCoordinator v4: the coordinators of several groups in one request (KIP-699; key type 0).
 FIND_COORDINATOR = table(10, "FindCoordinator", 4, True, (
