@@ -76,7 +76,9 @@ class Layout:
     offsets: np.ndarray  # int64, len(topics) + 1; flat id = offsets[t] + partition
     members: list[Member]  # Java order of member id
     prev_owner: np.ndarray  # int64 per flat partition: member index or NO_OWNER
-    prev_object: np.ndarray  # per flat partition: the winning claim as given, or None
+    # Per flat partition with a previous owner, the winning claim as given (a TopicPartition);
+    # None when the claims came without objects (as columns, or not all TopicPartitions).
+    prev_object: np.ndarray | None
     # Every claim as parsed: member index, topic index (-1: unknown topic), partition.
     # (A factory, not one shared default: numpy arrays are mutable.)
     claims: tuple[np.ndarray, np.ndarray, np.ndarray] = dataclass_field(
@@ -141,20 +143,25 @@ class Layout:
 
         A partition kept by its previous owner reuses that member's TopicPartition object:
         after a rebalance most partitions stay, and allocating a million tuples is the most
-        expensive step left.
+        expensive step left. Each object is touched as few times as can be (gathered once, then
+        copied into its member's list): at a million partitions those handed back are scattered
+        in memory, and every pass over them is a pass of cache misses.
         """
         flats = np.flatnonzero(owner >= 0)
         by_member = flats[stable_order(owner[flats])]
-        bounds = np.searchsorted(owner[by_member], np.arange(len(self.members) + 1))
-        objects = np.empty(len(by_member), dtype=object)
-        reuse = (self.prev_owner[by_member] == owner[by_member]) & (self.prev_object[by_member] != None)  # noqa: E711
-        objects[reuse] = self.prev_object[by_member[reuse]]
-        fresh = by_member[~reuse]
-        names = np.array(self.topics, dtype=object)[self.topic_of_flat()[fresh]].tolist()
-        created = topic_partitions(names, self.partition_of_flat()[fresh].tolist())
-        objects[~reuse] = np.fromiter(created, dtype=object, count=len(created))
-        tps = objects.tolist()
-        return {m.id: tps[bounds[i] : bounds[i + 1]] for i, m in enumerate(self.members)}
+        bounds = np.searchsorted(owner[by_member], np.arange(len(self.members) + 1)).tolist()
+        if self.prev_object is None:  # no claim came as an object: every one is made here
+            fresh, objects = by_member, np.empty(len(by_member), dtype=object)
+            made_at: np.ndarray | slice = slice(None)
+        else:  # every valid claim came as a TopicPartition: a kept partition has its object
+            objects = self.prev_object[by_member]
+            made_at = np.flatnonzero(self.prev_owner[by_member] != owner[by_member])
+            fresh = by_member[made_at]
+        if len(fresh):
+            names = np.array(self.topics, dtype=object)[self.topic_of_flat()[fresh]].tolist()
+            created = topic_partitions(names, self.partition_of_flat()[fresh].tolist())
+            objects[made_at] = np.fromiter(created, dtype=object, count=len(created))
+        return {m.id: objects[bounds[i] : bounds[i + 1]].tolist() for i, m in enumerate(self.members)}
 
 
 def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = None) -> Layout:
@@ -191,7 +198,7 @@ def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = No
     distinct = _topic_indices(list(by_value), index, known)
     subscription_of = subscription_of_object[object_of]
     layout = Layout(topics, counts, offsets, members, np.empty(0, dtype=np.int64),
-                    np.empty(0, dtype=object), distinct=distinct, subscription_of=subscription_of)
+                    None, distinct=distinct, subscription_of=subscription_of)
     if claims is None:
         parsed = _parse_claims(group, members, index)
     else:
@@ -366,8 +373,7 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) ->
     member = np.repeat(np.arange(len(members), dtype=np.int64), lengths)
     types = set(map(type, claims))
     # Claims given as TopicPartition objects can be handed back as they are (see `assignment`).
-    objects = np.fromiter(claims if types == {TopicPartition} else repeat(None, len(claims)),
-                          dtype=object, count=len(claims))
+    objects = np.fromiter(claims, dtype=object, count=len(claims)) if types == {TopicPartition} else None
     if claims and types <= {TopicPartition, tuple, list} and set(map(len, claims)) == {2}:
         # itemgetter maps run in C; zip(*claims) over a million claims is ten times slower.
         numbers = list(map(itemgetter(1), claims))
@@ -388,13 +394,14 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) ->
     kept = [c for c, ok in zip(claims, good) if ok]
     topic = np.array([index[c[0]] for c in kept], dtype=np.int64)
     part = np.array([int(c[1]) for c in kept], dtype=np.int64)
-    return member[good], topic, part, objects[good]
+    return member[good], topic, part, None if objects is None else objects[good]
 
 
-def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _resolve_claims(layout: Layout, parsed: ParsedClaims
+                    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Previous owner (and its claim object) per flat partition under the rules of
     `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members.
-    Claims given as columns have no objects (None): every partition's object stays None. Also
+    Claims given without objects (as columns): no objects (None). Also
     the most recent earlier owner (`Layout.earlier`): the claimant of the highest generation
     below the owner's, when one member alone has it."""
     member, topic, part, given = parsed
@@ -402,7 +409,7 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, n
     # Without objects, a stand-in that is cheap to filter along with the claims.
     objects = given if given is not None else np.zeros(len(member), dtype=bool)
     prev_owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
-    prev_object = np.empty(layout.total, dtype=object)
+    prev_object = np.empty(layout.total, dtype=object) if carry_objects else None
     known = topic >= 0
     topic_safe = np.where(known, topic, 0)
     valid = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))
@@ -417,7 +424,7 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, n
     claimants = np.bincount(flat, minlength=layout.total) if len(flat) else np.zeros(layout.total, np.int64)
     single = claimants[flat] == 1
     prev_owner[flat[single]] = member[single]
-    if carry_objects:
+    if prev_object is not None:
         prev_object[flat[single]] = objects[single]
     if single.all():
         return prev_owner, prev_object, None
@@ -434,7 +441,7 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims) -> tuple[np.ndarray, n
     tied = (after != first) & (flat[after] == flat[first]) & (generation[after] == generation[first])
     winners = first[~tied]
     prev_owner[flat[winners]] = member[winners]
-    if carry_objects:
+    if prev_object is not None:
         prev_object[flat[winners]] = objects[winners]
     # The next claimant of a winner's partition, unless two share its generation.
     second = np.minimum(winners + 1, len(flat) - 1)
