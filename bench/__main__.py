@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import report
+from bench.child import answer, in_child
 
 
 # (name, kind, topics, partitions per topic, members, step, run aiokafka)
@@ -141,7 +142,7 @@ def run(case: Case, repeat: int, peer_limit: float) -> dict:
     queue = context.Queue()
     process = context.Process(target=_run_case, args=(case, repeat, peer_limit, queue))
     process.start()
-    row = _answer(queue, process)  # ours always finishes
+    row = answer(queue, process)  # ours always finishes
     if case.peer and peer_limit > 0:
         try:
             row.update(queue.get(timeout=peer_limit))
@@ -164,27 +165,6 @@ def _whatif_in_child(case: str, queue) -> None:
     queue.put(whatif.run(case))
 
 
-def _in_child(target, *args):
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    process = context.Process(target=target, args=(*args, queue))
-    process.start()
-    row = _answer(queue, process)
-    process.join()
-    return row
-
-
-def _answer(queue, process):
-    """The child's row; a child that dies without one (its traceback is on stderr) stops the
-    benchmark instead of leaving it waiting for ever."""
-    while True:
-        try:
-            return queue.get(timeout=1.0)
-        except Exception:  # noqa: BLE001 - queue.Empty
-            if not process.is_alive() and queue.empty():
-                raise RuntimeError(f"the benchmark's child process ended with code {process.exitcode}") from None
-
-
 def _protocol_in_child(repeat: int, queue) -> None:
     from bench import protocol
 
@@ -193,7 +173,7 @@ def _protocol_in_child(repeat: int, queue) -> None:
 
 def _protocol_row(repeat: int, with_peer: bool) -> str:
     """The wire row: decode 2,000 members' metadata (1M owned partitions) + encode assignments."""
-    row = _in_child(_protocol_in_child, repeat)
+    row = in_child(_protocol_in_child, repeat)
     header = "wire (leader) | members / owned | ours decode s | ours encode s | ours total s | " \
              "aiokafka decode s | aiokafka encode s | aiokafka total s | speed-up"
     peer = row.get("peer") if with_peer else None
@@ -220,7 +200,7 @@ def _adapter_rows(limit: float) -> None:
     print("aiokafka leader (assign) | partitions / members | ours s | aiokafka StickyPartitionAssignor s | speed-up",
           flush=True)
     for kind, step in (("uniform", "fresh"), ("random50", "fresh"), ("random50", "leave10")):
-        row = _in_child(_adapter_in_child, kind, step, limit)
+        row = in_child(_adapter_in_child, kind, step, limit)
         peer = row["peer"]
         ratio = f"{peer / row['ours']:.0f}x" if peer is not None else f"> {limit / row['ours']:.0f}x"
         print(f"{row['case']} | {row['partitions']:,} / {row['members']:,} | {row['ours']:.3f} | "
@@ -228,7 +208,7 @@ def _adapter_rows(limit: float) -> None:
 
 
 def _service_rows() -> None:
-    row = _in_child(_service_in_child)
+    row = in_child(_service_in_child)
     print("service load (loopback) | requests/s | p50 ms | p99 ms | non-2xx | /healthz p99 ms | /healthz worst ms",
           flush=True)
     print(f"32 clients x 30 s, POST /v1/plans 10,000 / 100 | {row['requests_per_s']:.1f} | {row['p50_ms']:.0f} | "
@@ -269,7 +249,7 @@ def _simulate_in_child(queue) -> None:
 
 
 def _simulate_rows() -> None:
-    rows = _in_child(_simulate_in_child)
+    rows = in_child(_simulate_in_child)
     print("simulator run | records | CPU s | MB/s | p99 ms | MB per broker | batches", flush=True)
     for name, row, cpu in rows:
         brokers = " / ".join(f"{b / 1e6:.1f}" for b in row["bytes_per_broker"])
@@ -284,7 +264,7 @@ def _pipeline_in_child(which: str, size: int, queue) -> None:
 
 
 def _pipeline_rows(quick: bool) -> None:
-    row = _in_child(_pipeline_in_child, "key_skew", 10_000_000)
+    row = in_child(_pipeline_in_child, "key_skew", 10_000_000)
     print("key-skew (3 partition counts) | records | Spark local[2] s (records/s) | single process s (records/s) | "
           "Spark / single | same tables", flush=True)
     print(f"10M records from Parquet | {row['records']:,} | {row['spark_s']:.1f} "
@@ -292,18 +272,18 @@ def _pipeline_rows(quick: bool) -> None:
           f"{row['local_s']:.1f} ({row['records'] / row['local_s']:,.0f}) | {row['spark_s'] / row['local_s']:.2f}x | "
           f"{row['same']} (Spark start and warm-up {row['spark_startup_s']:.0f} s, not counted)", flush=True)
     if not quick:
-        big = _in_child(_pipeline_in_child, "key_skew_on_the_fly", 100_000_000)
+        big = in_child(_pipeline_in_child, "key_skew_on_the_fly", 100_000_000)
         print(f"100M records generated in Spark | {big['records']:,} | {big['spark_s']:.0f} "
               f"({big['records'] / big['spark_s']:,.0f}) | - | - | "
               f"driver peak RSS: Python {big['driver_python_mb']:.0f} MB"
               f" + JVM {big['driver_jvm_mb']:.0f} MB", flush=True)
-        memory = _in_child(_pipeline_in_child, "local_in_memory", 100_000_000)
+        memory = in_child(_pipeline_in_child, "local_in_memory", 100_000_000)
         print(f"100M records, single process | {memory['records']:,} | - | {memory['local_s']:.0f} "
               f"({memory['records'] / memory['local_s']:,.0f}) | - | "
               f"peak RSS {memory['rss_mb']:,.0f} MB (data in memory)",
               flush=True)
     print()
-    spread = _in_child(_pipeline_in_child, "cluster", 500)
+    spread = in_child(_pipeline_in_child, "cluster", 500)
     print("the same jobs, from the command line (Spark start included) | sample | standalone cluster s "
           "(1 worker, 2 cores) | local[2] s | --local s | cluster / local[2]", flush=True)
     for job, times in spread["seconds"].items():
@@ -311,7 +291,7 @@ def _pipeline_rows(quick: bool) -> None:
         print(f"{job} | {sample} | {times['cluster']:.1f} | {times['local[2]']:.1f} | {times['--local']:.1f} | "
               f"{times['cluster'] / times['local[2]']:.2f}x", flush=True)
     print()
-    fleet = _in_child(_pipeline_in_child, "fleet", 10_000)
+    fleet = in_child(_pipeline_in_child, "fleet", 10_000)
     print("fleet-whatif (1 event, 4 strategies) | groups / members | Spark local[2] s (groups/s) | "
           "single process s (groups/s)", flush=True)
     print(f"partitions_added | {fleet['groups']:,} / {fleet['members']:,} | {fleet['spark_s']:.1f} "
@@ -319,8 +299,8 @@ def _pipeline_rows(quick: bool) -> None:
           f"({fleet['groups'] / fleet['local_s']:,.0f})", flush=True)
 
 
-SECTIONS = ("assign", "java", "kip848", "wire", "fastpaths", "record", "keys", "whatif", "adapter", "rebalance",
-            "simulate", "pipeline", "service", "snapshot")
+SECTIONS = ("assign", "franz", "java", "kip848", "wire", "fastpaths", "record", "keys", "whatif", "adapter",
+            "rebalance", "simulate", "pipeline", "service", "snapshot")
 
 
 def _fastpaths_in_child(repeat: int, queue) -> None:
@@ -332,9 +312,15 @@ def _fastpaths_in_child(repeat: int, queue) -> None:
 def _fastpath_rows(repeat: int) -> None:
     """Each fast path against its plain reference (`bench/fastpaths.py`)."""
     print("fast path | input | reference | reference s | fast path s | gain", flush=True)
-    for row in _in_child(_fastpaths_in_child, repeat):
+    for row in in_child(_fastpaths_in_child, repeat):
         print(f"{row['fast path']} | {row['input']} | {row['reference']} | {row['reference_s']:.3f} | "
               f"{row['fast_s']:.3f} | {row['reference_s'] / row['fast_s']:.1f}x", flush=True)
+
+
+def _franz_rows(quick: bool) -> None:
+    from bench import franz
+
+    franz.main(quick)
 
 
 def _kip848_rows(quick: bool, repeat: int) -> None:
@@ -381,6 +367,7 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     runs = {
         "assign": lambda: rows.extend(_assign_rows(args)),
+        "franz": lambda: _franz_rows(args.quick),
         "java": lambda: _java_rows(args),
         "wire": lambda: print(_protocol_row(args.repeat, args.peer_limit > 0), flush=True),
         "fastpaths": lambda: _fastpath_rows(args.repeat),
@@ -451,7 +438,7 @@ def _java_rows(args) -> None:
         queue = context.Queue()
         process = context.Process(target=java.run, args=(case, args.repeat, queue))
         process.start()
-        row = _answer(queue, process)
+        row = answer(queue, process)
         peer = None
         if args.peer_limit > 0:
             try:
@@ -484,7 +471,7 @@ def _java_rows(args) -> None:
 
 
 def _keys_row() -> None:
-    keys = _in_child(_keys_in_child)
+    keys = in_child(_keys_in_child)
     print("keyed partitioning | keys | ours vectorised s | ours per key s | aiokafka murmur2 s | speed-up | "
           "10M keys from a list s (keys/s) | 10M keys Arrow layout s (keys/s)", flush=True)
     print(f"murmur2 % 24 | {keys['keys']:,} | {keys['vectorised']:.3f} | {keys['scalar']:.3f} | {keys['peer']:.3f} | "
@@ -505,7 +492,7 @@ def _whatif_rows(quick: bool, repeat: int) -> None:
             ("typical-java", "member_leave, the 2 Java strategies (50 ms a step each)", "1,000 / 50", 0.2),
             ("restart:100", "rolling_restart, sticky", "10,000 / 100", None),
             *([] if quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000", 30.0)])):
-        runs = [_in_child(_whatif_in_child, case) for _ in range(max(repeat, 1))]
+        runs = [in_child(_whatif_in_child, case) for _ in range(max(repeat, 1))]
         row = min(runs, key=lambda r: r["seconds"])
         every = ", ".join(f"{r['seconds']:.2f}" for r in runs)
         share = "-" if target is None else f"{row['seconds'] / target:.2f}x"

@@ -39,10 +39,10 @@ def test_a_child_that_dies_without_a_row_stops_the_benchmark():
     ever on its queue."""
     import pytest
 
-    from bench.__main__ import _in_child
+    from bench.child import in_child
 
     with pytest.raises(RuntimeError, match="ended with code 3"):
-        _in_child(_dies)
+        in_child(_dies)
 
 
 def test_the_record_row_measures_what_a_leader_writes():
