@@ -51,35 +51,47 @@ class Figures(TypedDict):
     overlaps: int
 
 
-class AiokafkaMember:
-    """An aiokafka consumer (ours or aiokafka's own assignor) polling in a task."""
+def partition_number(tp: Any) -> Any:
+    """A partition's key in a run of one topic: its number."""
+    return tp.partition
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
-                 make: Callable[..., Any], **settings: Any) -> None:
+
+def topic_partition(tp: Any) -> Any:
+    """A partition's key in a run of several topics: (topic, number)."""
+    return (tp.topic, tp.partition)
+
+
+class AiokafkaMember:
+    """An aiokafka consumer (ours or aiokafka's own assignor) polling in a task. `topic`: one
+    topic, or several; `key` names a partition in the timeline, the records and `partitions`
+    (its number, or `topic_partition` where the run has several topics)."""
+
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str | list[str], timeline: Timeline,
+                 make: Callable[..., Any], key: Callable[[Any], Any] = partition_number, **settings: Any) -> None:
         from aiokafka.abc import ConsumerRebalanceListener
 
-        self.name, self.timeline = name, timeline
-        self.records: list[tuple[float, int, int]] = []
-        self.revoked: list[set[int]] = []
-        self.lost: list[set[int]] = []
+        self.name, self.timeline, self.key = name, timeline, key
+        self.records: list[tuple[float, Any, int]] = []
+        self.revoked: list[set[Any]] = []
+        self.lost: list[set[Any]] = []
         self.stopping = False
         member = self
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             async def on_partitions_revoked(self, revoked: Any) -> None:
-                member._release({tp.partition for tp in revoked})
+                member._release(set(map(key, revoked)))
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
-                member.timeline.take(member.name, {tp.partition for tp in assigned})
+                member.timeline.take(member.name, set(map(key, assigned)))
 
             async def on_partitions_lost(self, lost: Any) -> None:
-                member.lost.append({tp.partition for tp in lost})
-                member._release({tp.partition for tp in lost})
+                member.lost.append(set(map(key, lost)))
+                member._release(set(map(key, lost)))
 
         self.listener_object = Listener()
         self.consumer = make(bootstrap_servers=bootstrap, group_id=group, **{**CONSUMER_SETTINGS, **COMMIT,
                                                                              **settings})
-        self.consumer.subscribe([topic], listener=self.listener_object)
+        self.consumer.subscribe([topic] if isinstance(topic, str) else list(topic), listener=self.listener_object)
         self.task: asyncio.Task[None] | None = None
 
     def _release(self, partitions: set[int]) -> None:
@@ -97,7 +109,7 @@ class AiokafkaMember:
             batches = await self.consumer.getmany(timeout_ms=100)
             now = time.monotonic()
             for tp, records in batches.items():
-                self.records.extend((now, tp.partition, r.offset) for r in records)
+                self.records.extend((now, self.key(tp), r.offset) for r in records)
 
     async def stop(self, timeout: float = 30.0) -> None:
         """Stop polling and close the consumer; a close that has not ended in `timeout` seconds
@@ -119,8 +131,8 @@ class AiokafkaMember:
             await self.consumer._client.close()
         self.timeline.release(self.name, self.timeline.owned_by(self.name))
 
-    def partitions(self) -> set[int]:
-        return {tp.partition for tp in self.consumer.assignment()}
+    def partitions(self) -> set[Any]:
+        return set(map(self.key, self.consumer.assignment()))
 
 
 class _ThreadMember:
@@ -355,8 +367,12 @@ async def produce(bootstrap: str, topic: str, partitions: int, stop: asyncio.Eve
         await producer.stop()
 
 
-async def settle(members: list[Any], partitions: int, timeout: float = 60.0) -> dict[str, set[int]]:
-    """Until the members own every partition once, balanced, and have held still 1.5 s."""
+async def settle(members: list[Any], partitions: int | list[Any], timeout: float = 60.0,
+                 balanced: bool = True) -> dict[str, set[Any]]:
+    """Until the members own every partition once (`partitions`: 0 .. n - 1, or the partitions'
+    keys), balanced unless told otherwise (members of different subscriptions need not be), and
+    have held still 1.5 s."""
+    expected = list(range(partitions)) if isinstance(partitions, int) else sorted(partitions)
     deadline = time.monotonic() + timeout
     previous, since = None, time.monotonic()
     while time.monotonic() < deadline:
@@ -366,7 +382,8 @@ async def settle(members: list[Any], partitions: int, timeout: float = 60.0) -> 
         sizes = [len(owned) for owned in now.values()]
         if now != previous:
             previous, since = now, time.monotonic()
-        elif flat == list(range(partitions)) and time.monotonic() - since >= 1.5 and max(sizes) - min(sizes) <= 1:
+        elif (flat == expected and time.monotonic() - since >= 1.5
+              and (not balanced or max(sizes) - min(sizes) <= 1)):
             return now
     raise AssertionError(f"the group did not settle within {timeout} s: {previous}{_stacks(members)}")
 

@@ -255,6 +255,19 @@ class CooperativeConsumer(AIOKafkaConsumer):  # type: ignore[misc]
             _COOPERATIVE_STATES.add(self._subscription)
         await super().start()
 
+    def subscribe(self, topics: Any = (), pattern: Any = None, listener: Any = None) -> None:
+        """aiokafka's ``subscribe``. Under the consumer protocol, a running member's new
+        subscription starts with nothing assigned (the member takes what its next target gives,
+        `assignor.integrations.aiokafka_consumer_protocol`): aiokafka's fetcher, woken by the
+        assignment of the subscription this one replaces but not yet run, would otherwise find
+        a subscription without an assignment and stop on its assertion for good."""
+        previous = self._subscription.subscription
+        super().subscribe(topics=topics, pattern=pattern, listener=listener)
+        current = self._subscription.subscription
+        if (self.group_protocol == "consumer" and current is not None and current is not previous
+                and getattr(previous, "assignment", None) is not None):
+            self._subscription.assign_from_subscribed(set())
+
     @property
     def rebalances_cooperatively(self) -> bool:
         """Whether this consumer rebalances cooperatively (every assignor supports it)."""

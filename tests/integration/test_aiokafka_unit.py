@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import itertools
 
+import pytest
 from aiokafka.consumer.group_coordinator import GroupCoordinator
 from aiokafka.coordinator.protocol import ConsumerProtocol, ConsumerProtocolMemberAssignment
 from aiokafka.producer.producer import AIOKafkaProducer
@@ -145,3 +146,27 @@ def test_sending_through_a_producer_not_started_fails_at_once():
             await producer.stop()
 
     asyncio.run(send())
+
+
+@pytest.mark.anyio
+async def test_a_running_consumer_protocol_member_subscribing_anew_has_an_assignment_for_the_fetcher():
+    """aiokafka's fetcher, woken by the assignment our member installed last and run only after
+    the application subscribed anew, reads the new subscription's assignment and asserts it is
+    there and active. Under the consumer protocol the new subscription starts with an empty one
+    (the member takes what its next target gives); the classic consumer keeps aiokafka's way."""
+    from aiokafka.structs import TopicPartition as AioTopicPartition
+
+    from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
+
+    for protocol, expected in (("consumer", set()), ("classic", None)):
+        consumer = CooperativeConsumer("a", bootstrap_servers="127.0.0.1:9", group_id="g", group_protocol=protocol)
+        state = consumer._subscription
+        state.assign_from_subscribed({AioTopicPartition("a", 0)})  # what the member installed last
+        consumer.subscribe(["a", "b"])
+        assignment = state.subscription.assignment
+        if expected is None:
+            assert assignment is None
+        else:
+            assert assignment is not None and assignment.active and set(assignment.tps) == expected
+        consumer.subscribe(["b"])  # a subscription that had no partitions yet: the same, once more
+        assert (state.subscription.assignment is None) == (expected is None)

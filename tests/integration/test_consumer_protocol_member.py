@@ -17,7 +17,7 @@ import pytest
 from assignor.errors import AssignorError
 from assignor.integrations.aiokafka_cooperative import CooperativeConsumer
 from bench.java_members import CONSUMER
-from bench.rebalance import AiokafkaMember, create_topic, produce, settle, wind_down
+from bench.rebalance import AiokafkaMember, create_topic, produce, settle, topic_partition, wind_down
 from bench.rebalance import LibrdkafkaMember as ThreadedLibrdkafkaMember
 from tests.integration.test_kip848_broker import Cluster, check_targets
 from tests.ownership import Timeline
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 COMMIT = {"enable.auto.commit": "true", "auto.commit.interval.ms": "1000"}
 
 
-def ours(name: str, bootstrap: str, group: str, topic: str, timeline: Timeline, assignor: str = "uniform",
+def ours(name: str, bootstrap: str, group: str, topic: str | list[str], timeline: Timeline, assignor: str = "uniform",
          **settings: object) -> AiokafkaMember:
     return AiokafkaMember(name, bootstrap, group, topic, timeline, CooperativeConsumer, group_protocol="consumer",
                           group_remote_assignor=assignor, enable_auto_commit=True, auto_commit_interval_ms=1000,
@@ -87,6 +87,75 @@ async def test_ours_with_java_and_librdkafka_members_through_joins_leaves_and_re
     found = check_targets(broker.log_text(start), group_id, cluster, assignor)
     assert len(found) >= 10, [t.epoch for t in found]
 
+
+
+async def test_a_member_changing_its_subscription_while_running(broker, java_members):
+    """Our member, subscribed to one topic of two beside a Java member and another of ours on
+    both, subscribes to both while running, then to the other alone. After each change the
+    group settles with our member on its topics only, what it gave up was revoked through its
+    listener, no partition of either topic was owned by two members at once, every record is
+    consumed once, and every target the broker computed is ``kip848-uniform``'s."""
+    per_topic = 4
+    first, second = await create_topic(broker.bootstrap, per_topic), await create_topic(broker.bootstrap, per_topic)
+    cluster = Cluster(broker.bootstrap)
+    cluster.adopt({first: per_topic, second: per_topic})
+    everything = [(t, p) for t in (first, second) for p in range(per_topic)]
+    group_id = f"cp-subscribe-{uuid.uuid4().hex[:8]}"
+    start = broker.log_size()
+    timeline = Timeline()  # keyed by (topic, partition); the Java member's callbacks are added at the end
+    java = await java_members.member(f"{group_id}.java", broker.bootstrap, group_id, [first, second],
+                                     {**CONSUMER, "group.remote.assignor": "uniform", **COMMIT}).start()
+
+    class OnBothTopics:  # the Java member as `settle` reads a member: its (topic, partition)s
+        name = "java"
+
+        def partitions(self) -> set[Any]:
+            return set(java.owned)
+
+    both = await ours("both", broker.bootstrap, group_id, [first, second], timeline, key=topic_partition).start()
+    changing = await ours("changing", broker.bootstrap, group_id, first, timeline, key=topic_partition).start()
+    members: list[Any] = [OnBothTopics(), both, changing]
+    stop, sent = asyncio.Event(), {first: [], second: []}
+    producing = [asyncio.create_task(produce(broker.bootstrap, t, per_topic, stop, sent[t], 50.0)) for t in sent]
+    try:
+        owned = await settle(members, everything, balanced=False)
+        assert owned["changing"] and {t for t, _p in owned["changing"]} == {first}
+        changing.consumer.subscribe([first, second], listener=changing.listener_object)
+        owned = await settle(members, everything)  # one subscription again: balanced
+        assert {t for t, _p in owned["changing"]} <= {first, second}
+        changing.revoked.clear()
+        changing.consumer.subscribe([second], listener=changing.listener_object)
+        before = owned["changing"]
+        owned = await settle(members, everything, balanced=False)
+        assert owned["changing"] and {t for t, _p in owned["changing"]} == {second}
+        assert {tp for tp in before if tp[0] == first} <= set().union(*changing.revoked)
+    finally:
+        stop.set()
+        await asyncio.gather(*producing)
+        total = sum(map(len, sent.values()))
+
+        def consumed() -> list[tuple[str, int, int]]:
+            ours_ = [(*tp, o) for m in (both, changing) for _at, tp, o in m.records]
+            return ours_ + [tuple(r) for e in list(java.events) if e["event"] == "records" for r in e["records"]]
+
+        deadline = time.monotonic() + 60
+        while len(set(consumed())) < total and time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+        for m in (both, changing, java):
+            await m.stop()
+    for event in java.events:  # the Java member's callbacks, at the times it reported them
+        partitions = {(t, p) for t, p in event.get("partitions", ())}
+        if event["event"] == "assigned":
+            timeline.take("java", partitions, at=event["at"])
+        elif event["event"] in ("revoked", "lost"):
+            timeline.release("java", partitions, at=event["at"])
+    timeline.release("java", timeline.owned_by("java"))
+    records = consumed()
+    assert len(set(records)) == total, f"{total - len(set(records))} records never consumed"
+    assert len(records) == len(set(records)), f"{len(records) - len(set(records))} records consumed twice"
+    assert timeline.overlaps() == [], "a partition owned by two members at once"
+    found = check_targets(broker.log_text(start), group_id, cluster, "uniform")
+    assert len(found) >= 4, [t.epoch for t in found]
 
 async def test_a_member_frozen_past_its_session_loses_its_partitions_before_any_record(broker, java_members):
     """Our member's event loop blocked for 9 s past the broker's 6 s session
