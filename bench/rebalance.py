@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import sys
 import threading
 import time
@@ -492,6 +493,18 @@ def figures(client: str, variant: str, members: list[Any], timeline: Timeline, s
                    overlaps=len(timeline.overlaps()))
 
 
+#: What Kafka's coordinator logs when it will not convert a classic group on a consumer-protocol
+#: member's first heartbeat (``GroupMetadataManager``, from ``ConsumerGroup.fromClassicGroup``'s
+#: refusal); the member then holds nothing while classic members hold the rest.
+_REFUSED = re.compile(r"Cannot upgrade classic group \S+ to consumer group: (.+?)\.? \(org\.apache")
+
+
+def refused_conversion(log: str) -> str | None:
+    """The broker's reason for refusing to convert a group, from its log, as a row's words."""
+    found = _REFUSED.search(log)
+    return None if found is None else f"the broker refused to convert the group: {found.group(1)}"
+
+
 HEADER = ("client", "variant", "rebalances", "revoked from survivors", "longest gap s", "unowned partition-s",
           "paused partition-s (gaps > 1 s)", "consumed twice", "lost", "two owners at once")
 
@@ -511,11 +524,12 @@ def main(quick: bool = False) -> None:
             size = {"consumers": 3, "partitions": 6} if quick else {}
             runs = [(client, variant, None) for variant in ("restart", "settled") for client in CLIENTS]
             for client, variant, to in runs + [(client, "upgrade", to) for client, to in UPGRADES]:
+                start = broker.log_size()
                 try:
                     row = asyncio.run(run(broker.bootstrap, client, variant=variant, java=java, to=to, **size))
                 except AssertionError as error:  # (a group that never settles is a finding, not the end)
                     label = client + (f" -> {to}" if to is not None else "")
-                    why = str(error).split(":", 1)[0].split("\n", 1)[0]
+                    why = refused_conversion(broker.log_text(start)) or str(error).split(":", 1)[0].split("\n", 1)[0]
                     print(" | ".join([label, variant, why] + ["-"] * (len(HEADER) - 3)), flush=True)
                     continue
                 print(" | ".join(str(value) for value in row.values()), flush=True)

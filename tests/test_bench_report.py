@@ -55,3 +55,16 @@ def test_the_record_row_measures_what_a_leader_writes():
     assert record.assignment_bytes("sticky", 40, user_data=True) > 1.8 * ours
     members, size = record.largest("range")
     assert size <= record.LIMIT < record.assignment_bytes("range", members + 10)
+
+
+def test_a_group_the_broker_would_not_convert_is_said_so_with_the_brokers_reason():
+    """The rebalance table's row for an online migration Kafka refused (its coordinator's line,
+    as Apache Kafka 4.3.1 logs it for a librdkafka cooperative-sticky group)."""
+    from bench.rebalance import refused_conversion
+
+    line = ("[2026-11-27T17:06:19,014] WARN [GroupCoordinator id=1 topic=__consumer_offsets partition=0] Cannot "
+            "upgrade classic group g-1c8df5d2 to consumer group: userData from a custom assignor would be lost. "
+            "(org.apache.kafka.coordinator.group.GroupMetadataManager)\n")
+    assert refused_conversion("before\n" + line) == ("the broker refused to convert the group: userData from a "
+                                                     "custom assignor would be lost")
+    assert refused_conversion("Stabilized group g generation 3 with 3 members.\n") is None
