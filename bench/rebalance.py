@@ -50,6 +50,7 @@ class Figures(TypedDict):
     consumed_twice: int
     lost: int
     overlaps: int
+    rehearsal: str
 
 
 def partition_number(tp: Any) -> Any:
@@ -447,22 +448,56 @@ async def run(bootstrap: str, client: str | Sequence[str], *, consumers: int = 6
         for i in range(1, consumers):
             members.append(await slots[i](f"m{i}", bootstrap, group, topic, timeline).start())
             everyone.append(members[-1])
-        await settle(members, partitions)
+        formed = await settle(members, partitions)
+        predicted = "-" if to is None or not isinstance(client, str) else rehearsal(
+            client, topic, [formed[m.name] for m in members])
         for m in members:
             m.revoked.clear()
         started = time.monotonic()
-        for index in range(consumers):
-            await members[index].stop()
-            if variant in ("settled", "upgrade"):
-                await settle(members[:index] + members[index + 1:], partitions)
-            members[index] = await replacements[index](f"m{index}-new", bootstrap, group, topic, timeline).start()
-            everyone.append(members[index])
-            await settle(members, partitions)
+        try:
+            for index in range(consumers):
+                await members[index].stop()
+                if variant in ("settled", "upgrade"):
+                    await settle(members[:index] + members[index + 1:], partitions)
+                members[index] = await replacements[index](f"m{index}-new", bootstrap, group, topic,
+                                                           timeline).start()
+                everyone.append(members[index])
+                await settle(members, partitions)
+        except AssertionError as error:  # (the table's row for a group that never settled says it too)
+            error.rehearsal = predicted  # type: ignore[attr-defined]
+            raise
         ended = time.monotonic()
     finally:
         await wind_down(stop, producing, members, everyone, sent)
     label = (client if isinstance(client, str) else " + ".join(kinds)) + (f" -> {to}" if to is not None else "")
-    return figures(label, variant, everyone, timeline, len(sent), started, ended, partitions)
+    row = figures(label, variant, everyone, timeline, len(sent), started, ended, partitions)
+    row["rehearsal"] = predicted
+    return row
+
+
+#: The classic strategy the rehearsal plans each upgraded client's group with, and whether its
+#: leader writes user data into the assignments (librdkafka's cooperative-sticky does: Kafka
+#: refuses to convert its group, `refused_conversion`).
+REHEARSED_AS = {"aiokafka + our cooperative-sticky": ("cooperative-sticky", False),
+                "Java cooperative-sticky": ("java-cooperative-sticky", False),
+                "librdkafka cooperative-sticky": ("java-cooperative-sticky", True)}
+
+
+def rehearsal(client: str, topic: str, owned: list[set[int]]) -> str:
+    """What `assignor.whatif.migrate` says of the same upgrade, from the group the run formed
+    (each member's partitions before the first restart): partitions revoked and moved, or the
+    refusal."""
+    from assignor import Group, Member, TopicPartition, whatif
+
+    strategy, user_data = REHEARSED_AS[client]
+    group = Group({topic: sum(map(len, owned))}, [
+        Member(f"m{i}", [topic], [TopicPartition(topic, p) for p in sorted(mine)], generation=1)
+        for i, mine in enumerate(owned)])
+    migration = whatif.migrate(group, [], "kip848-uniform", [strategy],
+                               conversion_rules=whatif.Conversion(assignment_user_data=user_data))
+    if migration["refused"] is not None:
+        return "refused: the assignments' user data (KAFKA-18134)"
+    return f"revoked {migration['upgrade']['revoked']}, moved {migration['upgrade']['moved']}"
 
 
 def figures(client: str, variant: str, members: list[Any], timeline: Timeline, sent: int, started: float,
@@ -490,7 +525,7 @@ def figures(client: str, variant: str, members: list[Any], timeline: Timeline, s
                    longest_gap_s=round(max(gaps, default=0.0), 2), unowned_partition_s=round(unowned, 1),
                    paused_partition_s=round(sum(g for g in gaps if g > 1.0), 1),
                    consumed_twice=len(consumed) - len(distinct), lost=sent - len(distinct),
-                   overlaps=len(timeline.overlaps()))
+                   overlaps=len(timeline.overlaps()), rehearsal="-")
 
 
 #: What Kafka's coordinator logs when it will not convert a classic group on a consumer-protocol
@@ -506,7 +541,8 @@ def refused_conversion(log: str) -> str | None:
 
 
 HEADER = ("client", "variant", "rebalances", "revoked from survivors", "longest gap s", "unowned partition-s",
-          "paused partition-s (gaps > 1 s)", "consumed twice", "lost", "two owners at once")
+          "paused partition-s (gaps > 1 s)", "consumed twice", "lost", "two owners at once",
+          "rehearsal (upgrades)")
 
 
 def main(quick: bool = False) -> None:
@@ -530,7 +566,8 @@ def main(quick: bool = False) -> None:
                 except AssertionError as error:  # (a group that never settles is a finding, not the end)
                     label = client + (f" -> {to}" if to is not None else "")
                     why = refused_conversion(broker.log_text(start)) or str(error).split(":", 1)[0].split("\n", 1)[0]
-                    print(" | ".join([label, variant, why] + ["-"] * (len(HEADER) - 3)), flush=True)
+                    print(" | ".join([label, variant, why] + ["-"] * (len(HEADER) - 4)
+                                     + [getattr(error, "rehearsal", "-")]), flush=True)
                     continue
                 print(" | ".join(str(value) for value in row.values()), flush=True)
         finally:

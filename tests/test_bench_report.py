@@ -68,3 +68,18 @@ def test_a_group_the_broker_would_not_convert_is_said_so_with_the_brokers_reason
     assert refused_conversion("before\n" + line) == ("the broker refused to convert the group: userData from a "
                                                      "custom assignor would be lost")
     assert refused_conversion("Stabilized group g generation 3 with 3 members.\n") is None
+
+
+def test_the_upgrade_rows_say_what_the_rehearsal_predicts_for_the_group_the_run_formed():
+    """Beside each online migration the bench measures, `whatif.migrate`'s prediction for the
+    same group: revoked and moved, or Kafka's refusal where the leader writes assignment user
+    data (librdkafka's cooperative-sticky)."""
+    from bench.rebalance import REHEARSED_AS, UPGRADES, rehearsal
+
+    formed = [{0, 3, 6, 9}, {1, 4, 7, 10}, {2, 5, 8, 11}]
+    ours = rehearsal("aiokafka + our cooperative-sticky", "t", formed)
+    assert ours.startswith("revoked ") and ", moved " in ours
+    assert rehearsal("Java cooperative-sticky", "t", formed).startswith("revoked ")
+    refused = rehearsal("librdkafka cooperative-sticky", "t", formed)
+    assert refused == "refused: the assignments' user data (KAFKA-18134)"
+    assert {client for client, _to in UPGRADES} <= set(REHEARSED_AS)
