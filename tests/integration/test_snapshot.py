@@ -396,3 +396,43 @@ async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker
             waiting.cancel()
         for connection in connections:
             connection.close()
+
+
+async def test_replica_racks_and_member_racks_of_a_broker_with_a_rack(tmp_path):
+    """A broker of its own with ``broker.rack`` set: the snapshot's ``partition_racks`` name that
+    rack for every partition's replica (KIP-881), the members' racks are the ``client.rack`` they
+    sent, and a plan of our rack-aware ``sticky`` for the snapshot puts on the member of that rack
+    as many partitions as balance allows, where the member of another rack can have none local."""
+    from aiokafka import AIOKafkaConsumer
+
+    from assignor.integrations.aiokafka import StickyAssignor
+    from assignor.validate import report
+    from bench.broker import Broker
+    from bench.rebalance import create_topic
+    from tests.broker import CONSUMER_SETTINGS
+
+    racked = Broker(tmp_path / "kafka", settings={"broker.rack": "rack-a"})
+    consumers = []
+    try:
+        topic = await create_topic(racked.bootstrap, 4)
+        group = f"snap-racks-{topic[-8:]}"
+        for name, rack in (("a", "rack-a"), ("b", "rack-b")):
+            consumer = AIOKafkaConsumer(topic, bootstrap_servers=racked.bootstrap, group_id=group, client_id=name,
+                                        partition_assignment_strategy=(StickyAssignor(rack=rack),),
+                                        **CONSUMER_SETTINGS)
+            await consumer.start()
+            consumers.append(consumer)
+        deadline = asyncio.get_running_loop().time() + 30
+        while sorted(len(c.assignment()) for c in consumers) != [2, 2]:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.2)
+        found = await snap(racked, group)
+    finally:
+        for consumer in consumers:
+            await consumer.stop()
+        racked.stop()
+    assert found["partition_racks"] == {topic: [["rack-a"]] * 4}
+    assert {m["client_id"]: m["rack"] for m in found["members"]} == {"a": "rack-a", "b": "rack-b"}
+    snapshot = group_from_json(found)
+    checked = report(snapshot, assign("sticky", snapshot))
+    assert checked["valid"] and checked["rack_local"] == 2 and checked["rack_locality"] == 0.5
