@@ -96,7 +96,7 @@ class AiokafkaMember:
         self.consumer.subscribe([topic] if isinstance(topic, str) else list(topic), listener=self.listener_object)
         self.task: asyncio.Task[None] | None = None
 
-    def _release(self, partitions: set[int]) -> None:
+    def _release(self, partitions: set[Any]) -> None:
         if not self.stopping:
             self.revoked.append(partitions)
         self.timeline.release(self.name, partitions)
