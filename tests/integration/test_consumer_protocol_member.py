@@ -88,7 +88,6 @@ async def test_ours_with_java_and_librdkafka_members_through_joins_leaves_and_re
     assert len(found) >= 10, [t.epoch for t in found]
 
 
-
 async def test_a_member_changing_its_subscription_while_running(broker, java_members):
     """Our member, subscribed to one topic of two beside a Java member and another of ours on
     both, subscribes to both while running, then to the other alone. After each change the
