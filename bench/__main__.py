@@ -313,8 +313,15 @@ def _fastpath_rows(repeat: int) -> None:
     """Each fast path against its plain reference (`bench/fastpaths.py`)."""
     print("fast path | input | reference | reference s | fast path s | gain", flush=True)
     for row in in_child(_fastpaths_in_child, repeat):
-        print(f"{row['fast path']} | {row['input']} | {row['reference']} | {row['reference_s']:.3f} | "
-              f"{row['fast_s']:.3f} | {row['reference_s'] / row['fast_s']:.1f}x", flush=True)
+        gain = row["reference_s"] / row["fast_s"]
+        shown = f"{gain:.1f}x" if gain >= 1 else f"{gain:.2f}x"
+        print(f"{row['fast path']} | {row['input']} | {row['reference']} | {_short(row['reference_s'])} | "
+              f"{_short(row['fast_s'])} | {shown}", flush=True)
+
+
+def _short(seconds: float) -> str:
+    """Seconds to the millisecond, or to two figures below 10 ms (the small group's row)."""
+    return f"{seconds:.3f}" if seconds >= 0.01 else f"{seconds:.2g}"
 
 
 def _franz_rows(quick: bool) -> None:

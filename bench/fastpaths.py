@@ -6,6 +6,8 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   (`member_from_metadata`), on the JoinGroup of 2,000 members owning 1,000,000 partitions.
 - The columnar writer (`encode_assignments`) against `encode_assignment` member by member, on
   the SyncGroup answer of the same group.
+- The same reader on a group of three small members, where it does not earn its place: up to
+  `columnar.PLAIN_UP_TO_BYTES` of metadata, `read_join_group` reads with the plain codec.
 - The compiled response reader (`assignor.wire.compiled`, what every snapshot request's answer
   goes through) against the plain codec, on a Metadata answer of a million partitions.
 - The what-if engine on arrays (`whatif.run`) against its plain reference
@@ -57,7 +59,29 @@ def wire(repeat: int) -> list[dict[str, Any]]:
     write = {"fast path": "SyncGroup write (`encode_assignments`)", "input": size, "reference": "`encode_assignment`",
              "reference_s": _best(lambda: {m: messages.encode_assignment(a) for m, a in by_member.items()}, repeat),
              "fast_s": _best(lambda: protocol.encode_assignments(claims, members, "sticky", 6), repeat)}
-    return [read, write]
+    return [read, write, *_small_group_read(repeat)]
+
+
+def _small_group_read(repeat: int) -> list[dict[str, Any]]:
+    """The JoinGroup read of a group of three members (160 bytes) in columns against the plain
+    codec: the row behind `columnar.PLAIN_UP_TO_BYTES` (up to it, the plain codec reads)."""
+    from assignor import assign, protocol
+    from assignor.model import Group, Member
+    from assignor.wire import columnar, messages
+    from assignor.wire.buffers import Messages
+
+    group = Group({"a": 5, "b": 5}, [Member(f"member-{i}", ["a", "b"]) for i in range(3)])
+    plan = assign("cooperative-sticky", group)
+    metadata = {m.id: protocol.encode_subscription(protocol.Subscription(
+        m.topics, owned_partitions=plan.assignment[m.id], generation_id=3), version=3) for m in group.members}
+    ids, joined = list(metadata), Messages.of_members(metadata)
+    chosen = columnar.resolve("cooperative-sticky")
+    size = f"{len(ids)} members / {sum(map(len, metadata.values()))} bytes"
+    return [{"fast path": "JoinGroup read of a small group, in columns (`read_join_group` reads it plainly)",
+             "input": size, "reference": "`member_from_metadata`",
+             "reference_s": _best(lambda: [messages.member_from_metadata(m, metadata[m], chosen) for m in ids],
+                                  max(repeat, 200)),
+             "fast_s": _best(lambda: columnar._read_join_group(ids, joined, chosen, None), max(repeat, 200))}]
 
 
 def kip848(repeat: int) -> list[dict[str, Any]]:
