@@ -7,10 +7,12 @@ on objects, what the README shows and the aiokafka assignor, what-if and the ser
 requests use, and `assign_columns("sticky")` with the members' owned partitions as columns (what
 a caller of columns has: its last plan). Each cell runs in a fresh process on the same
 input (for the second steps, the members own what our fresh plan gave them), `REPEAT` timed
-runs after `WARMUP`, the median printed; both plans go through the oracle and must be valid and
-equally balanced. Ratio: ours / franz-go (below 1, we are faster).
+runs after `WARMUP`, the median printed; both plans go through the oracle and must be valid,
+their balance scores and moves printed side by side. Ratio: ours / franz-go (below 1, we are
+faster).
 
-Without ``go`` on the PATH the section says so in one line.
+Without ``go`` on the PATH, or when the harness does not build (no module proxy to fetch
+franz-go from, say), the section says so in one line.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def build() -> str | None:
         return None
     BINARY.parent.mkdir(parents=True, exist_ok=True)
     # -mod=readonly: the module graph is go.mod's and go.sum's, never updated on the way.
-    subprocess.run([go, "build", "-mod=readonly", "-o", str(BINARY), "."], cwd=SOURCE, check=True)
+    subprocess.run([go, "build", "-mod=readonly", "-o", str(BINARY), "."], cwd=SOURCE, check=True,
+                   capture_output=True, text=True)
     return str(BINARY)
 
 
@@ -136,7 +139,12 @@ def _franz(case: tuple, binary: str, repeat: int, warmup: int, queue) -> None:
 
 
 def main(quick: bool, repeat: int = REPEAT) -> None:
-    binary = build()
+    try:
+        binary = build()
+    except subprocess.CalledProcessError as error:
+        said = (error.stderr or "").strip().splitlines()
+        print(f"franz-go: not run (`go build` in bench/franz failed: {said[-1] if said else error.returncode})")
+        return
     if binary is None:
         print("franz-go: not run (no `go` on the PATH; Go 1.26 builds bench/franz from the module proxy)")
         return

@@ -83,3 +83,23 @@ def test_the_upgrade_rows_say_what_the_rehearsal_predicts_for_the_group_the_run_
     refused = rehearsal("librdkafka cooperative-sticky", "t", formed)
     assert refused == "refused: the assignments' user data (KAFKA-18134)"
     assert {client for client, _to in UPGRADES} <= set(REHEARSED_AS)
+
+
+def test_the_franz_go_section_is_one_line_without_go_or_without_its_module(monkeypatch, capsys):
+    import subprocess
+
+    from bench import franz
+
+    monkeypatch.setattr(franz.shutil, "which", lambda name: None)
+    franz.main(quick=True)
+    assert capsys.readouterr().out == ("franz-go: not run (no `go` on the PATH; Go 1.26 builds bench/franz from the "
+                                       "module proxy)\n")
+
+    def unreachable():
+        raise subprocess.CalledProcessError(1, "go", stderr="go: downloading github.com/twmb/franz-go v1.22.3\n"
+                                                           "go: github.com/twmb/franz-go@v1.22.3: no such host\n")
+
+    monkeypatch.setattr(franz, "build", unreachable)
+    franz.main(quick=True)
+    assert capsys.readouterr().out == ("franz-go: not run (`go build` in bench/franz failed: go: "
+                                       "github.com/twmb/franz-go@v1.22.3: no such host)\n")
