@@ -25,6 +25,15 @@ from assignor.wire.messages import sticky_topic_order
 from tests import golden
 from tests.budget import examples
 
+
+@pytest.fixture(autouse=True)
+def _columns_at_every_size(monkeypatch):
+    """These tests hold the columnar readers to the plain codec at every size, though
+    `read_join_group` and `read_assignments` read a small group with the plain codec itself
+    (`columnar.PLAIN_UP_TO_BYTES`; `tests/wire/test_small_groups.py` holds the two together)."""
+    monkeypatch.setattr(columnar, "PLAIN_UP_TO_BYTES", -1)
+
+
 USERDATA = golden.GOLDEN / "userdata"
 
 
@@ -321,14 +330,6 @@ def test_a_megabyte_of_random_bytes_is_rejected_fast():
     start = time.perf_counter()
     protocol.decode_assignment(valid)
     assert rejected < (time.perf_counter() - start) / 10
-
-
-@pytest.fixture(autouse=True)
-def _columns_at_every_size(monkeypatch):
-    """These tests hold the columnar readers to the plain codec at every size, though
-    `read_join_group` and `read_assignments` read a small group with the plain codec itself
-    (`columnar.PLAIN_UP_TO_BYTES`; `tests/wire/test_small_groups.py` holds the two together)."""
-    monkeypatch.setattr(columnar, "PLAIN_UP_TO_BYTES", -1)
 
 
 TOPIC = st.text(min_size=0, max_size=8)
