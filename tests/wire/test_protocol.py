@@ -536,13 +536,8 @@ GROUP_MEMBER = st.tuples(
     st.sampled_from(["sticky-data", "cooperative-data", "none", "junk"]))
 
 
-@examples(150)
-@given(st.lists(GROUP_MEMBER, max_size=45), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
-       st.randoms(use_true_random=False), st.floats(0, 0.2))
-def test_group_decoding_at_once_equals_one_member_at_a_time(specs, protocol_name, rng, garble):
-    """Many members (so the lockstep readers and their per-message tails run), every version,
-    some bytes garbled: the whole-group decoder gives each member exactly what the one-member
-    reader gives, or raises the error the first bad member raises."""
+def group_metadata(specs, rng, garble: float) -> dict[str, bytes]:
+    """Member id -> JoinGroup metadata of `GROUP_MEMBER` specs, some garbled."""
     metadata = {}
     for i, (topics, owned, generation, rack, version, data_kind) in enumerate(specs):
         user_data = {"sticky-data": protocol.encode_sticky_user_data(owned, generation if generation >= 0 else None),
@@ -550,6 +545,17 @@ def test_group_decoding_at_once_equals_one_member_at_a_time(specs, protocol_name
                      "none": None, "junk": bytes(rng.randrange(256) for _ in range(rng.randrange(9)))}[data_kind]
         data = protocol.encode_subscription(protocol.Subscription(topics, user_data, owned, generation, rack), version)
         metadata[f"m{i}"] = _garbled(data, rng) if rng.random() < garble else data
+    return metadata
+
+
+@examples(150)
+@given(st.lists(GROUP_MEMBER, max_size=45), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
+       st.randoms(use_true_random=False), st.floats(0, 0.2))
+def test_group_decoding_at_once_equals_one_member_at_a_time(specs, protocol_name, rng, garble):
+    """Many members (so the lockstep readers and their per-message tails run), every version,
+    some bytes garbled: the whole-group decoder gives each member exactly what the one-member
+    reader gives, or raises the error the first bad member raises."""
+    metadata = group_metadata(specs, rng, garble)
     expected, error = [], None
     for member_id, data in metadata.items():
         try:
@@ -656,12 +662,17 @@ def test_group_assignments_at_once_equal_one_member_at_a_time(subscriptions, pro
             assert got[member_id] == protocol.encode_assignment(protocol.Assignment(partitions, user_data))
 
 
+def assignment_blobs(partition_lists, rng, garble: float) -> list[bytes]:
+    """SyncGroup assignments of these partitions, with or without user data, some garbled."""
+    blobs = [protocol.encode_assignment(protocol.Assignment(ps, rng.choice([None, b"", b"xyz"])))
+             for ps in partition_lists]
+    return [_garbled(b, rng) if rng.random() < garble else b for b in blobs]
+
+
 @examples(100)
 @given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=40), st.randoms(use_true_random=False), st.floats(0, 0.2))
 def test_assignments_at_once_equal_one_at_a_time(partition_lists, rng, garble):
-    blobs = [protocol.encode_assignment(protocol.Assignment(ps, rng.choice([None, b"", b"xyz"])))
-             for ps in partition_lists]
-    blobs = [_garbled(b, rng) if rng.random() < garble else b for b in blobs]
+    blobs = assignment_blobs(partition_lists, rng, garble)
     try:
         expected = [protocol.decode_assignment(b) for b in blobs]
     except ProtocolError as e:

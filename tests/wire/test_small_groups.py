@@ -13,18 +13,7 @@ from assignor import TopicPartition, protocol
 from assignor.protocol import Messages, ProtocolError
 from assignor.wire import columnar
 from tests.budget import examples
-from tests.wire.test_protocol import GROUP_MEMBER, LONG_PARTITIONS, PARTITIONS, _garbled
-
-
-def _metadata(specs, rng, garble) -> dict[str, bytes]:
-    metadata = {}
-    for i, (topics, owned, generation, rack, version, data_kind) in enumerate(specs):
-        user_data = {"sticky-data": protocol.encode_sticky_user_data(owned, generation if generation >= 0 else None),
-                     "cooperative-data": protocol.encode_cooperative_user_data(generation),
-                     "none": None, "junk": bytes(rng.randrange(256) for _ in range(rng.randrange(9)))}[data_kind]
-        data = protocol.encode_subscription(protocol.Subscription(topics, user_data, owned, generation, rack), version)
-        metadata[f"m{i}"] = _garbled(data, rng) if rng.random() < garble else data
-    return metadata
+from tests.wire.test_protocol import GROUP_MEMBER, LONG_PARTITIONS, PARTITIONS, assignment_blobs, group_metadata
 
 
 def _outcome(read):
@@ -42,7 +31,7 @@ def _claims(claims) -> list[tuple[int, str, int]]:
 @given(st.lists(GROUP_MEMBER, max_size=12), st.sampled_from(["sticky", "cooperative-sticky", "range"]),
        st.randoms(use_true_random=False), st.floats(0, 0.2))
 def test_a_small_groups_metadata_reads_as_in_columns(specs, protocol_name, rng, garble):
-    metadata = _metadata(specs, rng, garble)
+    metadata = group_metadata(specs, rng, garble)
     ids, joined = list(metadata), Messages.of(list(metadata.values()))
 
     def plainly():
@@ -59,9 +48,7 @@ def test_a_small_groups_metadata_reads_as_in_columns(specs, protocol_name, rng, 
 @examples(150)
 @given(st.lists(LONG_PARTITIONS | PARTITIONS, max_size=12), st.randoms(use_true_random=False), st.floats(0, 0.2))
 def test_small_assignments_read_as_in_columns(partition_lists, rng, garble):
-    blobs = [protocol.encode_assignment(protocol.Assignment(ps, rng.choice([None, b"", b"xyz"])))
-             for ps in partition_lists]
-    blobs = [_garbled(b, rng) if rng.random() < garble else b for b in blobs]
+    blobs = assignment_blobs(partition_lists, rng, garble)
     joined = Messages.of(blobs)
     small = _outcome(lambda: _claims(columnar._claims_of_lists(
         [protocol.decode_assignment(joined.message(i)).partitions for i in range(len(blobs))])))
