@@ -177,10 +177,12 @@ class _ThreadMember:
 
 class LibrdkafkaMember(_ThreadMember):
     """A librdkafka consumer (confluent-kafka): ``cooperative-sticky`` under the classic
-    protocol, or a consumer-protocol member (KIP-848) when `protocol` is ``consumer``."""
+    protocol, or a consumer-protocol member (KIP-848) when `protocol` is ``consumer``, asking for
+    the broker's `remote_assignor` when given (``group.remote.assignor``; without it the member
+    names none, and a group of such members alone gets the broker's default, ``uniform``)."""
 
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
-                 protocol: str = "classic") -> None:
+                 protocol: str = "classic", remote_assignor: str | None = None) -> None:
         import confluent_kafka
 
         super().__init__(name, timeline)
@@ -188,6 +190,8 @@ class LibrdkafkaMember(_ThreadMember):
                     "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4"}
         if protocol == "consumer":
             settings["group.protocol"] = "consumer"
+            if remote_assignor is not None:
+                settings["group.remote.assignor"] = remote_assignor
         else:
             settings.update({"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 6000,
                              "heartbeat.interval.ms": 1000})

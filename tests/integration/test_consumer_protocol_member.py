@@ -61,8 +61,9 @@ async def test_ours_with_java_and_librdkafka_members_through_joins_leaves_and_re
         if kind == "java":
             settings = {**CONSUMER, "group.remote.assignor": assignor, **COMMIT}
             return java_members.member(f"{group_id}.{name}", broker.bootstrap, group_id, [topic], settings, timeline)
-        if kind == "librdkafka":
-            return ThreadedLibrdkafkaMember(name, broker.bootstrap, group_id, topic, timeline, protocol="consumer")
+        if kind == "librdkafka":  # (naming the assignor: the last member left alone still gets it)
+            return ThreadedLibrdkafkaMember(name, broker.bootstrap, group_id, topic, timeline, protocol="consumer",
+                                            remote_assignor=assignor)
         return ours(name, broker.bootstrap, group_id, topic, timeline, assignor)
 
     kinds = ["ours", "java", "ours", "librdkafka"]
