@@ -76,6 +76,24 @@ class Claims(NamedTuple):
         none = np.zeros(0, dtype=np.int64)
         return cls(none, none, none, [])
 
+    @classmethod
+    def of_lists(cls, owned: Sequence[Iterable[tuple[str, int]]]) -> Claims:
+        """Members' partitions as columns (member i: ``owned[i]``, pairs of topic and partition
+        in the order given), member by member, topics named in order of first appearance.
+
+        >>> Claims.of_lists([[("b", 1)], [("a", 0), ("b", 2)]]).names
+        ['b', 'a']
+        """
+        names: dict[str, int] = {}
+        member, topic, partition = [], [], []
+        for i, pairs in enumerate(owned):
+            for name, number in pairs:
+                member.append(i)
+                topic.append(names.setdefault(name, len(names)))
+                partition.append(number)
+        return cls(np.array(member, dtype=np.int64), np.array(topic, dtype=np.int64),
+                   np.array(partition, dtype=np.int64), list(names))
+
 
 def _is_int(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

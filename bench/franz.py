@@ -66,16 +66,9 @@ def group_of(kind: str, topics: int, partitions: int, members: int, step: str):
 
 def owned_columns(group):
     """The members' owned partitions as `Claims` (what a columns caller passes: its last plan)."""
-    import numpy as np
-
     from assignor import Claims
 
-    names = sorted(group.topics)
-    index = {name: i for i, name in enumerate(names)}
-    rows = [(i, index[tp.topic], tp.partition) for i, m in enumerate(group.members) for tp in m.owned]
-    member, topic, partition = (np.array(column, dtype=np.int64) for column in zip(*rows)) if rows else (
-        np.empty(0, dtype=np.int64),) * 3
-    return Claims(member, topic, partition, names)
+    return Claims.of_lists([m.owned for m in group.members])
 
 
 def franz_json(group, repeat: int, warmup: int) -> bytes:

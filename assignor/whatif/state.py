@@ -88,19 +88,13 @@ class _Numbering(dict[str, int]):
 
 def _claims_of(members: Sequence[Member]) -> Claims:
     """The members' owned partitions as `Claims`; each must be one a client can send."""
-    names: dict[str, int] = {}
-    member, topic, partition = [], [], []
-    for i, m in enumerate(members):
+    for m in members:
         for tp in m.owned:
             ok = isinstance(tp, tuple | list) and len(tp) == 2 and isinstance(tp[0], str)
             if not ok or not isinstance(tp[1], int) or isinstance(tp[1], bool) or not 0 <= tp[1] <= INT32_MAX:
                 raise WhatIfError(f"member {m.id!r}: owned partition {tp!r} is not a (topic, partition) a client "
                                   "can send")
-            member.append(i)
-            topic.append(names.setdefault(tp[0], len(names)))
-            partition.append(tp[1])
-    return Claims(np.array(member, dtype=np.int64), np.array(topic, dtype=np.int64),
-                  np.array(partition, dtype=np.int64), list(names))
+    return Claims.of_lists([m.owned for m in members])
 
 
 def _assignment_of(state: _State) -> dict[str, list[list[str | int]]]:

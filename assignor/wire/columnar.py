@@ -77,7 +77,7 @@ def read_assignments(messages: Messages, cache: DecodeCache | None = None) -> Cl
         For the first assignment that does not decode, as `decode_assignment` would.
     """
     if _small(messages):
-        return _claims_of_lists([decode_assignment(messages.message(i)).partitions for i in range(len(messages.base))])
+        return Claims.of_lists([decode_assignment(messages.message(i)).partitions for i in range(len(messages.base))])
     return _read_assignments(messages, cache)[1]
 
 
@@ -91,20 +91,6 @@ PLAIN_UP_TO_BYTES = 1024
 
 def _small(messages: Messages) -> bool:
     return int((messages.limit - messages.base).sum()) <= PLAIN_UP_TO_BYTES
-
-
-def _claims_of_lists(owned: Sequence[Sequence[TopicPartition]]) -> Claims:
-    """Members' partitions (member i: ``owned[i]``, in the order read) as `Claims`, as
-    `_claims_from_entries` orders them: by member, topics named in order of first appearance."""
-    names: dict[str, int] = {}
-    member, topic, partition = [], [], []
-    for i, partitions in enumerate(owned):
-        for name, number in partitions:
-            member.append(i)
-            topic.append(names.setdefault(name, len(names)))
-            partition.append(number)
-    return Claims(np.array(member, dtype=np.int64), np.array(topic, dtype=np.int64),
-                  np.array(partition, dtype=np.int64), list(names))
 
 
 def read_assignment(data: bytes, cache: DecodeCache | None = None) -> tuple[int, Claims, bytes | None]:
@@ -196,7 +182,7 @@ def _read_join_group_plainly(ids: list[str], joined: Messages, protocol: Protoco
         member = _named(member_id, member_from_metadata, member_id, joined.message(i), protocol)
         owned.append(member.owned)
         members.append(Member.decoded(member_id, member.topics, member.generation, member.rack))
-    return Roster(members, _claims_of_lists(owned))
+    return Roster(members, Claims.of_lists(owned))
 
 
 def _read_join_group(ids: list[str], joined: Messages, protocol: Protocol, cache: DecodeCache | None) -> Roster:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assignor import TopicPartition, protocol
+from assignor import Claims, TopicPartition, protocol
 from assignor.protocol import Messages, ProtocolError
 from assignor.wire import columnar
 from tests.budget import examples
@@ -50,7 +50,7 @@ def test_a_small_groups_metadata_reads_as_in_columns(specs, protocol_name, rng, 
 def test_small_assignments_read_as_in_columns(partition_lists, rng, garble):
     blobs = assignment_blobs(partition_lists, rng, garble)
     joined = Messages.of(blobs)
-    small = _outcome(lambda: _claims(columnar._claims_of_lists(
+    small = _outcome(lambda: _claims(Claims.of_lists(
         [protocol.decode_assignment(joined.message(i)).partitions for i in range(len(blobs))])))
     assert small == _outcome(lambda: _claims(columnar._read_assignments(joined, None)[1]))
 
