@@ -244,6 +244,18 @@ class KafkaPythonMember(_ThreadMember):
         consumer = KafkaConsumer(**self._settings)
         adopt_client_rack(consumer)
         consumer.subscribe([self._topic], listener=Listener())
+        # The topic's partitions in the coordinator's metadata snapshot before the member joins.
+        # kafka-python 3.0.12 (the newest here) strands a leader whose rejoin is for new metadata:
+        # a leader that planned before its snapshot held the subscribed topic (the snapshot is
+        # rebuilt on metadata updates only, so it is empty until the first after `subscribe`)
+        # rejoins; `poll(timeout_ms=100)` gives up on the JoinGroup (held ~1 s for the other
+        # members) and leaves it in flight; the leader's plan, made in that join, records the
+        # snapshot it planned on, so `need_rejoin()` turns False and `join_group_async` returns
+        # without consuming the finished join: the member stays REBALANCING, heartbeat off, until
+        # its session ends, holding nothing. `topics()` fetches the metadata, which rebuilds it.
+        deadline = time.monotonic() + 30
+        while self._topic not in consumer.topics() and time.monotonic() < deadline:
+            time.sleep(0.1)
         while not self.stopping.is_set():
             for tp, records in consumer.poll(timeout_ms=100).items():
                 now = time.monotonic()
