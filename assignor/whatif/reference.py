@@ -41,7 +41,9 @@ def run(group: Group, events: Sequence[Event], strategy: str, timing: Timing = D
             out.append({**out[-1], "event": label, "rounds": 0, "revoked": 0, "reassigned": 0, "moved": 0})
             continue
         if fresh:  # a new consumer under the old one's id holds nothing; the old one's are a departed member's
-            owned[departed(member)] = owned.pop(member, [])
+            # (renamed where it stands, as the engine's `_State.forget` does: of two claims of one
+            # partition in a hostile starting group, the last counts as its owner before the step)
+            owned = {departed(m) if m == member else m: tps for m, tps in owned.items()}
             generation.pop(member, None)
         present = {m.id for m in definition.members}
         before = {tp: m for m, tps in owned.items() for tp in tps}

@@ -168,6 +168,6 @@ def _step(definition: Group, state: _State, strategy: str, label: str, include_p
             Figures(balance_score=0, spread=0, topic_spread=0, rack_locality=None)
         step = cast(Step, {"event": label, "rounds": 1, "revoked": 0, "moved": 0, "reassigned": 0,
                            "unsafe_handovers": 0, **kept, "failed": str(failure)})
-        if include_plans:
-            step["assignment"] = _assignment_of(state)
+        if include_plans:  # the step before's (after a quick restart the state holds a departed member's)
+            step["assignment"] = previous["assignment"] if previous is not None else _assignment_of(state)
         return step
