@@ -35,7 +35,7 @@ from assignor.wire.buffers import Messages
 from assignor.wire.cache import DecodeCache, EncodeCache
 from assignor.wire.columnar import Roster, encode_assignments, read_join_group
 
-__all__ = ["LeaderCache", "SyncResult", "rebalance", "sync"]
+__all__ = ["LeaderCache", "SyncResult", "plan_roster", "rebalance", "sync"]
 
 
 @dataclass
@@ -225,6 +225,20 @@ def rebalance(strategy: Strategy, generation: int, definition: Group, ids: Seque
     one `cache` keeps for it). `assignment_user_data`, `instance_ids`: as `sync`."""
     cache = LeaderCache() if cache is None else cache
     roster = read_join_group(ids, joined, strategy.protocol, cache.decode)
+    planned, roster, result = plan_roster(strategy, definition, roster, cache, leader, instance_ids=instance_ids)
+    messages = encode_assignments(result.assigned, len(result.layout.members), strategy.protocol, generation,
+                                  cache=cache.encode, as_java=strategy.java, user_data=assignment_user_data)
+    cache.settle()
+    return SyncResult(strategy, planned, roster, result, messages)
+
+
+def plan_roster(strategy: Strategy, definition: Group, roster: Roster, cache: LeaderCache,
+                leader: Leader | None = None, *, instance_ids: Mapping[str, str] | None = None
+                ) -> tuple[Group, Roster, Planned]:
+    """`rebalance` between the bytes: the leader's plan of the members it read (`roster`), as
+    the group it planned (`SyncResult.planned`), the roster with the static members' instance
+    ids, and the plan. The what-if engine plans each rebalance here from what the members
+    would send (`columnar.join_group_as_read`)."""
     if instance_ids:
         roster = roster._replace(members=_static(roster.members, instance_ids))
     # The members as planned own nothing themselves: their claims stay in columns (`build`
@@ -232,8 +246,4 @@ def rebalance(strategy: Strategy, generation: int, definition: Group, ids: Seque
     planned = Group.assembled(definition.topics, roster.members, definition.partition_racks)
     if leader is None:
         leader = cache.leader(strategy)
-    result = strategy.planned(planned, roster.claims, cache.plans, leader)
-    messages = encode_assignments(result.assigned, len(result.layout.members), strategy.protocol, generation,
-                                  cache=cache.encode, as_java=strategy.java, user_data=assignment_user_data)
-    cache.settle()
-    return SyncResult(strategy, planned, roster, result, messages)
+    return planned, roster, strategy.planned(planned, roster.claims, cache.plans, leader)

@@ -343,22 +343,11 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
     come as a `NameTable`."""
     table = encoded if isinstance(encoded, NameTable) else NameTable.of(encoded)
     encoded = table.encoded
-    # Group each member's pairs by topic in first-appearance order (usually they already are).
-    # (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)
     key = member * max(len(encoded), 1) + tid
-    run = run_starts(key)
-    # A pair in two runs needs regrouping; keys in order (the usual case) cannot have one.
-    run_keys = key[run] if len(key) and (key[1:] < key[:-1]).any() else np.zeros(0, dtype=np.int64)
-    if len(run_keys):
-        run_keys.sort()
-    if len(run_keys) and (run_keys[1:] == run_keys[:-1]).any():
-        by_key = np.argsort(key, kind="stable")
-        starts = run_starts(key[by_key])
-        first = np.empty_like(by_key)
-        first[by_key] = by_key[starts][np.cumsum(starts) - 1]  # first position of each pair's key
-        order = np.argsort(first, kind="stable")
+    order = _grouped(key)
+    if order is not None:
         key, tid, member, parts = key[order], tid[order], member[order], parts[order]
-        run = run_starts(key)
+    run = run_starts(key)
 
     names, name_start, name_length = table.buffer, table.start, table.length
     entry_start = np.flatnonzero(run)
@@ -387,6 +376,29 @@ def frame_tp_columns(member: np.ndarray, tid: np.ndarray, parts: np.ndarray, enc
         name_at, entry_start = name_start[entry_topic[rest]], entry_start[rest]
         _put_entries(frames, entry_at, entry_name, entry_count, names, name_at, entry_start, parts)
     return frames
+
+
+def grouped_by_topic(member: np.ndarray, tid: np.ndarray, topics: int) -> np.ndarray | None:
+    """The order in which `frame_tp_columns` writes pairs (message non-decreasing, topic ids
+    below `topics`): each message's pairs grouped by topic, topics in order of first
+    appearance, each topic's partitions as given; None when that is the order they are in."""
+    return _grouped(member * max(topics, 1) + tid)
+
+
+def _grouped(key: np.ndarray) -> np.ndarray | None:
+    """`grouped_by_topic` of ``member * topics + tid`` keys (usually grouped already).
+    (Sorting, not np.unique: numpy 2's hash-based unique is several times slower here.)"""
+    if not len(key) or not (key[1:] < key[:-1]).any():
+        return None  # keys in order cannot have a pair in two runs
+    run_keys = key[run_starts(key)]
+    run_keys.sort()
+    if not (run_keys[1:] == run_keys[:-1]).any():
+        return None
+    by_key = np.argsort(key, kind="stable")
+    starts = run_starts(key[by_key])
+    first = np.empty_like(by_key)
+    first[by_key] = by_key[starts][np.cumsum(starts) - 1]  # first position of each pair's key
+    return np.argsort(first, kind="stable")
 
 
 def _put_entries(frames: Frames, entry_at: np.ndarray, entry_name: np.ndarray, entry_count: np.ndarray,

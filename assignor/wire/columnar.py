@@ -9,6 +9,8 @@ The columnar API (the object API, one message at a time, is `assignor.wire.messa
   sends for its protocol; the what-if engine replays groups through it).
 - `encode_assignments`: assigned `Claims` -> every member's SyncGroup assignment (`Messages`).
 - `read_assignments`: assignments (`Messages`) -> `Claims`.
+- `join_group_as_read`, `assignments_as_read`: what `read_join_group` and `read_assignments`
+  give back from the two encoders' bytes, without the bytes (the what-if engine's rebalances).
 
 `members_from_metadata`, `assignments_for` and `user_data_for` are the same steps over plain
 objects (a mapping of member id to bytes, a `Plan`). Every path here is held equal to the plain codec by
@@ -27,9 +29,17 @@ import numpy as np
 from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
-from assignor.ordering import java_key, spread, string_hashes
+from assignor.ordering import java_key, java_sorted, spread, string_hashes
 from assignor.protocols import Carrier, Protocol, UserData, resolve
-from assignor.wire.arrays import Frames, RunReader, TPColumns, frame_tp_columns, read_tp_columns, tp_columns_of
+from assignor.wire.arrays import (
+    Frames,
+    RunReader,
+    TPColumns,
+    frame_tp_columns,
+    grouped_by_topic,
+    read_tp_columns,
+    tp_columns_of,
+)
 from assignor.wire.buffers import Messages, NameTable, equal_rows_at, ints_at, row_hashes, rows_at
 from assignor.wire.cache import TOPIC_LIST_PREFIX, DecodeCache, EncodeCache, topic_list_prefix
 from assignor.wire.codec import check_version
@@ -55,9 +65,11 @@ from assignor.wire.schema import (
 __all__ = [
     "Messages",
     "Roster",
+    "assignments_as_read",
     "assignments_for",
     "encode_assignments",
     "encode_join_group",
+    "join_group_as_read",
     "members_from_metadata",
     "plan_bytes",
     "read_assignment",
@@ -422,8 +434,8 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
     scatter each, each distinct topic list and rack with one scatter for all members sending it.
     """
     cache = EncodeCache() if cache is None else cache
-    order = stable_order(owned.member)
-    member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
+    protocol = resolve(protocol)
+    member, topic, partition = _owned_as_sent(owned, protocol)
     encoded = cache.name_table(owned.names, "owned_partitions.topic")
     generation = _int32s(generations)
     lists, list_of = cache.member_topic_lists.encode_all(list(map(attrgetter("topics"), members)))
@@ -450,9 +462,7 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
                                   lambda array: subscription(sizes, array)[1] - before - array)
         return frames, subscription(sizes, frames.array_end - frames.array_at)[0]
 
-    protocol = resolve(protocol)
     if protocol.owned_sent_in is Carrier.USER_DATA:
-        member, topic, partition = _in_sticky_order(member, topic, partition, owned.names)
         # A member that never had an assignment (generation unknown, nothing owned) sends null
         # user data; its framed array (empty) is then the subscription's owned partitions,
         # which lie where the user data's payload would.
@@ -470,12 +480,6 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
         frames.put_ints((frames.start + offsets["owned_partitions"])[has_data], 0, 4)
     else:
         cooperative = protocol.user_data is UserData.GENERATION  # the generation in the user data too
-        if protocol.owned_sent_in is Carrier.SUBSCRIPTION:  # owned partitions in Java's order
-            java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
-            by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
-            member, topic, partition = member[by_java], topic[by_java], partition[by_java]
-        else:  # eager members revoked everything before joining: nothing owned
-            member = topic = partition = np.zeros(0, dtype=np.int64)
         user_data = null + (field_offsets(COOPERATIVE_USER_DATA, None, {})[1] if cooperative else 0)
 
         def owned_sizes(array: Any) -> tuple[Any, Any]:
@@ -492,6 +496,56 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
     frames.put_ints(frames.start + offsets["generation_id"], generation, 4)
     frames.put_bytes(frames.start + offsets["rack_id"], rack_of, racks)
     return frames.joined()
+
+
+def join_group_as_read(members: Sequence[Member], owned: Claims, generations: Sequence[int] | np.ndarray,
+                       protocol: Protocol | str) -> Roster:
+    """``read_join_group(ids, encode_join_group(members, owned, generations, protocol), protocol)``
+    without the bytes: the members as the leader decodes them (generations as `protocol`
+    carries them, negative ones unknown) and their owned partitions in the order they travel
+    (`_owned_as_sent`: both orders group each member's partitions by topic, as
+    `frame_tp_columns` writes them). The what-if engine replays every rebalance through this;
+    a property test holds it to the round trip."""
+    protocol = resolve(protocol)
+    member, topic, partition = _owned_as_sent(owned, protocol)
+    sent = _int32s(generations)
+    # The Subscription's generation_id always; the user data's where the protocol has user data
+    # (a "sticky" member without any sends none, and its generation is then unknown anyway).
+    in_user_data = sent if protocol.user_data is not UserData.NONE else UNKNOWN_GENERATION
+    generation = protocol.generation(sent, in_user_data).tolist()
+    decoded = Member.decoded_many(list(map(attrgetter("id"), members)), _topic_lists_as_sent(members),
+                                  generation, list(map(attrgetter("rack"), members)))
+    return Roster(decoded, Claims(member, topic, partition, owned.names))
+
+
+def _topic_lists_as_sent(members: Sequence[Member]) -> list[tuple[str, ...]]:
+    """Each member's topics as it sends them (Java-sorted, `EncodeCache.topic_list`), one
+    tuple per distinct list, as `DecodeCache` gives them."""
+    seen: dict[tuple[str, ...], tuple[str, ...]] = {}
+    out = []
+    for topics in map(attrgetter("topics"), members):
+        found = seen.get(topics)
+        if found is None:
+            found = seen[topics] = tuple(java_sorted(topics))
+        out.append(found)
+    return out
+
+
+def _owned_as_sent(owned: Claims, protocol: Protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The owned partitions a member of `protocol` sends in its JoinGroup metadata, as columns
+    in the order it writes them (member non-decreasing): in V1 sticky user data for "sticky"
+    (`_in_sticky_order`), in the subscription in Java's order for "cooperative-sticky", none
+    for eager protocols without user data (their members revoked everything before joining)."""
+    order = stable_order(owned.member)
+    member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
+    if protocol.owned_sent_in is Carrier.USER_DATA:
+        return _in_sticky_order(member, topic, partition, owned.names)
+    if protocol.owned_sent_in is Carrier.SUBSCRIPTION:
+        java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
+        by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
+        return member[by_java], topic[by_java], partition[by_java]
+    none = np.zeros(0, dtype=np.int64)
+    return none, none, none
 
 
 def _sticky_user_data(array: Any) -> tuple[dict[str, Any], Any]:
@@ -709,6 +763,22 @@ def encode_assignments(assigned: Claims, members: int, protocol: Protocol | str,
     laid end to end in member order, as `read_assignments` reads them."""
     return _assignments_of_claims(assigned, members, _carries(protocol, as_java, user_data), generation, version,
                                   cache)[0]
+
+
+def assignments_as_read(assigned: Claims, protocol: Protocol | str, *, as_java: bool = False,
+                        user_data: bool = False) -> Claims:
+    """``read_assignments(encode_assignments(assigned, members, protocol, ...))`` without the
+    bytes: each member's partitions in the order its assignment lists them (in sticky user
+    data's order where the assignment carries it, then grouped by topic as `frame_tp_columns`
+    writes them). A property test holds it to the round trip."""
+    order = stable_order(assigned.member)
+    member, topic, partition = assigned.member[order], assigned.topic[order], assigned.partition[order]
+    if _carries(protocol, as_java, user_data):
+        member, topic, partition = _in_sticky_order(member, topic, partition, assigned.names)
+    grouped = grouped_by_topic(member, topic, len(assigned.names))
+    if grouped is not None:
+        member, topic, partition = member[grouped], topic[grouped], partition[grouped]
+    return Claims(member, topic, partition, assigned.names)
 
 
 def _assignments_of_claims(assigned: Claims, members: int, carry_user_data: bool, generation: int, version: int,
