@@ -4,13 +4,12 @@ current one, and members converging to it through heartbeats (`assignor.reconcil
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
 from typing import cast
 
 import numpy as np
 
 from assignor import validate
-from assignor.model import Group, Member, TopicPartition
+from assignor.model import Group, Member, topic_partitions
 from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
@@ -52,7 +51,10 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     held = _assignment_of(state)
     current = {m: [(str(t), int(p)) for t, p in tps] for m, tps in held.items()}
     ordered = _in_coordinator_order(definition, state)
-    members = [replace(m, owned=tuple(TopicPartition(t, p) for t, p in current.get(m.id, ()))) for m in ordered]
+    # (`Member.decoded`: each member and each pair it holds was checked when it came in)
+    members = [Member.decoded(m.id, m.topics, m.generation, m.rack,
+                              tuple(topic_partitions(*zip(*current[m.id])) if current.get(m.id) else ()),
+                              m.group_instance_id) for m in ordered]
     group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
     planned = chosen.planned(group)
     layout = planned.layout
