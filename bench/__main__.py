@@ -498,11 +498,13 @@ def _whatif_rows(quick: bool, repeat: int) -> None:
             ("one-event-java", "member_leave, the 2 Java strategies", "100,000 / 1,000", None),
             ("typical-java", "member_leave, the 2 Java strategies (50 ms a step each)", "1,000 / 50", 0.2),
             ("restart:100", "rolling_restart, sticky", "10,000 / 100", None),
-            *([] if quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000", 30.0)])):
+            *([] if quick else [("restart:1000", "rolling_restart, sticky", "10,000 / 1,000", 30.0),
+                                ("fleet:1000", "rolling_restart, the sample fleet (one core)", None, 45.0)])):
         runs = [in_child(_whatif_in_child, case) for _ in range(max(repeat, 1))]
         row = min(runs, key=lambda r: r["seconds"])
         every = ", ".join(f"{r['seconds']:.2f}" for r in runs)
         share = "-" if target is None else f"{row['seconds'] / target:.2f}x"
+        size = size or row["size"]
         print(f"{label} | {size} | {len(row['moved'])} | {row['rebalances']} | {row['seconds']:.2f} | {every} | "
               f"{target or '-'} | {share} | {1000 * row['seconds'] / row['rebalances']:.1f} | {row['moved']}",
               flush=True)

@@ -1,7 +1,9 @@
 """What-if engine rows: our four strategies, then the two Java ones, on one event at 100k
 partitions / 1,000 members; the Java ones on a typical group (1,000 partitions, 50 members); and a
 rolling restart (every member leaves and rejoins) under sticky, with the work budget raised
-where the default refuses it (1,000 members)."""
+where the default refuses it (1,000 members); and a fleet: the sample fleet `assignor pipeline
+make-sample` writes, 1,000 groups, through a rolling restart under all eight strategies, in one
+process (`pipeline.fleet.run_local`, one core)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ def run(case: str) -> dict:
     from assignor.whatif import Event
     from assignor.workloads import java_large
 
+    if case.startswith("fleet:"):
+        return _fleet(int(case.split(":")[1]))
     if case in ("one-event", "one-event-java"):
         group = java_large("random50", 1000, 100, 1000)
         strategies = OURS if case == "one-event" else JAVA
@@ -40,3 +44,22 @@ def run(case: str) -> dict:
     steps = sum(len(r["steps"]) for r in result["strategies"].values())
     return {"seconds": seconds, "rebalances": steps,
             "moved": {name: r["summary"]["moved"] for name, r in result["strategies"].items()}}
+
+
+def _fleet(groups: int) -> dict:
+    from assignor import whatif
+    from pipeline import fleet, sample
+
+    group_table, topic_table = sample.fleet(groups=groups, bad_rows=True)  # as `make-sample --groups N`
+    members, topics = group_table.to_pandas(), topic_table.to_pandas()
+    start = time.perf_counter()
+    rows = fleet.run_local(members, topics, ["rolling_restart"], whatif.ALL_STRATEGIES)
+    seconds = time.perf_counter() - start
+    results = rows[rows["kind"] == "result"]
+    one_per_group = results.drop_duplicates(["cluster", "group_id"])
+    return {"seconds": seconds,
+            # each strategy's steps after the first, and that first: the group rebalanced as it is
+            "rebalances": int(results["steps"].sum()) + len(results),
+            "size": f"{int(one_per_group['partitions'].sum()):,} / {int(one_per_group['members'].sum()):,} "
+                    f"in {len(one_per_group):,} groups",
+            "moved": {name: int(results[results["strategy"] == name]["moved"].sum()) for name in whatif.ALL_STRATEGIES}}

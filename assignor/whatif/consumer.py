@@ -9,12 +9,13 @@ from typing import cast
 import numpy as np
 
 from assignor import validate
-from assignor.model import Group, Member, topic_partitions
+from assignor.model import Group, Member
 from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
+from assignor.strategies.strategy import owning_claims
 from assignor.whatif.figures import Step, _measure
-from assignor.whatif.state import _assignment_of, _State
+from assignor.whatif.state import _assignment_of, _reindex, _State
 
 
 def _in_coordinator_order(definition: Group, state: _State) -> list[Member]:
@@ -50,17 +51,17 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     timing = state.timing
     held = _assignment_of(state)
     current = {m: [(str(t), int(p)) for t, p in tps] for m, tps in held.items()}
-    ordered = _in_coordinator_order(definition, state)
-    # (`Member.decoded`: each member and each pair it holds was checked when it came in)
-    members = [Member.decoded(m.id, m.topics, m.generation, m.rack,
-                              tuple(topic_partitions(*zip(*current[m.id])) if current.get(m.id) else ()),
-                              m.group_instance_id) for m in ordered]
+    members = _in_coordinator_order(definition, state)
+    # What each member holds, as columns in `members` order (each member's in the order it
+    # holds them: its current assignment, which the assignor reads); the members' own are not read.
+    numbers = state.numbering.of([m.id for m in members])
+    holding = _reindex(state.owned, state.numbering.positions(state.numbers, numbers))
     group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
-    planned = chosen.planned(group)
+    planned = chosen.planned(group, holding)
     layout = planned.layout
     plan = planned.plan(chosen.name)
     if check:
-        verdict = validate.report(group, plan)
+        verdict = validate.report(owning_claims(group, holding), plan)
         assert verdict["valid"], f"{chosen.name}: {verdict['errors']}"
     target = plan.assignment
     ids = [m.id for m in definition.members]
