@@ -89,7 +89,7 @@ def _join_and_sync(strategy: Strategy, definition: Group, owned: Claims, generat
     readers by a property test; whole runs are held to the plain engine's, which writes and
     reads every member's bytes, `assignor.whatif.reference`): writing and reading bytes no one
     else reads took about half of a fleet what-if's time."""
-    roster = columnar.join_group_as_read(definition.members, owned, generations, strategy.protocol)
+    roster = columnar.join_group_as_read(definition.members, owned, generations, strategy.protocol, state.cache.decode)
     planned, roster, result = plan_roster(strategy, definition, roster, state.cache, state.leader,
                                           instance_ids=instance_ids)
     state.cache.settle()

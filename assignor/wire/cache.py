@@ -29,7 +29,20 @@ class DecodeCache:
         # a hash of (count, first bytes) -> a topic list read with them (a leader's bulk lookup)
         self.topic_lists_by_hash: dict[int, tuple[bytes, tuple[str, ...]]] = {}
         self.sized: dict[int, _SizedNames] = {}  # names by byte length, see `names_at`
+        # a member's topics -> the list as it sends them (Java-sorted), one tuple per distinct list
+        self.sent_topic_lists: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._held = 0  # bytes its entries hold, estimated as they are added: see `nbytes`
+
+    def sent_topic_list(self, topics: tuple[str, ...]) -> tuple[str, ...]:
+        """`topics` as a member sends them and the leader reads them (`EncodeCache.topic_list`
+        writes them Java-sorted), without the bytes: the same tuple for the same list at every
+        rebalance, as `read_join_group` gives (the planner finds subscriptions by identity)."""
+        found = self.sent_topic_lists.get(topics)
+        if found is None:
+            ordered = tuple(topics[i] for i in java_order(topics))
+            found = self.sent_topic_lists[topics] = self.sent_topic_lists.setdefault(ordered, ordered)
+            self._held += 32 * len(topics) + 2 * _ENTRY_BYTES
+        return found
 
     def text(self, raw: bytes) -> str | None:
         """`raw` decoded as UTF-8, once per distinct value; None when it is not UTF-8."""
@@ -50,7 +63,7 @@ class DecodeCache:
     def entries(self) -> int:
         """How many entries it holds (what its owner's bound counts: `LeaderCache`)."""
         return (len(self.names) + len(self.topic_lists) + len(self.topic_lists_by_hash)
-                + sum(len(table.names) for table in self.sized.values()))
+                + sum(len(table.names) for table in self.sized.values()) + len(self.sent_topic_lists))
 
     def nbytes(self) -> int:
         """What its entries hold, in bytes, estimated as they are added (its owner's other bound:

@@ -29,7 +29,7 @@ import numpy as np
 from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
-from assignor.ordering import java_key, java_sorted, spread, string_hashes
+from assignor.ordering import java_key, spread, string_hashes
 from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire.arrays import (
     Frames,
@@ -499,36 +499,28 @@ def encode_join_group(members: Sequence[Member], owned: Claims, generations: Seq
 
 
 def join_group_as_read(members: Sequence[Member], owned: Claims, generations: Sequence[int] | np.ndarray,
-                       protocol: Protocol | str) -> Roster:
+                       protocol: Protocol | str, cache: DecodeCache | None = None) -> Roster:
     """``read_join_group(ids, encode_join_group(members, owned, generations, protocol), protocol)``
     without the bytes: the members as the leader decodes them (generations as `protocol`
     carries them, negative ones unknown) and their owned partitions in the order they travel
-    (`_owned_as_sent`: both orders group each member's partitions by topic, as
-    `frame_tp_columns` writes them). The what-if engine replays every rebalance through this;
-    a property test holds it to the round trip."""
+    (`_owned_as_sent`, grouped by topic as `frame_tp_columns` writes them). The what-if engine
+    replays every rebalance through this; a property test holds it to the round trip.
+    `cache`: the leader's, kept across rebalances (`DecodeCache.sent_topic_list`)."""
     protocol = resolve(protocol)
+    cache = DecodeCache() if cache is None else cache
     member, topic, partition = _owned_as_sent(owned, protocol)
+    grouped = grouped_by_topic(member, topic, len(owned.names))
+    if grouped is not None:
+        member, topic, partition = member[grouped], topic[grouped], partition[grouped]
     sent = _int32s(generations)
     # The Subscription's generation_id always; the user data's where the protocol has user data
     # (a "sticky" member without any sends none, and its generation is then unknown anyway).
     in_user_data = sent if protocol.user_data is not UserData.NONE else UNKNOWN_GENERATION
     generation = protocol.generation(sent, in_user_data).tolist()
-    decoded = Member.decoded_many(list(map(attrgetter("id"), members)), _topic_lists_as_sent(members),
+    decoded = Member.decoded_many(list(map(attrgetter("id"), members)),
+                                  list(map(cache.sent_topic_list, map(attrgetter("topics"), members))),
                                   generation, list(map(attrgetter("rack"), members)))
     return Roster(decoded, Claims(member, topic, partition, owned.names))
-
-
-def _topic_lists_as_sent(members: Sequence[Member]) -> list[tuple[str, ...]]:
-    """Each member's topics as it sends them (Java-sorted, `EncodeCache.topic_list`), one
-    tuple per distinct list, as `DecodeCache` gives them."""
-    seen: dict[tuple[str, ...], tuple[str, ...]] = {}
-    out = []
-    for topics in map(attrgetter("topics"), members):
-        found = seen.get(topics)
-        if found is None:
-            found = seen[topics] = tuple(java_sorted(topics))
-        out.append(found)
-    return out
 
 
 def _owned_as_sent(owned: Claims, protocol: Protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

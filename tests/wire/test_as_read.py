@@ -9,7 +9,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignor.model import Claims, Member, TopicPartition
@@ -55,6 +55,9 @@ def _read(columns: bool) -> contextlib.AbstractContextManager[object]:
 @examples(200)
 @given(specs=st.lists(MEMBER, max_size=12), protocol=st.sampled_from(sorted(PROTOCOLS)), seed=st.integers(0, 99),
        columns=st.booleans())
+# A topic in two runs of a member's sticky user data (a partition owned twice): written grouped.
+@example(specs=[(["a"], [TopicPartition("a", 0), TopicPartition("c", 0), TopicPartition("a", 0)], 1, None)],
+         protocol="sticky", seed=0, columns=False)
 def test_join_group_as_read_is_the_round_trip(specs, protocol, seed, columns):
     members = [Member(f"m{i}", topics, rack=rack) for i, (topics, _, _, rack) in enumerate(specs)]
     owned = _claims([spec[1] for spec in specs], np.random.default_rng(seed))
@@ -86,3 +89,15 @@ def test_assignments_as_read_are_the_round_trip(owned, protocol, as_java, user_d
 def test_generations_that_do_not_fit_the_wire_are_refused_as_the_encoder_refuses_them():
     with pytest.raises(columnar.ProtocolError, match="32-bit integer"):
         columnar.join_group_as_read([Member("a", ["t"])], Claims.empty(), [2**31], "range")
+
+
+def test_a_kept_cache_gives_each_list_as_one_tuple_at_every_rebalance():
+    """The planner finds subscriptions by identity (`dense.build`): a leader's cache kept across
+    rebalances hands out one tuple per distinct list, as `read_join_group`'s does."""
+    cache = columnar.DecodeCache()
+    first = [Member("a", ["z", "b"]), Member("b", ["b", "z"])]
+    again = [Member("a", ["z", "b"]), Member("c", ["b"])]
+    one = columnar.join_group_as_read(first, Claims.empty(), [1, 1], "range", cache)
+    two = columnar.join_group_as_read(again, Claims.empty(), [2, 2], "range", cache)
+    assert one.members[0].topics == ("b", "z")
+    assert one.members[0].topics is one.members[1].topics is two.members[0].topics
