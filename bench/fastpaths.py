@@ -2,7 +2,7 @@
 the path earns (the README's Layout states the rule: over 10% on a user-facing row, or it goes).
 
 - The wire's columnar reader (`read_join_group`, what every leader runs: `leader.sync`, the
-  service's ``/v1/groups/{id}/sync``, what-if) against the plain codec, member by member
+  service's ``/v1/groups/{id}/sync``, a cluster snapshot) against the plain codec, member by member
   (`member_from_metadata`), on the JoinGroup of 2,000 members owning 1,000,000 partitions.
 - The columnar writer (`encode_assignments`) against `encode_assignment` member by member, on
   the SyncGroup answer of the same group.

@@ -6,7 +6,7 @@ The columnar API (the object API, one message at a time, is `assignor.wire.messa
 - `read_join_group`: every member's metadata (`Messages`) -> `Roster` (members and their owned
   partitions as `Claims`); `Roster.owning` gives the members with their owned partitions.
 - `encode_join_group`: members, owned `Claims` and generations -> `Messages` (what each member
-  sends for its protocol; the what-if engine replays groups through it).
+  sends for its protocol).
 - `encode_assignments`: assigned `Claims` -> every member's SyncGroup assignment (`Messages`).
 - `read_assignments`: assignments (`Messages`) -> `Claims`.
 - `join_group_as_read`, `assignments_as_read`: what `read_join_group` and `read_assignments`
