@@ -5,7 +5,7 @@ encode the same way, so a kept cache never changes an answer, only its cost."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -31,18 +31,30 @@ class DecodeCache:
         self.sized: dict[int, _SizedNames] = {}  # names by byte length, see `names_at`
         # a member's topics -> the list as it sends them (Java-sorted), one tuple per distinct list
         self.sent_topic_lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.sendable: set[tuple[str, str | None]] = set()  # (field, value) known to fit, see `check_sendable`
         self._held = 0  # bytes its entries hold, estimated as they are added: see `nbytes`
 
     def sent_topic_list(self, topics: tuple[str, ...]) -> tuple[str, ...]:
         """`topics` as a member sends them and the leader reads them (`EncodeCache.topic_list`
         writes them Java-sorted), without the bytes: the same tuple for the same list at every
-        rebalance, as `read_join_group` gives (the planner finds subscriptions by identity)."""
+        rebalance, as `read_join_group` gives (the planner finds subscriptions by identity).
+        A name the wire cannot carry raises the encoder's ProtocolError."""
         found = self.sent_topic_lists.get(topics)
         if found is None:
+            self.check_sendable(topics, STRING, "topics")
             ordered = tuple(topics[i] for i in java_order(topics))
             found = self.sent_topic_lists[topics] = self.sent_topic_lists.setdefault(ordered, ordered)
             self._held += 32 * len(topics) + 2 * _ENTRY_BYTES
         return found
+
+    def check_sendable(self, values: Iterable[str | None], kind: str, field: str) -> None:
+        """Raise the encoder's ProtocolError for a value a `kind` field cannot carry (a STRING
+        past 32,767 bytes, text that is not UTF-8), as writing it would; each value checked once."""
+        for value in values:
+            if (field, value) not in self.sendable:
+                encode_value(kind, value, field)
+                self.sendable.add((field, value))
+                self._held += 2 * len(value or "") + _ENTRY_BYTES
 
     def text(self, raw: bytes) -> str | None:
         """`raw` decoded as UTF-8, once per distinct value; None when it is not UTF-8."""
@@ -63,7 +75,8 @@ class DecodeCache:
     def entries(self) -> int:
         """How many entries it holds (what its owner's bound counts: `LeaderCache`)."""
         return (len(self.names) + len(self.topic_lists) + len(self.topic_lists_by_hash)
-                + sum(len(table.names) for table in self.sized.values()) + len(self.sent_topic_lists))
+                + sum(len(table.names) for table in self.sized.values()) + len(self.sent_topic_lists)
+                + len(self.sendable))
 
     def nbytes(self) -> int:
         """What its entries hold, in bytes, estimated as they are added (its owner's other bound:

@@ -59,6 +59,7 @@ from assignor.wire.schema import (
     NULLABLE_BYTES,
     NULLABLE_STRING,
     STICKY_USER_DATA_V1,
+    STRING,
     SUBSCRIPTION,
 )
 
@@ -508,6 +509,8 @@ def join_group_as_read(members: Sequence[Member], owned: Claims, generations: Se
     `cache`: the leader's, kept across rebalances (`DecodeCache.sent_topic_list`)."""
     protocol = resolve(protocol)
     cache = DecodeCache() if cache is None else cache
+    # What the encoder would refuse is refused, in its order: names, generations, lists, racks.
+    cache.check_sendable(owned.names, STRING, "owned_partitions.topic")
     member, topic, partition = _owned_as_sent(owned, protocol)
     grouped = grouped_by_topic(member, topic, len(owned.names))
     if grouped is not None:
@@ -517,9 +520,10 @@ def join_group_as_read(members: Sequence[Member], owned: Claims, generations: Se
     # (a "sticky" member without any sends none, and its generation is then unknown anyway).
     in_user_data = sent if protocol.user_data is not UserData.NONE else UNKNOWN_GENERATION
     generation = protocol.generation(sent, in_user_data).tolist()
-    decoded = Member.decoded_many(list(map(attrgetter("id"), members)),
-                                  list(map(cache.sent_topic_list, map(attrgetter("topics"), members))),
-                                  generation, list(map(attrgetter("rack"), members)))
+    topic_lists = list(map(cache.sent_topic_list, map(attrgetter("topics"), members)))
+    racks = list(map(attrgetter("rack"), members))
+    cache.check_sendable(set(racks), NULLABLE_STRING, "rack_id")
+    decoded = Member.decoded_many(list(map(attrgetter("id"), members)), topic_lists, generation, racks)
     return Roster(decoded, Claims(member, topic, partition, owned.names))
 
 

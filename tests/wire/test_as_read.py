@@ -86,9 +86,24 @@ def test_assignments_as_read_are_the_round_trip(owned, protocol, as_java, user_d
     assert _per_member(direct, len(owned)) == _per_member(read, len(owned))
 
 
-def test_generations_that_do_not_fit_the_wire_are_refused_as_the_encoder_refuses_them():
-    with pytest.raises(columnar.ProtocolError, match="32-bit integer"):
-        columnar.join_group_as_read([Member("a", ["t"])], Claims.empty(), [2**31], "range")
+LONG = "x" * 40_000
+
+
+@pytest.mark.parametrize(("members", "owned", "generations"), [
+    ([Member("a", ["t"])], Claims.empty(), [2**31]),
+    ([Member("a", [LONG])], Claims.empty(), [1]),
+    ([Member("a", ["t"], rack=LONG)], Claims.empty(), [1]),
+    ([Member("a", ["t"], rack="\udc80")], Claims.empty(), [1]),
+    ([Member("a", ["t"])], Claims.of_lists([[(LONG, 0)]]), [1]),
+    ([Member("a", [LONG], rack=LONG)], Claims.of_lists([[("t", 0)]]), [2**31]),
+], ids=["generation", "topic", "rack", "rack-not-utf8", "owned-topic", "several"])
+def test_what_the_wire_cannot_carry_is_refused_as_the_encoder_refuses_it(members, owned, generations):
+    """A group the wire cannot carry gets the encoder's error, the first it would meet."""
+    with pytest.raises(columnar.ProtocolError) as written:
+        columnar.encode_join_group(members, owned, generations, "cooperative-sticky")
+    with pytest.raises(columnar.ProtocolError) as read:
+        columnar.join_group_as_read(members, owned, generations, "cooperative-sticky")
+    assert str(read.value) == str(written.value)
 
 
 def test_a_kept_cache_gives_each_list_as_one_tuple_at_every_rebalance():
