@@ -65,11 +65,12 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # Everything: lint, types and the whole suite, Apache Kafka, Spark, Chromium and PostgreSQL included:
-# the tests that start no process on both cores (pytest-xdist), then those that do, one at a time
-# (one broker for the session; their timings are the point of many of them).
+# the tests that start no process on both cores (pytest-xdist), then those that do in two lanes
+# side by side (tests/conftest.py): the broker's tests one at a time on one broker (their timings
+# are the point of many of them; they mostly wait on the broker's clock), the others beside them.
 test: $(STAMP) $(CHROMIUM) $(KAFKA) postgres-server lint
 	$(BIN)/python -m pytest -m "not external" -n 2 -q --durations=10
-	$(BIN)/python -m pytest -m external --durations=25
+	$(BIN)/python -m pytest -m external -n 2 --dist loadgroup --durations=25
 
 # The inner loop (under 2 minutes here): lint, types and every test that starts no process beside
 # the tests (no broker, Spark, Chromium, PostgreSQL, service or CLI run: `-m "not external"`),

@@ -35,10 +35,19 @@ _EXTERNAL_FIXTURES = frozenset({"broker", "java_members", "spark", "postgres", "
 
 def pytest_collection_modifyitems(config, items):
     """The tiers (`make check` runs ``-m "not external"``): an integration test, or one that uses
-    a fixture starting a process, is `external` without saying so itself."""
+    a fixture starting a process, is `external` without saying so itself.
+
+    `make test` runs the external tests in two lanes side by side (``-n 2 --dist loadgroup``):
+    ``kafka``, every test of a Kafka broker (the session's, or one of its own), one at a time on
+    one broker; ``host``, the rest (Spark, the service, Chromium, PostgreSQL, the CLI). A broker
+    test mostly waits on the broker's clock (sessions, heartbeats, rebalance timeouts: about a
+    quarter of the two cores), so the host lane runs in what it leaves."""
     for item in items:
-        if item.get_closest_marker("integration") or _EXTERNAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("integration") or _EXTERNAL_FIXTURES & fixtures:
             item.add_marker(pytest.mark.external)
+            kafka = "broker" in fixtures or item.path.parent.name == "integration"
+            item.add_marker(pytest.mark.xdist_group("kafka" if kafka else "host"))
 
 
 @pytest.hookimpl(wrapper=True)
