@@ -98,8 +98,9 @@ def test_sigkill_during_syncs_loses_no_answered_generation(tmp_path, registry):
         assert all(isinstance(json.loads(row[field]), dict) for field in ("state", "plan", "metrics"))
 
 
-def _descendants(pid: int) -> set[int]:
-    """The processes started by `pid`, by theirs, and so on (from /proc)."""
+def _descendants(pid: int, depth: int | None = None) -> set[int]:
+    """The processes started by `pid`, by theirs, and so on (from /proc), `depth` generations
+    down (None: all)."""
     parent: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -109,9 +110,10 @@ def _descendants(pid: int) -> set[int]:
             except (OSError, ValueError, IndexError):
                 continue  # gone meanwhile
     found, frontier = set(), {pid}
-    while frontier:
+    while frontier and depth != 0:
         frontier = {child for child, of in parent.items() if of in frontier} - found
         found |= frontier
+        depth = None if depth is None else depth - 1
     return found
 
 
@@ -142,13 +144,15 @@ def test_nothing_of_a_killed_service_runs_on(tmp_path):
 
 def _planning_processes(service_pid: int) -> set[int]:
     """The planning processes: the forkserver's children (the forkserver is the service's child
-    whose command line names it)."""
+    whose command line names it), not what they start in turn (a library's helper, such as the
+    ``ldconfig`` that ``ctypes.util.find_library`` runs at an import, alive for a moment: a
+    third "worker" of two, seen once with the machine busy)."""
     found = set()
     for pid in _descendants(service_pid):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
                 if b"forkserver" in cmdline.read():
-                    found |= _descendants(pid)
+                    found |= _descendants(pid, depth=1)
         except OSError:
             continue
     return found
