@@ -100,10 +100,11 @@ _M_MMAP_THRESHOLD = -3
 @functools.cache
 def _libc() -> Any:
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # glibc's soname, loaded by name: `ctypes.util.find_library` would run ``ldconfig -p`` in
+        # every planning process as it starts. (Without glibc there is no malloc_trim to call.)
+        libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim  # noqa: B018  (glibc only)
     except (OSError, AttributeError):
         return None
