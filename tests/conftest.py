@@ -38,8 +38,9 @@ def pytest_collection_modifyitems(config, items):
     a fixture starting a process, is `external` without saying so itself.
 
     `make test` runs the external tests in two lanes side by side (``-n 2 --dist loadgroup``):
-    ``kafka``, every test of a Kafka broker (the session's, or one of its own), one at a time on
-    one broker; ``host``, the rest (Spark, the service, Chromium, PostgreSQL, the CLI). A broker
+    ``kafka``, every test under ``tests/integration/`` (where the tests that start a broker of
+    their own live) or using the session's `broker`, one at a time on that one broker; ``host``,
+    the rest (Spark, the service, Chromium, PostgreSQL, the CLI). A broker
     test mostly waits on the broker's clock (sessions, heartbeats, rebalance timeouts: about a
     quarter of the two cores), so the host lane runs in what it leaves."""
     for item in items:

@@ -144,9 +144,9 @@ def test_nothing_of_a_killed_service_runs_on(tmp_path):
 
 def _planning_processes(service_pid: int) -> set[int]:
     """The planning processes: the forkserver's children (the forkserver is the service's child
-    whose command line names it), not what they start in turn (a library's helper, such as the
-    ``ldconfig`` that ``ctypes.util.find_library`` runs at an import, alive for a moment: a
-    third "worker" of two, seen once with the machine busy)."""
+    whose command line names it), not what they start in turn: a library's helper alive for a
+    moment (``ctypes.util.find_library`` runs ``ldconfig -p``) was once counted as a third
+    process of a pool of two, with the machine busy."""
     found = set()
     for pid in _descendants(service_pid):
         try:
