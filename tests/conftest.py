@@ -119,8 +119,16 @@ def pytest_report_header(config):
         return f"broker: none ({error})"
 
 
+def _session_ended(request, why: str) -> BaseException:
+    """What to raise to fail the test at hand with one line, `why`, and end the session after it
+    with the same line: alike in one process and in a pytest-xdist worker (`make test`'s lanes),
+    where `pytest.exit` is an internal error with a traceback."""
+    request.session.shouldstop = why
+    return pytest.fail.Exception(why, pytrace=False)
+
+
 @pytest.fixture(scope="session")
-def broker(tmp_path_factory):
+def broker(request, tmp_path_factory):
     """Apache Kafka, one KRaft node on free loopback ports for the whole session (bench/broker.py).
     A node that does not start ends the session with one line saying why."""
     from bench.broker import Broker, BrokerError
@@ -128,13 +136,13 @@ def broker(tmp_path_factory):
     try:
         running = Broker(tmp_path_factory.mktemp("kafka"))
     except BrokerError as error:
-        pytest.exit(f"Apache Kafka did not start: {error}", returncode=3)
+        raise _session_ended(request, f"Apache Kafka did not start: {error}") from None
     yield running
     running.stop()
 
 
 @pytest.fixture(scope="session")
-def java_members(broker, tmp_path_factory):
+def java_members(request, broker, tmp_path_factory):
     """One JVM of Java consumers (bench/java_members.py) for the session's tests."""
     from bench.broker import BrokerError
     from bench.java_members import JavaMembers
@@ -142,7 +150,7 @@ def java_members(broker, tmp_path_factory):
     try:
         host = JavaMembers(tmp_path_factory.mktemp("java-members") / "members.log")
     except BrokerError as error:
-        pytest.exit(f"the Java member driver did not start: {error}", returncode=3)
+        raise _session_ended(request, f"the Java member driver did not start: {error}") from None
     yield host
     host.close()
 
