@@ -25,7 +25,8 @@ def test_a_broker_that_does_not_start_ends_the_session_with_one_line(tmp_path, l
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     first = "tests/integration/test_broker.py::test_the_session_broker_is_the_pinned_apache_kafka"
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no_kafka", "-p", "no:cacheprovider", "-q",
-                          "-m", "external", *lanes, first, "tests/integration/test_static_members.py"],
+                          f"--basetemp={tmp_path / 'inner'}", "-m", "external", *lanes, first,
+                          "tests/integration/test_static_members.py"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     output = run.stdout + run.stderr
     why = "Apache Kafka did not start: Kafka's jars are not resolved in /nonexistent/kafka/lib: run `make kafka`"
