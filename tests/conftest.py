@@ -40,9 +40,9 @@ def pytest_collection_modifyitems(config, items):
     `make test` runs the external tests in two lanes side by side (``-n 2 --dist loadgroup``):
     ``kafka``, every test under ``tests/integration/`` (where the tests that start a broker of
     their own live) or using the session's `broker`, one at a time on that one broker; ``host``,
-    the rest (Spark, the service, Chromium, PostgreSQL, the CLI). A broker
-    test mostly waits on the broker's clock (sessions, heartbeats, rebalance timeouts: about a
-    quarter of the two cores), so the host lane runs in what it leaves."""
+    the rest (Spark, the service, Chromium, PostgreSQL, the CLI). A broker test mostly waits on
+    the broker's clock (sessions, heartbeats, rebalance timeouts: about a quarter of the two
+    cores), so the host lane runs in what it leaves."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("integration") or _EXTERNAL_FIXTURES & fixtures:
