@@ -66,9 +66,9 @@ def pytest_runtest_call(item):
 @contextlib.contextmanager
 def _no_process_unless_external(item):
     """A test not marked `external` that starts a program, in itself or in a fixture it sets up,
-    fails saying so: the fast tier stays the one that needs nothing beside the tests. (The C
-    library's name lookup, `ctypes.util.find_library`, may start its helpers; the service's own
-    planning processes, forked from Python's forkserver, are the code under test.)"""
+    fails saying so: the fast tier stays the one that needs nothing beside the tests. (What a
+    library call may start on its own, `_LOOKUPS`, is let through; the service's own planning
+    processes, forked from Python's forkserver, are the code under test.)"""
     if item.get_closest_marker("external"):
         yield
         return
@@ -88,8 +88,10 @@ def _no_process_unless_external(item):
         subprocess.Popen._execute_child = start  # type: ignore[attr-defined]
 
 
-#: Processes the code under test may start as part of a library call (ctypes.util.find_library).
-_LOOKUPS = frozenset({"ldconfig", "ldconfig.real", "gcc", "cc", "ld", "objdump"})
+#: Processes the code under test may start as part of a library call: ctypes.util.find_library's
+#: helpers, and fontconfig's fc-list, which matplotlib runs once to list the system's fonts when its
+#: font cache is not written yet (a new machine's first run: the plots' tests then fail without it).
+_LOOKUPS = frozenset({"ldconfig", "ldconfig.real", "gcc", "cc", "ld", "objdump", "fc-list"})
 
 
 def check(group: Group, plan: Plan, *, exact: bool = False) -> dict:
