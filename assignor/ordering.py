@@ -36,7 +36,7 @@ def java_order(texts: Sequence[str]) -> list[int]:
 def java_sorted(texts: Iterable[str]) -> list[str]:
     """`texts` in Java's ``String.compareTo`` order."""
     texts = list(texts)
-    return [texts[i] for i in java_order(texts)]
+    return sorted(texts) if all(map(str.isascii, texts)) else sorted(texts, key=java_key)
 
 
 def static_first_order(ids: Sequence[str], instance_ids: Sequence[str | None]) -> list[int]:

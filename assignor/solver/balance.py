@@ -28,6 +28,7 @@ can take them), `_remove_improving_paths`, `_cancel_negative_cycles`.
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import cast
 
 import numpy as np
@@ -62,31 +63,37 @@ def solve(eligible: np.ndarray, sizes: np.ndarray, owned: np.ndarray, local: np.
 
 def _water_fill(loads: np.ndarray, units: int) -> np.ndarray:
     """Spread `units` over members with these loads, raising the lowest first."""
-    order = np.argsort(loads, kind="stable")
+    order = loads.argsort(kind="stable")
     level = loads[order]
     # cost[j]: units needed to raise members 0..j-1 (sorted) to level[j]; non-decreasing.
-    cost = np.arange(len(level)) * level - (np.cumsum(level) - level)
-    j = int(np.searchsorted(cost, units, side="right")) - 1
+    cost = np.arange(len(level)) * level
+    cost -= level.cumsum()
+    cost += level
+    j = int(cost.searchsorted(units, "right")) - 1
     lowest = j + 1
     rest = units - int(cost[j])
     new = level.copy()
     new[:lowest] = level[j] + rest // lowest
     new[: rest % lowest] += 1
+    new -= level
     added = np.empty_like(loads)
-    added[order] = new - level
+    added[order] = new
     return added
 
 
 def _fill(eligible: np.ndarray, sizes: np.ndarray, x: np.ndarray, local: np.ndarray | None) -> None:
     """Keep claims, water-fill the rest, rarest classes first; onto local members when any."""
     loads = x.sum(axis=0)
-    missing = sizes - x.sum(axis=1)
-    for k in np.lexsort((np.arange(len(sizes)), eligible.sum(axis=1))):
+    missing = (sizes - x.sum(axis=1)).tolist()
+    for k in np.lexsort((np.arange(len(sizes)), eligible.sum(axis=1))).tolist():
         if missing[k] > 0:
-            members = np.flatnonzero(local[k] if local is not None and local[k].any() else eligible[k])
-            added = _water_fill(loads[members], int(missing[k]))
-            x[k, members] += added
-            loads[members] += added
+            members = (local[k] if local is not None and local[k].any() else eligible[k]).nonzero()[0]
+            held = loads[members]
+            added = _water_fill(held, missing[k])
+            row = x[k]  # (a view: one index array, not two)
+            row[members] += added
+            held += added
+            loads[members] = held
 
 
 def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray,
@@ -140,12 +147,13 @@ def _push_direct(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray, local: 
     takes = eligible[:, targets]
     # can[s, t]: some class held by source s is open to target t (float matmul uses BLAS).
     can = (holds.T.astype(np.float32) @ takes.astype(np.float32)) > 0
-    room = level - 1 - loads[targets]
+    room = (level - 1 - loads[targets]).tolist()
     pairs_s, pairs_t = [], []
-    for s in np.flatnonzero(can.any(axis=1)):
-        options = np.flatnonzero(can[s] & (room > 0))
-        if options.size:
-            t = options[np.argmax(room[options])]
+    columns = range(len(targets))
+    for s, row in enumerate(can.tolist()):
+        # The target with the most room among those open to s (the first such), if it has any.
+        t = max(compress(columns, row), key=room.__getitem__, default=-1)
+        if t >= 0 and room[t] > 0:
             room[t] -= 1
             pairs_s.append(s)
             pairs_t.append(t)

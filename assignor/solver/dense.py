@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from operator import attrgetter, itemgetter
 from typing import Any, cast
 
@@ -178,27 +178,22 @@ def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = No
         memo.restart(topics)
     known: dict[int, tuple[tuple[str, ...], np.ndarray]] = memo.subscriptions if memo is not None else {}
     index = {name: i for i, name in enumerate(topics)}
-    counts = np.array([group.topics[name] for name in topics], dtype=np.int64)
-    offsets = np.zeros(len(topics) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    sizes = list(map(group.topics.__getitem__, topics))
+    counts = np.array(sizes, dtype=np.int64)
+    offsets = np.array([0, *accumulate(sizes)], dtype=np.int64)
     order = _member_order([m.id for m in group.members], memo)
-    members = [group.members[i] for i in order]
+    members = list(map(group.members.__getitem__, order))
     # Members of one group usually share a few subscriptions, often as one tuple object (a
-    # decoder hands out one per distinct list): index each distinct one once, finding the
-    # objects by identity in numpy first (hashing a long tuple costs more than that).
+    # decoder hands out one per distinct list): each distinct object is found by identity (hashing
+    # a long tuple costs more than that) and numbered by value once, in order of first appearance.
     subscriptions = list(map(attrgetter("topics"), members))
-    identities = np.fromiter(map(id, subscriptions), dtype=np.uint64, count=len(subscriptions))
-    _, first, object_of = np.unique(identities, return_index=True, return_inverse=True)
-    appearance = np.argsort(first)  # number the objects by their first member, as a loop would
-    first, object_of = first[appearance], np.argsort(appearance)[object_of.ravel()]
+    identities = list(map(id, subscriptions))
+    first = dict(zip(reversed(identities), range(len(identities) - 1, -1, -1)))  # (the first member wins)
     by_value: dict[tuple[str, ...], int] = {}
-    subscription_of_object = np.empty(len(first), dtype=np.int64)
-    for j, i in enumerate(first.tolist()):
-        subscription_of_object[j] = by_value.setdefault(subscriptions[i], len(by_value))
+    number = {identity: by_value.setdefault(subscriptions[i], len(by_value))
+              for identity, i in sorted(first.items(), key=itemgetter(1))}
     distinct = _topic_indices(list(by_value), index, known)
-    subscription_of = subscription_of_object[object_of]
-    layout = Layout(topics, counts, offsets, members, np.empty(0, dtype=np.int64),
-                    None, distinct=distinct, subscription_of=subscription_of)
+    subscription_of = np.fromiter(map(number.__getitem__, identities), dtype=np.int64, count=len(identities))
     if claims is None:
         parsed = _parse_claims(group, members, index)
     else:
@@ -207,10 +202,10 @@ def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = No
         topic_of_name = np.array([index.get(name, -1) for name in claims.names] + [-1], dtype=np.int64)
         parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
                   None)
-    prev_owner, prev_object, earlier = _resolve_claims(layout, parsed)
+    prev_owner, prev_object, earlier = _resolve_claims(counts, offsets, members, distinct, subscription_of, parsed)
     # The caller's memo rides along for derived arrays that outlive this layout.
-    return replace(layout, prev_owner=prev_owner, prev_object=prev_object, claims=parsed[:3], kept=memo,
-                   earlier=earlier)
+    return Layout(topics, counts, offsets, members, prev_owner, prev_object, claims=parsed[:3], distinct=distinct,
+                  subscription_of=subscription_of, kept=memo, earlier=earlier)
 
 
 def _topic_indices(subscriptions: list[tuple[str, ...]], index: dict[str, int],
@@ -234,7 +229,8 @@ def _topic_indices(subscriptions: list[tuple[str, ...]], index: dict[str, int],
             owner, topic = owner[order], topic[order]
             keep = run_starts(owner, topic)
             owner, topic = owner[keep], topic[keep]
-        pieces = np.split(topic, np.searchsorted(owner, np.arange(1, len(new))))
+        bounds = [0, *np.searchsorted(owner, np.arange(1, len(new))).tolist(), len(topic)]
+        pieces = map(topic.__getitem__, map(slice, bounds[:-1], bounds[1:]))  # (np.split costs ten times more)
         for j, indices in zip(new, pieces):
             found[j] = indices
             known[id(subscriptions[j])] = (subscriptions[j], indices)
@@ -397,7 +393,8 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) ->
     return member[good], topic, part, None if objects is None else objects[good]
 
 
-def _resolve_claims(layout: Layout, parsed: ParsedClaims
+def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Member], distinct: list[np.ndarray],
+                    subscription_of: np.ndarray, parsed: ParsedClaims
                     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Previous owner (and its claim object) per flat partition under the rules of
     `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members.
@@ -405,23 +402,26 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims
     the most recent earlier owner (`Layout.earlier`): the claimant of the highest generation
     below the owner's, when one member alone has it."""
     member, topic, part, given = parsed
+    total = int(offsets[-1])
     carry_objects = given is not None
     # Without objects, a stand-in that is cheap to filter along with the claims.
     objects = given if given is not None else np.zeros(len(member), dtype=bool)
-    prev_owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
-    prev_object = np.empty(layout.total, dtype=object) if carry_objects else None
+    prev_owner = np.full(total, NO_OWNER, dtype=np.int64)
+    prev_object = np.empty(total, dtype=object) if carry_objects else None
     known = topic >= 0
     topic_safe = np.where(known, topic, 0)
-    valid = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))
+    valid = known & (part >= 0) & (part < (counts[topic_safe] if len(counts) else 0))
     # Subscribed: (subscription, topic) among the sorted keys subscription * T + topic.
-    width = max(len(layout.topics), 1)
-    keys = np.concatenate([i * width + s for i, s in enumerate(layout.distinct)] or [np.empty(0, np.int64)])
-    wanted = layout.subscription_of[member] * width + topic_safe if len(member) else member
+    width = max(len(counts), 1)
+    keys = np.concatenate(distinct) if distinct and len(member) else np.empty(0, np.int64)
+    if len(keys):
+        keys += np.repeat(np.arange(len(distinct), dtype=np.int64) * width, list(map(len, distinct)))
+    wanted = subscription_of[member] * width + topic_safe if len(member) else member
     at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
     valid &= (keys[at] == wanted) if len(keys) else False
     member, objects = member[valid], objects[valid]
-    flat = layout.offsets[topic_safe[valid]] + part[valid]
-    claimants = np.bincount(flat, minlength=layout.total) if len(flat) else np.zeros(layout.total, np.int64)
+    flat = offsets[topic_safe[valid]] + part[valid]
+    claimants = np.bincount(flat, minlength=total) if len(flat) else np.zeros(total, np.int64)
     single = claimants[flat] == 1
     prev_owner[flat[single]] = member[single]
     if prev_object is not None:
@@ -431,7 +431,7 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims
     # Partitions claimed more than once: drop a member's repeated claims, then the highest
     # generation wins and a tie at the highest generation cancels (KAFKA-12984).
     flat, member, objects = flat[~single], member[~single], objects[~single]
-    generation = np.array([m.generation for m in layout.members], dtype=np.int64)[member]
+    generation = np.array([m.generation for m in members], dtype=np.int64)[member]
     order = np.lexsort((member, -generation, flat))
     flat, member, generation, objects = flat[order], member[order], generation[order], objects[order]
     unique = run_starts(flat, member)
@@ -450,7 +450,7 @@ def _resolve_claims(layout: Layout, parsed: ParsedClaims
     has &= ~((third != second) & (flat[third] == flat[winners]) & (generation[third] == generation[second]))
     if not has.any():
         return prev_owner, prev_object, None
-    earlier = np.full(layout.total, NO_OWNER, dtype=np.int64)
+    earlier = np.full(total, NO_OWNER, dtype=np.int64)
     earlier[flat[winners[has]]] = member[second[has]]
     return prev_owner, prev_object, earlier
 

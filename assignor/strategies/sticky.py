@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor._arrays import run_starts, stable_order
+from assignor._arrays import ranges, run_starts, stable_order
 from assignor.model import Claims, Group, Plan
 from assignor.protocols import STICKY
 from assignor.solver import balance, dense, racks
@@ -135,20 +135,25 @@ def _topic_classes(layout: dense.Layout, memo: dense.PlanMemo | None = None) -> 
         if found is not None and found[0] == key:
             return found[1], found[2][:, layout.subscription_of]
     topic, subscription = dense.distinct_pairs(layout)
-    bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1))
-    class_of_topic = np.full(len(layout.topics), -1, dtype=np.int64)
+    bounds = np.searchsorted(topic, np.arange(len(layout.topics) + 1)).tolist()
+    # A topic's signature: the bytes of its run of distinct subscriptions (sliced from one bytes
+    # object: a hundred topics cost a few microseconds, not a few numpy calls each).
+    signature, width = subscription.tobytes(), subscription.itemsize
     signatures: dict[bytes, int] = {}
-    rows: list[np.ndarray] = []
-    for t in np.flatnonzero((layout.counts > 0) & (bounds[1:] > bounds[:-1])):
-        subscribers = subscription[bounds[t] : bounds[t + 1]]  # the distinct subscriptions with t
-        k = signatures.setdefault(subscribers.tobytes(), len(signatures))
-        if k == len(rows):
-            rows.append(subscribers)
-        class_of_topic[t] = k
+    first_topic: list[int] = []  # of each class
+    classes = [-1] * len(layout.topics)
+    for t, (start, end, has) in enumerate(zip(bounds[:-1], bounds[1:], (layout.counts > 0).tolist())):
+        if has and start < end:
+            k = classes[t] = signatures.setdefault(signature[start * width : end * width], len(signatures))
+            if k == len(first_topic):
+                first_topic.append(t)
+    class_of_topic = np.array(classes, dtype=np.int64)
     # Class by distinct subscription first (few columns), then spread to the members.
-    by_subscription = np.zeros((len(rows), len(layout.distinct)), dtype=bool)
-    for k, subscribers in enumerate(rows):
-        by_subscription[k, subscribers] = True
+    by_subscription = np.zeros((len(first_topic), len(layout.distinct)), dtype=bool)
+    if first_topic:
+        starts = np.array([bounds[t] for t in first_topic], dtype=np.int64)
+        lengths = np.array([bounds[t + 1] for t in first_topic], dtype=np.int64) - starts
+        by_subscription[np.repeat(np.arange(len(first_topic)), lengths), subscription[ranges(starts, lengths)]] = True
     if memo is not None and key is not None:
         # The entry holds the arrays themselves, so no other array can take their ids.
         memo.topic_classes = (key, class_of_topic, by_subscription, tuple(layout.distinct))
