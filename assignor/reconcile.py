@@ -120,12 +120,18 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
     pending = {m for m in members if holding[m] != wanted[m]} | rejoining
     period = {m: 1.0 for m in members} if periods is None else {m: periods.get(m, 1.0) for m in members}
     n = max(len(members), 1)
-    # (time, position, member) of each member's next heartbeat
-    beats = [(0.0 if m == first else ((i + 0.5) / n - offset) % 1.0 * period[m], i, m) for i, m in enumerate(members)]
+    # (time, position, member) of each pending member's next heartbeat. A member that holds its
+    # target is done for good (only its own heartbeats change what it holds), and its heartbeats
+    # change nothing: they are not run.
+    beats = [(0.0 if m == first else ((i + 0.5) / n - offset) % 1.0 * period[m], i, m) for i, m in enumerate(members)
+             if m in pending]
     heapq.heapify(beats)
     horizon = _MAX_INTERVALS * max(period.values(), default=1.0)
-    while pending and beats[0][0] < horizon:
+    while beats and beats[0][0] < horizon:
         now, i, member = beats[0]
+        if member not in pending:
+            heapq.heappop(beats)
+            continue
         heapq.heapreplace(beats, (now + period[member], i, member))
         have, want = holding[member], wanted[member]
         give_up = have - want
