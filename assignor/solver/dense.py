@@ -422,12 +422,15 @@ def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Membe
     member, objects = member[valid], objects[valid]
     flat = offsets[topic_safe[valid]] + part[valid]
     claimants = np.bincount(flat, minlength=total) if len(flat) else np.zeros(total, np.int64)
+    if claimants.max(initial=0) <= 1:  # each partition claimed once at most: the common case
+        prev_owner[flat] = member
+        if prev_object is not None:
+            prev_object[flat] = objects
+        return prev_owner, prev_object, None
     single = claimants[flat] == 1
     prev_owner[flat[single]] = member[single]
     if prev_object is not None:
         prev_object[flat[single]] = objects[single]
-    if single.all():
-        return prev_owner, prev_object, None
     # Partitions claimed more than once: drop a member's repeated claims, then the highest
     # generation wins and a tie at the highest generation cancels (KAFKA-12984).
     flat, member, objects = flat[~single], member[~single], objects[~single]
