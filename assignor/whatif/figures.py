@@ -13,6 +13,9 @@ from assignor.model import Claims, Group
 from assignor.solver import dense
 from assignor.solver.dense import Layout
 
+#: The largest int64: the fewest partitions of a topic a holder holds starts there (`_measure`).
+_MOST = int(np.iinfo(np.int64).max)
+
 
 class Figures(TypedDict):
     """How the group stands after a rebalance: balance and spread of what members own, the
@@ -147,12 +150,14 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> Figures:
     if (cell[1:] < cell[:-1]).any():
         cell = np.sort(cell)
     first = np.flatnonzero(run_starts(cell))
-    held = np.diff(appended(first, len(cell)))
+    held = np.empty(len(first), dtype=np.int64)  # each run's length
+    np.subtract(first[1:], first[:-1], out=held[:-1])
+    held[-1:] = len(cell) - first[-1:]
     held_topic = cell[first] % max(topics, 1)
     holders = np.bincount(held_topic, minlength=topics)
     most = np.zeros(topics, dtype=np.int64)
     np.maximum.at(most, held_topic, held)
-    fewest = np.full(topics, np.iinfo(np.int64).max)
+    fewest = np.full(topics, _MOST, dtype=np.int64)
     np.minimum.at(fewest, held_topic, held)
     spread_per_topic = most - np.where(holders == subscribers, fewest, 0)
     topic_spread = int(spread_per_topic[holders > 0].max(initial=0))
