@@ -16,8 +16,8 @@ Output
     summed up per strategy by `migration_summary`.
 
 `group_whatif` is the whole per-group computation on pandas frames; the Spark job runs it in
-``groupBy(cluster, group_id).cogroup(...).applyInPandas`` and `run_local` runs it in a loop, so
-the two paths give the same rows.
+``groupBy(cluster, group_id).cogroup(...).applyInPandas`` (a frame per group) and `run_local` runs
+its rows in a loop (one frame of every group's), so the two paths give the same rows.
 """
 
 from __future__ import annotations
@@ -323,11 +323,17 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
                  timing: whatif.Timing = whatif.DEFAULT_TIMING) -> pd.DataFrame:
     """Rows for one group (members: its member rows; topics: ``topic, partitions`` of the topics
     its members subscribe to, partitions null when the cluster does not know the topic)."""
+    return _frame(_whatif_rows(members, topics, events, strategies, include_plan, timing))
+
+
+def _whatif_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], strategies: Sequence[str],
+                 include_plan: bool = False, timing: whatif.Timing = whatif.DEFAULT_TIMING) -> list[dict[str, Any]]:
+    """`group_whatif`'s rows as dicts (`run_local` makes one frame of every group's)."""
     if members.empty:
-        return empty_result()
+        return []
     cluster, group_id, group, errors = _group_of(members, topics)
     if group is None:
-        return _frame(errors)
+        return errors
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:
@@ -344,7 +350,7 @@ def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
                      "member_id": None, "reason": None, "members": len(group.members),
                      "partitions": sum(group.topics.values()), **result["summary"], "skipped_events": skipped,
                      "plan_seconds": seconds, "plan": plan})
-    return _frame(rows + errors)
+    return rows + errors
 
 
 #: ``--migrate``: one row per group x classic strategy it runs today (`assignor.whatif.migrate`):
@@ -381,11 +387,18 @@ def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
                     conversion: whatif.Conversion = whatif.DEFAULT_CONVERSION) -> pd.DataFrame:
     """`group_whatif`'s counterpart for ``--migrate``: one `MIGRATION_COLUMNS` row per classic
     strategy the group might run today (each rehearsal starts from that strategy's plan)."""
+    return _frame(_migration_rows(members, topics, events, target, strategies, timing, conversion), MIGRATION_COLUMNS)
+
+
+def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], target: str,
+                    strategies: Sequence[str], timing: whatif.Timing = whatif.DEFAULT_TIMING,
+                    conversion: whatif.Conversion = whatif.DEFAULT_CONVERSION) -> list[dict[str, Any]]:
+    """`group_migration`'s rows as dicts."""
     if members.empty:
-        return _frame([], MIGRATION_COLUMNS)
+        return []
     cluster, group_id, group, errors = _group_of(members, topics)
     if group is None:
-        return _frame(errors, MIGRATION_COLUMNS)
+        return errors
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:
@@ -419,7 +432,7 @@ def group_migration(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
             "refused": None if migration["refused"] is None else
             f"{migration['refused']['reason']}; to upgrade: {migration['refused']['change']}",
             "skipped_events": skipped, "plan_seconds": time.perf_counter() - started})
-    return _frame(rows + errors, MIGRATION_COLUMNS)
+    return rows + errors
 
 
 def migration_summary(rows: pd.DataFrame, worst: int = 3) -> pd.DataFrame:
@@ -533,20 +546,22 @@ def check_columns(groups: Any, topics: Any) -> None:
 def _subscribed_topics(groups: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
     """cluster, group_id, topic, partitions (null when unknown) for every subscribed topic."""
     exploded = groups[["cluster", "group_id", "topics"]].explode("topics").dropna(subset=["topics"])
-    # a topic that is not a name (a row's malformed list) is that row's error (`_member`), not here
-    exploded = exploded[exploded["topics"].map(lambda topic: isinstance(topic, str))]
+    # a topic that is not a name (a row's malformed list) is that row's error (`_member`), not here;
+    # (astype: a mask also when there is no row, where map gives an empty column of objects)
+    exploded = exploded[exploded["topics"].map(lambda topic: isinstance(topic, str)).astype(bool)]
     exploded = exploded.rename(columns={"topics": "topic"}).drop_duplicates()
     return exploded.merge(topics, on=["cluster", "topic"], how="left")
 
 
 def _per_group(events: Sequence[str], strategies: Sequence[str], include_plan: bool, migrate: str | None,
                timing: whatif.Timing, conversion: whatif.Conversion
-               ) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
-    """The per-group computation of a request: the what-if rows, or with `migrate` the migration's."""
+               ) -> Callable[[pd.DataFrame, pd.DataFrame], list[dict[str, Any]]]:
+    """The per-group computation of a request, as row dicts: the what-if rows, or with `migrate`
+    the migration's."""
     if migrate is not None:
-        return lambda members, topics: group_migration(members, topics, events, migrate, strategies, timing,
+        return lambda members, topics: _migration_rows(members, topics, events, migrate, strategies, timing,
                                                        conversion)
-    return lambda members, topics: group_whatif(members, topics, events, strategies, include_plan, timing)
+    return lambda members, topics: _whatif_rows(members, topics, events, strategies, include_plan, timing)
 
 
 def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str], strategies: Sequence[str],
@@ -561,16 +576,16 @@ def run_local(groups: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
     check_columns(groups, topics)
     subscribed = _subscribed_topics(groups, topics)
     per_group = _per_group(list(events), list(strategies), include_plan, migrate, timing, conversion)
-    frames = []
+    rows: list[dict[str, Any]] = []
     counts = LINE if LINE in subscribed else "partitions"
     # (dropna=False: rows without a cluster or group are a group too, of errors, as on Spark)
     by_group = {key: frame for key, frame in subscribed.groupby(["cluster", "group_id"], sort=False, dropna=False)}
     for key, members in groups.groupby(["cluster", "group_id"], sort=True, dropna=False):
         group_topics = by_group.get(key, subscribed.iloc[0:0])[["topic", counts]]
-        frames.append(per_group(members, group_topics))
-    if frames:
-        return pd.concat(frames, ignore_index=True)
-    return empty_result(RESULT_COLUMNS if migrate is None else MIGRATION_COLUMNS)
+        rows += per_group(members, group_topics)
+    # One frame of every group's rows: the frame a group's rows make (its columns typed) cost
+    # more than planning a small group.
+    return _frame(rows, RESULT_COLUMNS if migrate is None else MIGRATION_COLUMNS)
 
 
 def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strategies: Sequence[str],
@@ -593,9 +608,10 @@ def run_spark(spark: Any, groups: Any, topics: Any, events: Sequence[str], strat
                                   & (subscribed.topic == known.t_topic), how="left")
                   .select("s_cluster", "s_group", "topic", counts))
     compute = _per_group(list(events), list(strategies), include_plan, migrate, timing, conversion)
+    columns = RESULT_COLUMNS if migrate is None else MIGRATION_COLUMNS
 
     def per_group(members: pd.DataFrame, group_topics: pd.DataFrame) -> pd.DataFrame:
-        return compute(members, group_topics[["topic", counts]])
+        return _frame(compute(members, group_topics[["topic", counts]]), columns)
 
     schema = RESULT_SCHEMA if migrate is None else MIGRATION_SCHEMA
     return (groups.groupBy("cluster", "group_id").cogroup(subscribed.groupBy("s_cluster", "s_group"))

@@ -183,6 +183,18 @@ def test_a_table_without_a_needed_column_is_one_line(tmp_path, capsys):
                                        "cluster, group_id, member_id, topics)\n")
 
 
+@pytest.mark.parametrize("migrate", [None, "kip848-uniform"])
+def test_a_fleet_of_no_groups_is_an_empty_answer(migrate):
+    """A groups table with its columns and no row (an export of a cluster without groups) was a
+    KeyError from pandas: the filter on the exploded topics was no mask when empty."""
+    groups, topics = sample.fleet(groups=2)
+    found = fleet.run_local(groups.slice(0, 0).to_pandas(), topics.to_pandas(), ["rolling_restart"], ["range"],
+                            migrate=migrate)
+    columns = fleet.RESULT_COLUMNS if migrate is None else fleet.MIGRATION_COLUMNS
+    assert found.empty and list(found.columns) == list(columns)
+    pd.testing.assert_frame_equal(found, fleet.empty_result(columns))
+
+
 def test_a_group_row_equals_the_whatif_engine(fleet_data):
     groups = pq.read_table(fleet_data["groups"]).to_pandas()
     topics = pq.read_table(fleet_data["topics"]).to_pandas()
