@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 from typing import Protocol as Interface
 
@@ -65,15 +67,14 @@ class Planned:
 def owning_claims(group: Group, claims: Claims) -> Group:
     """`group` with each member owning its rows of `claims` (member index in ``group.members``
     order), in the claims' order: for strategies that read owned partitions as objects."""
-    per_member: list[list[int]] = [[] for _ in group.members]
-    for row, m in enumerate(claims.member.tolist()):
-        per_member[m].append(row)
-    topics = [claims.names[t] for t in claims.topic.tolist()]
-    partitions = claims.partition.tolist()
-    members = []
-    for m, rows in zip(group.members, per_member):
-        owned = tuple(topic_partitions([topics[r] for r in rows], [partitions[r] for r in rows]))
-        members.append(Member.decoded(m.id, m.topics, m.generation, m.rack, owned, m.group_instance_id))
+    # Every claim's object made at once, member by member (each member's rows in their order),
+    # then each member's run of them.
+    by_member = stable_order(claims.member)
+    bounds = np.searchsorted(claims.member[by_member], np.arange(len(group.members) + 1)).tolist()
+    owned = topic_partitions(list(map(claims.names.__getitem__, claims.topic[by_member].tolist())),
+                             claims.partition[by_member].tolist())
+    members = [Member.decoded(m.id, m.topics, m.generation, m.rack, tuple(owned[start:end]), m.group_instance_id)
+               for m, start, end in zip(group.members, bounds[:-1], bounds[1:])]
     return Group.assembled(group.topics, members, group.partition_racks, group.topic_ids)
 
 
@@ -82,13 +83,16 @@ def planned_in_plan_order(group: Group, plan: Plan, claims: Claims | None = None
     """`plan` (of `group`) on arrays, each member's partitions in the plan's own order: for
     strategies whose order is Kafka's, not flat order."""
     layout = build(group, claims, memo)
-    index = layout.topic_index()
     lists = [plan.assignment[member.id] for member in layout.members]
     sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    pairs = [tp for tps in lists for tp in tps]
-    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
-    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
+    topics, partitions = _columns_of(list(chain.from_iterable(lists)), layout.topic_index())
     return _planned(layout, np.repeat(np.arange(len(lists), dtype=np.int64), sizes), topics, partitions)
+
+
+def _columns_of(pairs: list[TopicPartition], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Topic indices (by `index`) and partitions of `pairs`, each column read in C."""
+    topics = np.fromiter(map(index.__getitem__, map(itemgetter(0), pairs)), dtype=np.int64, count=len(pairs))
+    return topics, np.fromiter(map(itemgetter(1), pairs), dtype=np.int64, count=len(pairs))
 
 
 def plan_claims(group: Group, plan: Plan) -> Claims:
@@ -98,9 +102,7 @@ def plan_claims(group: Group, plan: Plan) -> Claims:
     index = {name: i for i, name in enumerate(names)}
     lists = [plan.assignment.get(member.id, ()) for member in group.members]
     sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    pairs = [tp for tps in lists for tp in tps]
-    topics = np.fromiter((index[tp.topic] for tp in pairs), dtype=np.int64, count=len(pairs))
-    partitions = np.fromiter((tp.partition for tp in pairs), dtype=np.int64, count=len(pairs))
+    topics, partitions = _columns_of(list(chain.from_iterable(lists)), index)
     return Claims(np.repeat(np.arange(len(lists), dtype=np.int64), sizes), topics, partitions, names)
 
 

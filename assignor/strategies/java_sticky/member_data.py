@@ -11,6 +11,8 @@ instance that no rebalance resets) rises with every member's generation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 from assignor.model import Group, Member, TopicPartition
 
@@ -45,20 +47,17 @@ class Claims:
 
 def read_claims(members: list[Member], topics: dict[str, int], max_generation: int, plain: bool = False) -> Claims:
     """Java's ``allSubscriptionsEqual`` over `members` in HashMap order (`plain`: claim by claim
-    for every member, the reference `_take_whole` is held to)."""
-    alike = True
-    first_topics: set[str] = set()
+    for every member, the reference `_all_whole` and `_take_whole` are held to)."""
+    alike, max_generation = _alike(members, max_generation)
+    if not plain:
+        whole = _all_whole(members, topics)
+        if whole is not None:
+            return Claims(alike, whole, set(), max_generation, [])
     owned: dict[str, list[TopicPartition]] = {}
     owner_of: dict[TopicPartition, Member] = {}
     several: set[TopicPartition] = set()
     dropped: list[tuple[TopicPartition, str, str]] = []
     for member in members:
-        # Java compares list sizes with a set built from the first non-empty subscription.
-        if not first_topics:
-            first_topics.update(member.topics)
-        elif alike and not (len(member.topics) == len(first_topics) and first_topics.issuperset(member.topics)):
-            alike = False
-        max_generation = max(max_generation, member.generation)
         mine: list[TopicPartition] = []
         owned[member.id] = mine
         if not plain and _take_whole(member, topics, owner_of, mine):
@@ -87,6 +86,30 @@ def read_claims(members: list[Member], topics: dict[str, int], max_generation: i
             else:
                 dropped.append((tp, member.id, "older generation"))
     return Claims(alike, owned, several, max_generation, dropped)
+
+
+def _alike(members: list[Member], max_generation: int) -> tuple[bool, int]:
+    """Whether every subscription is the first non-empty one, as Java compares them (list sizes
+    with a set built from the first), and the highest generation seen."""
+    alike = True
+    first_topics: set[str] = set()
+    for member in members:
+        if not first_topics:
+            first_topics.update(member.topics)
+        elif alike and not (len(member.topics) == len(first_topics) and first_topics.issuperset(member.topics)):
+            alike = False
+        max_generation = max(max_generation, member.generation)
+    return alike, max_generation
+
+
+def _all_whole(members: list[Member], topics: dict[str, int]) -> dict[str, list[TopicPartition]] | None:
+    """The most common case for the whole group at once: every claim a TopicPartition of a known
+    topic, no partition claimed twice. Then every member keeps all it claims; None otherwise."""
+    claims = list(chain.from_iterable(map(attrgetter("owned"), members)))
+    if not set(map(type, claims)) <= {TopicPartition} or len(set(claims)) != len(claims) or \
+            not topics.keys() >= set(map(itemgetter(0), claims)):
+        return None
+    return {member.id: list(member.owned) for member in members}
 
 
 def _take_whole(member: Member, topics: dict[str, int], owner_of: dict[TopicPartition, Member],
