@@ -9,7 +9,7 @@ from typing import cast
 import numpy as np
 
 from assignor import validate
-from assignor.model import Group, Member
+from assignor.model import Claims, Group, Member
 from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
@@ -26,9 +26,10 @@ def _in_coordinator_order(definition: Group, state: _State) -> list[Member]:
     if state.member_map is None:
         state.member_map = MemberMap.of(m.id for m in definition.members)
     by_id = {m.id: m for m in definition.members}
-    for gone in [k for k in state.member_map if k not in by_id]:
+    order = list(state.member_map)  # (removing a key leaves the others' order as it is)
+    for gone in [k for k in order if k not in by_id]:
         state.member_map.remove(gone)
-    mapped = [by_id[k] for k in state.member_map]
+    mapped = [by_id[k] for k in order if k in by_id]
     return [*mapped, *(m for m in definition.members if m.id not in state.member_map)]
 
 
@@ -49,8 +50,7 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     ``revoked_range`` its least and most."""
     chosen = strategy_named(strategy)
     timing = state.timing
-    held = _assignment_of(state)
-    current = {m: [(str(t), int(p)) for t, p in tps] for m, tps in held.items()}
+    current = _holding(state.ids, state.owned)
     members = _in_coordinator_order(definition, state)
     # What each member holds, as columns in `members` order (each member's in the order it
     # holds them: its current assignment, which the assignor reads); the members' own are not read.
@@ -59,17 +59,17 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
     planned = chosen.planned(group, holding)
     layout = planned.layout
-    plan = planned.plan(chosen.name)
     if check:
-        verdict = validate.report(owning_claims(group, holding), plan)
+        verdict = validate.report(owning_claims(group, holding), planned.plan(chosen.name))
         assert verdict["valid"], f"{chosen.name}: {verdict['errors']}"
-    target = plan.assignment
+    layout_ids = [m.id for m in layout.members]
+    target = _holding(layout_ids, planned.assigned)  # (every member of the layout, in the plan's order)
     ids = [m.id for m in definition.members]
     heartbeat = timing.consumer_heartbeat_ms / 1000
     present = set(ids)
     joiners = [m for m in ids if m not in current]
     gone = {m for m in current if m not in present}
-    left = [m for m in gone if held[m]]
+    left = [m for m in gone if current[m]]
     first = joiners[-1] if joiners else None
     left_before = 0.0
     if left:
@@ -83,17 +83,13 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     before = {tp: m for m, tps in current.items() for tp in tps}
     # An eager member rejoins a second time only when it waits for a partition a present member
     # still holds; where none does, every phase revokes alike and one run says it.
-    contested = eager and any(before.get((tp.topic, tp.partition), m) not in (m, *gone)
-                              for m in hosted for tp in target.get(m, ()))
+    contested = eager and any(before.get(tp, m) not in (m, *gone) for m in hosted for tp in target.get(m, ()))
     runs = phases if contested else _one
-    every = runs({m: list(tps) for m, tps in current.items()},
-                 {m: [(tp.topic, tp.partition) for tp in tps] for m, tps in target.items()},
-                 ids, hosted if eager else (), periods=periods, first=first, left_before=left_before)
+    every = runs(current, target, ids, hosted if eager else (), periods=periods, first=first, left_before=left_before)
     figures = every[0]
-    reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get((tp.topic, tp.partition), m) != m)
-    for member in members:  # a joining member's records are replayed now; every member is updated
-        cast(MemberMap, state.member_map).put(member.id)
-    layout_ids = [m.id for m in layout.members]
+    reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get(tp, m) != m)
+    # A joining member's records are replayed now; every member is updated.
+    cast(MemberMap, state.member_map).put_all([member.id for member in members])
     state.ids, state.numbers, state.owned = layout_ids, state.numbering.of(layout_ids), planned.assigned
     state.flats = None
     state.generation = np.full(len(layout_ids), state.group_generation, dtype=np.int64)
@@ -111,6 +107,16 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step
+
+
+def _holding(ids: list[str], claims: Claims) -> dict[str, list[tuple[str, int]]]:
+    """What each member holds (every one of `ids`, in order), as ``(topic, partition)`` pairs in
+    the claims' order: `claims`' member indices index `ids`."""
+    held: dict[str, list[tuple[str, int]]] = {member_id: [] for member_id in ids}
+    names = claims.names
+    for m, t, p in zip(claims.member.tolist(), claims.topic.tolist(), claims.partition.tolist()):
+        held[ids[m]].append((names[t], p))
+    return held
 
 
 def _one(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],

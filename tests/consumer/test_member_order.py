@@ -84,3 +84,27 @@ def test_the_conversion_computes_in_the_classic_groups_order_with_the_returning_
                                                           Member(joiner, ["a"])]))
     assert pairs({m: [tuple(tp) for tp in tps] for m, tps in expected.assignment.items()}) == \
         pairs({m: [tuple(tp) for tp in tps] for m, tps in conversion["assignment"].items()})
+
+
+@given(st.lists(st.tuples(st.sampled_from(["put", "remove", "put_all"]),
+                          st.lists(st.sampled_from(ALIKE + [f"consumer-{i}" for i in range(12)]), max_size=14)),
+                max_size=12))
+@examples(200)
+def test_put_all_is_put_in_turn(operations):
+    """`MemberMap.put_all` passes over keys already there, where the load does not grow the
+    table: the same map, slot for slot, as `put` called for each key."""
+    bulk, one_by_one = MemberMap(), MemberMap()
+    for operation, keys in operations:
+        if operation == "remove":
+            for key in keys:
+                bulk.remove(key)
+                one_by_one.remove(key)
+            continue
+        if operation == "put_all":
+            bulk.put_all(keys)
+        else:
+            for key in keys:
+                bulk.put(key)
+        for key in keys:
+            one_by_one.put(key)
+        assert list(bulk) == list(one_by_one) and bulk._slots == one_by_one._slots

@@ -111,6 +111,16 @@ class MemberMap:
         self._slots[slot].append(key)
         self._where[key] = slot
 
+    def put_all(self, keys: Iterable[str]) -> None:
+        """`put` each of `keys` in turn; a key already there, in a table the load does not grow
+        (the common case: every member updated after a target), is passed over at once."""
+        where, slots = self._where, self._slots
+        for key in keys:
+            if key in where and (len(where) + 1) * 0.75 <= len(slots):
+                continue
+            self.put(key)
+            slots = self._slots
+
     def remove(self, key: str) -> None:
         """Remove `key` if it is there."""
         slot = self._where.pop(key, None)
