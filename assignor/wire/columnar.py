@@ -532,14 +532,14 @@ def _owned_as_sent(owned: Claims, protocol: Protocol) -> tuple[np.ndarray, np.nd
     in the order it writes them (member non-decreasing): in V1 sticky user data for "sticky"
     (`_in_sticky_order`), in the subscription in Java's order for "cooperative-sticky", none
     for eager protocols without user data (their members revoked everything before joining)."""
-    order = stable_order(owned.member)
-    member, topic, partition = owned.member[order], owned.topic[order], owned.partition[order]
-    if protocol.owned_sent_in is Carrier.USER_DATA:
-        return _in_sticky_order(member, topic, partition, owned.names)
     if protocol.owned_sent_in is Carrier.SUBSCRIPTION:
         java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
-        by_java = np.lexsort((partition, java_rank[topic] if len(topic) else topic, member))
-        return member[by_java], topic[by_java], partition[by_java]
+        topic = owned.topic
+        by_java = np.lexsort((owned.partition, java_rank[topic] if len(topic) else topic, owned.member))
+        return owned.member[by_java], topic[by_java], owned.partition[by_java]
+    if protocol.owned_sent_in is Carrier.USER_DATA:
+        order = stable_order(owned.member)
+        return _in_sticky_order(owned.member[order], owned.topic[order], owned.partition[order], owned.names)
     none = np.zeros(0, dtype=np.int64)
     return none, none, none
 
