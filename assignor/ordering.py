@@ -174,7 +174,8 @@ def table_size(entries: int) -> int:
     return size
 
 
-def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: bool = False) -> list[str]:
+def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: bool = False,
+                  known: dict[str, int] | None = None) -> list[str]:
     """The order a ``new HashMap<String, V>()`` iterates `keys` (distinct) added in this order:
     by bucket, then within a bucket in insertion order for ``put``, or newest first for
     ``computeIfAbsent`` (`computed`), which links a new key at the head of its bucket. A resize
@@ -197,11 +198,20 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: 
     >>> hashmap_order(["big-topic", "other"]), hashmap_order(["big-topic", "other"], computed=True)
     (['big-topic', 'other'], ['other', 'big-topic'])
     """
-    hashes = [spread(h) for h in string_hashes(keys)]
+    hashes = [spread(h) for h in (string_hashes(keys) if known is None else _known_hashes(keys, known))]
     mask = _grown_size(hashes, computed, computed and called_after) - 1
     newest_first = -1 if computed else 1
     position = [(h & mask, newest_first * i) for i, h in enumerate(hashes)]
     return [keys[i] for i in sorted(range(len(keys)), key=position.__getitem__)]
+
+
+def _known_hashes(keys: Sequence[str], known: dict[str, int]) -> list[int]:
+    """`string_hashes` of `keys`, read from `known` (a cache its caller keeps: a leader hashes the
+    same member ids at every rebalance) where it has them, the others hashed and added to it."""
+    missing = [key for key in keys if key not in known]
+    if missing:
+        known.update(zip(missing, string_hashes(missing)))
+    return list(map(known.__getitem__, keys))
 
 
 def _grown_by_count(size: int, entries: int, computed: bool, called_after: bool) -> int:

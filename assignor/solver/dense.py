@@ -48,6 +48,8 @@ class PlanMemo:
     # id(topics tuple) -> (the tuple, its sorted topic indices); see `_topic_indices`
     subscriptions: dict[int, tuple[tuple[str, ...], np.ndarray]] = dataclass_field(default_factory=dict)
     member_ranks: dict[str, int] = dataclass_field(default_factory=dict)  # see `_member_order`
+    # Java's String.hashCode of member ids (`ordering.hashmap_order`'s `known`: Java's assignors)
+    string_hashes: dict[str, int] = dataclass_field(default_factory=dict)
     # The last plan's distinct subscriptions and their (topic, subscription) pairs
     distinct_pairs: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, np.ndarray]] | None = None
     # The last plan's topic classes (`assignor.strategies.sticky`): key, class per topic, eligibility, arrays
@@ -55,17 +57,19 @@ class PlanMemo:
 
     def entries(self) -> int:
         """How many entries it holds (what a `LeaderCache` bounds)."""
-        return len(self.subscriptions) + len(self.member_ranks)
+        return len(self.subscriptions) + len(self.member_ranks) + len(self.string_hashes)
 
     def nbytes(self) -> int:
         """What it holds, in bytes, roughly: one group's subscriptions and member ranks (it starts
-        again with every other topic list), the names themselves counted once, by the group."""
+        again with every other topic list), the names themselves counted once, by the group; the
+        hashed member ids with their lengths (an id is as long as a request makes it)."""
         return (sum(indices.nbytes + 8 * len(topics) for topics, indices in self.subscriptions.values())
-                + 100 * len(self.member_ranks) + 8 * len(self.topics))
+                + 100 * len(self.member_ranks) + 64 * len(self.string_hashes) + sum(map(len, self.string_hashes))
+                + 8 * len(self.topics))
 
     def restart(self, topics: list[str]) -> None:
         """Forget everything; valid from now on for `topics`."""
-        self.topics, self.subscriptions, self.member_ranks = topics, {}, {}
+        self.topics, self.subscriptions, self.member_ranks, self.string_hashes = topics, {}, {}, {}
         self.distinct_pairs = self.topic_classes = None
 
 

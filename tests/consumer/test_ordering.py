@@ -59,6 +59,18 @@ def test_hashmap_order_is_javas_hashmap_order(keys, how):
     assert hashmap_order(keys, computed=how != "put", called_after=how == "called_after") == table.keys()
 
 
+@examples(100)
+@given(st.lists(st.lists(st.text("ab0123456789-", min_size=1, max_size=5), max_size=80, unique=True),
+                min_size=1, max_size=4))
+def test_hashmap_order_with_known_hashes_is_the_same_order(rebalances):
+    """A leader's kept hashes (`known`, read and added to from one rebalance to the next) give
+    the order computed afresh, and hold every key's `string_hash`."""
+    known: dict[str, int] = {}
+    for keys in rebalances:
+        assert hashmap_order(keys, known=known) == hashmap_order(keys)
+        assert all(known[key] == string_hash(key) for key in keys)
+
+
 #: Strings as member ids and topic names come: a few lengths shared by many (``consumer-N``), any
 #: character (supplementary ones are two UTF-16 units, lone surrogates pass through), empty ones,
 #: and long ones.

@@ -77,8 +77,9 @@ class JavaStickyAssignor:
     def name(self) -> str:
         return COOPERATIVE_NAME if self.cooperative else NAME
 
-    def assign(self, group: Group) -> Plan:
-        """Plan `group` as Java would.
+    def assign(self, group: Group, *, hashes: dict[str, int] | None = None) -> Plan:
+        """Plan `group` as Java would. `hashes`: member ids' string hashes a caller keeps between
+        rebalances (`dense.PlanMemo.string_hashes`), read and added to.
 
         Raises
         ------
@@ -89,12 +90,12 @@ class JavaStickyAssignor:
         if not group.members:
             return Plan(self.name, {})
         with gc_paused():  # a large group's plan is a million small tuples, nothing cyclic
-            return self._assign(group)
+            return self._assign(group, hashes)
 
-    def _assign(self, group: Group) -> Plan:
+    def _assign(self, group: Group, hashes: dict[str, int] | None) -> Plan:
         topics = java_topics(group)
         by_id = {m.id: m for m in group.members}
-        members = [by_id[m] for m in hashmap_order([m.id for m in group.members])]
+        members = [by_id[m] for m in hashmap_order([m.id for m in group.members], known=hashes)]
         claims = read_claims(members, topics, self.max_generation, self.plain)
         self.max_generation = claims.max_generation
         racks = RackInfo(group, topics, members)
@@ -208,7 +209,8 @@ def planned(cooperative: bool, group: Group, claims: Claims | None = None, memo:
         leader = JavaStickyAssignor(cooperative)
     if claims is not None:
         group = owning_claims(group, claims)
-    return planned_in_plan_order(group, leader.assign(group), claims, memo)
+    return planned_in_plan_order(group, leader.assign(group, hashes=None if memo is None else memo.string_hashes),
+                                 claims, memo)
 
 
 #: Java's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (KIP-54, KIP-429), each under its
