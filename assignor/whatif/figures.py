@@ -79,14 +79,16 @@ def _flats(layout: Layout, claims: Claims, known: _Flats | None = None) -> np.nd
     deleted, or a partition past the topic's count). `known`: an earlier answer (`_owners_now`
     gives it), used when it is for these claims and the same topics."""
     if known is not None and known.claims is claims and known.topics == layout.topics and \
-            np.array_equal(known.counts, layout.counts):
+            len(known.counts) == len(layout.counts) and bool((known.counts == layout.counts).all()):
         return known.flat
     index = layout.topic_index()
-    topic = np.array([index.get(n, -1) for n in claims.names] + [-1], dtype=np.int64)[claims.topic]
-    in_layout = topic >= 0
+    # Per topic name of the claims: its first flat partition and its count (0 for one the layout
+    # does not have: no partition passes); then per claim, two gathers.
+    topic = np.array([index.get(n, -1) for n in claims.names], dtype=np.int64)
     count = appended(layout.counts, 0)[topic]  # -1 (unknown) reads the appended 0
-    flat = np.where(in_layout & (claims.partition >= 0) & (claims.partition < count),
-                    layout.offsets[np.where(in_layout, topic, 0)] + claims.partition, -1)
+    first = layout.offsets[topic]
+    part = claims.partition
+    flat = np.where((part >= 0) & (part < count[claims.topic]), first[claims.topic] + part, -1)
     return flat
 
 
