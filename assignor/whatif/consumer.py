@@ -57,7 +57,9 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     numbers = state.numbering.of([m.id for m in members])
     holding = _reindex(state.owned, state.numbering.positions(state.numbers, numbers))
     group = Group.assembled(definition.topics, members, definition.partition_racks, definition.topic_ids)
-    planned = chosen.planned(group, holding)
+    # The run's plan memo: subscriptions' topic indices and member ids' hashes, kept between targets.
+    planned = chosen.planned(group, holding, state.cache.plans)
+    state.cache.settle()
     layout = planned.layout
     if check:
         verdict = validate.report(owning_claims(group, holding), planned.plan(chosen.name))

@@ -74,7 +74,7 @@ def _plan(name: str, group: Group) -> Plan:
 
 
 _Objects = Callable[[Group], dict[str, list[TopicPartition]] | None]
-_Columns = Callable[[Group, Claims | None], Claims | None]
+_Columns = Callable[[Group, Claims | None, dict[str, int] | None], Claims | None]
 
 #: Per strategy, its columnar paths: plans as objects, and as `Claims` (the same plans).
 _PATHS: dict[str, tuple[tuple[_Objects, _Columns], ...]] = {
@@ -94,14 +94,15 @@ def _planned_by(name: str, group: Group) -> Plan:
     return _plan(name, group)
 
 
-def columns(name: str, group: Group, owned: Claims | None = None) -> Claims:
+def columns(name: str, group: Group, owned: Claims | None = None, hashes: dict[str, int] | None = None) -> Claims:
     """The plan as `Claims` (member index in ``group.members`` order; rows member by member in
     the order the assignor goes through them, each member's in Kafka's order); the current
     targets from `owned` when given, in place of the members' ``owned``. No `TopicPartition` is
     made on the columnar paths: at a million partitions, making and reading the objects costs
-    more than planning."""
+    more than planning. `hashes`: the member ids' string hashes a caller keeps between targets
+    (`dense.PlanMemo.string_hashes`), read and added to."""
     for _, found_by in _PATHS[name]:
-        found = found_by(group, owned)
+        found = found_by(group, owned, hashes)
         if found is not None:
             return found
     if owned is not None:
@@ -131,7 +132,8 @@ def planned(name: str, group: Group, claims: Claims | None = None, memo: dense.P
             leader: Any = None) -> Planned:
     """The plan on arrays (`assignor.strategies.strategy.Planned`), each member's partitions in
     Kafka's order; owned partitions (current targets) from `claims`, in their order, when given."""
-    return planned_from_claims(group, columns(name, group, claims), claims, memo)
+    hashes = None if memo is None else memo.string_hashes
+    return planned_from_claims(group, columns(name, group, claims, hashes), claims, memo)
 
 
 #: The broker's assignors under KIP-848's consumer protocol (no classic protocol: no leader plans them).

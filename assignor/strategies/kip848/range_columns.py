@@ -47,9 +47,10 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
         return per_member(group.members, sorted_index, member, listed)
 
 
-def columns(group: Group, owned: Claims | None) -> Claims | None:
+def columns(group: Group, owned: Claims | None, hashes: dict[str, int] | None = None) -> Claims | None:
     """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
-    Kafka's order); `owned` is not read (``range`` never reads the current assignment)."""
+    Kafka's order); `owned` is not read (``range`` never reads the current assignment), nor
+    `hashes` (its members go in member id order)."""
     found = _target(group)
     if found is None:
         return None

@@ -69,17 +69,19 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
         return per_member(group.members, rank, final.member, as_objects(final, claimed.objects, names))
 
 
-def columns(group: Group, owned: Claims | None) -> Claims | None:
+def columns(group: Group, owned: Claims | None, hashes: dict[str, int] | None = None) -> Claims | None:
     """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
-    Kafka's order), the current targets from `owned` when given."""
-    found = _target(group, owned, sources=False)
+    Kafka's order), the current targets from `owned` when given; `hashes`: the member ids'
+    string hashes a caller keeps between targets (`ordering.hashmap_order`'s `known`)."""
+    found = _target(group, owned, sources=False, hashes=hashes)
     if found is None:
         return None
     _, final, _, names = found
     return Claims(final.member, final.topic, final.part, names)
 
 
-def _target(group: Group, owned: Claims | None, sources: bool) -> tuple[np.ndarray, Rows, Claimed, list[str]] | None:
+def _target(group: Group, owned: Claims | None, sources: bool, hashes: dict[str, int] | None = None
+            ) -> tuple[np.ndarray, Rows, Claimed, list[str]] | None:
     """Each member's rank in the member map, the new target as rows sorted by rank (with the
     claims they came from, members named by rank, where `sources`; else members named by their
     index in ``group.members``), the claims read, and the topic names the rows index."""
@@ -87,13 +89,14 @@ def _target(group: Group, owned: Claims | None, sources: bool) -> tuple[np.ndarr
     topics = _subscribed(group)
     if topics is None:
         return None
-    names, counts, hashes = topics
+    names, counts, topic_hashes = topics
     offsets = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     claimed = parse_claims(members, owned, names, counts, offsets)
     if claimed is None:
         return None
-    rank, spec = current_of(members, hashmap_order([m.id for m in members]), claimed, len(names), hashes)
+    rank, spec = current_of(members, hashmap_order([m.id for m in members], known=hashes), claimed, len(names),
+                            topic_hashes)
     if spec is None:
         return None
     total = int(offsets[-1])
@@ -117,7 +120,7 @@ def _target(group: Group, owned: Claims | None, sources: bool) -> tuple[np.ndarr
     if not sources:
         index = np.empty(len(rank), dtype=np.int64)
         index[rank] = np.arange(len(rank), dtype=np.int64)
-    final = final_order(spec, kept, added, copied, len(names), hashes, [None] * len(names), sources, index)
+    final = final_order(spec, kept, added, copied, len(names), topic_hashes, [None] * len(names), sources, index)
     if final is None:
         return None
     return rank, final, claimed, names

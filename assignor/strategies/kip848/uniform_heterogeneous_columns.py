@@ -82,10 +82,11 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
         return planned
 
 
-def columns(group: Group, owned: Claims | None) -> Claims | None:
+def columns(group: Group, owned: Claims | None, hashes: dict[str, int] | None = None) -> Claims | None:
     """`assign` as `Claims` (member index in ``group.members`` order, each member's rows in
-    Kafka's order), the current targets from `owned` when given."""
-    found = _target(group, owned)
+    Kafka's order), the current targets from `owned` when given; `hashes` as
+    `uniform_columns.columns` takes them."""
+    found = _target(group, owned, hashes)
     if found is None:
         return None
     rank, final, replayed, _, names = found
@@ -99,7 +100,7 @@ def columns(group: Group, owned: Claims | None) -> Claims | None:
     return as_claims(rank, final, names)
 
 
-def _target(group: Group, owned: Claims | None
+def _target(group: Group, owned: Claims | None, hashes: dict[str, int] | None = None
             ) -> tuple[np.ndarray, Rows, dict[int, list[tuple[int, int]]], Claimed, list[str]] | None:
     """Each member's rank in the member map, the new target as rows (by rank) of the members
     laid out on arrays, the replayed members' lists (rank -> topic index and partition pairs),
@@ -112,22 +113,22 @@ def _target(group: Group, owned: Claims | None
     offsets = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     ids = topic_ids_of(names, group.topic_ids)
-    spec = _spec(group, ids)
+    spec = _spec(group, ids, hashes)
     if spec is None:
         return None
     claimed = parse_claims(members, owned, names, counts, offsets)
     if claimed is None:
         return None
-    hashes = spread_topic_hashes(ids[name] for name in names)
-    rank, current = current_of(members, spec.member_ids, claimed, len(names), hashes)
-    if current is None or topic_maps_crowded(current.pair_member, current.pair_topic, hashes):
+    topic_hashes = spread_topic_hashes(ids[name] for name in names)
+    rank, current = current_of(members, spec.member_ids, claimed, len(names), topic_hashes)
+    if current is None or topic_maps_crowded(current.pair_member, current.pair_topic, topic_hashes):
         return None
     builder = _FromColumns(spec, current, [ids[name] for name in names], offsets)
     builder.build()
     if not builder.subscribers:  # nobody subscribes to an existing topic: Kafka hands out nothing
         none = np.empty(0, dtype=np.int64)
         return rank, Rows(none, none, none, none), {}, claimed, names
-    final, replayed = _changed(builder, current, claimed.topic, claimed.part, offsets, len(names), hashes)
+    final, replayed = _changed(builder, current, claimed.topic, claimed.part, offsets, len(names), topic_hashes)
     listed = {r: [(builder.topic_index[t], p) for t, ps in assignment.items() for p in ps or ()]
               for r, assignment in replayed.items()}
     return rank, final, listed, claimed, names
@@ -164,7 +165,7 @@ def _changed(builder: _FromColumns, current: Current, topic: np.ndarray, part: n
     return final, {i: builder.replayed(i, logged) for i, logged in changes.items()}
 
 
-def _spec(group: Group, ids: dict[str, TopicId]) -> CoordinatorSpec | None:
+def _spec(group: Group, ids: dict[str, TopicId], hashes: dict[str, int] | None = None) -> CoordinatorSpec | None:
     """`coordinator.group_spec` without the members' maps (`_FromColumns` builds those it
     changes); None for a homogeneous group."""
     distinct = Counter(tuple(m.topics) for m in group.members)
@@ -172,7 +173,7 @@ def _spec(group: Group, ids: dict[str, TopicId]) -> CoordinatorSpec | None:
         return None
     resolved = {topics: subscription_order(topics, ids) for topics in distinct}
     return CoordinatorSpec(
-        member_ids=hashmap_order([m.id for m in group.members]),
+        member_ids=hashmap_order([m.id for m in group.members], known=hashes),
         subscriptions={m.id: resolved[tuple(m.topics)] for m in group.members},
         instance_ids={},
         assignments={},
