@@ -150,9 +150,9 @@ def _push_direct(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray, local: 
     room = (level - 1 - loads[targets]).tolist()
     pairs_s, pairs_t = [], []
     columns = range(len(targets))
-    for s, row in enumerate(can.tolist()):
+    for s, row in enumerate(can):  # (a row at a time: the matrix as lists would be eight times its size)
         # The target with the most room among those open to s (the first such), if it has any.
-        t = max(compress(columns, row), key=room.__getitem__, default=-1)
+        t = max(compress(columns, row.tolist()), key=room.__getitem__, default=-1)
         if t >= 0 and room[t] > 0:
             room[t] -= 1
             pairs_s.append(s)
