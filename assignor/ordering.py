@@ -100,12 +100,14 @@ def _hash_one(text: str) -> int:
 
 def string_hashes(texts: Sequence[str]) -> list[int]:
     """`string_hash` of each of `texts`, on arrays; nothing is kept between calls (the design
-    keeps no module state), and a what-if of 10,000 members hashes their ids at every rebalance.
+    keeps no module state: a caller that hashes the same ids again keeps them, as a leader's plan
+    memo does through `hashmap_order`'s `known`).
 
     Strings of one length (member ids mostly come a few lengths at a time) are a matrix of UTF-16
     units hashed a column at a time, ``h = 31 * h + unit`` in uint32, which wraps as Java's
-    ``int`` does. The rest (lengths shared by few strings, or long ones) go through
-    `_weighed_hashes`, one pass over all their units whatever their shape."""
+    ``int`` does. The rest (lengths shared by few strings, or long ones) go one at a time when
+    they are few (`_hash_one`), else through `_weighed_hashes`, one pass over all their units
+    whatever their shape; fewer than `_FEW` strings in all go one at a time."""
     if len(texts) < _FEW:
         return list(map(_hash_one, texts))
     if all(map(str.isascii, texts)):
@@ -190,6 +192,9 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: 
     table early (treeifyBin), and the size here accounts for that; a bucket of nine in a table of
     64 or more becomes a tree whose order this does not model (with Java's string hashes that
     takes many keys colliding in their low bits, far outside member ids such as ``consumer-N``).
+
+    `known`: keys' `string_hash` a caller keeps from one call to the next (a leader's plan memo,
+    `dense.PlanMemo.string_hashes`), read where it has them and added to.
 
     Examples
     --------
