@@ -9,13 +9,13 @@ from typing import cast
 import numpy as np
 
 from assignor import validate
-from assignor.model import Claims, Group, Member
+from assignor.model import Group, Member
 from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import owning_claims
 from assignor.whatif.figures import Step, _measure
-from assignor.whatif.state import _assignment_of, _reindex, _State
+from assignor.whatif.state import _assignment_of, _holding, _reindex, _State
 
 
 def _in_coordinator_order(definition: Group, state: _State) -> list[Member]:
@@ -109,16 +109,6 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step
-
-
-def _holding(ids: list[str], claims: Claims) -> dict[str, list[tuple[str, int]]]:
-    """What each member holds (every one of `ids`, in order), as ``(topic, partition)`` pairs in
-    the claims' order: `claims`' member indices index `ids`."""
-    held: dict[str, list[tuple[str, int]]] = {member_id: [] for member_id in ids}
-    names = claims.names
-    for m, t, p in zip(claims.member.tolist(), claims.topic.tolist(), claims.partition.tolist()):
-        held[ids[m]].append((names[t], p))
-    return held
 
 
 def _one(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],

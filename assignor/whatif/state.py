@@ -97,13 +97,20 @@ def _claims_of(members: Sequence[Member]) -> Claims:
     return Claims.of_lists([m.owned for m in members])
 
 
+def _holding(ids: list[str], claims: Claims) -> dict[str, list[tuple[str, int]]]:
+    """What each member holds (every one of `ids`, in order), as ``(topic, partition)`` pairs in
+    the claims' order: `claims`' member indices index `ids`."""
+    held: dict[str, list[tuple[str, int]]] = {member_id: [] for member_id in ids}
+    names = claims.names
+    for m, t, p in zip(claims.member.tolist(), claims.topic.tolist(), claims.partition.tolist()):
+        held[ids[m]].append((names[t], p))
+    return held
+
+
 def _assignment_of(state: _State) -> dict[str, list[list[str | int]]]:
     """What each member owns now, as ``[topic, partition]`` lists."""
-    names = state.owned.names
-    per_member: dict[str, list[list[str | int]]] = {member_id: [] for member_id in state.ids}
-    for m, t, p in zip(state.owned.member.tolist(), state.owned.topic.tolist(), state.owned.partition.tolist()):
-        per_member[state.ids[m]].append([names[t], p])
-    return per_member
+    held = _holding(state.ids, state.owned)
+    return {member_id: [[topic, p] for topic, p in pairs] for member_id, pairs in held.items()}
 
 
 def _reindex(claims: Claims, position: np.ndarray) -> Claims:
