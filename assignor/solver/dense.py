@@ -19,15 +19,14 @@ import numpy as np
 
 from assignor._arrays import run_starts, stable_order
 from assignor.group_spec import GroupSpec, SubscriptionType
-from assignor.model import Claims, Group, Member, TopicPartition, topic_partitions
+from assignor.model import Claims, Group, Member, TopicPartition, claim_columns, member_topic_partitions
 from assignor.ordering import java_order, java_sorted, static_first_order
 from assignor.solver.claims import is_valid_claim
 
 NO_OWNER = -1
 
-# Claims as columns: member index, topic index (-1: unknown topic), partition, and the claim
-# objects to hand back (None when the claims came as columns themselves).
-ParsedClaims = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
+# Claims as columns: member index, topic index (-1: unknown topic), partition.
+ParsedClaims = tuple[np.ndarray, np.ndarray, np.ndarray]
 # `assignor.strategies.sticky`'s last topic classes: key (subscription ids, topics with partitions),
 # class per topic, eligibility per distinct subscription, and the subscriptions the ids belong to.
 TopicClasses = tuple[tuple[tuple[int, ...], bytes], np.ndarray, np.ndarray, tuple[np.ndarray, ...]]
@@ -80,9 +79,6 @@ class Layout:
     offsets: np.ndarray  # int64, len(topics) + 1; flat id = offsets[t] + partition
     members: list[Member]  # Java order of member id
     prev_owner: np.ndarray  # int64 per flat partition: member index or NO_OWNER
-    # Per flat partition with a previous owner, the winning claim as given (a TopicPartition);
-    # None when the claims came without objects (as columns, or not all TopicPartitions).
-    prev_object: np.ndarray | None
     # Every claim as parsed: member index, topic index (-1: unknown topic), partition.
     # (A factory, not one shared default: numpy arrays are mutable.)
     claims: tuple[np.ndarray, np.ndarray, np.ndarray] = dataclass_field(
@@ -145,27 +141,14 @@ class Layout:
     def assignment(self, owner: np.ndarray) -> dict[str, list[TopicPartition]]:
         """Turn ``owner[flat] -> member index`` into the public assignment, sorted per member.
 
-        A partition kept by its previous owner reuses that member's TopicPartition object:
-        after a rebalance most partitions stay, and allocating a million tuples is the most
-        expensive step left. Each object is touched as few times as can be (gathered once, then
-        copied into its member's list): at a million partitions those handed back are scattered
-        in memory, and every pass over them is a pass of cache misses.
+        One pass over the flat partitions (`member_topic_partitions`: in C, each object one
+        allocation), a partition its member claimed as a `TopicPartition` handed back as that
+        object: after a rebalance most partitions stay, and at a million partitions the objects
+        cost more than the planning.
         """
-        flats = np.flatnonzero(owner >= 0)
-        by_member = flats[stable_order(owner[flats])]
-        bounds = np.searchsorted(owner[by_member], np.arange(len(self.members) + 1)).tolist()
-        if self.prev_object is None:  # no claim came as an object: every one is made here
-            fresh, objects = by_member, np.empty(len(by_member), dtype=object)
-            made_at: np.ndarray | slice = slice(None)
-        else:  # every valid claim came as a TopicPartition: a kept partition has its object
-            objects = self.prev_object[by_member]
-            made_at = np.flatnonzero(self.prev_owner[by_member] != owner[by_member])
-            fresh = by_member[made_at]
-        if len(fresh):
-            names = np.array(self.topics, dtype=object)[self.topic_of_flat()[fresh]].tolist()
-            created = topic_partitions(names, self.partition_of_flat()[fresh].tolist())
-            objects[made_at] = np.fromiter(created, dtype=object, count=len(created))
-        return {m.id: objects[bounds[i] : bounds[i + 1]].tolist() for i, m in enumerate(self.members)}
+        runs = member_topic_partitions(self.topics, self.offsets, owner, len(self.members),
+                                       [m.owned for m in self.members])
+        return dict(zip([m.id for m in self.members], runs))
 
 
 def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = None) -> Layout:
@@ -204,11 +187,10 @@ def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = No
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         topic_of_name = np.array([index.get(name, -1) for name in claims.names] + [-1], dtype=np.int64)
-        parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64),
-                  None)
-    prev_owner, prev_object, earlier = _resolve_claims(counts, offsets, members, distinct, subscription_of, parsed)
+        parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64))
+    prev_owner, earlier = _resolve_claims(counts, offsets, members, distinct, subscription_of, parsed)
     # The caller's memo rides along for derived arrays that outlive this layout.
-    return Layout(topics, counts, offsets, members, prev_owner, prev_object, claims=parsed[:3], distinct=distinct,
+    return Layout(topics, counts, offsets, members, prev_owner, claims=parsed, distinct=distinct,
                   subscription_of=subscription_of, kept=memo, earlier=earlier)
 
 
@@ -367,13 +349,14 @@ def _member_order(ids: list[str], memo: PlanMemo | None) -> list[int]:
 
 
 def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) -> ParsedClaims:
-    """All members' claims as arrays: member, topic index (-1 unknown), partition, object."""
+    """All members' claims as arrays: member, topic index (-1 unknown), partition."""
     lengths = [len(m.owned) for m in members]
-    claims = list(chain.from_iterable(m.owned for m in members))
     member = np.repeat(np.arange(len(members), dtype=np.int64), lengths)
+    read = claim_columns([m.owned for m in members], index)
+    if read is not None:  # every claim a TopicPartition of a str and an int, read in C
+        return member, *read
+    claims = list(chain.from_iterable(m.owned for m in members))
     types = set(map(type, claims))
-    # Claims given as TopicPartition objects can be handed back as they are (see `assignment`).
-    objects = np.fromiter(claims, dtype=object, count=len(claims)) if types == {TopicPartition} else None
     if claims and types <= {TopicPartition, tuple, list} and set(map(len, claims)) == {2}:
         # itemgetter maps run in C; zip(*claims) over a million claims is ten times slower.
         numbers = list(map(itemgetter(1), claims))
@@ -383,7 +366,7 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) ->
             names = map(itemgetter(0), claims)
             try:
                 topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(claims))
-                return member, topic, part.astype(np.int64), objects
+                return member, topic, part.astype(np.int64)
             except TypeError:  # an unhashable topic "name"
                 pass
     # Hostile claims of odd shapes or types: check each one with the reference rule.
@@ -394,72 +377,78 @@ def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) ->
     kept = [c for c, ok in zip(claims, good) if ok]
     topic = np.array([index[c[0]] for c in kept], dtype=np.int64)
     part = np.array([int(c[1]) for c in kept], dtype=np.int64)
-    return member[good], topic, part, None if objects is None else objects[good]
+    return member[good], topic, part
+
+
+#: The most (subscription, topic) pairs `_resolve_claims` looks claims up in a table of (16 MB).
+_SUBSCRIBED_TABLE = 1 << 24
 
 
 def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Member], distinct: list[np.ndarray],
                     subscription_of: np.ndarray, parsed: ParsedClaims
-                    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Previous owner (and its claim object) per flat partition under the rules of
-    `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members.
-    Claims given without objects (as columns): no objects (None). Also
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Previous owner per flat partition under the rules of
+    `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members. Also
     the most recent earlier owner (`Layout.earlier`): the claimant of the highest generation
     below the owner's, when one member alone has it."""
-    member, topic, part, given = parsed
+    member, topic, part = parsed
     total = int(offsets[-1])
-    carry_objects = given is not None
-    # Without objects, a stand-in that is cheap to filter along with the claims.
-    objects = given if given is not None else np.zeros(len(member), dtype=bool)
     prev_owner = np.full(total, NO_OWNER, dtype=np.int64)
-    prev_object = np.empty(total, dtype=object) if carry_objects else None
     known = topic >= 0
     topic_safe = np.where(known, topic, 0)
     valid = known & (part >= 0) & (part < (counts[topic_safe] if len(counts) else 0))
-    # Subscribed: (subscription, topic) among the sorted keys subscription * T + topic.
+    # Subscribed: (subscription, topic) among the keys subscription * T + topic, looked up in a
+    # table of every key (a gather, ten times faster than a binary search of a million claims)
+    # unless the table would be large, then found in the sorted keys.
     width = max(len(counts), 1)
     keys = np.concatenate(distinct) if distinct and len(member) else np.empty(0, np.int64)
     if len(keys):
         keys += np.repeat(np.arange(len(distinct), dtype=np.int64) * width, list(map(len, distinct)))
     wanted = subscription_of[member] * width + topic_safe if len(member) else member
-    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
-    valid &= (keys[at] == wanted) if len(keys) else False
-    member, objects = member[valid], objects[valid]
-    flat = offsets[topic_safe[valid]] + part[valid]
-    claimants = np.bincount(flat, minlength=total) if len(flat) else np.zeros(total, np.int64)
-    if claimants.max(initial=0) <= 1:  # each partition claimed once at most: the common case
-        prev_owner[flat] = member
-        if prev_object is not None:
-            prev_object[flat] = objects
-        return prev_owner, prev_object, None
-    single = claimants[flat] == 1
+    if not len(keys):
+        valid &= False
+    elif len(distinct) * width <= _SUBSCRIBED_TABLE:
+        table = np.zeros(len(distinct) * width, dtype=bool)
+        table[keys] = True
+        valid &= table[wanted]
+    else:
+        valid &= keys[np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)] == wanted
+    if valid.all():  # no claim dropped, the common case: no copies
+        flat = offsets[topic] + part
+    else:
+        member = member[valid]
+        flat = offsets[topic_safe[valid]] + part[valid]
+    prev_owner[flat] = member
+    # Each partition claimed once at most, the common case, when as many partitions have an owner
+    # as there are claims (a million claims counted with bincount take five times longer).
+    if np.count_nonzero(prev_owner != NO_OWNER) == len(flat):
+        return prev_owner, None
+    prev_owner[flat] = NO_OWNER
+    single = np.bincount(flat, minlength=total)[flat] == 1
     prev_owner[flat[single]] = member[single]
-    if prev_object is not None:
-        prev_object[flat[single]] = objects[single]
     # Partitions claimed more than once: drop a member's repeated claims, then the highest
     # generation wins and a tie at the highest generation cancels (KAFKA-12984).
-    flat, member, objects = flat[~single], member[~single], objects[~single]
+    flat, member = flat[~single], member[~single]
     generation = np.array([m.generation for m in members], dtype=np.int64)[member]
     order = np.lexsort((member, -generation, flat))
-    flat, member, generation, objects = flat[order], member[order], generation[order], objects[order]
+    flat, member, generation = flat[order], member[order], generation[order]
     unique = run_starts(flat, member)
-    flat, member, generation, objects = flat[unique], member[unique], generation[unique], objects[unique]
+    flat, member, generation = flat[unique], member[unique], generation[unique]
     first = np.flatnonzero(run_starts(flat))
     after = np.minimum(first + 1, len(flat) - 1)
     tied = (after != first) & (flat[after] == flat[first]) & (generation[after] == generation[first])
     winners = first[~tied]
     prev_owner[flat[winners]] = member[winners]
-    if prev_object is not None:
-        prev_object[flat[winners]] = objects[winners]
     # The next claimant of a winner's partition, unless two share its generation.
     second = np.minimum(winners + 1, len(flat) - 1)
     third = np.minimum(winners + 2, len(flat) - 1)
     has = (second != winners) & (flat[second] == flat[winners])
     has &= ~((third != second) & (flat[third] == flat[winners]) & (generation[third] == generation[second]))
     if not has.any():
-        return prev_owner, prev_object, None
+        return prev_owner, None
     earlier = np.full(total, NO_OWNER, dtype=np.int64)
     earlier[flat[winners[has]]] = member[second[has]]
-    return prev_owner, prev_object, earlier
+    return prev_owner, earlier
 
 
 def claimants(layout: Layout) -> tuple[np.ndarray, np.ndarray]:

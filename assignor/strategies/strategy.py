@@ -17,7 +17,7 @@ from typing import Protocol as Interface
 import numpy as np
 
 from assignor._arrays import stable_order
-from assignor.model import Claims, Group, Member, Plan, TopicPartition, topic_partitions
+from assignor.model import Claims, Group, Member, Plan, TopicPartition, topic_partitions_at
 from assignor.protocols import Protocol
 from assignor.solver.dense import NO_OWNER, Layout, PlanMemo, build
 
@@ -56,8 +56,7 @@ class Planned:
             return Plan(strategy, self.layout.assignment(self.owner))
         ids = [m.id for m in self.layout.members]
         claims = self._assigned
-        names = np.array(claims.names, dtype=object)[claims.topic].tolist() if len(claims.topic) else []
-        tps = topic_partitions(names, claims.partition.tolist())
+        tps = topic_partitions_at(claims.names, claims.topic, claims.partition)
         per_member: dict[str, list[TopicPartition]] = {m: [] for m in ids}
         for m, tp in zip(claims.member.tolist(), tps):
             per_member[ids[m]].append(tp)
@@ -71,8 +70,7 @@ def owning_claims(group: Group, claims: Claims) -> Group:
     # then each member's run of them.
     by_member = stable_order(claims.member)
     bounds = np.searchsorted(claims.member[by_member], np.arange(len(group.members) + 1)).tolist()
-    owned = topic_partitions(list(map(claims.names.__getitem__, claims.topic[by_member].tolist())),
-                             claims.partition[by_member].tolist())
+    owned = topic_partitions_at(claims.names, claims.topic[by_member], claims.partition[by_member])
     members = [Member.decoded(m.id, m.topics, m.generation, m.rack, tuple(owned[start:end]), m.group_instance_id)
                for m, start, end in zip(group.members, bounds[:-1], bounds[1:])]
     return Group.assembled(group.topics, members, group.partition_racks, group.topic_ids)

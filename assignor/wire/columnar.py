@@ -28,7 +28,7 @@ import numpy as np
 
 from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
-from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions
+from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions_at
 from assignor.ordering import java_key, spread, string_hashes
 from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire.arrays import (
@@ -412,8 +412,7 @@ def _claims_from_entries(parts: list[TPColumns]) -> Claims:
 
 def _claims_per_member(claims: Claims, members: int) -> list[tuple[TopicPartition, ...]]:
     """Each member's claims as TopicPartition tuples (claims ordered by member)."""
-    names = np.array(claims.names, dtype=object)[claims.topic].tolist() if len(claims.topic) else []
-    tps = topic_partitions(names, claims.partition.tolist())
+    tps = topic_partitions_at(claims.names, claims.topic, claims.partition)
     bounds = np.searchsorted(claims.member, np.arange(members + 1)).tolist()
     return [tuple(tps[bounds[i] : bounds[i + 1]]) for i in range(members)]
 

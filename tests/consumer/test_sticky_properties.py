@@ -123,11 +123,13 @@ def test_medium_groups_reach_the_exact_optimum(group):
 @examples(200)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(0, 6)), unique=True, max_size=60))
 def test_the_deal_order_is_the_lexsort_of_its_triples(triples):
-    """`sticky._deal_order` sorts one key where the product fits, else lexsorts: one order."""
+    """`sticky._deal_order` sorts one key where the product fits, else lexsorts: one order, of
+    triples laid out as `_materialize` lays them out (by class, member, then round)."""
     import numpy as np
 
     from assignor.strategies import sticky
 
+    triples = sorted(triples, key=lambda triple: (triple[0], triple[2], triple[1]))
     k, round_, member = (np.array(column, dtype=np.int64) for column in zip(*triples)) if triples else (
         np.zeros(0, dtype=np.int64),) * 3
     expected = np.lexsort((member, round_, k)).tolist()

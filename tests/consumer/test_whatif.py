@@ -215,8 +215,8 @@ def test_layouts_do_not_share_their_default_claims():
     from assignor.solver.dense import Layout
 
     empty = np.zeros(0, np.int64)
-    first = Layout([], empty, np.zeros(1, np.int64), [], empty, np.zeros(0, object))
-    second = Layout([], empty, np.zeros(1, np.int64), [], empty, np.zeros(0, object))
+    first = Layout([], empty, np.zeros(1, np.int64), [], empty)
+    second = Layout([], empty, np.zeros(1, np.int64), [], empty)
     assert all(a is not b for a, b in zip(first.claims, second.claims))
 
 

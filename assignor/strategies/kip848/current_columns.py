@@ -19,7 +19,7 @@ from operator import itemgetter
 import numpy as np
 
 from assignor._arrays import ranges, run_starts, stable_order
-from assignor.model import Claims, Member, TopicPartition, topic_partitions
+from assignor.model import Claims, Member, TopicPartition, topic_partitions_at
 from assignor.strategies.kip848.java_hash import (
     JavaHashMap,
     copy_capacities,
@@ -247,15 +247,13 @@ def as_objects(rows: Rows, claims: list[TopicPartition], names: list[str]) -> li
     a new one for a partition nobody held."""
     held = rows.source >= 0
     if not held.any():  # a group that held nothing (its first plan): every object is new
-        made: list[TopicPartition] = topic_partitions(np.array(names, dtype=object)[rows.topic].tolist(),
-                                                      rows.part.tolist())
-        return made
+        return topic_partitions_at(names, rows.topic, rows.part)
     objects = np.empty(len(rows.part), dtype=object)
     if held.any():
         objects[held] = np.fromiter(claims, dtype=object, count=len(claims))[rows.source[held]]
     fresh = np.flatnonzero(~held)
     if len(fresh):
-        made = topic_partitions(np.array(names, dtype=object)[rows.topic[fresh]].tolist(), rows.part[fresh].tolist())
+        made = topic_partitions_at(names, rows.topic[fresh], rows.part[fresh])
         objects[fresh] = np.fromiter(made, dtype=object, count=len(made))
     listed: list[TopicPartition] = objects.tolist()
     return listed

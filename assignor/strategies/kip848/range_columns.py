@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignor._arrays import gc_paused, ranges, stable_order
-from assignor.model import Claims, Group, TopicPartition, topic_partitions
+from assignor.model import Claims, Group, TopicPartition, topic_partitions_at
 from assignor.ordering import java_order
 from assignor.strategies.kip848.coordinator import is_homogeneous, spread_topic_hashes, subscription_order
 from assignor.strategies.kip848.current_columns import Rows, as_claims, per_member
@@ -43,8 +43,7 @@ def assign(group: Group) -> dict[str, list[TopicPartition]] | None:
         return None
     sorted_index, (member, topic, part), names = found
     with gc_paused():  # lists of acyclic tuples: nothing for the collector to find
-        listed = topic_partitions(np.array(names, dtype=object)[topic].tolist(), part.tolist())
-        return per_member(group.members, sorted_index, member, listed)
+        return per_member(group.members, sorted_index, member, topic_partitions_at(names, topic, part))
 
 
 def columns(group: Group, owned: Claims | None, hashes: dict[str, int] | None = None) -> Claims | None:

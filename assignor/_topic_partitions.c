@@ -1,0 +1,478 @@
+/* TopicPartition objects from columns, and columns from them: the object API's two ends
+ * (`assignor.model.topic_partitions_at`, `member_topic_partitions` and `claim_columns`), in C.
+ *
+ * Why: a plan on columns takes about 40 ms at a million partitions; making its million
+ * `TopicPartition`s in Python (`tuple.__new__` mapped over pairs, after numpy has sorted the
+ * partitions by member and gathered their columns) takes about 120 ms more, the cyclic
+ * collector's first pass over them 40 ms after that, and reading a million claimed ones back
+ * into columns as long again. Here each object is one allocation filled in place (as
+ * `PyTuple_New` allocates a tuple, of the subclass), never tracked by the collector: a tuple of
+ * a str and an int can be in no reference cycle, which is why CPython untracks such plain tuples
+ * itself on its first pass over them.
+ *
+ * Only the standard C API; arrays come in through the buffer protocol (C-contiguous int64) and
+ * go out as bytearrays, so nothing here is built against numpy. The plain references, which
+ * property tests hold these to, are in assignor/model.py; without a compiler the package uses
+ * them.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Partition numbers below this share one int object per call (a million partitions of a few
+ * hundred numbers make a few hundred ints, not a million). */
+#define SHARED_INTS (1 << 16)
+
+/* The type must be a tuple subclass that adds nothing to its instances (a NamedTuple: no
+ * __dict__, no slots), or filling the items in place would not make a valid instance. */
+static int
+check_type(PyTypeObject *type)
+{
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || type->tp_basicsize != PyTuple_Type.tp_basicsize
+        || type->tp_itemsize != PyTuple_Type.tp_itemsize || type->tp_dictoffset != 0) {
+        PyErr_Format(PyExc_TypeError, "%s is not a tuple type without instance attributes", type->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* A C-contiguous one-dimensional buffer of 64-bit signed integers. */
+static int
+int64_column(PyObject *object, Py_buffer *view, const char *name)
+{
+    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    const char *format = view->format == NULL ? "B" : view->format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
+        format++;
+    if (view->ndim != 1 || view->itemsize != 8 || !(strcmp(format, "l") == 0 || strcmp(format, "q") == 0)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a one-dimensional array of int64", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every name a str. */
+static int
+check_names(PyObject *names)
+{
+    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(names); t++) {
+        if (!PyUnicode_Check(PyList_GET_ITEM(names, t))) {
+            PyErr_SetString(PyExc_TypeError, "names must be strings");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* What one call makes its objects with: their type and the ints it shares. */
+typedef struct {
+    PyTypeObject *type;
+    PyObject **shared;
+    int64_t sharing;  /* partition numbers below it share an int */
+} Maker;
+
+static int
+maker_open(Maker *maker, PyTypeObject *type, int64_t largest)
+{
+    maker->type = type;
+    maker->sharing = largest < 0 ? 0 : (largest < SHARED_INTS ? largest + 1 : SHARED_INTS);
+    maker->shared = PyMem_Calloc(maker->sharing + 1, sizeof(PyObject *));
+    if (maker->shared == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void
+maker_close(Maker *maker)
+{
+    if (maker->shared == NULL)
+        return;
+    for (int64_t v = 0; v < maker->sharing; v++)
+        Py_XDECREF(maker->shared[v]);
+    PyMem_Free(maker->shared);
+    maker->shared = NULL;
+}
+
+/* A new type((name, value)). */
+static PyObject *
+make_pair(Maker *maker, PyObject *name, int64_t value)
+{
+    PyObject *number;
+    if (value >= 0 && value < maker->sharing) {
+        number = maker->shared[value];
+        if (number == NULL && (number = maker->shared[value] = PyLong_FromLongLong(value)) == NULL)
+            return NULL;
+        Py_INCREF(number);
+    }
+    else if ((number = PyLong_FromLongLong(value)) == NULL)
+        return NULL;
+    /* Allocated as PyTuple_New allocates a tuple, of `type` (a heap type: the instance holds a
+     * reference to it), and never tracked: a str and an int are in no cycle (see the top). */
+    PyObject *pair = (PyObject *)PyObject_GC_NewVar(PyTupleObject, maker->type, 2);
+    if (pair == NULL) {
+        Py_DECREF(number);
+        return NULL;
+    }
+    Py_INCREF(name);
+    PyTuple_SET_ITEM(pair, 0, name);
+    PyTuple_SET_ITEM(pair, 1, number);
+    return pair;
+}
+
+PyDoc_STRVAR(make_doc,
+"make(type, names, topic, partition) -> list\n\n"
+"type((names[topic[i]], partition[i])) for each row, in row order: `topic` and `partition` are\n"
+"int64 arrays of one length, each topic an index into the list `names`.");
+
+static PyObject *
+make_objects(PyObject *module, PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *names, *topic_object, *partition_object;
+    if (!PyArg_ParseTuple(args, "O!O!OO:make", &PyType_Type, &type, &PyList_Type, &names, &topic_object,
+                          &partition_object))
+        return NULL;
+    if (check_type(type) < 0 || check_names(names) < 0)
+        return NULL;
+    Py_buffer topics, partitions;
+    if (int64_column(topic_object, &topics, "topic") < 0)
+        return NULL;
+    if (int64_column(partition_object, &partitions, "partition") < 0) {
+        PyBuffer_Release(&topics);
+        return NULL;
+    }
+    Maker maker = {0};
+    PyObject *out = NULL;
+    Py_ssize_t n = topics.shape[0], count = PyList_GET_SIZE(names);
+    const int64_t *topic = topics.buf, *partition = partitions.buf;
+    int64_t largest = -1;
+    if (partitions.shape[0] != n) {
+        PyErr_SetString(PyExc_ValueError, "topic and partition must have one length");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (topic[i] < 0 || topic[i] >= count) {
+            PyErr_Format(PyExc_IndexError, "topic index %lld is not in names (%zd of them)",
+                         (long long)topic[i], count);
+            goto done;
+        }
+        if (partition[i] > largest)
+            largest = partition[i];
+    }
+    if (maker_open(&maker, type, largest) < 0 || (out = PyList_New(n)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = make_pair(&maker, PyList_GET_ITEM(names, topic[i]), partition[i]);
+        if (pair == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, pair);
+    }
+done:
+    maker_close(&maker);
+    PyBuffer_Release(&topics);
+    PyBuffer_Release(&partitions);
+    return out;
+}
+
+/* Where a member's previous objects stand in its new run: the next one not yet passed. */
+typedef struct {
+    PyObject **items;
+    Py_ssize_t size, next;
+} Cursor;
+
+/* The topic index of `item` (exactly a `type` of an exact str and an exact int) when it is one
+ * of `names` (`index`: name -> int); -1 when it is no such object. `*value`: its partition. */
+static int64_t
+index_of(PyObject *item, PyTypeObject *type, PyObject *names, PyObject *index, int64_t hint, int64_t *value)
+{
+    if (Py_TYPE(item) != type || PyTuple_GET_SIZE(item) != 2)
+        return -1;
+    PyObject *name = PyTuple_GET_ITEM(item, 0), *number = PyTuple_GET_ITEM(item, 1);
+    if (!PyUnicode_CheckExact(name) || !PyLong_CheckExact(number))
+        return -1;
+    int overflow;
+    long long partition = PyLong_AsLongLongAndOverflow(number, &overflow);
+    if (overflow || (partition == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    *value = partition;
+    if (hint >= 0 && hint < PyList_GET_SIZE(names) && PyList_GET_ITEM(names, hint) == name)
+        return hint;  /* the same str object as the name: no look-up */
+    PyObject *found = PyDict_GetItemWithError(index, name);
+    if (found == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    long long at = PyLong_Check(found) ? PyLong_AsLongLong(found) : -1;
+    if (at == -1 && PyErr_Occurred())
+        PyErr_Clear();
+    if (at < 0 || at >= PyList_GET_SIZE(names) || PyUnicode_Compare(PyList_GET_ITEM(names, at), name) != 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    return at;
+}
+
+PyDoc_STRVAR(member_runs_doc,
+"member_runs(type, names, offsets, owner, members, previous=None, index=None) -> list\n\n"
+"A list per member (0 to members - 1) of type((names[t], p)) for each flat partition\n"
+"offsets[t] + p whose owner is that member, in flat order: `offsets` (int64, len(names) + 1,\n"
+"ascending from 0 to len(owner)) numbers each topic's partitions from offsets[t]; `owner`\n"
+"(int64) is a member index, or negative for none. With `previous` (a list of one sequence per\n"
+"member, in flat order as this makes them) and `index` (name -> position in names), a\n"
+"partition a member had is that member's object where it is exactly `type` of an equal str\n"
+"and int, found by walking both in flat order.");
+
+static PyObject *
+member_runs(PyObject *module, PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *names, *offsets_object, *owner_object, *previous = Py_None, *index = Py_None;
+    Py_ssize_t members;
+    if (!PyArg_ParseTuple(args, "O!O!OOn|OO:member_runs", &PyType_Type, &type, &PyList_Type, &names,
+                          &offsets_object, &owner_object, &members, &previous, &index))
+        return NULL;
+    if (check_type(type) < 0 || check_names(names) < 0)
+        return NULL;
+    if (members < 0) {
+        PyErr_SetString(PyExc_ValueError, "members must not be negative");
+        return NULL;
+    }
+    if (previous != Py_None && (!PyList_CheckExact(previous) || PyList_GET_SIZE(previous) != members
+                                || !PyDict_CheckExact(index))) {
+        PyErr_SetString(PyExc_ValueError, "previous must be a list of one sequence per member, with index a dict");
+        return NULL;
+    }
+    Py_buffer offsets_view, owners;
+    if (int64_column(offsets_object, &offsets_view, "offsets") < 0)
+        return NULL;
+    if (int64_column(owner_object, &owners, "owner") < 0) {
+        PyBuffer_Release(&offsets_view);
+        return NULL;
+    }
+    Maker maker = {0};
+    PyObject *out = NULL, *held = NULL;
+    Py_ssize_t *starts = NULL, *filled = NULL;
+    int64_t *flats = NULL, *topic_of = NULL;  /* each assigned flat partition and its topic, member by member */
+    Cursor *cursors = NULL;
+    const int64_t *offsets = offsets_view.buf, *owner = owners.buf;
+    Py_ssize_t topics = PyList_GET_SIZE(names), total = owners.shape[0], assigned = 0;
+    int ascending = offsets_view.shape[0] == topics + 1 && offsets[0] == 0 && offsets[topics] == total;
+    int64_t largest = -1;
+    for (Py_ssize_t t = 0; ascending && t < topics; t++) {
+        ascending = offsets[t] <= offsets[t + 1];
+        if (offsets[t + 1] - offsets[t] - 1 > largest)
+            largest = offsets[t + 1] - offsets[t] - 1;
+    }
+    if (!ascending) {
+        PyErr_SetString(PyExc_ValueError, "offsets must ascend from 0 to len(owner), one more than names");
+        goto done;
+    }
+    starts = PyMem_Calloc(members + 1, sizeof(Py_ssize_t));
+    filled = PyMem_Calloc(members + 1, sizeof(Py_ssize_t));
+    if (starts == NULL || filled == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t f = 0; f < total; f++) {
+        if (owner[f] >= members) {
+            PyErr_Format(PyExc_IndexError, "owner %lld is not one of %zd members", (long long)owner[f], members);
+            goto done;
+        }
+        if (owner[f] >= 0) {
+            starts[owner[f] + 1]++;
+            assigned++;
+        }
+    }
+    for (Py_ssize_t m = 0; m < members; m++)
+        starts[m + 1] += starts[m];
+    /* The partitions sorted by member (a counting sort, flat order kept within each), so that the
+     * objects are made member by member: each member's list then lies together in memory, and
+     * whoever reads it later (the next rebalance's claims, say) reads it without cache misses. */
+    flats = PyMem_Malloc((assigned + 1) * sizeof(int64_t));
+    topic_of = PyMem_Malloc((assigned + 1) * sizeof(int64_t));
+    if (flats == NULL || topic_of == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < topics; t++) {
+        for (int64_t f = offsets[t]; f < offsets[t + 1]; f++) {
+            if (owner[f] >= 0) {
+                Py_ssize_t at = starts[owner[f]] + filled[owner[f]]++;
+                flats[at] = f;
+                topic_of[at] = t;
+            }
+        }
+    }
+    if (previous != Py_None) {
+        /* Each member's previous objects as a list or tuple (kept alive by `held`). */
+        if ((held = PyList_New(members)) == NULL || (cursors = PyMem_Calloc(members + 1, sizeof(Cursor))) == NULL) {
+            if (held != NULL)
+                PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t m = 0; m < members; m++) {
+            PyObject *had = PySequence_Fast(PyList_GET_ITEM(previous, m), "previous must hold sequences");
+            if (had == NULL)
+                goto done;
+            PyList_SET_ITEM(held, m, had);
+            cursors[m].items = PySequence_Fast_ITEMS(had);
+            cursors[m].size = PySequence_Fast_GET_SIZE(had);
+        }
+    }
+    if (maker_open(&maker, type, largest) < 0 || (out = PyList_New(members)) == NULL)
+        goto done;
+    for (Py_ssize_t m = 0; m < members; m++) {
+        PyObject *run = PyList_New(starts[m + 1] - starts[m]);
+        if (run == NULL)
+            goto fail;
+        PyList_SET_ITEM(out, m, run);
+        for (Py_ssize_t k = starts[m]; k < starts[m + 1]; k++) {
+            int64_t t = topic_of[k], p = flats[k] - offsets[t];
+            PyObject *pair = NULL;
+            if (cursors != NULL) {
+                /* Pass the member's previous objects that come before (t, p) in flat order (or are
+                 * no such object); take the one that is (t, p). */
+                Cursor *cursor = &cursors[m];
+                while (cursor->next < cursor->size) {
+                    PyObject *had = cursor->items[cursor->next];
+                    int64_t value = 0, at = index_of(had, type, names, index, t, &value);
+                    if (at >= 0 && (at > t || (at == t && value > p)))
+                        break;  /* a partition after this one: kept for later */
+                    cursor->next++;
+                    if (at == t && value == p) {
+                        Py_INCREF(had);
+                        pair = had;
+                        break;
+                    }
+                }
+            }
+            if (pair == NULL && (pair = make_pair(&maker, PyList_GET_ITEM(names, t), p)) == NULL)
+                goto fail;
+            PyList_SET_ITEM(run, k - starts[m], pair);
+        }
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    maker_close(&maker);
+    PyMem_Free(starts);
+    PyMem_Free(filled);
+    PyMem_Free(flats);
+    PyMem_Free(topic_of);
+    PyMem_Free(cursors);
+    Py_XDECREF(held);
+    PyBuffer_Release(&offsets_view);
+    PyBuffer_Release(&owners);
+    return out;
+}
+
+PyDoc_STRVAR(read_doc,
+"read(type, owned, index) -> (topic, partition) or None\n\n"
+"The claims of `owned` (a list of sequences of claims, member by member) as two int64 columns\n"
+"(bytearrays): each claim's topic by `index` (a dict of name to int; -1 for a name it lacks)\n"
+"and its partition. None unless every claim is exactly of `type` with an exact str topic and an\n"
+"exact int partition that fits in 64 bits: the caller reads any other claims its own way.");
+
+static PyObject *
+read_claims(PyObject *module, PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *owned, *index;
+    if (!PyArg_ParseTuple(args, "O!O!O!:read", &PyType_Type, &type, &PyList_Type, &owned, &PyDict_Type, &index))
+        return NULL;
+    if (check_type(type) < 0)
+        return NULL;
+    Py_ssize_t members = PyList_GET_SIZE(owned), n = 0;
+    PyObject *sequences = PyList_New(members);  /* each member's claims as a list or tuple */
+    if (sequences == NULL)
+        return NULL;
+    PyObject *topics = NULL, *partitions = NULL, *result = NULL;
+    for (Py_ssize_t m = 0; m < members; m++) {
+        PyObject *claims = PySequence_Fast(PyList_GET_ITEM(owned, m), "owned must hold sequences of claims");
+        if (claims == NULL)
+            goto done;
+        PyList_SET_ITEM(sequences, m, claims);
+        n += PySequence_Fast_GET_SIZE(claims);
+    }
+    if (n > PY_SSIZE_T_MAX / 8) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    topics = PyByteArray_FromStringAndSize(NULL, n * 8);
+    partitions = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (topics == NULL || partitions == NULL)
+        goto done;
+    int64_t *topic = (int64_t *)PyByteArray_AS_STRING(topics), *partition = (int64_t *)PyByteArray_AS_STRING(partitions);
+    Py_ssize_t row = 0;
+    for (Py_ssize_t m = 0; m < members; m++) {
+        PyObject *claims = PyList_GET_ITEM(sequences, m);
+        PyObject **items = PySequence_Fast_ITEMS(claims);
+        Py_ssize_t size = PySequence_Fast_GET_SIZE(claims);
+        for (Py_ssize_t i = 0; i < size; i++, row++) {
+            PyObject *claim = items[i];
+            if (Py_TYPE(claim) != type || PyTuple_GET_SIZE(claim) != 2)
+                goto unread;
+            PyObject *name = PyTuple_GET_ITEM(claim, 0), *number = PyTuple_GET_ITEM(claim, 1);
+            if (!PyUnicode_CheckExact(name) || !PyLong_CheckExact(number))
+                goto unread;
+            int overflow;
+            long long value = PyLong_AsLongLongAndOverflow(number, &overflow);
+            if (overflow != 0)
+                goto unread;
+            if (value == -1 && PyErr_Occurred())
+                goto done;
+            PyObject *found = PyDict_GetItemWithError(index, name);
+            if (found == NULL && PyErr_Occurred())
+                goto done;
+            long long at = -1;
+            if (found != NULL) {
+                if (!PyLong_CheckExact(found)) {
+                    PyErr_SetString(PyExc_TypeError, "index must map names to ints");
+                    goto done;
+                }
+                at = PyLong_AsLongLong(found);
+                if (at == -1 && PyErr_Occurred())
+                    goto done;
+            }
+            topic[row] = at;
+            partition[row] = value;
+        }
+    }
+    result = PyTuple_Pack(2, topics, partitions);
+    goto done;
+unread:
+    result = Py_NewRef(Py_None);
+done:
+    Py_DECREF(sequences);
+    Py_XDECREF(topics);
+    Py_XDECREF(partitions);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"make", make_objects, METH_VARARGS, make_doc},
+    {"member_runs", member_runs, METH_VARARGS, member_runs_doc},
+    {"read", read_claims, METH_VARARGS, read_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "assignor._topic_partitions",
+    "TopicPartition objects from columns, and columns from them (see assignor.model).", 0, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__topic_partitions(void)
+{
+    return PyModuleDef_Init(&module_def);
+}

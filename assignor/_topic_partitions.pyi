@@ -1,0 +1,9 @@
+"""The compiled part's signatures (assignor/_topic_partitions.c); `assignor.model` wraps them."""
+
+from typing import Any
+
+def make(type: type[tuple[Any, ...]], names: list[str], topic: Any, partition: Any, /) -> list[Any]: ...
+def member_runs(type: type[tuple[Any, ...]], names: list[str], offsets: Any, owner: Any, members: int,
+                previous: list[Any] | None = None, index: dict[str, int] | None = None, /) -> list[list[Any]]: ...
+def read(type: type[tuple[Any, ...]], owned: list[Any], index: dict[str, int],
+         /) -> tuple[bytearray, bytearray] | None: ...
