@@ -459,7 +459,59 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(indices_doc,
+"indices(sequences, index) -> bytearray\n\n"
+"index.get(name, -1) for every name of every sequence in `sequences` (a list of sequences), in\n"
+"order, as one int64 column; `index` maps names to ints.");
+
+static PyObject *
+name_indices(PyObject *module, PyObject *args)
+{
+    PyObject *sequences, *index;
+    if (!PyArg_ParseTuple(args, "O!O!:indices", &PyList_Type, &sequences, &PyDict_Type, &index))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(sequences), n = 0;
+    PyObject *held = PyList_New(count), *out = NULL;  /* each sequence as a list or tuple */
+    if (held == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < count; j++) {
+        PyObject *names = PySequence_Fast(PyList_GET_ITEM(sequences, j), "sequences must hold sequences of names");
+        if (names == NULL)
+            goto done;
+        PyList_SET_ITEM(held, j, names);
+        n += PySequence_Fast_GET_SIZE(names);
+    }
+    if (n > PY_SSIZE_T_MAX / 8) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if ((out = PyByteArray_FromStringAndSize(NULL, n * 8)) == NULL)
+        goto done;
+    int64_t *column = (int64_t *)PyByteArray_AS_STRING(out);
+    Py_ssize_t row = 0;
+    for (Py_ssize_t j = 0; j < count; j++) {
+        PyObject *names = PyList_GET_ITEM(held, j);
+        PyObject **items = PySequence_Fast_ITEMS(names);
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(names); i++, row++) {
+            PyObject *found = PyDict_GetItemWithError(index, items[i]);  /* an unhashable name: TypeError */
+            long long at = -1;
+            if (found == NULL && PyErr_Occurred())
+                goto fail;
+            if (found != NULL && (at = PyLong_AsLongLong(found)) == -1 && PyErr_Occurred())
+                goto fail;
+            column[row] = at;
+        }
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    Py_DECREF(held);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"indices", name_indices, METH_VARARGS, indices_doc},
     {"make", make_objects, METH_VARARGS, make_doc},
     {"member_runs", member_runs, METH_VARARGS, member_runs_doc},
     {"read", read_claims, METH_VARARGS, read_doc},

@@ -19,7 +19,15 @@ import numpy as np
 
 from assignor._arrays import run_starts, stable_order
 from assignor.group_spec import GroupSpec, SubscriptionType
-from assignor.model import Claims, Group, Member, TopicPartition, claim_columns, member_topic_partitions
+from assignor.model import (
+    Claims,
+    Group,
+    Member,
+    TopicPartition,
+    claim_columns,
+    member_topic_partitions,
+    name_indices,
+)
 from assignor.ordering import java_order, java_sorted, static_first_order
 from assignor.solver.claims import is_valid_claim
 
@@ -206,8 +214,7 @@ def _topic_indices(subscriptions: list[tuple[str, ...]], index: dict[str, int],
     new = [j for j, indices in enumerate(found) if indices is None]
     if new:
         lengths = [len(subscriptions[j]) for j in new]
-        names = chain.from_iterable(subscriptions[j] for j in new)
-        topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=sum(lengths))
+        topic = name_indices([subscriptions[j] for j in new], index)
         owner = np.repeat(np.arange(len(new), dtype=np.int64), lengths)
         owner, topic = owner[topic >= 0], topic[topic >= 0]
         if not ((topic[1:] > topic[:-1]) | (owner[1:] != owner[:-1])).all():  # not each in Java order, or repeated

@@ -151,6 +151,22 @@ def test_claims_read_as_columns_are_what_they_hold(names, data):
     assert read[1].tolist() == [c[1] for c in claims]
 
 
+@examples(300)
+@given(names=NAMES, data=st.data())
+def test_names_as_indices_are_the_plain_ones(names, data):
+    index = {name: i for i, name in enumerate(names)}
+    name = st.one_of(st.sampled_from([*names, "elsewhere"]), st.integers(0, 3), st.builds(_Str, st.sampled_from(names)))
+    sequences = data.draw(st.lists(st.lists(name, max_size=6).map(data.draw(st.sampled_from([tuple, list]))),
+                                   max_size=5))
+    assert model.name_indices(sequences, index).tolist() == model.plain_name_indices(sequences, index).tolist()
+
+
+def test_an_unhashable_name_is_refused_by_both():
+    for indices in (model.name_indices, model.plain_name_indices):
+        with pytest.raises(TypeError):
+            indices([("a",), (["a"],)], {"a": 0})
+
+
 @examples(150)
 @given(group=hostile_groups(), strategy=st.sampled_from(sorted(REGISTRY)))
 def test_every_strategy_answers_the_same_without_the_compiled_part(group, strategy, monkeypatch_module):
