@@ -24,9 +24,9 @@ $(BIN)/python:
 
 # Serving needs the [api] extra only; the tests need everything ([test] pulls in the rest).
 SERVE_STAMP := $(VENV)/.installed-serve
-# The installs build the package's C part (assignor/_topic_partitions.c) in place: a change to it
-# installs again.
-BUILT := pyproject.toml constraints.txt assignor/_topic_partitions.c
+# The installs build the package's C part (assignor/_topic_partitions.c, assignor/solver/_deal.c)
+# in place: a change to it installs again.
+BUILT := pyproject.toml constraints.txt assignor/_topic_partitions.c assignor/solver/_deal.c
 
 $(SERVE_STAMP): $(BUILT) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[api]'
@@ -89,7 +89,7 @@ bench: $(STAMP) $(WRK) $(KAFKA)
 	$(BIN)/python -m bench --write-readme
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis var/jvm assignor/_topic_partitions.*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis var/jvm assignor/_topic_partitions.*.so assignor/solver/_deal.*.so
 
 # The pinned versions (constraints.txt) from a fresh environment of the newest allowed versions.
 lock:

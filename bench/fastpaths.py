@@ -14,6 +14,11 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   (`whatif.reference.run`), on a 10,000-partition group a member leaves.
 - Java's sticky assignor's array steps against Java's steps as Java writes them
   (`JavaStickyAssignor(plain=True)`), on the Java client's random50 group (`bench/java.py`).
+- The object API's C part (`assignor/_topic_partitions.c`), each function against its plain
+  reference inside `assign("sticky")`: the plan's `TopicPartition`s (`member_topic_partitions`)
+  on a fresh plan of 1,000,000 partitions, the claimed ones read as columns (`claim_columns`)
+  when 10 of its 2,000 members leave, subscriptions' names as indices (`name_indices`) on random
+  subscriptions of 100,000 partitions.
 - KIP-848's columnar builders (`strategies.kip848.columns`, what `assign_columns` and the what-if
   run) against the plain model (`target_assignment`), at the largest of Kafka's own benchmark
   sizes (`bench/kip848.py`): uniform on a homogeneous group, uniform on a heterogeneous one,
@@ -152,5 +157,49 @@ def metadata(repeat: int) -> list[dict[str, Any]]:
              "fast_s": _best(lambda: compiled.decode(api.response, data, api.version), repeat)}]
 
 
+def compiled(repeat: int) -> list[dict[str, Any]]:
+    """The object API's C part, each function against its plain reference inside `assign`
+    (the reference put in its place in `assignor.solver.dense` for the reference's run), on the
+    case it serves most: a fresh plan's objects, a rebalance's claims, random subscriptions'
+    names."""
+    from contextlib import contextmanager
+
+    from assignor import assign, model
+    from assignor.solver import dense
+    from assignor.workloads import java_large, next_step
+
+    @contextmanager
+    def plain(name: str, reference: Any) -> Any:
+        fast = getattr(dense, name)
+        setattr(dense, name, reference)
+        try:
+            yield
+        finally:
+            setattr(dense, name, fast)
+
+    def runs_plainly(names: Any, offsets: Any, owner: Any, members: int, previous: Any = None) -> Any:
+        return model.plain_member_topic_partitions(names, offsets, owner, members)
+
+    fresh = java_large("uniform", 500, 2000, 2000)
+    left = next_step(fresh, assign("sticky", fresh), "leave10")
+    random = java_large("random50", 1000, 100, 1000)
+    random = next_step(random, assign("sticky", random), "leave10")
+    cases = [("the plan's TopicPartitions (`member_topic_partitions`)", "member_topic_partitions", runs_plainly,
+              fresh, "uniform, 1,000,000 partitions / 2,000 members, fresh", "`plain_member_topic_partitions`"),
+             ("claimed TopicPartitions as columns (`claim_columns`)", "claim_columns", lambda *_: None,
+              left, "uniform, 1,000,000 partitions / 2,000 members, 10 leave", "`dense._parse_claims` in Python"),
+             ("subscriptions' names as indices (`name_indices`)", "name_indices", model.plain_name_indices,
+              random, "random50, 100,000 partitions / 1,000 members, 10 leave", "`plain_name_indices`")]
+    rows = []
+    for path, name, reference, group, size, reference_name in cases:
+        with plain(name, reference):
+            reference_s = _best(lambda: assign("sticky", group), repeat)  # noqa: B023
+        rows.append({"fast path": f"`assign(\"sticky\")` with {path} in C", "input": size,
+                     "reference": reference_name, "reference_s": reference_s,
+                     "fast_s": _best(lambda: assign("sticky", group), repeat)})  # noqa: B023
+    return rows
+
+
 def run(repeat: int = 3) -> list[dict[str, Any]]:
-    return [*wire(repeat), *metadata(repeat), *kip848(repeat), *whatif(repeat), *java_sticky(repeat)]
+    return [*wire(repeat), *metadata(repeat), *compiled(repeat), *kip848(repeat), *whatif(repeat),
+            *java_sticky(repeat)]

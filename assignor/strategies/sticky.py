@@ -23,6 +23,11 @@ from assignor.protocols import STICKY
 from assignor.solver import balance, dense, racks
 from assignor.strategies.strategy import Strategy, stateless
 
+try:  # the deal in C (assignor/solver/_deal.c); a build without a compiler lacks it
+    import assignor.solver._deal as _compiled
+except ImportError:  # then `_deal_plainly` serves
+    _compiled = None  # type: ignore[assignment]
+
 __all__ = ["STRATEGY", "assign", "plan_owners"]
 
 
@@ -240,14 +245,31 @@ def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np
     # topic then partition order: consecutive partitions of a topic go to different members.
     pool = pool[stable_order(cls[pool])]
     k, member = np.nonzero(need)
-    n = need[k, member]
+    dealt = _dealt(k, member, need[k, member], x.shape)
+    if len(dealt) != len(pool):  # an invariant of the class counts (a check `python -O` keeps)
+        raise RuntimeError(f"sticky: class counts cover {len(dealt)} partitions, {len(pool)} are unkept")
+    owner[pool] = dealt
+    return owner
+
+
+def _dealt(k: np.ndarray, member: np.ndarray, n: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """The members in the order the deal serves them: class by class, round by round, in each
+    round every member of the class that needs more than the round, in member order (`k`,
+    `member`, `n`: each (class, member) pair that needs `n`, by class then member). In C where
+    the package was built with a compiler (15 -> 3 ms at 1,000,000 partitions / 2,000 members),
+    else by `_deal_plainly`, which a property test holds it to."""
+    if _compiled is None:
+        return _deal_plainly(k, member, n, shape)
+    return np.frombuffer(_compiled.deal(*(np.ascontiguousarray(c, dtype=np.int64) for c in (k, member, n))),
+                         dtype=np.int64)
+
+
+def _deal_plainly(k: np.ndarray, member: np.ndarray, n: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """`_dealt` on numpy: a (class, round, member) triple per partition, sorted."""
     k_rep, member_rep = np.repeat(k, n), np.repeat(member, n)
     round_ = np.arange(len(k_rep)) - np.repeat(np.cumsum(n) - n, n)
-    deal = _deal_order(k_rep, round_, member_rep, x.shape)
-    if len(deal) != len(pool):  # an invariant of the class counts (a check `python -O` keeps)
-        raise RuntimeError(f"sticky: class counts cover {len(deal)} partitions, {len(pool)} are unkept")
-    owner[pool] = member_rep[deal]
-    return owner
+    dealt: np.ndarray = member_rep[_deal_order(k_rep, round_, member_rep, shape)]
+    return dealt
 
 
 def _deal_order(k: np.ndarray, round_: np.ndarray, member: np.ndarray, shape: tuple[int, int],

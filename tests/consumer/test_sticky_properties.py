@@ -120,6 +120,41 @@ def test_medium_groups_reach_the_exact_optimum(group):
     assert_optimal(group)
 
 
+@examples(300)
+@given(st.dictionaries(st.tuples(st.integers(0, 5), st.integers(0, 7)), st.integers(0, 9), max_size=30))
+def test_the_compiled_deal_is_the_plain_one(needs):
+    """`sticky._dealt` (in C) serves the members in the order the sorted triples of
+    `_deal_plainly` give, whatever the needs (zeros, one member needing many, classes skipped)."""
+    import numpy as np
+
+    from assignor.strategies import sticky
+
+    assert sticky._compiled is not None, "assignor.solver._deal did not build: see pip's output"
+    pairs = sorted(needs.items())
+    k, member, n = (np.array(column, dtype=np.int64) for column in zip(*((c, m, v) for (c, m), v in pairs))) \
+        if pairs else (np.zeros(0, dtype=np.int64),) * 3
+    assert sticky._dealt(k, member, n, (6, 8)).tolist() == sticky._deal_plainly(k, member, n, (6, 8)).tolist()
+
+
+def test_the_compiled_deal_refuses_what_it_cannot_deal():
+    import numpy as np
+    import pytest
+
+    from assignor.strategies import sticky
+
+    def column(*values):
+        return np.array(values, dtype=np.int64)
+
+    with pytest.raises(ValueError, match="descend"):
+        sticky._compiled.deal(column(1, 0), column(0, 1), column(1, 1))
+    with pytest.raises(ValueError, match="negative"):
+        sticky._compiled.deal(column(0), column(0), column(-1))
+    with pytest.raises(ValueError, match="one length"):
+        sticky._compiled.deal(column(0, 0), column(0), column(1))
+    with pytest.raises(TypeError, match="int64"):
+        sticky._compiled.deal(np.zeros(1, dtype=np.int32), column(0), column(1))
+
+
 @examples(200)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(0, 6)), unique=True, max_size=60))
 def test_the_deal_order_is_the_lexsort_of_its_triples(triples):

@@ -1,6 +1,7 @@
 """The object API's two ends, compiled (`assignor/_topic_partitions.c`) and plain: the compiled
 functions give what their plain references give, value for value and type for type, refuse what
-those refuse, leak nothing, and the library answers the same without them."""
+those refuse, leak nothing, and the library answers the same without them (and without the sticky
+deal's, `assignor/solver/_deal.c`, held to its own reference in `test_sticky_properties.py`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor import AssignorError, Claims, Group, Member, TopicPartition, assign, assign_columns, model
-from assignor.strategies import REGISTRY
+from assignor.strategies import REGISTRY, sticky
 from assignor.workloads import java_large, next_step
 from tests.budget import examples
 from tests.consumer.test_hostile_groups import hostile_groups
@@ -170,11 +171,13 @@ def test_an_unhashable_name_is_refused_by_both():
 @examples(150)
 @given(group=hostile_groups(), strategy=st.sampled_from(sorted(REGISTRY)))
 def test_every_strategy_answers_the_same_without_the_compiled_part(group, strategy, monkeypatch_module):
-    """A build without a compiler uses the plain references: the same plans, objects and columns
-    (or the same refusal: Java's builders throw on some hostile claims, as Java does)."""
+    """A build without a compiler uses the plain references (`assignor.model`'s, the sticky
+    deal's): the same plans, objects and columns (or the same refusal: Java's builders throw on
+    some hostile claims, as Java does)."""
     compiled = _answers(strategy, group)
     with monkeypatch_module.context() as patch:
         patch.setattr(model, "_compiled", None)
+        patch.setattr(sticky, "_compiled", None)
         plain = _answers(strategy, group)
     assert compiled == plain
 
@@ -232,4 +235,5 @@ def test_a_group_whose_members_own_nothing_is_planned_on_either_path(monkeypatch
     expected = {"a": [TopicPartition("t", 0), TopicPartition("t", 2)], "b": [TopicPartition("t", 1)]}
     assert assign("sticky", group).assignment == expected
     monkeypatch.setattr(model, "_compiled", None)
+    monkeypatch.setattr(sticky, "_compiled", None)
     assert assign("sticky", group).assignment == expected
