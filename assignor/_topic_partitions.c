@@ -58,8 +58,8 @@ int64_column(PyObject *object, Py_buffer *view, const char *name)
 static int
 check_names(PyObject *names)
 {
-    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(names); t++) {
-        if (!PyUnicode_Check(PyList_GET_ITEM(names, t))) {
+    for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(names); t++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(names, t))) {
             PyErr_SetString(PyExc_TypeError, "names must be strings");
             return -1;
         }
@@ -133,22 +133,34 @@ static PyObject *
 make_objects(PyObject *module, PyObject *args)
 {
     PyTypeObject *type;
-    PyObject *names, *topic_object, *partition_object;
-    if (!PyArg_ParseTuple(args, "O!O!OO:make", &PyType_Type, &type, &PyList_Type, &names, &topic_object,
+    PyObject *name_list, *topic_object, *partition_object;
+    if (!PyArg_ParseTuple(args, "O!O!OO:make", &PyType_Type, &type, &PyList_Type, &name_list, &topic_object,
                           &partition_object))
         return NULL;
-    if (check_type(type) < 0 || check_names(names) < 0)
+    if (check_type(type) < 0)
         return NULL;
+    /* Tuples of what the loops read: a finalizer the collector runs while objects are allocated
+     * could change a list, never a tuple. */
+    PyObject *names = PySequence_Tuple(name_list);
+    if (names == NULL)
+        return NULL;
+    if (check_names(names) < 0) {
+        Py_DECREF(names);
+        return NULL;
+    }
     Py_buffer topics, partitions;
-    if (int64_column(topic_object, &topics, "topic") < 0)
+    if (int64_column(topic_object, &topics, "topic") < 0) {
+        Py_DECREF(names);
         return NULL;
+    }
     if (int64_column(partition_object, &partitions, "partition") < 0) {
+        Py_DECREF(names);
         PyBuffer_Release(&topics);
         return NULL;
     }
     Maker maker = {0};
     PyObject *out = NULL;
-    Py_ssize_t n = topics.shape[0], count = PyList_GET_SIZE(names);
+    Py_ssize_t n = topics.shape[0], count = PyTuple_GET_SIZE(names);
     const int64_t *topic = topics.buf, *partition = partitions.buf;
     int64_t largest = -1;
     if (partitions.shape[0] != n) {
@@ -167,7 +179,7 @@ make_objects(PyObject *module, PyObject *args)
     if (maker_open(&maker, type, largest) < 0 || (out = PyList_New(n)) == NULL)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = make_pair(&maker, PyList_GET_ITEM(names, topic[i]), partition[i]);
+        PyObject *pair = make_pair(&maker, PyTuple_GET_ITEM(names, topic[i]), partition[i]);
         if (pair == NULL) {
             Py_CLEAR(out);
             goto done;
@@ -176,6 +188,7 @@ make_objects(PyObject *module, PyObject *args)
     }
 done:
     maker_close(&maker);
+    Py_DECREF(names);
     PyBuffer_Release(&topics);
     PyBuffer_Release(&partitions);
     return out;
@@ -204,7 +217,7 @@ index_of(PyObject *item, PyTypeObject *type, PyObject *names, PyObject *index, i
         return -1;
     }
     *value = partition;
-    if (hint >= 0 && hint < PyList_GET_SIZE(names) && PyList_GET_ITEM(names, hint) == name)
+    if (hint >= 0 && hint < PyTuple_GET_SIZE(names) && PyTuple_GET_ITEM(names, hint) == name)
         return hint;  /* the same str object as the name: no look-up */
     PyObject *found = PyDict_GetItemWithError(index, name);
     if (found == NULL) {
@@ -214,7 +227,7 @@ index_of(PyObject *item, PyTypeObject *type, PyObject *names, PyObject *index, i
     long long at = PyLong_Check(found) ? PyLong_AsLongLong(found) : -1;
     if (at == -1 && PyErr_Occurred())
         PyErr_Clear();
-    if (at < 0 || at >= PyList_GET_SIZE(names) || PyUnicode_Compare(PyList_GET_ITEM(names, at), name) != 0) {
+    if (at < 0 || at >= PyTuple_GET_SIZE(names) || PyUnicode_Compare(PyTuple_GET_ITEM(names, at), name) != 0) {
         PyErr_Clear();
         return -1;
     }
@@ -235,12 +248,12 @@ static PyObject *
 member_runs(PyObject *module, PyObject *args)
 {
     PyTypeObject *type;
-    PyObject *names, *offsets_object, *owner_object, *previous = Py_None, *index = Py_None;
+    PyObject *name_list, *offsets_object, *owner_object, *previous = Py_None, *index = Py_None;
     Py_ssize_t members;
-    if (!PyArg_ParseTuple(args, "O!O!OOn|OO:member_runs", &PyType_Type, &type, &PyList_Type, &names,
+    if (!PyArg_ParseTuple(args, "O!O!OOn|OO:member_runs", &PyType_Type, &type, &PyList_Type, &name_list,
                           &offsets_object, &owner_object, &members, &previous, &index))
         return NULL;
-    if (check_type(type) < 0 || check_names(names) < 0)
+    if (check_type(type) < 0)
         return NULL;
     if (members < 0) {
         PyErr_SetString(PyExc_ValueError, "members must not be negative");
@@ -251,10 +264,20 @@ member_runs(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "previous must be a list of one sequence per member, with index a dict");
         return NULL;
     }
-    Py_buffer offsets_view, owners;
-    if (int64_column(offsets_object, &offsets_view, "offsets") < 0)
+    PyObject *names = PySequence_Tuple(name_list);  /* a tuple: see make_objects */
+    if (names == NULL)
         return NULL;
+    if (check_names(names) < 0) {
+        Py_DECREF(names);
+        return NULL;
+    }
+    Py_buffer offsets_view, owners;
+    if (int64_column(offsets_object, &offsets_view, "offsets") < 0) {
+        Py_DECREF(names);
+        return NULL;
+    }
     if (int64_column(owner_object, &owners, "owner") < 0) {
+        Py_DECREF(names);
         PyBuffer_Release(&offsets_view);
         return NULL;
     }
@@ -264,7 +287,7 @@ member_runs(PyObject *module, PyObject *args)
     int64_t *flats = NULL, *topic_of = NULL;  /* each assigned flat partition and its topic, member by member */
     Cursor *cursors = NULL;
     const int64_t *offsets = offsets_view.buf, *owner = owners.buf;
-    Py_ssize_t topics = PyList_GET_SIZE(names), total = owners.shape[0], assigned = 0;
+    Py_ssize_t topics = PyTuple_GET_SIZE(names), total = owners.shape[0], assigned = 0;
     int ascending = offsets_view.shape[0] == topics + 1 && offsets[0] == 0 && offsets[topics] == total;
     int64_t largest = -1;
     for (Py_ssize_t t = 0; ascending && t < topics; t++) {
@@ -313,20 +336,27 @@ member_runs(PyObject *module, PyObject *args)
         }
     }
     if (previous != Py_None) {
-        /* Each member's previous objects as a list or tuple (kept alive by `held`). */
-        if ((held = PyList_New(members)) == NULL || (cursors = PyMem_Calloc(members + 1, sizeof(Cursor))) == NULL) {
+        /* Each member's previous objects as a tuple (`held` keeps them; see make_objects). */
+        PyObject *given = PySequence_Tuple(previous);
+        if (given == NULL)
+            goto done;
+        if ((held = PyTuple_New(members)) == NULL || (cursors = PyMem_Calloc(members + 1, sizeof(Cursor))) == NULL) {
+            Py_DECREF(given);
             if (held != NULL)
                 PyErr_NoMemory();
             goto done;
         }
         for (Py_ssize_t m = 0; m < members; m++) {
-            PyObject *had = PySequence_Fast(PyList_GET_ITEM(previous, m), "previous must hold sequences");
-            if (had == NULL)
+            PyObject *had = PySequence_Tuple(PyTuple_GET_ITEM(given, m));
+            if (had == NULL) {
+                Py_DECREF(given);
                 goto done;
-            PyList_SET_ITEM(held, m, had);
-            cursors[m].items = PySequence_Fast_ITEMS(had);
-            cursors[m].size = PySequence_Fast_GET_SIZE(had);
+            }
+            PyTuple_SET_ITEM(held, m, had);
+            cursors[m].items = &PyTuple_GET_ITEM(had, 0);
+            cursors[m].size = PyTuple_GET_SIZE(had);
         }
+        Py_DECREF(given);
     }
     if (maker_open(&maker, type, largest) < 0 || (out = PyList_New(members)) == NULL)
         goto done;
@@ -355,7 +385,7 @@ member_runs(PyObject *module, PyObject *args)
                     }
                 }
             }
-            if (pair == NULL && (pair = make_pair(&maker, PyList_GET_ITEM(names, t), p)) == NULL)
+            if (pair == NULL && (pair = make_pair(&maker, PyTuple_GET_ITEM(names, t), p)) == NULL)
                 goto fail;
             PyList_SET_ITEM(run, k - starts[m], pair);
         }
@@ -371,6 +401,7 @@ done:
     PyMem_Free(topic_of);
     PyMem_Free(cursors);
     Py_XDECREF(held);
+    Py_DECREF(names);
     PyBuffer_Release(&offsets_view);
     PyBuffer_Release(&owners);
     return out;
@@ -392,17 +423,22 @@ read_claims(PyObject *module, PyObject *args)
         return NULL;
     if (check_type(type) < 0)
         return NULL;
-    Py_ssize_t members = PyList_GET_SIZE(owned), n = 0;
-    PyObject *sequences = PyList_New(members);  /* each member's claims as a list or tuple */
-    if (sequences == NULL)
+    PyObject *given = PySequence_Tuple(owned);  /* tuples throughout: see make_objects */
+    if (given == NULL)
         return NULL;
+    Py_ssize_t members = PyTuple_GET_SIZE(given), n = 0;
+    PyObject *sequences = PyTuple_New(members);  /* each member's claims as a tuple */
+    if (sequences == NULL) {
+        Py_DECREF(given);
+        return NULL;
+    }
     PyObject *topics = NULL, *partitions = NULL, *result = NULL;
     for (Py_ssize_t m = 0; m < members; m++) {
-        PyObject *claims = PySequence_Fast(PyList_GET_ITEM(owned, m), "owned must hold sequences of claims");
+        PyObject *claims = PySequence_Tuple(PyTuple_GET_ITEM(given, m));
         if (claims == NULL)
             goto done;
-        PyList_SET_ITEM(sequences, m, claims);
-        n += PySequence_Fast_GET_SIZE(claims);
+        PyTuple_SET_ITEM(sequences, m, claims);
+        n += PyTuple_GET_SIZE(claims);
     }
     if (n > PY_SSIZE_T_MAX / 8) {
         PyErr_NoMemory();
@@ -415,9 +451,9 @@ read_claims(PyObject *module, PyObject *args)
     int64_t *topic = (int64_t *)PyByteArray_AS_STRING(topics), *partition = (int64_t *)PyByteArray_AS_STRING(partitions);
     Py_ssize_t row = 0;
     for (Py_ssize_t m = 0; m < members; m++) {
-        PyObject *claims = PyList_GET_ITEM(sequences, m);
-        PyObject **items = PySequence_Fast_ITEMS(claims);
-        Py_ssize_t size = PySequence_Fast_GET_SIZE(claims);
+        PyObject *claims = PyTuple_GET_ITEM(sequences, m);
+        PyObject **items = &PyTuple_GET_ITEM(claims, 0);
+        Py_ssize_t size = PyTuple_GET_SIZE(claims);
         for (Py_ssize_t i = 0; i < size; i++, row++) {
             PyObject *claim = items[i];
             if (Py_TYPE(claim) != type || PyTuple_GET_SIZE(claim) != 2)
@@ -453,6 +489,7 @@ read_claims(PyObject *module, PyObject *args)
 unread:
     result = Py_NewRef(Py_None);
 done:
+    Py_DECREF(given);
     Py_DECREF(sequences);
     Py_XDECREF(topics);
     Py_XDECREF(partitions);
@@ -470,16 +507,22 @@ name_indices(PyObject *module, PyObject *args)
     PyObject *sequences, *index;
     if (!PyArg_ParseTuple(args, "O!O!:indices", &PyList_Type, &sequences, &PyDict_Type, &index))
         return NULL;
-    Py_ssize_t count = PyList_GET_SIZE(sequences), n = 0;
-    PyObject *held = PyList_New(count), *out = NULL;  /* each sequence as a list or tuple */
-    if (held == NULL)
+    /* Tuples throughout: a name's own __hash__ or __eq__ (a str subclass's) could change a list. */
+    PyObject *given = PySequence_Tuple(sequences);
+    if (given == NULL)
         return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(given), n = 0;
+    PyObject *held = PyTuple_New(count), *out = NULL;
+    if (held == NULL) {
+        Py_DECREF(given);
+        return NULL;
+    }
     for (Py_ssize_t j = 0; j < count; j++) {
-        PyObject *names = PySequence_Fast(PyList_GET_ITEM(sequences, j), "sequences must hold sequences of names");
+        PyObject *names = PySequence_Tuple(PyTuple_GET_ITEM(given, j));
         if (names == NULL)
             goto done;
-        PyList_SET_ITEM(held, j, names);
-        n += PySequence_Fast_GET_SIZE(names);
+        PyTuple_SET_ITEM(held, j, names);
+        n += PyTuple_GET_SIZE(names);
     }
     if (n > PY_SSIZE_T_MAX / 8) {
         PyErr_NoMemory();
@@ -490,13 +533,16 @@ name_indices(PyObject *module, PyObject *args)
     int64_t *column = (int64_t *)PyByteArray_AS_STRING(out);
     Py_ssize_t row = 0;
     for (Py_ssize_t j = 0; j < count; j++) {
-        PyObject *names = PyList_GET_ITEM(held, j);
-        PyObject **items = PySequence_Fast_ITEMS(names);
-        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(names); i++, row++) {
-            PyObject *found = PyDict_GetItemWithError(index, items[i]);  /* an unhashable name: TypeError */
+        PyObject *names = PyTuple_GET_ITEM(held, j);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++, row++) {
+            PyObject *found = PyDict_GetItemWithError(index, PyTuple_GET_ITEM(names, i));  /* unhashable: TypeError */
             long long at = -1;
             if (found == NULL && PyErr_Occurred())
                 goto fail;
+            if (found != NULL && !PyLong_CheckExact(found)) {
+                PyErr_SetString(PyExc_TypeError, "index must map names to ints");
+                goto fail;
+            }
             if (found != NULL && (at = PyLong_AsLongLong(found)) == -1 && PyErr_Occurred())
                 goto fail;
             column[row] = at;
@@ -506,6 +552,7 @@ name_indices(PyObject *module, PyObject *args)
 fail:
     Py_CLEAR(out);
 done:
+    Py_DECREF(given);
     Py_DECREF(held);
     return out;
 }

@@ -162,6 +162,22 @@ def test_names_as_indices_are_the_plain_ones(names, data):
     assert model.name_indices(sequences, index).tolist() == model.plain_name_indices(sequences, index).tolist()
 
 
+def test_a_name_that_changes_its_list_while_hashed_changes_nothing_read():
+    """The C loops read tuples of what they are given, never the caller's lists: a name whose
+    own __hash__ empties its list (or a finalizer run by the collector mid-loop) cannot pull the
+    items from under them."""
+    victim: list[object] = []
+
+    class _Clearing(str):
+        def __hash__(self) -> int:
+            victim.clear()
+            return str.__hash__(self)
+
+    for indices in (model.name_indices, model.plain_name_indices):
+        victim[:] = ["a", _Clearing("b"), "c", "d"]
+        assert indices([victim], {"a": 0, "b": 1, "c": 2}).tolist() == [0, 1, 2, -1]
+
+
 def test_an_unhashable_name_is_refused_by_both():
     for indices in (model.name_indices, model.plain_name_indices):
         with pytest.raises(TypeError):
