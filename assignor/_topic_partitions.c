@@ -340,6 +340,11 @@ member_runs(PyObject *module, PyObject *args)
         PyObject *given = PySequence_Tuple(previous);
         if (given == NULL)
             goto done;
+        if (PyTuple_GET_SIZE(given) != members) {
+            Py_DECREF(given);
+            PyErr_SetString(PyExc_ValueError, "previous must hold one sequence per member");
+            goto done;
+        }
         if ((held = PyTuple_New(members)) == NULL || (cursors = PyMem_Calloc(members + 1, sizeof(Cursor))) == NULL) {
             Py_DECREF(given);
             if (held != NULL)

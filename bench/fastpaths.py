@@ -14,11 +14,12 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   (`whatif.reference.run`), on a 10,000-partition group a member leaves.
 - Java's sticky assignor's array steps against Java's steps as Java writes them
   (`JavaStickyAssignor(plain=True)`), on the Java client's random50 group (`bench/java.py`).
-- The object API's C part (`assignor/_topic_partitions.c`), each function against its plain
-  reference inside `assign("sticky")`: the plan's `TopicPartition`s (`member_topic_partitions`)
-  on a fresh plan of 1,000,000 partitions, the claimed ones read as columns (`claim_columns`)
-  when 10 of its 2,000 members leave, subscriptions' names as indices (`name_indices`) on random
-  subscriptions of 100,000 partitions.
+- The package's C part (`assignor/_topic_partitions.c`, `assignor/solver/_deal.c`), each
+  function against its plain reference inside `assign("sticky")`: the plan's `TopicPartition`s
+  (`member_topic_partitions`) and the deal (`sticky._dealt`) on a fresh plan of 1,000,000
+  partitions, the claimed ones read as columns (`claim_columns`) when 10 of its 2,000 members
+  leave, subscriptions' names as indices (`name_indices`) on random subscriptions of 100,000
+  partitions.
 - KIP-848's columnar builders (`strategies.kip848.columns`, what `assign_columns` and the what-if
   run) against the plain model (`target_assignment`), at the largest of Kafka's own benchmark
   sizes (`bench/kip848.py`): uniform on a homogeneous group, uniform on a heterogeneous one,
@@ -158,24 +159,25 @@ def metadata(repeat: int) -> list[dict[str, Any]]:
 
 
 def compiled(repeat: int) -> list[dict[str, Any]]:
-    """The object API's C part, each function against its plain reference inside `assign`
-    (the reference put in its place in `assignor.solver.dense` for the reference's run), on the
-    case it serves most: a fresh plan's objects, a rebalance's claims, random subscriptions'
-    names."""
+    """The package's C part, each function against its plain reference inside `assign`
+    (the reference put in its place in the module that calls it, for the reference's run), on
+    the case it serves most: a fresh plan's objects and deal, a rebalance's claims, random
+    subscriptions' names."""
     from contextlib import contextmanager
 
     from assignor import assign, model
     from assignor.solver import dense
+    from assignor.strategies import sticky
     from assignor.workloads import java_large, next_step
 
     @contextmanager
-    def plain(name: str, reference: Any) -> Any:
-        fast = getattr(dense, name)
-        setattr(dense, name, reference)
+    def plain(module: Any, name: str, reference: Any) -> Any:
+        fast = getattr(module, name)
+        setattr(module, name, reference)
         try:
             yield
         finally:
-            setattr(dense, name, fast)
+            setattr(module, name, fast)
 
     def runs_plainly(names: Any, offsets: Any, owner: Any, members: int, previous: Any = None) -> Any:
         return model.plain_member_topic_partitions(names, offsets, owner, members)
@@ -184,15 +186,18 @@ def compiled(repeat: int) -> list[dict[str, Any]]:
     left = next_step(fresh, assign("sticky", fresh), "leave10")
     random = java_large("random50", 1000, 100, 1000)
     random = next_step(random, assign("sticky", random), "leave10")
-    cases = [("the plan's TopicPartitions (`member_topic_partitions`)", "member_topic_partitions", runs_plainly,
-              fresh, "uniform, 1,000,000 partitions / 2,000 members, fresh", "`plain_member_topic_partitions`"),
-             ("claimed TopicPartitions as columns (`claim_columns`)", "claim_columns", lambda *_: None,
-              left, "uniform, 1,000,000 partitions / 2,000 members, 10 leave", "`dense._parse_claims` in Python"),
-             ("subscriptions' names as indices (`name_indices`)", "name_indices", model.plain_name_indices,
+    million = "uniform, 1,000,000 partitions / 2,000 members"
+    cases = [("the plan's TopicPartitions (`member_topic_partitions`)", dense, "member_topic_partitions",
+              runs_plainly, fresh, f"{million}, fresh", "`plain_member_topic_partitions`"),
+             ("the deal (`sticky._dealt`)", sticky, "_dealt", sticky._deal_plainly, fresh, f"{million}, fresh",
+              "`sticky._deal_plainly`"),
+             ("claimed TopicPartitions as columns (`claim_columns`)", dense, "claim_columns", lambda *_: None,
+              left, f"{million}, 10 leave", "`dense._parse_claims` in Python"),
+             ("subscriptions' names as indices (`name_indices`)", dense, "name_indices", model.plain_name_indices,
               random, "random50, 100,000 partitions / 1,000 members, 10 leave", "`plain_name_indices`")]
     rows = []
-    for path, name, reference, group, size, reference_name in cases:
-        with plain(name, reference):
+    for path, module, name, reference, group, size, reference_name in cases:
+        with plain(module, name, reference):
             reference_s = _best(lambda: assign("sticky", group), repeat)  # noqa: B023
         rows.append({"fast path": f"`assign(\"sticky\")` with {path} in C", "input": size,
                      "reference": reference_name, "reference_s": reference_s,
