@@ -26,7 +26,7 @@ $(BIN)/python:
 SERVE_STAMP := $(VENV)/.installed-serve
 # The installs build the package's C part (assignor/_topic_partitions.c, assignor/solver/_deal.c)
 # in place: a change to it installs again.
-BUILT := pyproject.toml constraints.txt assignor/_topic_partitions.c assignor/solver/_deal.c
+BUILT := pyproject.toml constraints.txt assignor/_topic_partitions.c assignor/solver/_deal.c assignor/_buffers.h
 
 $(SERVE_STAMP): $(BUILT) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[api]'

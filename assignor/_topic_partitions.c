@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buffers.h"
+
 /* Partition numbers below this share one int object per call (a million partitions of a few
  * hundred numbers make a few hundred ints, not a million). */
 #define SHARED_INTS (1 << 16)
@@ -37,22 +39,6 @@ check_type(PyTypeObject *type)
     return 0;
 }
 
-/* A C-contiguous one-dimensional buffer of 64-bit signed integers. */
-static int
-int64_column(PyObject *object, Py_buffer *view, const char *name)
-{
-    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
-        return -1;
-    const char *format = view->format == NULL ? "B" : view->format;
-    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
-        format++;
-    if (view->ndim != 1 || view->itemsize != 8 || !(strcmp(format, "l") == 0 || strcmp(format, "q") == 0)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a one-dimensional array of int64", name);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
 
 /* Every name a str. */
 static int

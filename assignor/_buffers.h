@@ -1,0 +1,26 @@
+/* What the package's C parts share (assignor/_topic_partitions.c, assignor/solver/_deal.c). */
+#ifndef ASSIGNOR_BUFFERS_H
+#define ASSIGNOR_BUFFERS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+/* A C-contiguous one-dimensional buffer of 64-bit signed integers. */
+static inline int
+int64_column(PyObject *object, Py_buffer *view, const char *name)
+{
+    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    const char *format = view->format == NULL ? "B" : view->format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
+        format++;
+    if (view->ndim != 1 || view->itemsize != 8 || !(strcmp(format, "l") == 0 || strcmp(format, "q") == 0)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a one-dimensional array of int64", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+#endif
