@@ -23,4 +23,18 @@ int64_column(PyObject *object, Py_buffer *view, const char *name)
     return 0;
 }
 
+/* `count` such columns at once: all acquired, or none (an error set). */
+static inline int
+int64_columns(int count, PyObject *const *objects, Py_buffer *views, const char *const *names)
+{
+    for (int i = 0; i < count; i++) {
+        if (int64_column(objects[i], &views[i], names[i]) < 0) {
+            while (i-- > 0)
+                PyBuffer_Release(&views[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 #endif

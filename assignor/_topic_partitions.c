@@ -53,6 +53,17 @@ check_names(PyObject *names)
     return 0;
 }
 
+/* The names as a checked tuple: the loops read a tuple, which a finalizer the collector runs
+ * while objects are allocated could not change, as it could a list. */
+static PyObject *
+names_of(PyObject *list)
+{
+    PyObject *names = PySequence_Tuple(list);
+    if (names != NULL && check_names(names) < 0)
+        Py_CLEAR(names);
+    return names;
+}
+
 /* What one call makes its objects with: their type and the ints it shares. */
 typedef struct {
     PyTypeObject *type;
@@ -125,31 +136,20 @@ make_objects(PyObject *module, PyObject *args)
         return NULL;
     if (check_type(type) < 0)
         return NULL;
-    /* Tuples of what the loops read: a finalizer the collector runs while objects are allocated
-     * could change a list, never a tuple. */
-    PyObject *names = PySequence_Tuple(name_list);
-    if (names == NULL)
-        return NULL;
-    if (check_names(names) < 0) {
-        Py_DECREF(names);
+    PyObject *names = names_of(name_list);
+    Py_buffer views[2];
+    if (names == NULL || int64_columns(2, (PyObject *[]){topic_object, partition_object}, views,
+                                       (const char *[]){"topic", "partition"}) < 0) {
+        Py_XDECREF(names);
         return NULL;
     }
-    Py_buffer topics, partitions;
-    if (int64_column(topic_object, &topics, "topic") < 0) {
-        Py_DECREF(names);
-        return NULL;
-    }
-    if (int64_column(partition_object, &partitions, "partition") < 0) {
-        Py_DECREF(names);
-        PyBuffer_Release(&topics);
-        return NULL;
-    }
+    Py_buffer *topics = &views[0], *partitions = &views[1];
     Maker maker = {0};
     PyObject *out = NULL;
-    Py_ssize_t n = topics.shape[0], count = PyTuple_GET_SIZE(names);
-    const int64_t *topic = topics.buf, *partition = partitions.buf;
+    Py_ssize_t n = topics->shape[0], count = PyTuple_GET_SIZE(names);
+    const int64_t *topic = topics->buf, *partition = partitions->buf;
     int64_t largest = -1;
-    if (partitions.shape[0] != n) {
+    if (partitions->shape[0] != n) {
         PyErr_SetString(PyExc_ValueError, "topic and partition must have one length");
         goto done;
     }
@@ -175,8 +175,8 @@ make_objects(PyObject *module, PyObject *args)
 done:
     maker_close(&maker);
     Py_DECREF(names);
-    PyBuffer_Release(&topics);
-    PyBuffer_Release(&partitions);
+    PyBuffer_Release(topics);
+    PyBuffer_Release(partitions);
     return out;
 }
 
@@ -250,31 +250,22 @@ member_runs(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "previous must be a list of one sequence per member, with index a dict");
         return NULL;
     }
-    PyObject *names = PySequence_Tuple(name_list);  /* a tuple: see make_objects */
-    if (names == NULL)
-        return NULL;
-    if (check_names(names) < 0) {
-        Py_DECREF(names);
-        return NULL;
-    }
-    Py_buffer offsets_view, owners;
-    if (int64_column(offsets_object, &offsets_view, "offsets") < 0) {
-        Py_DECREF(names);
+    PyObject *names = names_of(name_list);
+    Py_buffer views[2];
+    if (names == NULL || int64_columns(2, (PyObject *[]){offsets_object, owner_object}, views,
+                                       (const char *[]){"offsets", "owner"}) < 0) {
+        Py_XDECREF(names);
         return NULL;
     }
-    if (int64_column(owner_object, &owners, "owner") < 0) {
-        Py_DECREF(names);
-        PyBuffer_Release(&offsets_view);
-        return NULL;
-    }
+    Py_buffer *offsets_view = &views[0], *owners = &views[1];
     Maker maker = {0};
     PyObject *out = NULL, *held = NULL;
     Py_ssize_t *starts = NULL, *filled = NULL;
     int64_t *flats = NULL, *topic_of = NULL;  /* each assigned flat partition and its topic, member by member */
     Cursor *cursors = NULL;
-    const int64_t *offsets = offsets_view.buf, *owner = owners.buf;
-    Py_ssize_t topics = PyTuple_GET_SIZE(names), total = owners.shape[0], assigned = 0;
-    int ascending = offsets_view.shape[0] == topics + 1 && offsets[0] == 0 && offsets[topics] == total;
+    const int64_t *offsets = offsets_view->buf, *owner = owners->buf;
+    Py_ssize_t topics = PyTuple_GET_SIZE(names), total = owners->shape[0], assigned = 0;
+    int ascending = offsets_view->shape[0] == topics + 1 && offsets[0] == 0 && offsets[topics] == total;
     int64_t largest = -1;
     for (Py_ssize_t t = 0; ascending && t < topics; t++) {
         ascending = offsets[t] <= offsets[t + 1];
@@ -393,8 +384,8 @@ done:
     PyMem_Free(cursors);
     Py_XDECREF(held);
     Py_DECREF(names);
-    PyBuffer_Release(&offsets_view);
-    PyBuffer_Release(&owners);
+    PyBuffer_Release(offsets_view);
+    PyBuffer_Release(owners);
     return out;
 }
 

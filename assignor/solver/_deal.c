@@ -28,24 +28,17 @@ deal(PyObject *module, PyObject *args)
     PyObject *cls_object, *member_object, *need_object;
     if (!PyArg_ParseTuple(args, "OOO:deal", &cls_object, &member_object, &need_object))
         return NULL;
-    Py_buffer classes, members, needs;
-    if (int64_column(cls_object, &classes, "cls") < 0)
+    Py_buffer views[3];
+    if (int64_columns(3, (PyObject *[]){cls_object, member_object, need_object}, views,
+                      (const char *[]){"cls", "member", "need"}) < 0)
         return NULL;
-    if (int64_column(member_object, &members, "member") < 0) {
-        PyBuffer_Release(&classes);
-        return NULL;
-    }
-    if (int64_column(need_object, &needs, "need") < 0) {
-        PyBuffer_Release(&classes);
-        PyBuffer_Release(&members);
-        return NULL;
-    }
+    Py_buffer *classes = &views[0], *members = &views[1], *needs = &views[2];
     PyObject *out = NULL;
     Py_ssize_t *active = NULL;
-    const int64_t *cls = classes.buf, *member = members.buf, *need = needs.buf;
-    Py_ssize_t rows = classes.shape[0];
+    const int64_t *cls = classes->buf, *member = members->buf, *need = needs->buf;
+    Py_ssize_t rows = classes->shape[0];
     int64_t total = 0;
-    if (members.shape[0] != rows || needs.shape[0] != rows) {
+    if (members->shape[0] != rows || needs->shape[0] != rows) {
         PyErr_SetString(PyExc_ValueError, "cls, member and need must have one length");
         goto done;
     }
@@ -85,9 +78,9 @@ deal(PyObject *module, PyObject *args)
     }
 done:
     PyMem_Free(active);
-    PyBuffer_Release(&classes);
-    PyBuffer_Release(&members);
-    PyBuffer_Release(&needs);
+    PyBuffer_Release(classes);
+    PyBuffer_Release(members);
+    PyBuffer_Release(needs);
     return out;
 }
 
