@@ -151,8 +151,8 @@ class Layout:
 
         One pass over the flat partitions (`member_topic_partitions`: in C, each object one
         allocation), a partition its member claimed as a `TopicPartition` handed back as that
-        object: after a rebalance most partitions stay, and at a million partitions the objects
-        cost more than the planning.
+        object: after a rebalance most partitions stay, and at a million partitions making the
+        objects costs about as much as the planning.
         """
         runs = member_topic_partitions(self.topics, self.offsets, owner, len(self.members),
                                        [m.owned for m in self.members])
