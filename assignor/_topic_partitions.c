@@ -1,5 +1,6 @@
 /* TopicPartition objects from columns, and columns from them: the object API's two ends
- * (`assignor.model.topic_partitions_at`, `member_topic_partitions` and `claim_columns`), in C.
+ * (`assignor.model.topic_partitions_at`, `member_topic_partitions`, `claim_columns`), and
+ * subscriptions' names as indices (`name_indices`), in C.
  *
  * Why: a plan on columns takes about 40 ms at a million partitions; making its million
  * `TopicPartition`s in Python (`tuple.__new__` mapped over pairs, after numpy has sorted the
@@ -115,6 +116,11 @@ make_pair(Maker *maker, PyObject *name, int64_t value)
         Py_DECREF(number);
         return NULL;
     }
+#if PY_VERSION_HEX >= 0x030E0000
+    /* Python 3.14 caches a tuple's hash (gh-131525): -1 is "not computed yet", as its own
+     * allocation sets it; left as it came, the hash would be garbage. */
+    ((PyTupleObject *)pair)->ob_hash = -1;
+#endif
     Py_INCREF(name);
     PyTuple_SET_ITEM(pair, 0, name);
     PyTuple_SET_ITEM(pair, 1, number);
