@@ -130,6 +130,11 @@ def _remove_improving_paths(eligible: np.ndarray, x: np.ndarray, owned: np.ndarr
         loads[target] += amount
 
 
+#: The most targets `_push_direct` reads each source's row of as a list (measured with half of
+#: them open: 1.0 against 1.25 us a row at 16 targets, 2.2 against 1.4 at 64, 33 against 5 at 1,024).
+_LIST_ROWS_UP_TO = 32
+
+
 def _push_direct(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray, local: np.ndarray | None,
                  loads: np.ndarray, active: np.ndarray, level: int) -> int:
     """Every member at `level` gives one partition straight to a member at <= level - 2.
@@ -147,16 +152,29 @@ def _push_direct(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray, local: 
     takes = eligible[:, targets]
     # can[s, t]: some class held by source s is open to target t (float matmul uses BLAS).
     can = (holds.T.astype(np.float32) @ takes.astype(np.float32)) > 0
-    room = (level - 1 - loads[targets]).tolist()
+    # Each source in turn takes the target with the most room among those open to it (the first
+    # such), if that has any room. A row at a time (the matrix as lists would be eight times its
+    # size): as a list where targets are few, in numpy where they are many (the list's Python-level
+    # max over a thousand targets per source cost 1.4 s of a 1,000,000-partition plan with racks).
     pairs_s, pairs_t = [], []
-    columns = range(len(targets))
-    for s, row in enumerate(can):  # (a row at a time: the matrix as lists would be eight times its size)
-        # The target with the most room among those open to s (the first such), if it has any.
-        t = max(compress(columns, row.tolist()), key=room.__getitem__, default=-1)
-        if t >= 0 and room[t] > 0:
-            room[t] -= 1
-            pairs_s.append(s)
-            pairs_t.append(t)
+    if len(targets) <= _LIST_ROWS_UP_TO:
+        room = (level - 1 - loads[targets]).tolist()
+        columns = range(len(targets))
+        for s, row in enumerate(can):
+            t = max(compress(columns, row.tolist()), key=room.__getitem__, default=-1)
+            if t >= 0 and room[t] > 0:
+                room[t] -= 1
+                pairs_s.append(s)
+                pairs_t.append(t)
+    else:
+        spare = level - 1 - loads[targets]
+        for s, row in enumerate(can):
+            open_room = np.where(row, spare, -1)
+            t = int(open_room.argmax())
+            if open_room[t] > 0:
+                spare[t] -= 1
+                pairs_s.append(s)
+                pairs_t.append(t)
     if not pairs_s:
         return 0
     giver, taker = sources[pairs_s], targets[pairs_t]

@@ -9,6 +9,8 @@ rack, or when every partition has a replica on every member rack.
 
 from __future__ import annotations
 
+from itertools import chain
+
 from assignor.model import Group, TopicPartition
 
 __all__ = ["applies", "is_local", "replica_racks"]
@@ -29,12 +31,12 @@ def applies(group: Group) -> bool:
     member_racks = {m.rack for m in group.members if m.rack is not None}
     if not member_racks:
         return False
-    relevant = [
-        frozenset(racks) & member_racks
-        for topic, per_partition in group.partition_racks.items()
-        if topic in group.topics
-        for racks in per_partition[: group.topics[topic]]
-    ]
+    # Each distinct replica placement once (a million partitions share a handful; a frozenset
+    # per partition took 0.7 s there).
+    placements = set(chain.from_iterable(per_partition[: group.topics[topic]]
+                                         for topic, per_partition in group.partition_racks.items()
+                                         if topic in group.topics))
+    relevant = [frozenset(racks) & member_racks for racks in placements]
     return any(relevant) and not all(r == member_racks for r in relevant)
 
 
