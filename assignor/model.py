@@ -229,6 +229,22 @@ class Claims(NamedTuple):
         return cls(np.array(member, dtype=np.int64), np.array(topic, dtype=np.int64),
                    np.array(partition, dtype=np.int64), list(names))
 
+    def per_member(self, members: int) -> list[tuple[TopicPartition, ...]]:
+        """Each of `members` members' rows as `TopicPartition`s, in the rows' order: every object
+        made at once, member by member (`topic_partitions_at`), then each member's run of them.
+
+        >>> Claims.of_lists([[("b", 1)], [("a", 0), ("b", 2)]]).per_member(3)
+        [(TopicPartition(topic='b', partition=1),), (TopicPartition(topic='a', partition=0), \
+TopicPartition(topic='b', partition=2)), ()]
+        """
+        member, topic, partition = self.member, self.topic, self.partition
+        if len(member) > 1 and (member[1:] < member[:-1]).any():
+            by_member = stable_order(member)
+            member, topic, partition = member[by_member], topic[by_member], partition[by_member]
+        made = topic_partitions_at(self.names, topic, partition)
+        bounds = np.searchsorted(member, np.arange(members + 1)).tolist()
+        return [tuple(made[start:end]) for start, end in zip(bounds, bounds[1:])]
+
 
 def _is_int(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

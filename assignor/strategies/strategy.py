@@ -66,13 +66,8 @@ class Planned:
 def owning_claims(group: Group, claims: Claims) -> Group:
     """`group` with each member owning its rows of `claims` (member index in ``group.members``
     order), in the claims' order: for strategies that read owned partitions as objects."""
-    # Every claim's object made at once, member by member (each member's rows in their order),
-    # then each member's run of them.
-    by_member = stable_order(claims.member)
-    bounds = np.searchsorted(claims.member[by_member], np.arange(len(group.members) + 1)).tolist()
-    owned = topic_partitions_at(claims.names, claims.topic[by_member], claims.partition[by_member])
-    members = [Member.decoded(m.id, m.topics, m.generation, m.rack, tuple(owned[start:end]), m.group_instance_id)
-               for m, start, end in zip(group.members, bounds[:-1], bounds[1:])]
+    members = [Member.decoded(m.id, m.topics, m.generation, m.rack, mine, m.group_instance_id)
+               for m, mine in zip(group.members, claims.per_member(len(group.members)))]
     return Group.assembled(group.topics, members, group.partition_racks, group.topic_ids)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from assignor._arrays import gc_paused, stable_order
 from assignor.errors import ProtocolError
-from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition, topic_partitions_at
+from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition
 from assignor.ordering import java_key, spread, string_hashes
 from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire.arrays import (
@@ -161,7 +161,7 @@ class Roster(NamedTuple):
     def owning(self) -> list[Member]:
         """The members, each with its owned partitions as TopicPartition tuples."""
         with gc_paused():  # a large group's owned partitions are a million small tuples
-            owned = _claims_per_member(self.claims, len(self.members))
+            owned = self.claims.per_member(len(self.members))
             return [Member.decoded(m.id, m.topics, m.generation, m.rack, mine, m.group_instance_id)
                     for m, mine in zip(self.members, owned)]
 
@@ -408,13 +408,6 @@ def _claims_from_entries(parts: list[TPColumns]) -> Claims:
         order = stable_order(member)
         member, topic, partitions = member[order], topic[order], partitions[order]
     return Claims(member, topic, partitions, names)
-
-
-def _claims_per_member(claims: Claims, members: int) -> list[tuple[TopicPartition, ...]]:
-    """Each member's claims as TopicPartition tuples (claims ordered by member)."""
-    tps = topic_partitions_at(claims.names, claims.topic, claims.partition)
-    bounds = np.searchsorted(claims.member, np.arange(members + 1)).tolist()
-    return [tuple(tps[bounds[i] : bounds[i + 1]]) for i in range(members)]
 
 
 def encode_join_group(members: Sequence[Member], owned: Claims, generations: Sequence[int] | np.ndarray,
