@@ -17,7 +17,7 @@ from typing import Protocol as Interface
 import numpy as np
 
 from assignor._arrays import stable_order
-from assignor.model import Claims, Group, Member, Plan, TopicPartition, topic_partitions_at
+from assignor.model import Claims, Group, Member, Plan, TopicPartition
 from assignor.protocols import Protocol
 from assignor.solver.dense import NO_OWNER, Layout, PlanMemo, build
 
@@ -55,12 +55,7 @@ class Planned:
         if self._assigned is None:  # flat order: the layout makes the objects fastest
             return Plan(strategy, self.layout.assignment(self.owner))
         ids = [m.id for m in self.layout.members]
-        claims = self._assigned
-        tps = topic_partitions_at(claims.names, claims.topic, claims.partition)
-        per_member: dict[str, list[TopicPartition]] = {m: [] for m in ids}
-        for m, tp in zip(claims.member.tolist(), tps):
-            per_member[ids[m]].append(tp)
-        return Plan(strategy, per_member)
+        return Plan(strategy, dict(zip(ids, map(list, self._assigned.per_member(len(ids))))))
 
 
 def owning_claims(group: Group, claims: Claims) -> Group:
