@@ -4,26 +4,29 @@ a call, which a what-if replay pays thousands of times) and a pause of the cycli
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
+class gc_paused:  # (named as a function: ``with gc_paused():``)
     """Pause the cyclic collector while allocating many acyclic objects.
 
     Building a million `TopicPartition` tuples triggers hundreds of collections that scan every
     live container: 0.9 s instead of 0.2 s. Tuples of str and int cannot form cycles, so the
     collector has nothing to find there.
+
+    A class rather than a `contextlib.contextmanager`: a what-if replay enters it at every
+    rebalance, and the generator a contextmanager makes per use cost a fleet what-if about 1%.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+
+    __slots__ = ("_was_enabled",)
+
+    def __enter__(self) -> None:
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._was_enabled:
             gc.enable()
 
 
