@@ -1,6 +1,7 @@
 /* TopicPartition objects from columns, and columns from them: the object API's two ends
- * (`assignor.model.topic_partitions_at`, `member_topic_partitions`, `claim_columns`), and
- * subscriptions' names as indices (`name_indices`), in C.
+ * (`assignor.model.topic_partitions_at`, `member_topic_partitions`, `claim_columns`), the group
+ * JSON's claims as objects (`topic_partitions_of_pairs`), and subscriptions' names as indices
+ * (`name_indices`), in C.
  *
  * Why: a plan on columns takes about 40 ms at a million partitions; making its million
  * `TopicPartition`s in Python (`tuple.__new__` mapped over pairs, after numpy has sorted the
@@ -545,17 +546,94 @@ done:
     return out;
 }
 
+/* The largest partition the JSON form takes: an INT32 on the wire, never negative. */
+#define INT32_LARGEST 2147483647LL
+
+PyDoc_STRVAR(pairs_doc,
+"pairs(type, value) -> list or None\n\n"
+"type((name, partition)) for each entry of the list `value`, in order, the entry's own two\n"
+"objects; None unless every entry is exactly a list or a tuple of an exact str and an exact int\n"
+"in [0, 2**31 - 1]: the caller reads any other value its own way (and names what is wrong).");
+
+static PyObject *
+from_pairs(PyObject *module, PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *value;
+    if (!PyArg_ParseTuple(args, "O!O!:pairs", &PyType_Type, &type, &PyList_Type, &value))
+        return NULL;
+    if (check_type(type) < 0)
+        return NULL;
+    /* A tuple of the entries: a finalizer the collector runs while objects are allocated could
+     * change the list, and each entry's two objects are held before an allocation for the same
+     * reason (an entry may be a list too). */
+    PyObject *entries = PySequence_Tuple(value);
+    if (entries == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(entries);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(entries);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *entry = PyTuple_GET_ITEM(entries, i), *name, *number;
+        if (PyList_CheckExact(entry) && PyList_GET_SIZE(entry) == 2) {
+            name = PyList_GET_ITEM(entry, 0);
+            number = PyList_GET_ITEM(entry, 1);
+        }
+        else if (PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2) {
+            name = PyTuple_GET_ITEM(entry, 0);
+            number = PyTuple_GET_ITEM(entry, 1);
+        }
+        else
+            goto other;
+        if (!PyUnicode_CheckExact(name) || !PyLong_CheckExact(number))
+            goto other;
+        int overflow;
+        long long partition = PyLong_AsLongLongAndOverflow(number, &overflow);
+        if (overflow || partition < 0 || partition > INT32_LARGEST)
+            goto other;  /* (an exact int raises nothing here) */
+        Py_INCREF(name);
+        Py_INCREF(number);
+        /* Allocated as PyTuple_New allocates a tuple, of `type`, never tracked (see the top). */
+        PyObject *pair = (PyObject *)PyObject_GC_NewVar(PyTupleObject, type, 2);
+        if (pair == NULL) {
+            Py_DECREF(name);
+            Py_DECREF(number);
+            goto fail;
+        }
+#if PY_VERSION_HEX >= 0x030E0000
+        ((PyTupleObject *)pair)->ob_hash = -1;  /* see make_pair */
+#endif
+        PyTuple_SET_ITEM(pair, 0, name);
+        PyTuple_SET_ITEM(pair, 1, number);
+        PyList_SET_ITEM(out, i, pair);
+    }
+    Py_DECREF(entries);
+    return out;
+other:
+    Py_DECREF(entries);
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(entries);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"indices", name_indices, METH_VARARGS, indices_doc},
     {"make", make_objects, METH_VARARGS, make_doc},
     {"member_runs", member_runs, METH_VARARGS, member_runs_doc},
+    {"pairs", from_pairs, METH_VARARGS, pairs_doc},
     {"read", read_claims, METH_VARARGS, read_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "assignor._topic_partitions",
-    "TopicPartition objects from columns, and columns from them (see assignor.model).", 0, methods,
+    "TopicPartition objects from columns and from JSON pairs, and columns from them (see assignor.model).", 0, methods,
 };
 
 PyMODINIT_FUNC

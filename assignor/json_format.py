@@ -32,7 +32,16 @@ import numpy as np
 
 from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import InvalidGroupError
-from assignor.model import INT32_MAX, UNKNOWN_GENERATION, Claims, Group, Member, Plan, TopicPartition
+from assignor.model import (
+    INT32_MAX,
+    UNKNOWN_GENERATION,
+    Claims,
+    Group,
+    Member,
+    Plan,
+    TopicPartition,
+    topic_partitions_of_pairs,
+)
 
 __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
            "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "strict_loads", "unpack_group", "unpack_plan"]
@@ -142,6 +151,15 @@ def partitions_from_json(value: Any, where: str) -> list[TopicPartition]:
     """
     if not isinstance(value, list):
         raise InvalidGroupError(f"{where}: expected a list of [topic, partition] pairs")
+    read = topic_partitions_of_pairs(value)  # in C, where every pair is plainly good
+    if read is not None:
+        return read
+    return plain_partitions_from_json(value, where)
+
+
+def plain_partitions_from_json(value: list[Any], where: str) -> list[TopicPartition]:
+    """`partitions_from_json` of a list, pair by pair in Python: the reference the compiled
+    reader (`model.topic_partitions_of_pairs`) is held to, and what names a bad pair."""
     partitions = []
     for j, pair in enumerate(value):
         if not (isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)

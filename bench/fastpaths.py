@@ -20,6 +20,11 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   partitions, the claimed ones read as columns (`claim_columns`) when 10 of its 2,000 members
   leave, subscriptions' names as indices (`name_indices`) on random subscriptions of 100,000
   partitions.
+- The group JSON's claims read in C (`model.topic_partitions_of_pairs`) against
+  `json_format.plain_partitions_from_json`, inside what `assignor plan` does with a group file
+  once it is parsed (`group_from_json`, then `assign("sticky")`), on the million-partition group
+  one generation on: every member owns its partitions, as in every group past its first
+  rebalance and every live snapshot.
 - KIP-848's columnar builders (`strategies.kip848.columns`, what `assign_columns` and the what-if
   run) against the plain model (`target_assignment`), at the largest of Kafka's own benchmark
   sizes (`bench/kip848.py`): uniform on a homogeneous group, uniform on a heterogeneous one,
@@ -205,6 +210,33 @@ def compiled(repeat: int) -> list[dict[str, Any]]:
     return rows
 
 
+def group_json(repeat: int) -> list[dict[str, Any]]:
+    """A group file's plan once parsed: `group_from_json`, then `assign("sticky")`, with the
+    claims read in C and with `topic_partitions_of_pairs` answering None (its plain reference)."""
+    import json
+
+    from assignor import assign, json_format
+    from assignor.workloads import carry, java_large
+
+    fresh = java_large("uniform", 500, 2000, 2000)
+    data = json.loads(json.dumps(json_format.group_to_json(carry(fresh, assign("sticky", fresh), 5))))
+
+    def planned() -> Any:
+        return assign("sticky", json_format.group_from_json(data))
+
+    fast = json_format.topic_partitions_of_pairs
+    json_format.topic_partitions_of_pairs = lambda value: None
+    try:
+        reference_s = _best(planned, repeat)
+    finally:
+        json_format.topic_partitions_of_pairs = fast
+    return [{"fast path": "a group file's plan (`group_from_json`, then `assign(\"sticky\")`) with its claims "
+                          "read in C (`topic_partitions_of_pairs`)",
+             "input": "uniform, 1,000,000 partitions / 2,000 members, each owning its partitions",
+             "reference": "`plain_partitions_from_json`", "reference_s": reference_s,
+             "fast_s": _best(planned, repeat)}]
+
+
 def run(repeat: int = 3) -> list[dict[str, Any]]:
-    return [*wire(repeat), *metadata(repeat), *compiled(repeat), *kip848(repeat), *whatif(repeat),
-            *java_sticky(repeat)]
+    return [*wire(repeat), *metadata(repeat), *compiled(repeat), *group_json(repeat), *kip848(repeat),
+            *whatif(repeat), *java_sticky(repeat)]

@@ -14,7 +14,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assignor import AssignorError, Claims, Group, Member, TopicPartition, assign, assign_columns, model
+from assignor import (
+    AssignorError,
+    Claims,
+    Group,
+    InvalidGroupError,
+    Member,
+    TopicPartition,
+    assign,
+    assign_columns,
+    json_format,
+    model,
+)
 from assignor.strategies import REGISTRY, sticky
 from assignor.workloads import java_large, next_step
 from tests.budget import examples
@@ -182,6 +193,106 @@ def test_an_unhashable_name_is_refused_by_both():
     for indices in (model.name_indices, model.plain_name_indices):
         with pytest.raises(TypeError):
             indices([("a",), (["a"],)], {"a": 0})
+
+
+class _Int(int):
+    """An int that is not exactly an int."""
+
+
+class _Pair(list):
+    """A pair that is not exactly a list."""
+
+
+def _json_entry(names: list[str]) -> st.SearchStrategy[object]:
+    """What a group JSON's ``owned`` may hold: pairs as `json.loads` makes them, the same as
+    tuples, and what a caller in Python (or a hostile file) may put there instead."""
+    name = st.sampled_from(names)
+    number = st.one_of(st.integers(0, 300), st.sampled_from([0, 2**31 - 1]))
+    return st.one_of(
+        st.builds(lambda t, p: [t, p], name, number),
+        st.builds(lambda t, p: [t, p], name, number),
+        st.builds(lambda t, p: (t, p), name, number),
+        st.builds(lambda t, p: [t, p], name, st.sampled_from([-1, 2**31, 2**70, -(2**70), True, False, 1.0, None])),
+        st.builds(lambda t, p: [_Str(t), p], name, number),
+        st.builds(lambda t, p: [t, _Int(p)], name, number),
+        st.builds(lambda t, p: _Pair([t, p]), name, number),
+        st.builds(lambda t, p: TopicPartition(t, p), name, number),
+        st.builds(lambda t, p: [t, p, p], name, number),
+        st.builds(lambda t: [t], name),
+        st.builds(lambda t, p: [p, t], name, number),
+        st.sampled_from([None, "t", 3, {}]),
+    )
+
+
+@examples(300)
+@given(names=NAMES, data=st.data())
+def test_json_pairs_read_in_c_are_the_plain_ones(names, data):
+    """`partitions_from_json` reads plainly good pairs in C (`topic_partitions_of_pairs`) and
+    anything else with its plain reference: the same objects, of the same types, or the same
+    error naming the same entry; C leaves nothing plainly good to the reference."""
+    value = data.draw(st.lists(_json_entry(names), max_size=12))
+
+    def answer(read: object) -> object:
+        try:
+            return _exactly(read("members[0].owned"))
+        except InvalidGroupError as error:
+            return str(error)
+
+    expected = answer(lambda where: json_format.plain_partitions_from_json(value, where))
+    assert answer(lambda where: json_format.partitions_from_json(value, where)) == expected
+    plain = all(type(e) in (list, tuple) and len(e) == 2 and type(e[0]) is str and type(e[1]) is int
+                and 0 <= e[1] <= 2**31 - 1 for e in value)
+    read = model.topic_partitions_of_pairs(value)
+    assert (read is not None) == plain
+    if read is not None:
+        assert _exactly(read) == expected
+        assert all(tp[0] is e[0] and tp[1] is e[1] for tp, e in zip(read, value))
+
+
+def test_json_pairs_read_in_c_are_ordinary_topic_partitions_out_of_the_collectors_sight():
+    """Equal, hashed and pickled as any other; dropping them gives back every reference taken."""
+    name = "orders"
+    value = [[name, 3], (name, 70_000)]
+    before = sys.getrefcount(name), sys.getrefcount(TopicPartition)
+    read = model.topic_partitions_of_pairs(value)
+    assert read == [TopicPartition("orders", 3), TopicPartition("orders", 70_000)]
+    assert pickle.loads(pickle.dumps(read)) == read and hash(read[0]) == hash(("orders", 3))
+    assert not any(map(gc.is_tracked, read))
+    del read
+    assert (sys.getrefcount(name), sys.getrefcount(TopicPartition)) == before
+
+
+@pytest.mark.parametrize("emptied", ["the list", "its pairs"])
+def test_a_finalizer_emptying_the_json_pairs_mid_read_leaves_a_whole_answer_or_none(emptied):
+    """The collector may run a finalizer while the C loop allocates (here, at every allocation),
+    and the finalizer may empty what is being read: the loop reads a tuple of the entries and
+    holds each entry's two objects before allocating, so it answers every pair as it was, or
+    None where an entry it had not reached yet changed (the plain reader then reads what is
+    there); never a freed object."""
+    victim = [[f"t{i}", i] for i in range(2000)]
+    ran = []
+
+    class _Emptying:
+        def __del__(self) -> None:
+            ran.append(True)
+            for pair in victim if emptied == "its pairs" else ():
+                pair.clear()
+            if emptied == "the list":
+                victim.clear()
+
+    threshold = gc.get_threshold()
+    try:
+        gc.set_threshold(1)
+        cycle = _Emptying()
+        cycle.me = cycle
+        del cycle  # garbage for the next collection, which an allocation in the loop runs
+        read = model.topic_partitions_of_pairs(victim)
+    finally:
+        gc.set_threshold(*threshold)
+    gc.collect()
+    assert ran
+    expected = [TopicPartition(f"t{i}", i) for i in range(2000)]
+    assert read == expected if emptied == "the list" else read in (None, expected)
 
 
 @examples(150)
