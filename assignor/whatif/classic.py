@@ -15,7 +15,7 @@ from assignor.model import UNKNOWN_GENERATION, Claims, Group, Plan
 from assignor.solver.dense import Layout
 from assignor.strategies import strategy_named
 from assignor.strategies.strategy import Leader, Planned, Strategy
-from assignor.whatif.figures import Step, _changes, _given_up, _measure, _owners_now, _withheld
+from assignor.whatif.figures import UNCOUNTED, Step, _changes, _given_up, _owners_now, _withheld, measured
 from assignor.whatif.state import _assignment_of, _reindex, _State
 from assignor.wire import columnar
 
@@ -72,8 +72,9 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         if not withheld or rounds >= _MAX_ROUNDS:
             break
     moved, reassigned = _changes(layout, before_position, before, owner_now, before_flats)
-    step = cast(Step, {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved, "reassigned": reassigned,
-                       "unsafe_handovers": unsafe, **_measure(group, layout, state.owned)})
+    step = measured(cast(Step, {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved,
+                                "reassigned": reassigned, "unsafe_handovers": unsafe, **UNCOUNTED}),
+                    state.counting, group, layout, state.owned)
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step

@@ -14,7 +14,7 @@ from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import owning_claims
-from assignor.whatif.figures import Step, _measure
+from assignor.whatif.figures import UNCOUNTED, Step, measured
 from assignor.whatif.state import _assignment_of, _holding, _reindex, _State
 
 
@@ -98,12 +98,13 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     state.group_generation += 1
     state.settled = figures["settled"] * heartbeat
     revoked = [r["revoked"] for r in every]
-    step = cast(Step, {"event": label, "rounds": figures["intervals"], "revoked": round(sum(revoked) / len(revoked)),
-                       "moved": figures["moved"], "reassigned": reassigned, "unsafe_handovers": 0,
-                       **_measure(group, layout, state.owned), "max_unowned": figures["max_unowned"],
-                       "max_unowned_seconds": round(figures["max_unowned"] * heartbeat, 3),
-                       "seconds": round((left_before + figures["settled"]) * heartbeat, 3),
-                       "paused_members": figures["paused_members"], "waiting_members": figures["waiting_members"]})
+    step = measured(cast(Step, {
+        "event": label, "rounds": figures["intervals"], "revoked": round(sum(revoked) / len(revoked)),
+        "moved": figures["moved"], "reassigned": reassigned, "unsafe_handovers": 0, **UNCOUNTED,
+        "max_unowned": figures["max_unowned"], "max_unowned_seconds": round(figures["max_unowned"] * heartbeat, 3),
+        "seconds": round((left_before + figures["settled"]) * heartbeat, 3),
+        "paused_members": figures["paused_members"], "waiting_members": figures["waiting_members"]}),
+        state.counting, group, layout, state.owned)
     if len(every) > 1:
         step["revoked_range"] = [min(revoked), max(revoked)]
     if include_plans:

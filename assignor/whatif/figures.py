@@ -3,11 +3,11 @@ figures of the plan, and a run's summary (`assignor.whatif.replay`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, TypedDict
 
 import numpy as np
 
-from assignor import validate
 from assignor._arrays import appended, run_starts
 from assignor.model import Claims, Group
 from assignor.solver import dense
@@ -139,45 +139,152 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> Figures:
     """Balance and spread of what members own after the rebalance, and rack locality: `owned`
     as the members decoded it from SyncGroup (member index in the order of ``layout.members``,
     the order the leader sent assignments in), `layout` from the last round's plan."""
-    members, topics = len(layout.members), len(layout.topics)
-    index = layout.topic_index()
-    topic = np.array([index[n] for n in owned.names] + [0], dtype=np.int64)[owned.topic]
-    member = owned.member
-    loads = np.bincount(member, minlength=max(members, 1))
-    # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none).
-    subscribers = dense.subscriber_counts(layout)
-    # How many partitions of each topic each member holds: runs of the sorted (member, topic)
+    return _measure_many([(group.partition_racks, layout, owned)])[0]
+
+
+#: What `_measure_many` reads of a step: the group's partition racks, the layout, what members own.
+Measured = tuple[Mapping[str, Sequence[Sequence[str]]] | None, Layout, Claims]
+
+
+class Counting:
+    """Steps whose `Figures` are counted later, many at once (`_measure_many`): a run's steps
+    are mostly small groups, where each figure's few numpy calls cost more than their work, so
+    a run counts them together, at its end or when a step's figures are wanted (`count`). A
+    step added holds its figures' keys (None until counted) where `_measure`'s would be."""
+
+    #: Rows (owned partitions) held before counting anyway, so that a long run of a large group
+    #: does not keep every step's claims.
+    ROWS = 1 << 20
+
+    def __init__(self) -> None:
+        self._steps: list[Step] = []
+        self._measured: list[Measured] = []
+        self._rows = 0
+
+    def add(self, step: Step, group: Group, layout: Layout, owned: Claims) -> None:
+        self._steps.append(step)
+        self._measured.append((group.partition_racks, layout, owned))
+        self._rows += len(owned.member)
+        if self._rows > self.ROWS:
+            self.count()
+
+    def count(self) -> None:
+        """Count every step added since the last count (each step's figures filled in)."""
+        if self._steps:
+            for step, figures in zip(self._steps, _measure_many(self._measured), strict=True):
+                step["balance_score"], step["spread"] = figures["balance_score"], figures["spread"]
+                step["topic_spread"], step["rack_locality"] = figures["topic_spread"], figures["rack_locality"]
+        self._steps, self._measured, self._rows = [], [], 0
+
+
+#: A step's figures before they are counted: their keys in `_measure`'s order.
+UNCOUNTED: Figures = {"balance_score": 0, "spread": 0, "topic_spread": 0, "rack_locality": None}
+
+
+def measured(step: Step, counting: Counting | None, group: Group, layout: Layout, owned: Claims) -> Step:
+    """`step` (made with `UNCOUNTED` figures) with its figures counted now, or by `counting`
+    when it counts."""
+    if counting is None:
+        counting = Counting()
+        counting.add(step, group, layout, owned)
+        counting.count()
+    else:
+        counting.add(step, group, layout, owned)
+    return step
+
+
+def _measure_many(measured: list[Measured]) -> list[Figures]:
+    """`_measure` of many steps (one at least) in one pass: each step's rows, members and topics
+    numbered from its own offset in arrays of them all (a few dozen numpy calls for a run
+    instead of for each step)."""
+    steps = len(measured)
+    assert steps, "no step to measure"
+    members = [max(len(layout.members), 1) for _, layout, _ in measured]  # (a group of none has one load: 0)
+    topics = [len(layout.topics) for _, layout, _ in measured]
+    width = [max(t, 1) for t in topics]
+    member_at = np.zeros(steps + 1, dtype=np.int64)
+    np.cumsum(members, out=member_at[1:])
+    topic_at = np.zeros(steps + 1, dtype=np.int64)
+    np.cumsum(topics, out=topic_at[1:])
+    cell_at = np.zeros(steps, dtype=np.int64)
+    np.cumsum(np.multiply(members[:-1], width[:-1]), out=cell_at[1:])
+    rows = [len(owned.member) for _, _, owned in measured]
+    step_of_row = np.repeat(np.arange(steps, dtype=np.int64), rows)
+    member = np.concatenate([owned.member for _, _, owned in measured])
+    topic = np.concatenate([_topics_in(layout, owned) for _, layout, owned in measured])
+    # Owned partitions per member (each step's members from their offset).
+    loads = np.bincount(member + member_at[step_of_row], minlength=int(member_at[-1]))
+    by_load = np.lexsort((loads, np.repeat(np.arange(steps, dtype=np.int64), members)))
+    ordered = loads[by_load]
+    # Sum of |a - b| over a step's pairs of loads: the k-th smallest of C is added k times and
+    # subtracted C - 1 - k times (`validate.balance_score`).
+    rank = np.arange(len(ordered), dtype=np.int64) - np.repeat(member_at[:-1], members)
+    scores = np.add.reduceat(ordered * (2 * rank - np.repeat(members, members) + 1), member_at[:-1])
+    spreads = np.maximum.reduceat(loads, member_at[:-1]) - np.minimum.reduceat(loads, member_at[:-1])
+    # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none). How
+    # many partitions of each topic each member holds: runs of the sorted (step, member, topic)
     # cells (members decode their partitions topic by topic, so they are usually in order).
-    cell = member * max(topics, 1) + topic
+    width_of_row = np.array(width, dtype=np.int64)[step_of_row]
+    cell = cell_at[step_of_row] + member * width_of_row + topic
     if (cell[1:] < cell[:-1]).any():
-        cell = np.sort(cell)
+        order = np.argsort(cell, kind="stable")
+        cell, step_of_row, topic = cell[order], step_of_row[order], topic[order]
     first = np.flatnonzero(run_starts(cell))
-    held = np.empty(len(first), dtype=np.int64)  # each run's length
-    np.subtract(first[1:], first[:-1], out=held[:-1])
-    held[-1:] = len(cell) - first[-1:]
-    held_topic = cell[first] % max(topics, 1)
-    holders = np.bincount(held_topic, minlength=topics)
-    most = np.zeros(topics, dtype=np.int64)
+    held = np.diff(appended(first, len(cell)))
+    held_topic = topic[first] + topic_at[step_of_row[first]]
+    holders = np.bincount(held_topic, minlength=int(topic_at[-1]))
+    most = np.zeros(int(topic_at[-1]), dtype=np.int64)
     np.maximum.at(most, held_topic, held)
-    fewest = np.full(topics, _MOST, dtype=np.int64)
+    fewest = np.full(int(topic_at[-1]), _MOST, dtype=np.int64)
     np.minimum.at(fewest, held_topic, held)
-    spread_per_topic = most - np.where(holders == subscribers, fewest, 0)
-    topic_spread = int(spread_per_topic[holders > 0].max(initial=0))
-    locality = None
-    if group.partition_racks:
-        racks_of = group.partition_racks
-        rack = [m.rack for m in layout.members]
-        placed = local = 0
-        for m, t, p in zip(member.tolist(), owned.topic.tolist(), owned.partition.tolist()):
-            replicas = racks_of.get(owned.names[t])
-            if replicas is None or not 0 <= p < len(replicas) or not replicas[p]:
-                continue
-            placed += 1
-            local += rack[m] is not None and rack[m] in replicas[p]
-        if placed:
-            locality = round(local / placed, 4)
-    return {"balance_score": validate.balance_score(loads.tolist()), "spread": int(loads.max() - loads.min()),
-            "topic_spread": topic_spread, "rack_locality": locality}
+    spread_per_topic = most - np.where(holders == _subscribers(measured, topic_at), fewest, 0)
+    topic_spreads = np.zeros(steps, dtype=np.int64)
+    step_of_topic = np.repeat(np.arange(steps, dtype=np.int64), topics)
+    np.maximum.at(topic_spreads, step_of_topic, np.where(holders > 0, spread_per_topic, 0))
+    return [{"balance_score": score, "spread": spread, "topic_spread": topic_spread,
+             "rack_locality": _locality(racks, layout, owned) if racks else None}
+            for score, spread, topic_spread, (racks, layout, owned)
+            in zip(scores.tolist(), spreads.tolist(), topic_spreads.tolist(), measured, strict=True)]
+
+
+def _topics_in(layout: Layout, owned: Claims) -> np.ndarray:
+    """Each owned partition's topic as an index into ``layout.topics``."""
+    if owned.names is layout.topics or owned.names == layout.topics:
+        topic: np.ndarray = owned.topic
+        return topic
+    index = layout.topic_index()
+    renumbered = np.array([index[n] for n in owned.names] + [0], dtype=np.int64)
+    topic = renumbered[owned.topic]
+    return topic
+
+
+def _subscribers(measured: list[Measured], topic_at: np.ndarray) -> np.ndarray:
+    """How many members subscribe to each topic (`dense.subscriber_counts`), each step's topics
+    from its offset."""
+    pairs = [dense.distinct_pairs(layout) for _, layout, _ in measured]
+    distinct = [len(layout.distinct) for _, layout, _ in measured]
+    distinct_at = np.zeros(len(measured), dtype=np.int64)
+    np.cumsum(distinct[:-1], out=distinct_at[1:])
+    of = [layout.subscription_of for _, layout, _ in measured]
+    size = np.bincount(np.concatenate(of) + np.repeat(distinct_at, list(map(len, of))), minlength=sum(distinct))
+    counts = [len(pair_topic) for pair_topic, _ in pairs]
+    pair_topic = np.concatenate([pair_topic for pair_topic, _ in pairs]) + np.repeat(topic_at[:-1], counts)
+    pair_subscription = np.concatenate([subscription for _, subscription in pairs]) + np.repeat(distinct_at, counts)
+    return np.bincount(pair_topic, weights=size[pair_subscription], minlength=int(topic_at[-1])).astype(np.int64)
+
+
+def _locality(racks_of: Mapping[str, Sequence[Sequence[str]]], layout: Layout, owned: Claims) -> float | None:
+    """The share of owned partitions (of those with replica racks) whose member is in a rack of
+    one of their replicas."""
+    rack = [m.rack for m in layout.members]
+    placed = local = 0
+    for m, t, p in zip(owned.member.tolist(), owned.topic.tolist(), owned.partition.tolist()):
+        replicas = racks_of.get(owned.names[t])
+        if replicas is None or not 0 <= p < len(replicas) or not replicas[p]:
+            continue
+        placed += 1
+        local += rack[m] is not None and rack[m] in replicas[p]
+    return round(local / placed, 4) if placed else None
 
 
 def _summary(steps: list[Step]) -> Summary:

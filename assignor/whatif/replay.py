@@ -17,7 +17,7 @@ from assignor.model import Group
 from assignor.strategies import REGISTRY, java_counterparts, strategy_named
 from assignor.whatif.classic import _new_leader, _rebalance
 from assignor.whatif.consumer import _reconcile
-from assignor.whatif.figures import Figures, Step, Summary, _figures_of, _summary
+from assignor.whatif.figures import Counting, Figures, Step, Summary, _figures_of, _summary
 from assignor.whatif.state import _assignment_of, _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
@@ -103,10 +103,12 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     for name in strategies:
         numbering = _Numbering()
         ids = [m.id for m in group.members]
+        # The steps' figures counted together (`Counting`): at the end, or where a step reads the one before's.
+        counting = Counting()
         state = _State(ids, numbering.of(ids), initial,
                        np.array([m.generation for m in group.members], dtype=np.int64),
                        max([m.generation for m in group.members], default=0) + 1, numbering, cache,
-                       leader=_new_leader(name), timing=timing)
+                       leader=_new_leader(name), timing=timing, counting=counting)
         steps = [_step(group, state, name, "current", include_plans, check, None)]
         classic = strategy_named(name).protocol.classic
         planned += 1
@@ -116,6 +118,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
             for label, definition, rebalances, _joins, member, fresh in _expand(definition, event, timing, classic,
                                                                                 at_rest=n == 0):
                 if not rebalances:
+                    counting.count()
                     steps.append(_unchanged(steps[-1], label))
                     continue
                 if fresh:
@@ -123,6 +126,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
                 steps.append(_step(definition, state, name, label, include_plans, check, steps[-1]))
                 planned += 1
                 progress(planned)
+        counting.count()
         result[name] = {"steps": steps, "summary": _summary(steps)}
     out: Result = {"strategies": result}
     comparisons = {f"{java} vs {ours}": compare(result[java.name]["summary"], result[ours.name]["summary"])
@@ -164,6 +168,8 @@ def _step(definition: Group, state: _State, strategy: str, label: str, include_p
             return _reconcile(definition, state, strategy, label, include_plans, check, hosted, eager)
         return _rebalance(definition, state, strategy, label, include_plans, check)
     except JavaAssignorFailure as failure:
+        if state.counting is not None:  # the step before's figures are read
+            state.counting.count()
         kept = _figures_of(previous) if previous is not None else \
             Figures(balance_score=0, spread=0, topic_spread=0, rack_locality=None)
         step = cast(Step, {"event": label, "rounds": 1, "revoked": 0, "moved": 0, "reassigned": 0,

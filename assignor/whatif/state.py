@@ -14,7 +14,7 @@ from assignor.leader import LeaderCache
 from assignor.model import INT32_MAX, Claims, Member
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import Leader
-from assignor.whatif.figures import _Flats
+from assignor.whatif.figures import Counting, _Flats
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 
@@ -40,6 +40,8 @@ class _State:
     #: Seconds from the last consumer-protocol target's computation until every member had it,
     #: when the next event comes (None: no target computed yet, the group at rest).
     settled: float | None = None
+    #: Where the steps' figures are counted together (`Counting`); None: each step's at once.
+    counting: Counting | None = None
 
 
     def forget(self, member_id: str) -> None:
