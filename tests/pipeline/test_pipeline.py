@@ -113,6 +113,18 @@ def test_malformed_rows_go_to_errors_the_same_on_spark_and_locally(spark, tmp_pa
     assert list(planned["group_id"]) == ["g"] and planned["members"].tolist() == [2]
 
 
+def test_member_rows_are_read_with_their_columns_in_member_id_order_as_text():
+    """A group's rows are read column by column (`fleet._member_rows`: one field per member
+    column a row may hold) and taken in member id order as text, stably: a bad row's id (a
+    number, a null) sorts by what it prints."""
+    assert fleet._MemberRow._fields == fleet._OPTIONAL
+    rows = pd.DataFrame({"member_id": ["b", 10, None, "a", 9, "b"], "topics": [["t"]] * 6, "owned": [[]] * 6,
+                         "generation": [1, 2, 3, 4, 5, 6], "rack": [None] * 6, "group_instance_id": [None] * 6})
+    read = fleet._member_rows(rows)
+    assert [(r.member_id, r.generation) for r in read] == [(10, 2), (9, 5), (None, 3), ("a", 4), ("b", 1), ("b", 6)]
+    assert all(type(r.generation) is int for r in read)
+
+
 def test_static_members_rows_plan_as_the_engine_plans_them():
     """A static member's row carries its ``group_instance_id``: under range the static members
     are dealt to first, and their restarts (back within the session, KIP-345) move nothing, as the
