@@ -15,7 +15,7 @@ from assignor.model import UNKNOWN_GENERATION, Claims, Group, Plan
 from assignor.solver.dense import Layout
 from assignor.strategies import strategy_named
 from assignor.strategies.strategy import Leader, Planned, Strategy
-from assignor.whatif.figures import UNCOUNTED, Step, _changes, _given_up, _owners_now, _withheld, measured
+from assignor.whatif.figures import UNCOUNTED, Round, Step, _withheld, measured
 from assignor.whatif.state import _assignment_of, _reindex, _State
 from assignor.wire import columnar
 
@@ -34,14 +34,13 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     and each member owns what it reads from its SyncGroup assignment."""
     present = list(map(attrgetter("id"), definition.members))
     present_numbers = state.numbering.of(present)
-    before, before_flats = state.owned, state.flats
-    rounds = revoked = unsafe = 0
+    unsafe = 0
+    rounds: list[Round] = []
     chosen = strategy_named(strategy)
     cooperative = chosen.protocol.cooperative
     # Static members as the JoinGroup response lists them (KIP-345): range and roundrobin deal to them first.
     instance_ids = {m.id: m.group_instance_id for m in definition.members if m.group_instance_id is not None}
     while True:
-        rounds += 1
         position = state.numbering.positions(state.numbers, present_numbers)  # of each member now, in `present`
         owned = _reindex(state.owned, position)
         generations = np.full(len(present), UNKNOWN_GENERATION, dtype=np.int64)
@@ -56,25 +55,19 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         if check:
             _check(group, roster, layout, owner, chosen)
         ids = list(map(attrgetter("id"), layout.members))
-        old_flats = state.flats
-        owner_now, state.flats = _owners_now(layout, assigned)
         numbers = state.numbering.of(ids)
         position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
-        if rounds == 1:
-            before_position = position
-        if cooperative:
-            revoked += _given_up(layout, position, state.owned, owner_now, old_flats)
-        else:  # eager: every member still in the group revokes all it owned before rejoining
-            revoked += int((position >= 0).sum())
+        # (eager: every member still in the group revokes all it owned before rejoining)
+        rounds.append(Round(layout, assigned, state.owned, position, cooperative))
         state.ids, state.numbers, state.owned = ids, numbers, assigned
         state.generation = np.full(len(ids), generation, dtype=np.int64)
         withheld = cooperative and _withheld(layout, len(assigned.member))
-        if not withheld or rounds >= _MAX_ROUNDS:
+        if not withheld or len(rounds) >= _MAX_ROUNDS:
             break
-    moved, reassigned = _changes(layout, before_position, before, owner_now, before_flats)
-    step = measured(cast(Step, {"event": label, "rounds": rounds, "revoked": revoked, "moved": moved,
-                                "reassigned": reassigned, "unsafe_handovers": unsafe, **UNCOUNTED}),
-                    state.counting, group, layout, state.owned)
+    # (revoked, moved and reassigned counted with the figures: `Counting`)
+    step = measured(cast(Step, {"event": label, "rounds": len(rounds), "revoked": 0, "moved": 0, "reassigned": 0,
+                                "unsafe_handovers": unsafe, **UNCOUNTED}),
+                    state.counting, group, layout, state.owned, rounds)
     if include_plans:
         step["assignment"] = _assignment_of(state)
     return step

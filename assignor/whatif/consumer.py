@@ -93,7 +93,6 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     # A joining member's records are replayed now; every member is updated.
     cast(MemberMap, state.member_map).put_all([member.id for member in members])
     state.ids, state.numbers, state.owned = layout_ids, state.numbering.of(layout_ids), planned.assigned
-    state.flats = None
     state.generation = np.full(len(layout_ids), state.group_generation, dtype=np.int64)
     state.group_generation += 1
     state.settled = figures["settled"] * heartbeat

@@ -65,68 +65,87 @@ class Summary(TypedDict):
     rack_locality: float | None
 
 
-class _Flats(NamedTuple):
-    """`_flats` of `claims` under a layout with these topics and counts."""
+class Round(NamedTuple):
+    """One JoinGroup and SyncGroup round of a classic rebalance, as `_changes_many` counts it."""
 
-    claims: Claims
-    topics: list[str]
-    counts: np.ndarray
-    flat: np.ndarray
-
-
-def _flats(layout: Layout, claims: Claims, known: _Flats | None = None) -> np.ndarray:
-    """Each claim's flat partition in `layout`, -1 for one the layout does not have (its topic
-    deleted, or a partition past the topic's count). `known`: an earlier answer (`_owners_now`
-    gives it), used when it is for these claims and the same topics."""
-    if known is not None and known.claims is claims and known.topics == layout.topics and \
-            len(known.counts) == len(layout.counts) and bool((known.counts == layout.counts).all()):
-        return known.flat
-    index = layout.topic_index()
-    # Per topic name of the claims: its first flat partition and its count (0 for one the layout
-    # does not have: no partition passes); then per claim, two gathers.
-    topic = np.array([index.get(n, -1) for n in claims.names], dtype=np.int64)
-    count = appended(layout.counts, 0)[topic]  # -1 (unknown) reads the appended 0
-    first = layout.offsets[topic]
-    part = claims.partition
-    flat = np.where((part >= 0) & (part < count[claims.topic]), first[claims.topic] + part, -1)
-    return flat
+    layout: Layout  # the round's plan's
+    assigned: Claims  # what members own after it (member index in ``layout.members``)
+    held: Claims  # what they owned before it
+    position: np.ndarray  # each of `held`'s claims' member as an index in ``layout.members`` (-1: gone)
+    cooperative: bool  # whether members revoke only what they give up (KIP-429), or everything (eager)
 
 
-def _owners_now(layout: Layout, claims: Claims) -> tuple[np.ndarray, _Flats]:
-    """Member (index in ``layout.members``) per flat partition from what members decoded, then
-    a last -1 (the owner `_flats`'s -1 finds); and the claims' flat partitions, for the next
-    rebalance (these claims are what the members own before it)."""
-    owner = np.full(layout.total + 1, -1, dtype=np.int64)
-    flat = _flats(layout, claims)
-    known = flat >= 0
-    owner[flat[known]] = claims.member[known]
-    return owner, _Flats(claims, layout.topics, layout.counts, flat)
+def _flats_many(pairs: list[tuple[Layout, Claims]], base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each claim's flat partition in its layout, numbered from its pair's `base` (the pairs'
+    claims one after another), and whether its layout has it: one it does not (its topic
+    deleted, a partition past the topic's count) is at the slot past the layout's partitions
+    (``base + layout.total``), which nobody owns. Each pair's topics are numbered from its own
+    offset in lists of them all (Python lists: a pair's few topics cost less so than in numpy
+    calls of their own)."""
+    firsts: list[int] = []  # per pair, per topic of its layout then one of no partitions: its first flat
+    counts: list[int] = []  # and its partition count
+    topic_at, lengths, nowhere = [], [], []
+    topics = []
+    for (layout, claims), at in zip(pairs, base.tolist(), strict=True):
+        if claims.names is layout.topics or claims.names == layout.topics:
+            topics.append(claims.topic)
+        else:  # per name of the claims: its topic in the layout, or the one of no partitions
+            index = layout.topic_index()
+            known = np.array([index.get(n, len(layout.topics)) for n in claims.names] + [0], dtype=np.int64)
+            topics.append(known[claims.topic])
+        topic_at.append(len(firsts))
+        firsts += [at + first for first in layout.offsets.tolist()]  # (its last: at + total, the slot)
+        counts += [*layout.counts.tolist(), 0]
+        lengths.append(len(claims.partition))
+        nowhere.append(at + layout.total)
+    topic = np.concatenate(topics) + np.repeat(topic_at, lengths)
+    part = np.concatenate([claims.partition for _, claims in pairs])
+    first, count = np.array(firsts, dtype=np.int64), np.array(counts, dtype=np.int64)
+    inside = (part >= 0) & (part < count[topic])
+    return np.where(inside, first[topic] + part, np.repeat(nowhere, lengths)), inside
 
 
-def _given_up(layout: Layout, member: np.ndarray, old: Claims, owner_now: np.ndarray, known: _Flats | None) -> int:
-    """Partitions a member still in the group owned before this round and not after it
-    (`member`: each old claim's member as an index in ``layout.members``, -1 when gone)."""
-    flat = _flats(layout, old, known)
-    kept = (flat >= 0) & (owner_now[flat] == member)
-    return int(((member >= 0) & ~kept).sum())
-
-
-def _changes(layout: Layout, member: np.ndarray, before: Claims, owner_now: np.ndarray,
-             known: _Flats | None) -> tuple[int, int]:
-    """(moved, reassigned), in that order: `moved` counts the partitions taken from a member
-    still in the group (`member` as in `_given_up`), `reassigned` every partition owned before
-    that someone else owns now, departed owners included (so moved <= reassigned). A partition
-    owned by nobody now (its topic deleted, say) has not changed owner."""
-    flat = _flats(layout, before, known)
-    in_layout = flat >= 0
-    flat, member = flat[in_layout], member[in_layout]
-    if len(flat) and np.bincount(flat).max() > 1:
-        # A partition claimed twice before (only in a hostile starting group): the last claim counts.
-        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
-        flat, member = flat[last], member[last]
-    now = owner_now[flat]
+def _changes_many(steps: list[list[Round]]) -> list[tuple[int, int, int]]:
+    """Each step's (revoked, moved, reassigned) from its rounds, all steps' at once: `revoked`
+    counts, per cooperative round, the partitions a member still in the group owned before the
+    round and not after it, and per eager round everything such members owned; `moved` the
+    partitions taken from a member still in the group, `reassigned` every partition owned
+    before the step that someone else owns after it, departed owners included (so moved <=
+    reassigned). A partition owned by nobody after it (its topic deleted, say) has not changed
+    owner; of two claims of one partition before (only in a hostile starting group), the last
+    counts."""
+    rounds = [r for step in steps for r in step]
+    step_of_round = np.repeat(np.arange(len(steps)), list(map(len, steps)))
+    sizes = [r.layout.total + 1 for r in rounds]  # each round's partitions, then one owned by nobody
+    base = np.zeros(len(rounds), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=base[1:])
+    # Who owns each partition after each round.
+    owner = np.full(sum(sizes), -1, dtype=np.int64)
+    flat, inside = _flats_many([(r.layout, r.assigned) for r in rounds], base)
+    owner[flat[inside]] = np.concatenate([r.assigned.member for r in rounds])[inside]
+    # Revoked, round by round: what a cooperative member gave up, everything an eager one held.
+    flat, _ = _flats_many([(r.layout, r.held) for r in rounds], base)
+    held = [len(r.position) for r in rounds]
+    position = np.concatenate([r.position for r in rounds])
+    kept = np.repeat([r.cooperative for r in rounds], held) & (owner[flat] == position)
+    revoked = np.bincount(np.repeat(step_of_round, held)[(position >= 0) & ~kept], minlength=len(steps))
+    # Moved and reassigned: what members held before a step's first round, owned after its last.
+    first = np.cumsum([0, *map(len, steps)])[:-1]
+    last = first + np.array(list(map(len, steps))) - 1
+    starts = [rounds[i] for i in first.tolist()]
+    flat, inside = _flats_many([(rounds[j].layout, start.held) for start, j in zip(starts, last.tolist(), strict=True)],
+                               base[last])
+    member = np.concatenate([start.position for start in starts])[inside]
+    step = np.repeat(np.arange(len(steps)), [len(start.position) for start in starts])[inside]
+    flat = flat[inside]
+    if len(flat) and np.bincount(flat).max() > 1:  # (steps' flats do not overlap: one pass for all)
+        last_claim = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+        flat, member, step = flat[last_claim], member[last_claim], step[last_claim]
+    now = owner[flat]
     changed = (now >= 0) & (now != member)
-    return int((changed & (member >= 0)).sum()), int(changed.sum())
+    moved = np.bincount(step[changed & (member >= 0)], minlength=len(steps))
+    reassigned = np.bincount(step[changed], minlength=len(steps))
+    return list(zip(revoked.tolist(), moved.tolist(), reassigned.tolist(), strict=True))
 
 
 def _withheld(layout: Layout, assigned: int) -> bool:
@@ -147,10 +166,11 @@ Measured = tuple[Mapping[str, Sequence[Sequence[str]]] | None, Layout, Claims]
 
 
 class Counting:
-    """Steps whose `Figures` are counted later, many at once (`_measure_many`): a run's steps
-    are mostly small groups, where each figure's few numpy calls cost more than their work, so
-    a run counts them together, at its end or when a step's figures are wanted (`count`). A
-    step added holds its figures' keys (None until counted) where `_measure`'s would be."""
+    """Steps whose `Figures` (and, for a classic rebalance, revoked, moved and reassigned
+    partitions: `_changes_many`) are counted later, many at once (`_measure_many`): a run's
+    steps are mostly small groups, where each figure's few numpy calls cost more than their
+    work, so a run counts them together, at its end or when a step's figures are wanted
+    (`count`). A step added holds those keys, 0 until counted, where they are to be."""
 
     #: Rows (owned partitions) held before counting anyway, so that a long run of a large group
     #: does not keep every step's claims.
@@ -159,12 +179,18 @@ class Counting:
     def __init__(self) -> None:
         self._steps: list[Step] = []
         self._measured: list[Measured] = []
+        self._changes: list[tuple[Step, list[Round]]] = []
         self._rows = 0
 
-    def add(self, step: Step, group: Group, layout: Layout, owned: Claims) -> None:
+    def add(self, step: Step, group: Group, layout: Layout, owned: Claims, rounds: list[Round] | None = None) -> None:
+        """`step`'s figures, of what members own after it (`owned`, under `layout`), and with
+        `rounds` its classic rounds' revoked, moved and reassigned partitions."""
         self._steps.append(step)
         self._measured.append((group.partition_racks, layout, owned))
         self._rows += len(owned.member)
+        if rounds is not None:
+            self._changes.append((step, rounds))
+            self._rows += sum(len(r.assigned.member) + len(r.held.member) for r in rounds)
         if self._rows > self.ROWS:
             self.count()
 
@@ -174,22 +200,26 @@ class Counting:
             for step, figures in zip(self._steps, _measure_many(self._measured), strict=True):
                 step["balance_score"], step["spread"] = figures["balance_score"], figures["spread"]
                 step["topic_spread"], step["rack_locality"] = figures["topic_spread"], figures["rack_locality"]
-        self._steps, self._measured, self._rows = [], [], 0
+        if self._changes:
+            changes = _changes_many([rounds for _, rounds in self._changes])
+            for (step, _), (revoked, moved, reassigned) in zip(self._changes, changes, strict=True):
+                step["revoked"], step["moved"], step["reassigned"] = revoked, moved, reassigned
+        self._steps, self._measured, self._changes, self._rows = [], [], [], 0
 
 
 #: A step's figures before they are counted: their keys in `_measure`'s order.
 UNCOUNTED: Figures = {"balance_score": 0, "spread": 0, "topic_spread": 0, "rack_locality": None}
 
 
-def measured(step: Step, counting: Counting | None, group: Group, layout: Layout, owned: Claims) -> Step:
-    """`step` (made with `UNCOUNTED` figures) with its figures counted now, or by `counting`
-    when it counts."""
-    if counting is None:
-        counting = Counting()
-        counting.add(step, group, layout, owned)
+def measured(step: Step, counting: Counting | None, group: Group, layout: Layout, owned: Claims,
+             rounds: list[Round] | None = None) -> Step:
+    """`step` (made with `UNCOUNTED` figures, and 0 for what `rounds` counts) counted now, or
+    by `counting` when it counts (`Counting.add`)."""
+    now = counting is None
+    counting = Counting() if counting is None else counting
+    counting.add(step, group, layout, owned, rounds)
+    if now:
         counting.count()
-    else:
-        counting.add(step, group, layout, owned)
     return step
 
 

@@ -14,7 +14,7 @@ from assignor.leader import LeaderCache
 from assignor.model import INT32_MAX, Claims, Member
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import Leader
-from assignor.whatif.figures import Counting, _Flats
+from assignor.whatif.figures import Counting
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 
@@ -30,7 +30,6 @@ class _State:
     group_generation: int
     numbering: _Numbering
     cache: LeaderCache
-    flats: _Flats | None = None  # `owned` as flat partitions, see `_owners_now`
     leader: Leader | None = None  # the leader of a strategy that keeps one (Java's), for the whole run
     # The consumer group's member map, in the coordinator's order (None before the first
     # consumer-protocol step: `assignor.whatif.consumer`)
