@@ -81,7 +81,8 @@ class _Numbering(dict[str, int]):
     def positions(self, numbers: np.ndarray, among: np.ndarray) -> np.ndarray:
         """Each member of `numbers` as an index in `among` (also numbers; -1: not there), then
         a last -1."""
-        where = np.full(len(self) + 1, -1, dtype=np.int64)
+        where = np.empty(len(self) + 1, dtype=np.int64)  # (`np.full` costs twice as much: once per round)
+        where.fill(-1)
         where[among] = np.arange(len(among))
         found: np.ndarray = where[appended(numbers, len(self))]
         return found
