@@ -75,13 +75,26 @@ class Round(NamedTuple):
     cooperative: bool  # whether members revoke only what they give up (KIP-429), or everything (eager)
 
 
-def _flats_many(pairs: list[tuple[Layout, Claims]], base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The arrays one after another; the one itself when it is alone (a large step is counted
+    by itself, where a copy of each of its columns would cost more than counting it)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _per_row(values: Sequence[int], lengths: Sequence[int]) -> np.ndarray | int:
+    """Each run's value (runs of `lengths`) at each of its rows; the value itself for one run."""
+    return values[0] if len(values) == 1 else np.repeat(np.asarray(values), lengths)
+
+
+def _flats_many(pairs: list[tuple[Layout, Claims]], base: np.ndarray, planned: bool = False
+                ) -> tuple[np.ndarray, np.ndarray | None]:
     """Each claim's flat partition in its layout, numbered from its pair's `base` (the pairs'
     claims one after another), and whether its layout has it: one it does not (its topic
     deleted, a partition past the topic's count) is at the slot past the layout's partitions
-    (``base + layout.total``), which nobody owns. Each pair's topics are numbered from its own
-    offset in lists of them all (Python lists: a pair's few topics cost less so than in numpy
-    calls of their own)."""
+    (``base + layout.total``), which nobody owns. `planned`: every claim is a partition of its
+    layout (a plan's), not checked (and None for whether). Each pair's topics are numbered from
+    its own offset in lists of them all (Python lists: a pair's few topics cost less so than in
+    numpy calls of their own)."""
     firsts: list[int] = []  # per pair, per topic of its layout then one of no partitions: its first flat
     counts: list[int] = []  # and its partition count
     topic_at, lengths, nowhere = [], [], []
@@ -98,11 +111,13 @@ def _flats_many(pairs: list[tuple[Layout, Claims]], base: np.ndarray) -> tuple[n
         counts += [*layout.counts.tolist(), 0]
         lengths.append(len(claims.partition))
         nowhere.append(at + layout.total)
-    topic = np.concatenate(topics) + np.repeat(topic_at, lengths)
-    part = np.concatenate([claims.partition for _, claims in pairs])
+    topic = _joined(topics) + _per_row(topic_at, lengths)
+    part = _joined([claims.partition for _, claims in pairs])
     first, count = np.array(firsts, dtype=np.int64), np.array(counts, dtype=np.int64)
+    if planned:
+        return first[topic] + part, None
     inside = (part >= 0) & (part < count[topic])
-    return np.where(inside, first[topic] + part, np.repeat(nowhere, lengths)), inside
+    return np.where(inside, first[topic] + part, _per_row(nowhere, lengths)), inside
 
 
 def _changes_many(steps: list[list[Round]]) -> list[tuple[int, int, int]]:
@@ -115,37 +130,53 @@ def _changes_many(steps: list[list[Round]]) -> list[tuple[int, int, int]]:
     owner; of two claims of one partition before (only in a hostile starting group), the last
     counts."""
     rounds = [r for step in steps for r in step]
-    step_of_round = np.repeat(np.arange(len(steps)), list(map(len, steps)))
     sizes = [r.layout.total + 1 for r in rounds]  # each round's partitions, then one owned by nobody
     base = np.zeros(len(rounds), dtype=np.int64)
     np.cumsum(sizes[:-1], out=base[1:])
     # Who owns each partition after each round.
     owner = np.full(sum(sizes), -1, dtype=np.int64)
-    flat, inside = _flats_many([(r.layout, r.assigned) for r in rounds], base)
-    owner[flat[inside]] = np.concatenate([r.assigned.member for r in rounds])[inside]
+    owner[_flats_many([(r.layout, r.assigned) for r in rounds], base, planned=True)[0]] = \
+        _joined([r.assigned.member for r in rounds])
     # Revoked, round by round: what a cooperative member gave up, everything an eager one held.
-    flat, _ = _flats_many([(r.layout, r.held) for r in rounds], base)
+    held_flat, held_inside = _flats_many([(r.layout, r.held) for r in rounds], base)
     held = [len(r.position) for r in rounds]
-    position = np.concatenate([r.position for r in rounds])
-    kept = np.repeat([r.cooperative for r in rounds], held) & (owner[flat] == position)
-    revoked = np.bincount(np.repeat(step_of_round, held)[(position >= 0) & ~kept], minlength=len(steps))
-    # Moved and reassigned: what members held before a step's first round, owned after its last.
+    position = _joined([r.position for r in rounds])
+    lost = position >= 0
+    if any(r.cooperative for r in rounds):
+        lost &= ~((owner[held_flat] == position) & _per_row([r.cooperative for r in rounds], held))
+    step_of_round = [i for i, step in enumerate(steps) for _ in step]
+    revoked = _per_step(_per_row(step_of_round, held), lost, len(steps))
+    # Moved and reassigned: what members held before a step's first round, owned after its last
+    # (in one round, the round's own).
     first = np.cumsum([0, *map(len, steps)])[:-1]
     last = first + np.array(list(map(len, steps))) - 1
     starts = [rounds[i] for i in first.tolist()]
-    flat, inside = _flats_many([(rounds[j].layout, start.held) for start, j in zip(starts, last.tolist(), strict=True)],
-                               base[last])
-    member = np.concatenate([start.position for start in starts])[inside]
-    step = np.repeat(np.arange(len(steps)), [len(start.position) for start in starts])[inside]
+    if len(rounds) == len(steps):
+        flat, inside = held_flat, held_inside
+    else:
+        flat, inside = _flats_many([(rounds[j].layout, start.held)
+                                    for start, j in zip(starts, last.tolist(), strict=True)], base[last])
+    assert inside is not None
+    member = _joined([start.position for start in starts])[inside]
+    step = _per_row(list(range(len(steps))), [len(start.position) for start in starts])
+    step = step if isinstance(step, int) else step[inside]
     flat = flat[inside]
     if len(flat) and np.bincount(flat).max() > 1:  # (steps' flats do not overlap: one pass for all)
         last_claim = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
-        flat, member, step = flat[last_claim], member[last_claim], step[last_claim]
+        flat, member = flat[last_claim], member[last_claim]
+        step = step if isinstance(step, int) else step[last_claim]
     now = owner[flat]
     changed = (now >= 0) & (now != member)
-    moved = np.bincount(step[changed & (member >= 0)], minlength=len(steps))
-    reassigned = np.bincount(step[changed], minlength=len(steps))
-    return list(zip(revoked.tolist(), moved.tolist(), reassigned.tolist(), strict=True))
+    moved = _per_step(step, changed & (member >= 0), len(steps))
+    reassigned = _per_step(step, changed, len(steps))
+    return list(zip(revoked, moved, reassigned, strict=True))
+
+
+def _per_step(step: np.ndarray | int, counted: np.ndarray, steps: int) -> list[int]:
+    """How many rows each step counts (`step`: each row's, or the one step's)."""
+    if isinstance(step, int):
+        return [int(np.count_nonzero(counted))]
+    return np.bincount(step[counted], minlength=steps).tolist()  # type: ignore[no-any-return]
 
 
 def _withheld(layout: Layout, assigned: int) -> bool:
@@ -174,7 +205,7 @@ class Counting:
 
     #: Rows (owned partitions) held before counting anyway, so that a long run of a large group
     #: does not keep every step's claims.
-    ROWS = 1 << 20
+    ROWS = 1 << 14
 
     def __init__(self) -> None:
         self._steps: list[Step] = []
@@ -239,13 +270,11 @@ def _measure_many(measured: list[Measured]) -> list[Figures]:
     cell_at = np.zeros(steps, dtype=np.int64)
     np.cumsum(np.multiply(members[:-1], width[:-1]), out=cell_at[1:])
     rows = [len(owned.member) for _, _, owned in measured]
-    step_of_row = np.repeat(np.arange(steps, dtype=np.int64), rows)
-    member = np.concatenate([owned.member for _, _, owned in measured])
-    topic = np.concatenate([_topics_in(layout, owned) for _, layout, owned in measured])
+    member = _joined([owned.member for _, _, owned in measured])
+    topic = _joined([_topics_in(layout, owned) for _, layout, owned in measured])
     # Owned partitions per member (each step's members from their offset).
-    loads = np.bincount(member + member_at[step_of_row], minlength=int(member_at[-1]))
-    by_load = np.lexsort((loads, np.repeat(np.arange(steps, dtype=np.int64), members)))
-    ordered = loads[by_load]
+    loads = np.bincount(member + _per_row(member_at[:-1].tolist(), rows), minlength=int(member_at[-1]))
+    ordered = np.sort(loads) if steps == 1 else loads[np.lexsort((loads, np.repeat(np.arange(steps), members)))]
     # Sum of |a - b| over a step's pairs of loads: the k-th smallest of C is added k times and
     # subtracted C - 1 - k times (`validate.balance_score`).
     rank = np.arange(len(ordered), dtype=np.int64) - np.repeat(member_at[:-1], members)
@@ -254,23 +283,26 @@ def _measure_many(measured: list[Measured]) -> list[Figures]:
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none). How
     # many partitions of each topic each member holds: runs of the sorted (step, member, topic)
     # cells (members decode their partitions topic by topic, so they are usually in order).
-    width_of_row = np.array(width, dtype=np.int64)[step_of_row]
-    cell = cell_at[step_of_row] + member * width_of_row + topic
+    cell = member * _per_row(width, rows) + topic + _per_row(cell_at.tolist(), rows)
     if (cell[1:] < cell[:-1]).any():
-        order = np.argsort(cell, kind="stable")
-        cell, step_of_row, topic = cell[order], step_of_row[order], topic[order]
+        cell = np.sort(cell)
     first = np.flatnonzero(run_starts(cell))
     held = np.diff(appended(first, len(cell)))
-    held_topic = topic[first] + topic_at[step_of_row[first]]
+    # (a cell's step: the last whose cells start at or before it)
+    step_of_cell = np.searchsorted(cell_at, cell[first], side="right") - 1 if steps > 1 else 0
+    held_topic = (cell[first] - cell_at[step_of_cell]) % np.asarray(width)[step_of_cell] + topic_at[step_of_cell]
     holders = np.bincount(held_topic, minlength=int(topic_at[-1]))
     most = np.zeros(int(topic_at[-1]), dtype=np.int64)
     np.maximum.at(most, held_topic, held)
     fewest = np.full(int(topic_at[-1]), _MOST, dtype=np.int64)
     np.minimum.at(fewest, held_topic, held)
     spread_per_topic = most - np.where(holders == _subscribers(measured, topic_at), fewest, 0)
-    topic_spreads = np.zeros(steps, dtype=np.int64)
-    step_of_topic = np.repeat(np.arange(steps, dtype=np.int64), topics)
-    np.maximum.at(topic_spreads, step_of_topic, np.where(holders > 0, spread_per_topic, 0))
+    spread_held = np.where(holders > 0, spread_per_topic, 0)
+    if steps == 1:
+        topic_spreads = spread_held.max(initial=0, keepdims=True)
+    else:
+        topic_spreads = np.zeros(steps, dtype=np.int64)
+        np.maximum.at(topic_spreads, np.repeat(np.arange(steps), topics), spread_held)
     return [{"balance_score": score, "spread": spread, "topic_spread": topic_spread,
              "rack_locality": _locality(racks, layout, owned) if racks else None}
             for score, spread, topic_spread, (racks, layout, owned)
