@@ -196,7 +196,7 @@ def topic_partitions_of_pairs(value: list[Any]) -> list[TopicPartition] | None:
     any entry is not exactly a list or tuple of a str and an int in [0, `INT32_MAX`], or the
     package has no compiled part: the caller then reads the value its own way
     (`json_format.partitions_from_json`'s, which names what is wrong and which a property test
-    holds this to). A group of a million claims: 0.03 s here, 0.5 s in Python.
+    holds this to). A group of a million claims: 0.06 s here, about 0.5 s in Python.
 
     >>> topic_partitions_of_pairs([["a", 1], ("b", 0)]) in (None, [TopicPartition("a", 1), TopicPartition("b", 0)])
     True

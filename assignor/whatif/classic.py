@@ -15,7 +15,7 @@ from assignor.model import UNKNOWN_GENERATION, Claims, Group, Plan
 from assignor.solver.dense import Layout
 from assignor.strategies import strategy_named
 from assignor.strategies.strategy import Leader, Planned, Strategy
-from assignor.whatif.figures import UNCOUNTED, Round, Step, _withheld, measured
+from assignor.whatif.figures import UNCOUNTED, Round, Step, _withheld, counted
 from assignor.whatif.state import _assignment_of, _reindex, _State
 from assignor.wire import columnar
 
@@ -57,7 +57,6 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         ids = list(map(attrgetter("id"), layout.members))
         numbers = state.numbering.of(ids)
         position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
-        # (eager: every member still in the group revokes all it owned before rejoining)
         rounds.append(Round(layout, assigned, state.owned, position, cooperative))
         state.ids, state.numbers, state.owned = ids, numbers, assigned
         state.generation = np.full(len(ids), generation, dtype=np.int64)
@@ -65,7 +64,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         if not withheld or len(rounds) >= _MAX_ROUNDS:
             break
     # (revoked, moved and reassigned counted with the figures: `Counting`)
-    step = measured(cast(Step, {"event": label, "rounds": len(rounds), "revoked": 0, "moved": 0, "reassigned": 0,
+    step = counted(cast(Step, {"event": label, "rounds": len(rounds), "revoked": 0, "moved": 0, "reassigned": 0,
                                 "unsafe_handovers": unsafe, **UNCOUNTED}),
                     state.counting, group, layout, state.owned, rounds)
     if include_plans:

@@ -14,7 +14,7 @@ from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import owning_claims
-from assignor.whatif.figures import UNCOUNTED, Step, measured
+from assignor.whatif.figures import UNCOUNTED, Step, counted
 from assignor.whatif.state import _assignment_of, _holding, _reindex, _State
 
 
@@ -97,7 +97,7 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     state.group_generation += 1
     state.settled = figures["settled"] * heartbeat
     revoked = [r["revoked"] for r in every]
-    step = measured(cast(Step, {
+    step = counted(cast(Step, {
         "event": label, "rounds": figures["intervals"], "revoked": round(sum(revoked) / len(revoked)),
         "moved": figures["moved"], "reassigned": reassigned, "unsafe_handovers": 0, **UNCOUNTED,
         "max_unowned": figures["max_unowned"], "max_unowned_seconds": round(figures["max_unowned"] * heartbeat, 3),

@@ -172,11 +172,12 @@ def _changes_many(steps: list[list[Round]]) -> list[tuple[int, int, int]]:
     return list(zip(revoked, moved, reassigned, strict=True))
 
 
-def _per_step(step: np.ndarray | int, counted: np.ndarray, steps: int) -> list[int]:
-    """How many rows each step counts (`step`: each row's, or the one step's)."""
+def _per_step(step: np.ndarray | int, selected: np.ndarray, steps: int) -> list[int]:
+    """How many `selected` rows each step has (`step`: each row's, or the one step's)."""
     if isinstance(step, int):
-        return [int(np.count_nonzero(counted))]
-    return np.bincount(step[counted], minlength=steps).tolist()  # type: ignore[no-any-return]
+        return [int(np.count_nonzero(selected))]
+    found: list[int] = np.bincount(step[selected], minlength=steps).tolist()
+    return found
 
 
 def _withheld(layout: Layout, assigned: int) -> bool:
@@ -193,7 +194,7 @@ def _measure(group: Group, layout: Layout, owned: Claims) -> Figures:
 
 
 #: What `_measure_many` reads of a step: the group's partition racks, the layout, what members own.
-Measured = tuple[Mapping[str, Sequence[Sequence[str]]] | None, Layout, Claims]
+_Measured = tuple[Mapping[str, Sequence[Sequence[str]]] | None, Layout, Claims]
 
 
 class Counting:
@@ -201,7 +202,8 @@ class Counting:
     partitions: `_changes_many`) are counted later, many at once (`_measure_many`): a run's
     steps are mostly small groups, where each figure's few numpy calls cost more than their
     work, so a run counts them together, at its end or when a step's figures are wanted
-    (`count`). A step added holds those keys, 0 until counted, where they are to be."""
+    (`count`). A step added holds those keys where they are to be, each 0 (None for rack
+    locality) until counted."""
 
     #: Rows (owned partitions) held before counting anyway, so that a long run of a large group
     #: does not keep every step's claims.
@@ -209,7 +211,7 @@ class Counting:
 
     def __init__(self) -> None:
         self._steps: list[Step] = []
-        self._measured: list[Measured] = []
+        self._measured: list[_Measured] = []
         self._changes: list[tuple[Step, list[Round]]] = []
         self._rows = 0
 
@@ -242,7 +244,7 @@ class Counting:
 UNCOUNTED: Figures = {"balance_score": 0, "spread": 0, "topic_spread": 0, "rack_locality": None}
 
 
-def measured(step: Step, counting: Counting | None, group: Group, layout: Layout, owned: Claims,
+def counted(step: Step, counting: Counting | None, group: Group, layout: Layout, owned: Claims,
              rounds: list[Round] | None = None) -> Step:
     """`step` (made with `UNCOUNTED` figures, and 0 for what `rounds` counts) counted now, or
     by `counting` when it counts (`Counting.add`)."""
@@ -254,7 +256,7 @@ def measured(step: Step, counting: Counting | None, group: Group, layout: Layout
     return step
 
 
-def _measure_many(measured: list[Measured]) -> list[Figures]:
+def _measure_many(measured: list[_Measured]) -> list[Figures]:
     """`_measure` of many steps (one at least) in one pass: each step's rows, members and topics
     numbered from its own offset in arrays of them all (a few dozen numpy calls for a run
     instead of for each step)."""
@@ -320,7 +322,7 @@ def _topics_in(layout: Layout, owned: Claims) -> np.ndarray:
     return topic
 
 
-def _subscribers(measured: list[Measured], topic_at: np.ndarray) -> np.ndarray:
+def _subscribers(measured: list[_Measured], topic_at: np.ndarray) -> np.ndarray:
     """How many members subscribe to each topic (`dense.subscriber_counts`), each step's topics
     from its offset."""
     pairs = [dense.distinct_pairs(layout) for _, layout, _ in measured]

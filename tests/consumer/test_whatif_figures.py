@@ -88,7 +88,7 @@ def test_counting_fills_each_step_in_place_keeping_its_keys_order():
     owned = Claims(np.array([0, 0, 1]), np.array([0, 0, 0]), np.array([0, 1, 2]), layout.topics)
     counting = figures.Counting()
     step = {"event": "x", **figures.UNCOUNTED, "after": 1}
-    figures.measured(step, counting, group, layout, owned)
+    figures.counted(step, counting, group, layout, owned)
     assert step["balance_score"] == 0  # not counted yet
     counting.count()
     assert list(step) == ["event", "balance_score", "spread", "topic_spread", "rack_locality", "after"]
@@ -102,7 +102,7 @@ def test_counting_counts_by_itself_past_its_bound_of_rows(monkeypatch):
     owned = Claims(np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([0, 1, 2]), layout.topics)
     counting = figures.Counting()
     step = {**figures.UNCOUNTED}
-    figures.measured(step, counting, group, layout, owned)
+    figures.counted(step, counting, group, layout, owned)
     assert step["topic_spread"] == 0 and step["spread"] == 0 and step["balance_score"] == 0
     assert counting._steps == []  # counted: three rows are past the bound
 
