@@ -401,6 +401,8 @@ def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Membe
     member, topic, part = parsed
     total = int(offsets[-1])
     prev_owner = np.full(total, NO_OWNER, dtype=np.int64)
+    if not len(member):  # nothing claimed (a fresh group; eager protocols send no claims)
+        return prev_owner, None
     known = topic >= 0
     topic_safe = np.where(known, topic, 0)
     valid = known & (part >= 0) & (part < (counts[topic_safe] if len(counts) else 0))

@@ -3,7 +3,7 @@
 import pytest
 
 import assignor
-from assignor import Group, InvalidGroupError, Member, TopicPartition, UnknownStrategyError, assign
+from assignor import Group, InvalidGroupError, Member, TopicPartition, UnknownStrategyError, assign, model
 
 
 def test_public_surface_is_pinned():
@@ -62,3 +62,7 @@ def test_members_built_at_once_equal_checked_members():
     assert Member.decoded_many(ids, topics, generations, racks) == [
         Member(*fields) for fields in zip(ids, topics, [()] * 3, generations, racks)]
     assert Member.decoded_many([], [], [], []) == []
+    # a few members are filled one by one, more slot by slot (`_FEW_MEMBERS`): the same members
+    for n in (model._FEW_MEMBERS, model._FEW_MEMBERS + 1):
+        many = [f"m{i}" for i in range(n)], [("t0",)] * n, list(range(n)), [None, "r"] * (n // 2) + [None] * (n % 2)
+        assert Member.decoded_many(*many) == [Member(*fields) for fields in zip(many[0], many[1], [()] * n, *many[2:])]
