@@ -686,9 +686,9 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     first call (one per partition) after the entry past three quarters. A member with nine
     topics in one bucket of a table under 64 (which makes Java grow early) is ordered by
     `sticky_topic_order` itself."""
-    if not len(member):
+    if not len(member) or len(names) <= 1:  # (one topic: each member's in its one bucket)
         return None
-    width = max(len(names), 1)
+    width = len(names)
     pair = member * width + topic
     cells, first = np.unique(pair, return_index=True)  # (member, topic) cells, sorted
     cell_member = cells // width
