@@ -182,8 +182,8 @@ def _per_step(step: np.ndarray | int, selected: np.ndarray, steps: int) -> list[
 
 def _withheld(layout: Layout, assigned: int) -> bool:
     """Whether some partition of a subscribed topic went to nobody this round."""
-    subscribed = np.unique(dense.distinct_pairs(layout)[0])
-    return assigned < int(layout.counts[subscribed].sum())
+    topic = dense.distinct_pairs(layout)[0]  # (sorted by topic: each subscribed one's first pair)
+    return assigned < int(layout.counts[topic[run_starts(topic)]].sum())
 
 
 def _measure(group: Group, layout: Layout, owned: Claims) -> Figures:

@@ -382,7 +382,9 @@ def grouped_by_topic(member: np.ndarray, tid: np.ndarray, topics: int) -> np.nda
     """The order in which `frame_tp_columns` writes pairs (message non-decreasing, topic ids
     below `topics`): each message's pairs grouped by topic, topics in order of first
     appearance, each topic's partitions as given; None when that is the order they are in."""
-    return _grouped(member * max(topics, 1) + tid)
+    if topics <= 1:  # (one topic: grouped, members in order)
+        return None
+    return _grouped(member * topics + tid)
 
 
 def _grouped(key: np.ndarray) -> np.ndarray | None:
