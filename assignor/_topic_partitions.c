@@ -97,6 +97,28 @@ maker_close(Maker *maker)
     maker->shared = NULL;
 }
 
+/* A new type((name, number)), taking the caller's references to both (released on failure). */
+static PyObject *
+pair_of(PyTypeObject *type, PyObject *name, PyObject *number)
+{
+    /* Allocated as PyTuple_New allocates a tuple, of `type` (a heap type: the instance holds a
+     * reference to it), and never tracked: a str and an int are in no cycle (see the top). */
+    PyObject *pair = (PyObject *)PyObject_GC_NewVar(PyTupleObject, type, 2);
+    if (pair == NULL) {
+        Py_DECREF(name);
+        Py_DECREF(number);
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030E0000
+    /* Python 3.14 caches a tuple's hash (gh-131525): -1 is "not computed yet", as its own
+     * allocation sets it; left as it came, the hash would be garbage. */
+    ((PyTupleObject *)pair)->ob_hash = -1;
+#endif
+    PyTuple_SET_ITEM(pair, 0, name);
+    PyTuple_SET_ITEM(pair, 1, number);
+    return pair;
+}
+
 /* A new type((name, value)). */
 static PyObject *
 make_pair(Maker *maker, PyObject *name, int64_t value)
@@ -110,22 +132,8 @@ make_pair(Maker *maker, PyObject *name, int64_t value)
     }
     else if ((number = PyLong_FromLongLong(value)) == NULL)
         return NULL;
-    /* Allocated as PyTuple_New allocates a tuple, of `type` (a heap type: the instance holds a
-     * reference to it), and never tracked: a str and an int are in no cycle (see the top). */
-    PyObject *pair = (PyObject *)PyObject_GC_NewVar(PyTupleObject, maker->type, 2);
-    if (pair == NULL) {
-        Py_DECREF(number);
-        return NULL;
-    }
-#if PY_VERSION_HEX >= 0x030E0000
-    /* Python 3.14 caches a tuple's hash (gh-131525): -1 is "not computed yet", as its own
-     * allocation sets it; left as it came, the hash would be garbage. */
-    ((PyTupleObject *)pair)->ob_hash = -1;
-#endif
     Py_INCREF(name);
-    PyTuple_SET_ITEM(pair, 0, name);
-    PyTuple_SET_ITEM(pair, 1, number);
-    return pair;
+    return pair_of(maker->type, name, number);
 }
 
 PyDoc_STRVAR(make_doc,
@@ -594,20 +602,11 @@ from_pairs(PyObject *module, PyObject *args)
         long long partition = PyLong_AsLongLongAndOverflow(number, &overflow);
         if (overflow || partition < 0 || partition > INT32_LARGEST)
             goto other;  /* (an exact int raises nothing here) */
-        Py_INCREF(name);
+        Py_INCREF(name);  /* (held before the allocation: see above) */
         Py_INCREF(number);
-        /* Allocated as PyTuple_New allocates a tuple, of `type`, never tracked (see the top). */
-        PyObject *pair = (PyObject *)PyObject_GC_NewVar(PyTupleObject, type, 2);
-        if (pair == NULL) {
-            Py_DECREF(name);
-            Py_DECREF(number);
+        PyObject *pair = pair_of(type, name, number);
+        if (pair == NULL)
             goto fail;
-        }
-#if PY_VERSION_HEX >= 0x030E0000
-        ((PyTupleObject *)pair)->ob_hash = -1;  /* see make_pair */
-#endif
-        PyTuple_SET_ITEM(pair, 0, name);
-        PyTuple_SET_ITEM(pair, 1, number);
         PyList_SET_ITEM(out, i, pair);
     }
     Py_DECREF(entries);
