@@ -36,7 +36,8 @@ reference / fast path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from bench.protocol import best_of
@@ -163,26 +164,27 @@ def metadata(repeat: int) -> list[dict[str, Any]]:
              "fast_s": _best(lambda: compiled.decode(api.response, data, api.version), repeat)}]
 
 
+@contextmanager
+def plain(module: Any, name: str, reference: Any) -> Iterator[None]:
+    """`module`'s `name` (a fast path) replaced by its `reference` for the block: where the
+    caller looks it up, as the reference's run needs."""
+    fast = getattr(module, name)
+    setattr(module, name, reference)
+    try:
+        yield
+    finally:
+        setattr(module, name, fast)
+
+
 def compiled(repeat: int) -> list[dict[str, Any]]:
     """The package's C part, each function against its plain reference inside `assign`
     (the reference put in its place in the module that calls it, for the reference's run), on
     the case it serves most: a fresh plan's objects and deal, a rebalance's claims, random
     subscriptions' names."""
-    from contextlib import contextmanager
-
     from assignor import assign, model
     from assignor.solver import dense
     from assignor.strategies import sticky
     from assignor.workloads import java_large, next_step
-
-    @contextmanager
-    def plain(module: Any, name: str, reference: Any) -> Any:
-        fast = getattr(module, name)
-        setattr(module, name, reference)
-        try:
-            yield
-        finally:
-            setattr(module, name, fast)
 
     def runs_plainly(names: Any, offsets: Any, owner: Any, members: int, previous: Any = None) -> Any:
         return model.plain_member_topic_partitions(names, offsets, owner, members)
@@ -224,12 +226,8 @@ def group_json(repeat: int) -> list[dict[str, Any]]:
     def planned() -> Any:
         return assign("sticky", json_format.group_from_json(data))
 
-    fast = json_format.topic_partitions_of_pairs
-    json_format.topic_partitions_of_pairs = lambda value: None
-    try:
+    with plain(json_format, "topic_partitions_of_pairs", lambda value: None):
         reference_s = _best(planned, repeat)
-    finally:
-        json_format.topic_partitions_of_pairs = fast
     return [{"fast path": "a group file's plan (`group_from_json`, then `assign(\"sticky\")`) with its claims "
                           "read in C (`topic_partitions_of_pairs`)",
              "input": "uniform, 1,000,000 partitions / 2,000 members, each owning its partitions",
