@@ -100,12 +100,7 @@ def _flats_many(pairs: list[tuple[Layout, Claims]], base: np.ndarray, planned: b
     topic_at, lengths, nowhere = [], [], []
     topics = []
     for (layout, claims), at in zip(pairs, base.tolist(), strict=True):
-        if claims.names is layout.topics or claims.names == layout.topics:
-            topics.append(claims.topic)
-        else:  # per name of the claims: its topic in the layout, or the one of no partitions
-            index = layout.topic_index()
-            known = np.array([index.get(n, len(layout.topics)) for n in claims.names] + [0], dtype=np.int64)
-            topics.append(known[claims.topic])
+        topics.append(_topics_in(layout, claims, elsewhere=len(layout.topics)))  # (then the one of no partitions)
         topic_at.append(len(firsts))
         firsts += [at + first for first in layout.offsets.tolist()]  # (its last: at + total, the slot)
         counts += [*layout.counts.tolist(), 0]
@@ -311,14 +306,15 @@ def _measure_many(measured: list[_Measured]) -> list[Figures]:
             in zip(scores.tolist(), spreads.tolist(), topic_spreads.tolist(), measured, strict=True)]
 
 
-def _topics_in(layout: Layout, owned: Claims) -> np.ndarray:
-    """Each owned partition's topic as an index into ``layout.topics``."""
-    if owned.names is layout.topics or owned.names == layout.topics:
-        topic: np.ndarray = owned.topic
+def _topics_in(layout: Layout, claims: Claims, elsewhere: int | None = None) -> np.ndarray:
+    """Each claim's topic as an index into ``layout.topics`` (the claims' own column where they
+    name the layout's topics); a topic the layout lacks as `elsewhere` (None: there is none)."""
+    if claims.names is layout.topics or claims.names == layout.topics:
+        topic: np.ndarray = claims.topic
         return topic
     index = layout.topic_index()
-    renumbered = np.array([index[n] for n in owned.names] + [0], dtype=np.int64)
-    topic = renumbered[owned.topic]
+    names = [index[n] for n in claims.names] if elsewhere is None else [index.get(n, elsewhere) for n in claims.names]
+    topic = np.array(names + [0], dtype=np.int64)[claims.topic]
     return topic
 
 
