@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from assignor._arrays import run_starts, stable_order
+from assignor._arrays import filled, run_starts, stable_order
 from assignor.group_spec import GroupSpec, SubscriptionType
 from assignor.model import (
     Claims,
@@ -61,6 +61,8 @@ class PlanMemo:
     distinct_pairs: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, np.ndarray]] | None = None
     # The last plan's topic classes (`assignor.strategies.sticky`): key, class per topic, eligibility, arrays
     topic_classes: TopicClasses | None = None
+    # The last plan's distinct subscriptions, their keys and table (see `_subscribed`)
+    subscribed: tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray | None] | None = None
 
     def entries(self) -> int:
         """How many entries it holds (what a `LeaderCache` bounds)."""
@@ -69,15 +71,17 @@ class PlanMemo:
     def nbytes(self) -> int:
         """What it holds, in bytes, roughly: one group's subscriptions and member ranks (it starts
         again with every other topic list), the names themselves counted once, by the group; the
-        hashed member ids with their lengths (an id is as long as a request makes it)."""
+        hashed member ids with their lengths (an id is as long as a request makes it); the last
+        subscriptions' keys and table (up to 16 MB)."""
+        keys = [] if self.subscribed is None else [a for a in self.subscribed[1:] if a is not None]
         return (sum(indices.nbytes + 8 * len(topics) for topics, indices in self.subscriptions.values())
                 + 100 * len(self.member_ranks) + 64 * len(self.string_hashes) + sum(map(len, self.string_hashes))
-                + 8 * len(self.topics))
+                + 8 * len(self.topics) + sum(a.nbytes for a in keys))
 
     def restart(self, topics: list[str]) -> None:
         """Forget everything; valid from now on for `topics`."""
         self.topics, self.subscriptions, self.member_ranks, self.string_hashes = topics, {}, {}, {}
-        self.distinct_pairs = self.topic_classes = None
+        self.distinct_pairs = self.topic_classes = self.subscribed = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ class Layout:
         """Topic index of each flat partition (made once per layout; read-only)."""
         found = self.derived.get("topic_of_flat")
         if found is None:
-            found = self.derived["topic_of_flat"] = np.repeat(np.arange(len(self.topics), dtype=np.int64), self.counts)
+            found = self.derived["topic_of_flat"] = np.arange(len(self.topics), dtype=np.int64).repeat(self.counts)
             found.flags.writeable = False
         return found
 
@@ -120,7 +124,7 @@ class Layout:
         """Partition number of each flat partition (made once per layout; read-only)."""
         found: np.ndarray | None = self.derived.get("partition_of_flat")
         if found is None:
-            found = np.arange(self.total, dtype=np.int64) - np.repeat(self.offsets[:-1], self.counts)
+            found = np.arange(self.total, dtype=np.int64) - self.offsets[:-1].repeat(self.counts)
             found.flags.writeable = False
             self.derived["partition_of_flat"] = found
         return found
@@ -143,7 +147,7 @@ class Layout:
     def owned_claims(self, owner: np.ndarray) -> Claims:
         """The plan `owner` (member index per flat partition, -1 for none) as `Claims`, in
         flat partition order (topic, then partition)."""
-        flats = np.flatnonzero(owner >= 0)
+        flats = (owner >= 0).nonzero()[0]
         return Claims(owner[flats], self.topic_of_flat()[flats], self.partition_of_flat()[flats], self.topics)
 
     def assignment(self, owner: np.ndarray) -> dict[str, list[TopicPartition]]:
@@ -196,7 +200,7 @@ def build(group: Group, claims: Claims | None = None, memo: PlanMemo | None = No
         rank[order] = np.arange(len(order))
         topic_of_name = np.array([index.get(name, -1) for name in claims.names] + [-1], dtype=np.int64)
         parsed = (rank[claims.member], topic_of_name[claims.topic], np.asarray(claims.partition, dtype=np.int64))
-    prev_owner, earlier = _resolve_claims(counts, offsets, members, distinct, subscription_of, parsed)
+    prev_owner, earlier = _resolve_claims(counts, offsets, members, distinct, subscription_of, parsed, memo)
     # The caller's memo rides along for derived arrays that outlive this layout.
     return Layout(topics, counts, offsets, members, prev_owner, claims=parsed, distinct=distinct,
                   subscription_of=subscription_of, kept=memo, earlier=earlier)
@@ -215,14 +219,14 @@ def _topic_indices(subscriptions: list[tuple[str, ...]], index: dict[str, int],
     if new:
         lengths = [len(subscriptions[j]) for j in new]
         topic = name_indices([subscriptions[j] for j in new], index)
-        owner = np.repeat(np.arange(len(new), dtype=np.int64), lengths)
+        owner = np.arange(len(new), dtype=np.int64).repeat(lengths)
         owner, topic = owner[topic >= 0], topic[topic >= 0]
         if not ((topic[1:] > topic[:-1]) | (owner[1:] != owner[:-1])).all():  # not each in Java order, or repeated
             order = np.lexsort((topic, owner))
             owner, topic = owner[order], topic[order]
             keep = run_starts(owner, topic)
             owner, topic = owner[keep], topic[keep]
-        bounds = [0, *np.searchsorted(owner, np.arange(1, len(new))).tolist(), len(topic)]
+        bounds = [0, *owner.searchsorted(np.arange(1, len(new))).tolist(), len(topic)]
         pieces = map(topic.__getitem__, map(slice, bounds[:-1], bounds[1:]))  # (np.split costs ten times more)
         for j, indices in zip(new, pieces):
             found[j] = indices
@@ -277,7 +281,7 @@ def distinct_pairs(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
         else:
             lengths = [len(s) for s in layout.distinct]
             topic = np.concatenate(layout.distinct) if layout.distinct else np.empty(0, dtype=np.int64)
-            subscription = np.repeat(np.arange(len(layout.distinct), dtype=np.int64), lengths)
+            subscription = np.arange(len(layout.distinct), dtype=np.int64).repeat(lengths)
             order = stable_order(topic)  # subscriptions already ascend within a topic
             found = (topic[order], subscription[order])
             if kept is not None:
@@ -308,15 +312,15 @@ def topic_subscribers(layout: Layout, rank: np.ndarray | None = None) -> tuple[n
     by_subscription = stable_order(layout.subscription_of) if rank is None else \
         np.lexsort((rank, layout.subscription_of))
     size = np.bincount(layout.subscription_of, minlength=len(layout.distinct))
-    start = np.cumsum(size) - size
+    start = size.cumsum() - size
     if not len(topic) or (topic[1:] > topic[:-1]).all():
         first = np.zeros(len(layout.topics), dtype=np.int64)
         first[topic] = start[subscription]
         return first, count, by_subscription
     # Topics shared by subscriptions: every (topic, member) pair, sorted by topic then member.
     n = size[subscription]
-    slot = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
-    member = by_subscription[np.repeat(start[subscription], n) + slot]
+    slot = np.arange(int(n.sum())) - (n.cumsum() - n).repeat(n)
+    member = by_subscription[start[subscription].repeat(n) + slot]
     width = max(len(layout.members), 1)
     if rank is None:
         return np.cumsum(count) - count, count, np.sort(np.repeat(topic, n) * width + member) % width
@@ -352,13 +356,13 @@ def _member_order(ids: list[str], memo: PlanMemo | None) -> list[int]:
         ranks.clear()
         ranks.update((seen[i], r) for r, i in enumerate(java_order(seen)))
         rank = np.fromiter(map(ranks.__getitem__, ids), dtype=np.int64, count=len(ids))
-    return cast(list[int], np.argsort(rank).tolist())
+    return cast(list[int], rank.argsort().tolist())
 
 
 def _parse_claims(group: Group, members: list[Member], index: dict[str, int]) -> ParsedClaims:
     """All members' claims as arrays: member, topic index (-1 unknown), partition."""
     lengths = [len(m.owned) for m in members]
-    member = np.repeat(np.arange(len(members), dtype=np.int64), lengths)
+    member = np.arange(len(members), dtype=np.int64).repeat(lengths)
     read = claim_columns([m.owned for m in members], index)
     if read is not None:  # every claim a TopicPartition of a str and an int, read in C
         return member, *read
@@ -392,7 +396,7 @@ _SUBSCRIBED_TABLE = 1 << 24
 
 
 def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Member], distinct: list[np.ndarray],
-                    subscription_of: np.ndarray, parsed: ParsedClaims
+                    subscription_of: np.ndarray, parsed: ParsedClaims, memo: PlanMemo | None = None
                     ) -> tuple[np.ndarray, np.ndarray | None]:
     """Previous owner per flat partition under the rules of
     `assignor.solver.claims`: valid claims only, each once per member, KIP-341 between members. Also
@@ -400,7 +404,7 @@ def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Membe
     below the owner's, when one member alone has it."""
     member, topic, part = parsed
     total = int(offsets[-1])
-    prev_owner = np.full(total, NO_OWNER, dtype=np.int64)
+    prev_owner = filled(total, NO_OWNER)
     if not len(member):  # nothing claimed (a fresh group; eager protocols send no claims)
         return prev_owner, None
     known = topic >= 0
@@ -410,18 +414,14 @@ def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Membe
     # table of every key (a gather, ten times faster than a binary search of a million claims)
     # unless the table would be large, then found in the sorted keys.
     width = max(len(counts), 1)
-    keys = np.concatenate(distinct) if distinct and len(member) else np.empty(0, np.int64)
-    if len(keys):
-        keys += np.repeat(np.arange(len(distinct), dtype=np.int64) * width, list(map(len, distinct)))
-    wanted = subscription_of[member] * width + topic_safe if len(member) else member
+    keys, table = _subscribed(distinct, width, memo)
+    wanted = subscription_of[member] * width + topic_safe
     if not len(keys):
         valid &= False
-    elif len(distinct) * width <= _SUBSCRIBED_TABLE:
-        table = np.zeros(len(distinct) * width, dtype=bool)
-        table[keys] = True
+    elif table is not None:
         valid &= table[wanted]
     else:
-        valid &= keys[np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)] == wanted
+        valid &= keys[np.minimum(keys.searchsorted(wanted), len(keys) - 1)] == wanted
     if valid.all():  # no claim dropped, the common case: no copies
         flat = offsets[topic] + part
     else:
@@ -443,7 +443,7 @@ def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Membe
     flat, member, generation = flat[order], member[order], generation[order]
     unique = run_starts(flat, member)
     flat, member, generation = flat[unique], member[unique], generation[unique]
-    first = np.flatnonzero(run_starts(flat))
+    first = run_starts(flat).nonzero()[0]
     after = np.minimum(first + 1, len(flat) - 1)
     tied = (after != first) & (flat[after] == flat[first]) & (generation[after] == generation[first])
     winners = first[~tied]
@@ -455,9 +455,31 @@ def _resolve_claims(counts: np.ndarray, offsets: np.ndarray, members: list[Membe
     has &= ~((third != second) & (flat[third] == flat[winners]) & (generation[third] == generation[second]))
     if not has.any():
         return prev_owner, None
-    earlier = np.full(total, NO_OWNER, dtype=np.int64)
+    earlier = filled(total, NO_OWNER)
     earlier[flat[winners[has]]] = member[second[has]]
     return prev_owner, earlier
+
+
+def _subscribed(distinct: list[np.ndarray], width: int, memo: PlanMemo | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every (distinct subscription, topic) pair as ``subscription * width + topic``, ascending
+    (each subscription's topics are), and a table of them (True at each key) unless it would be
+    large. The same distinct subscriptions (the same arrays, from `build`'s memo) give the same
+    keys: the last ones are kept in `memo` (whose topics, and so `width`, stay the same), with the
+    arrays so that ids stay theirs."""
+    last = memo.subscribed if memo is not None else None
+    if last is not None and len(last[0]) == len(distinct) and all(map(operator.is_, last[0], distinct)):
+        return last[1], last[2]
+    keys = np.concatenate(distinct) if distinct else np.empty(0, np.int64)
+    keys += (np.arange(len(distinct), dtype=np.int64) * width).repeat(list(map(len, distinct)))
+    table = None
+    if len(distinct) * width <= _SUBSCRIBED_TABLE:
+        table = np.zeros(len(distinct) * width, dtype=bool)
+        table[keys] = True
+        table.flags.writeable = False
+    keys.flags.writeable = False
+    if memo is not None:
+        memo.subscribed = (tuple(distinct), keys, table)
+    return keys, table
 
 
 def claimants(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -471,11 +493,12 @@ def claimants(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     topic_safe = np.where(known, topic, 0)
     exists = known & (part >= 0) & (part < (layout.counts[topic_safe] if len(layout.counts) else 0))
     flat = layout.offsets[topic_safe[exists]] + part[exists]
-    pairs = np.sort(flat * max(len(layout.members), 1) + member[exists])
+    pairs = flat * max(len(layout.members), 1) + member[exists]
+    pairs.sort()
     pairs = pairs[run_starts(pairs)]
     flat, member = pairs // max(len(layout.members), 1), pairs % max(len(layout.members), 1)
     count = np.bincount(flat, minlength=layout.total)
-    one = np.full(layout.total, NO_OWNER, dtype=np.int64)
+    one = filled(layout.total, NO_OWNER)
     one[flat] = member
     return count, one
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from assignor._arrays import filled
 from assignor.model import Claims, Group, Plan
 from assignor.protocols import RANGE
 from assignor.solver import dense
@@ -47,7 +48,7 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     in_long = partition < extra * (per_member + 1)
     rank = np.where(in_long, partition // (per_member + 1),
                     extra + (partition - extra * (per_member + 1)) // np.maximum(per_member, 1))
-    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
+    owner = filled(layout.total, dense.NO_OWNER)
     has = n > 0
     owner[has] = member[first[flat_topic[has]] + rank[has]]
     return layout, owner

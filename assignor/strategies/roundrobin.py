@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from assignor._arrays import filled
 from assignor.model import Claims, Group, Plan
 from assignor.protocols import ROUNDROBIN
 from assignor.solver import dense
@@ -39,17 +40,17 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     """The plan as the layout and the owner (member index) of every flat partition. Owned
     partitions play no part, so `claims` is not read."""
     layout = dense.build(group, Claims.empty(), memo)
-    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
+    owner = filled(layout.total, dense.NO_OWNER)
     members = len(layout.members)
     # The deal goes round in Java's order (``MemberInfo``'s: static members first): `rank` is a
     # member's place in it, `by_rank` the member at each place.
     static = dense.static_first_ranks(layout)
     rank = np.arange(members) if static is None else static
-    by_rank = np.arange(members) if static is None else np.argsort(static)
+    by_rank = np.arange(members) if static is None else static.argsort()
     start, count, member = dense.topic_subscribers(layout, static)
-    dealt = np.flatnonzero(count > 0)  # topics with subscribers
+    dealt = (count > 0).nonzero()[0]  # topics with subscribers
     if len(layout.distinct) == 1:
-        flats = np.flatnonzero(count[layout.topic_of_flat()] > 0)
+        flats = (count[layout.topic_of_flat()] > 0).nonzero()[0]
         owner[flats] = by_rank[np.arange(len(flats)) % max(members, 1)]  # nobody is ever skipped
         return layout, owner
     # Topic by topic: its partitions go in turn to its subscribers (in that order), starting
@@ -58,7 +59,7 @@ def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo
     turn = 0
     for t in dealt.tolist():
         subscribers = member[start[t] : start[t] + count[t]]
-        first = int(np.searchsorted(rank[subscribers], turn)) % len(subscribers)
+        first = int(rank[subscribers].searchsorted(turn)) % len(subscribers)
         dealt_to = subscribers[(first + np.arange(int(layout.counts[t]))) % len(subscribers)]
         owner[layout.offsets[t] : layout.offsets[t + 1]] = dealt_to
         if len(dealt_to):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor._arrays import ranges, run_starts, stable_order
+from assignor._arrays import filled, ranges, run_starts, stable_order
 from assignor.model import Claims, Group, Plan
 from assignor.protocols import STICKY
 from assignor.solver import balance, dense, racks
@@ -167,7 +167,7 @@ def _topic_classes(layout: dense.Layout, memo: dense.PlanMemo | None = None) -> 
 
 def _class_counts(layout: dense.Layout, class_of_flat: np.ndarray, eligible: np.ndarray) -> np.ndarray:
     """owned[k, i]: partitions of class k that member i validly claims."""
-    flats = np.flatnonzero(layout.prev_owner >= 0)
+    flats = (layout.prev_owner >= 0).nonzero()[0]
     k = class_of_flat[flats]
     cells = k * eligible.shape[1] + layout.prev_owner[flats]
     return np.bincount(cells, minlength=eligible.size).reshape(eligible.shape).astype(np.int64)
@@ -180,13 +180,13 @@ def _uniform_counts(eligible: np.ndarray, size: int, owned: np.ndarray) -> np.nd
     keeps ``min(owned, quota)``; giving the ceil slots first to members that own more than the
     floor maximises what is kept. So nothing moves when the group and its plan are unchanged.
     """
-    members = np.flatnonzero(eligible)
+    members = eligible.nonzero()[0]
     floor, extra = divmod(size, len(members))
     ceil_slot = np.zeros(len(members), dtype=bool)
-    keepers = np.flatnonzero(owned[members] > floor)[:extra]
+    keepers = (owned[members] > floor).nonzero()[0][:extra]
     ceil_slot[keepers] = True
-    ceil_slot[np.flatnonzero(~ceil_slot)[: extra - len(keepers)]] = True
-    x = np.zeros_like(owned)
+    ceil_slot[(~ceil_slot).nonzero()[0][: extra - len(keepers)]] = True
+    x = np.zeros(owned.shape, dtype=owned.dtype)
     x[members] = floor + ceil_slot
     return x
 
@@ -195,13 +195,13 @@ def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np
     """Owner per flat partition realising the counts `x` (class `cls` per flat partition),
     keeping owned partitions first (`owned`: the valid claims per class and member)."""
     topic = layout.topic_of_flat()
-    owner = np.full(layout.total, dense.NO_OWNER, dtype=np.int64)
+    owner = filled(layout.total, dense.NO_OWNER)
 
     # Keep up to x[k, i] of the partitions member i owned in class k. When it must give some up,
     # keep a topic-spread subset: its first partition of each topic, then its second, ...; but
     # first give up those whose most recent earlier owner needs one of their class (KIP-341:
     # a partition that must move goes back to the member that held it before).
-    flats = np.flatnonzero(layout.prev_owner >= 0)
+    flats = (layout.prev_owner >= 0).nonzero()[0]
     holder = layout.prev_owner[flats]
     over = owned > x
     kept_counts = np.minimum(owned, x)
@@ -232,7 +232,7 @@ def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np
     else:  # everyone keeps everything (a member left, say)
         owner[flats] = holder
 
-    pool = np.flatnonzero((owner < 0) & (cls >= 0))
+    pool = ((owner < 0) & (cls >= 0)).nonzero()[0]
     if earlier is not None:  # back to the earlier owner where it needs one of the class
         back = earlier[pool]
         for p, e in zip(pool[back >= 0].tolist(), back[back >= 0].tolist()):
@@ -244,7 +244,7 @@ def _materialize(layout: dense.Layout, cls: np.ndarray, x: np.ndarray, owned: np
     # Deal the rest class by class, round-robin over the members that still need partitions, in
     # topic then partition order: consecutive partitions of a topic go to different members.
     pool = pool[stable_order(cls[pool])]
-    k, member = np.nonzero(need)
+    k, member = need.nonzero()
     dealt = _dealt(k, member, need[k, member], x.shape)
     if len(dealt) != len(pool):  # an invariant of the class counts (a check `python -O` keeps)
         raise RuntimeError(f"sticky: class counts cover {len(dealt)} partitions, {len(pool)} are unkept")

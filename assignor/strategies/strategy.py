@@ -16,7 +16,7 @@ from typing import Protocol as Interface
 
 import numpy as np
 
-from assignor._arrays import stable_order
+from assignor._arrays import filled, stable_order
 from assignor.model import Claims, Group, Member, Plan, TopicPartition
 from assignor.protocols import Protocol
 from assignor.solver.dense import NO_OWNER, Layout, PlanMemo, build
@@ -74,7 +74,7 @@ def planned_in_plan_order(group: Group, plan: Plan, claims: Claims | None = None
     lists = [plan.assignment[member.id] for member in layout.members]
     sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     topics, partitions = _columns_of(list(chain.from_iterable(lists)), layout.topic_index())
-    return _planned(layout, np.repeat(np.arange(len(lists), dtype=np.int64), sizes), topics, partitions)
+    return _planned(layout, np.arange(len(lists), dtype=np.int64).repeat(sizes), topics, partitions)
 
 
 def _columns_of(pairs: list[TopicPartition], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -91,7 +91,7 @@ def plan_claims(group: Group, plan: Plan) -> Claims:
     lists = [plan.assignment.get(member.id, ()) for member in group.members]
     sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     topics, partitions = _columns_of(list(chain.from_iterable(lists)), index)
-    return Claims(np.repeat(np.arange(len(lists), dtype=np.int64), sizes), topics, partitions, names)
+    return Claims(np.arange(len(lists), dtype=np.int64).repeat(sizes), topics, partitions, names)
 
 
 def planned_from_claims(group: Group, assigned: Claims, claims: Claims | None = None,
@@ -112,7 +112,7 @@ def planned_from_claims(group: Group, assigned: Claims, claims: Claims | None = 
 def _planned(layout: Layout, member: np.ndarray, topics: np.ndarray, partitions: np.ndarray) -> Planned:
     """`Planned` from the plan's rows (member in layout order, topic in the layout's, partition),
     member by member in the plan's order."""
-    owner = np.full(layout.total, NO_OWNER, dtype=np.int64)
+    owner = filled(layout.total, NO_OWNER)
     owner[layout.offsets[topics] + partitions] = member
     return Planned(layout, owner, Claims(member, topics, partitions, layout.topics))
 

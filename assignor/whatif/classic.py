@@ -10,6 +10,7 @@ from typing import cast
 import numpy as np
 
 from assignor import protocol, validate
+from assignor._arrays import filled
 from assignor.leader import plan_roster
 from assignor.model import UNKNOWN_GENERATION, Claims, Group, Plan
 from assignor.solver.dense import Layout
@@ -43,7 +44,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
     while True:
         position = state.numbering.positions(state.numbers, present_numbers)  # of each member now, in `present`
         owned = _reindex(state.owned, position)
-        generations = np.full(len(present), UNKNOWN_GENERATION, dtype=np.int64)
+        generations = filled(len(present), UNKNOWN_GENERATION)
         kept = position[:-1] >= 0
         generations[position[:-1][kept]] = state.generation[kept]
         generation = state.group_generation
@@ -59,7 +60,7 @@ def _rebalance(definition: Group, state: _State, strategy: str, label: str, incl
         position = state.numbering.positions(state.numbers, numbers)[state.owned.member]  # of each claim's member now
         rounds.append(Round(layout, assigned, state.owned, position, cooperative))
         state.ids, state.numbers, state.owned = ids, numbers, assigned
-        state.generation = np.full(len(ids), generation, dtype=np.int64)
+        state.generation = filled(len(ids), generation)
         withheld = cooperative and _withheld(layout, len(assigned.member))
         if not withheld or len(rounds) >= _MAX_ROUNDS:
             break

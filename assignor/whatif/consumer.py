@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import cast
 
-import numpy as np
-
 from assignor import validate
+from assignor._arrays import filled
 from assignor.model import Group, Member
 from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
@@ -93,7 +92,7 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
     # A joining member's records are replayed now; every member is updated.
     cast(MemberMap, state.member_map).put_all([member.id for member in members])
     state.ids, state.numbers, state.owned = layout_ids, state.numbering.of(layout_ids), planned.assigned
-    state.generation = np.full(len(layout_ids), state.group_generation, dtype=np.int64)
+    state.generation = filled(len(layout_ids), state.group_generation)
     state.group_generation += 1
     state.settled = figures["settled"] * heartbeat
     revoked = [r["revoked"] for r in every]

@@ -8,7 +8,7 @@ from typing import NamedTuple, TypedDict
 
 import numpy as np
 
-from assignor._arrays import appended, run_starts
+from assignor._arrays import appended, filled, run_starts
 from assignor.model import Claims, Group
 from assignor.solver import dense
 from assignor.solver.dense import Layout
@@ -83,7 +83,7 @@ def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 def _per_row(values: Sequence[int], lengths: Sequence[int]) -> np.ndarray | int:
     """Each run's value (runs of `lengths`) at each of its rows; the value itself for one run."""
-    return values[0] if len(values) == 1 else np.repeat(np.asarray(values), lengths)
+    return values[0] if len(values) == 1 else np.asarray(values).repeat(lengths)
 
 
 def _flats_many(pairs: list[tuple[Layout, Claims]], base: np.ndarray, planned: bool = False
@@ -129,7 +129,7 @@ def _changes_many(steps: list[list[Round]]) -> list[tuple[int, int, int]]:
     base = np.zeros(len(rounds), dtype=np.int64)
     np.cumsum(sizes[:-1], out=base[1:])
     # Who owns each partition after each round.
-    owner = np.full(sum(sizes), -1, dtype=np.int64)
+    owner = filled(sum(sizes), -1)
     owner[_flats_many([(r.layout, r.assigned) for r in rounds], base, planned=True)[0]] = \
         _joined([r.assigned.member for r in rounds])
     # Revoked, round by round: what a cooperative member gave up, everything an eager one held.
@@ -265,7 +265,7 @@ def _measure_many(measured: list[_Measured]) -> list[Figures]:
     topic_at = np.zeros(steps + 1, dtype=np.int64)
     np.cumsum(topics, out=topic_at[1:])
     cell_at = np.zeros(steps, dtype=np.int64)
-    np.cumsum(np.multiply(members[:-1], width[:-1]), out=cell_at[1:])
+    np.multiply(members[:-1], width[:-1]).cumsum(out=cell_at[1:])
     rows = [len(owned.member) for _, _, owned in measured]
     member = _joined([owned.member for _, _, owned in measured])
     topic = _joined([_topics_in(layout, owned) for _, layout, owned in measured])
@@ -274,7 +274,7 @@ def _measure_many(measured: list[_Measured]) -> list[Figures]:
     ordered = np.sort(loads) if steps == 1 else loads[np.lexsort((loads, np.repeat(np.arange(steps), members)))]
     # Sum of |a - b| over a step's pairs of loads: the k-th smallest of C is added k times and
     # subtracted C - 1 - k times (`validate.balance_score`).
-    rank = np.arange(len(ordered), dtype=np.int64) - np.repeat(member_at[:-1], members)
+    rank = np.arange(len(ordered), dtype=np.int64) - member_at[:-1].repeat(members)
     scores = np.add.reduceat(ordered * (2 * rank - np.repeat(members, members) + 1), member_at[:-1])
     spreads = np.maximum.reduceat(loads, member_at[:-1]) - np.minimum.reduceat(loads, member_at[:-1])
     # Per topic: the most and fewest partitions a subscriber holds (0 when some hold none). How
@@ -283,15 +283,15 @@ def _measure_many(measured: list[_Measured]) -> list[Figures]:
     cell = member * _per_row(width, rows) + topic + _per_row(cell_at.tolist(), rows)
     if (cell[1:] < cell[:-1]).any():
         cell = np.sort(cell)
-    first = np.flatnonzero(run_starts(cell))
-    held = np.diff(appended(first, len(cell)))
+    first = run_starts(cell).nonzero()[0]
+    held = appended(first[1:], len(cell)) - first
     # (a cell's step: the last whose cells start at or before it)
-    step_of_cell = np.searchsorted(cell_at, cell[first], side="right") - 1 if steps > 1 else 0
+    step_of_cell = cell_at.searchsorted(cell[first], side="right") - 1 if steps > 1 else 0
     held_topic = (cell[first] - cell_at[step_of_cell]) % np.asarray(width)[step_of_cell] + topic_at[step_of_cell]
     holders = np.bincount(held_topic, minlength=int(topic_at[-1]))
     most = np.zeros(int(topic_at[-1]), dtype=np.int64)
     np.maximum.at(most, held_topic, held)
-    fewest = np.full(int(topic_at[-1]), _MOST, dtype=np.int64)
+    fewest = filled(int(topic_at[-1]), _MOST)
     np.minimum.at(fewest, held_topic, held)
     spread_per_topic = most - np.where(holders == _subscribers(measured, topic_at), fewest, 0)
     spread_held = np.where(holders > 0, spread_per_topic, 0)
@@ -299,7 +299,7 @@ def _measure_many(measured: list[_Measured]) -> list[Figures]:
         topic_spreads = spread_held.max(initial=0, keepdims=True)
     else:
         topic_spreads = np.zeros(steps, dtype=np.int64)
-        np.maximum.at(topic_spreads, np.repeat(np.arange(steps), topics), spread_held)
+        np.maximum.at(topic_spreads, np.arange(steps).repeat(topics), spread_held)
     return [{"balance_score": score, "spread": spread, "topic_spread": topic_spread,
              "rack_locality": _locality(racks, layout, owned) if racks else None}
             for score, spread, topic_spread, (racks, layout, owned)
@@ -326,10 +326,10 @@ def _subscribers(measured: list[_Measured], topic_at: np.ndarray) -> np.ndarray:
     distinct_at = np.zeros(len(measured), dtype=np.int64)
     np.cumsum(distinct[:-1], out=distinct_at[1:])
     of = [layout.subscription_of for _, layout, _ in measured]
-    size = np.bincount(np.concatenate(of) + np.repeat(distinct_at, list(map(len, of))), minlength=sum(distinct))
+    size = np.bincount(np.concatenate(of) + distinct_at.repeat(list(map(len, of))), minlength=sum(distinct))
     counts = [len(pair_topic) for pair_topic, _ in pairs]
-    pair_topic = np.concatenate([pair_topic for pair_topic, _ in pairs]) + np.repeat(topic_at[:-1], counts)
-    pair_subscription = np.concatenate([subscription for _, subscription in pairs]) + np.repeat(distinct_at, counts)
+    pair_topic = np.concatenate([pair_topic for pair_topic, _ in pairs]) + topic_at[:-1].repeat(counts)
+    pair_subscription = np.concatenate([subscription for _, subscription in pairs]) + distinct_at.repeat(counts)
     return np.bincount(pair_topic, weights=size[pair_subscription], minlength=int(topic_at[-1])).astype(np.int64)
 
 

@@ -26,10 +26,10 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from assignor._arrays import gc_paused, stable_order
+from assignor._arrays import appended, filled, gc_paused, run_starts, stable_order
 from assignor.errors import ProtocolError
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition
-from assignor.ordering import java_key, spread, string_hashes
+from assignor.ordering import java_order, spread, string_hashes
 from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire.arrays import (
     Frames,
@@ -525,7 +525,8 @@ def _owned_as_sent(owned: Claims, protocol: Protocol) -> tuple[np.ndarray, np.nd
     (`_in_sticky_order`), in the subscription in Java's order for "cooperative-sticky", none
     for eager protocols without user data (their members revoked everything before joining)."""
     if protocol.owned_sent_in is Carrier.SUBSCRIPTION:
-        java_rank = np.argsort(np.argsort(np.array([java_key(n) for n in owned.names] or [b""], dtype=object)))
+        java_rank = np.empty(len(owned.names), dtype=np.int64)  # each topic's place in Java's order of names
+        java_rank[java_order(owned.names)] = np.arange(len(owned.names))
         topic = owned.topic
         by_java = np.lexsort((owned.partition, java_rank[topic] if len(topic) else topic, owned.member))
         return owned.member[by_java], topic[by_java], owned.partition[by_java]
@@ -695,14 +696,14 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     topics_of = np.bincount(cell_member)[cell_member]  # how many topics the cell's member has
     if (topics_of <= 1).all():
         return None  # one topic per member
-    size = np.full(len(cells), 16, dtype=np.int64)
+    size = filled(len(cells), 16)
     while (grow := topics_of - 1 > size * 3 // 4).any():
         size[grow] *= 2
     # A call after the last new topic's first partition checks once more (`hashmap_order`).
-    starts = np.flatnonzero(np.r_[True, cell_member[1:] != cell_member[:-1]])  # each member's first cell
+    starts = run_starts(cell_member).nonzero()[0]  # each member's first cell
     last_new = np.maximum.reduceat(first, starts)
-    last_row = np.searchsorted(member, cell_member[starts], side="right") - 1
-    called_after = np.repeat(last_new < last_row, np.diff(np.r_[starts, len(cells)]))
+    last_row = member.searchsorted(cell_member[starts], side="right") - 1
+    called_after = (last_new < last_row).repeat(appended(starts[1:], len(cells)) - starts)
     size[called_after & (topics_of > size * 3 // 4)] *= 2
     spread_hashes = np.array([spread(h) for h in string_hashes(names)] or [0], dtype=np.int64)
     bucket = spread_hashes[cells % width] & (size - 1)
@@ -710,7 +711,7 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     by_first = _ranks_within(cell_member, np.lexsort((first, cell_member)))
     crowded_cells, crowding = np.unique((cell_member << 32) | bucket, return_counts=True)
     for m in np.unique(crowded_cells[(crowding > 8)] >> 32).tolist():
-        if size[np.searchsorted(cell_member, m)] >= 64:
+        if size[cell_member.searchsorted(m)] >= 64:
             continue
         mine = np.flatnonzero(cell_member == m)
         seen = mine[np.argsort(first[mine])]
@@ -718,19 +719,20 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
         after = bool(called_after[seen[0]])
         position = {t: i for i, t in enumerate(sticky_topic_order(listed, after))}
         ranked[seen] = [position[t] for t in listed]
-    if np.array_equal(ranked, by_first):
+    if (ranked == by_first).all():
         return None
     # Each cell's place in the answer: its member's first place plus its rank; rows keep their
     # order within a cell (a stable sort on one key, not three).
-    place = np.searchsorted(cell_member, cell_member, side="left") + ranked
-    return np.argsort(place[np.searchsorted(cells, pair)], kind="stable")
+    place = cell_member.searchsorted(cell_member, side="left") + ranked
+    found: np.ndarray = place[cells.searchsorted(pair)].argsort(kind="stable")
+    return found
 
 
 def _ranks_within(group: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Each element's position within its group (`group` sorted) when `order` lists them."""
     ordered = group[order]
     ranks = np.empty(len(order), dtype=np.int64)
-    ranks[order] = np.arange(len(order)) - np.searchsorted(ordered, ordered, side="left")
+    ranks[order] = np.arange(len(order)) - ordered.searchsorted(ordered, side="left")
     return ranks
 
 

@@ -18,7 +18,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from assignor._arrays import ranges, run_starts, stable_order
+from assignor._arrays import appended, filled, ranges, run_starts, stable_order
 from assignor.model import Claims, Member, TopicPartition, topic_partitions_at
 from assignor.strategies.kip848.java_hash import (
     JavaHashMap,
@@ -77,7 +77,7 @@ def parse_claims(members: Sequence[Member], owned: Claims | None, names: list[st
                                 owned.partition.astype(np.int64, copy=False)), counts, offsets)
     claims: list[TopicPartition] = list(chain.from_iterable(m.owned for m in members))
     lengths = np.fromiter(map(len, (m.owned for m in members)), dtype=np.int64, count=len(members))
-    member = np.repeat(np.arange(len(members), dtype=np.int64), lengths)
+    member = np.arange(len(members), dtype=np.int64).repeat(lengths)
     if not claims:
         return _checked(Claimed(claims, member, member, member), counts, offsets)
     if set(map(type, claims)) != {TopicPartition}:
@@ -124,7 +124,7 @@ def current_of(members: Sequence[Member], member_order: list[str], claimed: Clai
 def per_member(members: Sequence[Member], rank: np.ndarray, row_member: np.ndarray,
                listed: list[TopicPartition]) -> dict[str, list[TopicPartition]]:
     """The plan: each member's slice of `listed`, whose rows are sorted by member rank."""
-    bounds = np.searchsorted(row_member, np.arange(len(members) + 1)).tolist()
+    bounds = row_member.searchsorted(np.arange(len(members) + 1)).tolist()
     return {m.id: listed[bounds[r]:bounds[r + 1]] for m, r in zip(members, rank.tolist())}
 
 
@@ -151,14 +151,14 @@ class Current:
         self.pair_member, self.pair_topic, self.pair_size, self.pair_capacity = (
             pair_member, pair_topic, pair_size, pair_capacity)
         self.pair_start = np.zeros(len(pair_size) + 1, dtype=np.int64)
-        np.cumsum(pair_size, out=self.pair_start[1:])
+        pair_size.cumsum(out=self.pair_start[1:])
         self.crowded = crowded  # pairs whose set grew early (their capacity replayed on the model)
 
     def prefixes(self, lengths: np.ndarray) -> np.ndarray:
         """Per row, whether it is among the first `lengths` (per member) of its member's list:
         the rows past them marked, member by member (most members keep every row)."""
-        sizes = np.diff(np.append(self.member_start, len(self.row_pair)))
-        cut = np.flatnonzero(lengths < sizes)
+        sizes = appended(self.member_start[1:], len(self.row_pair)) - self.member_start
+        cut = (lengths < sizes).nonzero()[0]
         found = np.ones(len(self.row_pair), dtype=bool)
         if len(cut):
             ends = self.member_start[cut] + sizes[cut]
@@ -178,15 +178,15 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     key = rows.member * topics
     key += rows.topic
     by_pair = stable_order(key)  # claim order kept within a (member, topic) pair
-    starts = np.flatnonzero(run_starts(key[by_pair]))
+    starts = run_starts(key[by_pair]).nonzero()[0]
     # pairs numbered first by key (grouped rows), then renumbered in iteration order
     keyed_member, keyed_topic = rows.member[by_pair[starts]], rows.topic[by_pair[starts]]
     first_claim = rows.source[by_pair[starts]]
-    keyed_size = np.diff(np.append(starts, len(key)))
+    keyed_size = appended(starts[1:], len(key)) - starts
     topic_count = np.bincount(keyed_member, minlength=members)
     if topic_count.max(initial=0) > MAX_TOPICS_PER_MEMBER:
         return None
-    map_capacity = grown_capacities(np.full(members, 16, dtype=np.int64), topic_count)
+    map_capacity = grown_capacities(filled(members, 16), topic_count)
     bucket = hashes[keyed_topic] & (map_capacity[keyed_member] - 1)
     pair_order = np.lexsort((first_claim, bucket, keyed_member))
     renumbered = np.empty(len(pair_order), dtype=np.int64)
@@ -194,7 +194,7 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     pair_member, pair_topic, pair_size = keyed_member[pair_order], keyed_topic[pair_order], keyed_size[pair_order]
     pair_capacity = copy_capacities(pair_size)
     pair_of_row = np.empty(len(key), dtype=np.int64)
-    pair_of_row[by_pair] = np.repeat(renumbered, keyed_size)
+    pair_of_row[by_pair] = renumbered.repeat(keyed_size)
     spread_part = spread_many(rows.part)
     # A set whose small table gets nine keys in one bin grows early: its capacity from the model,
     # replayed with its claims in claim order (rare: partitions far apart, in strides).
@@ -203,7 +203,7 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
         small = pair_capacity[pair_of_row] < 64
         crowded = crowded_pairs(pair_of_row[small], spread_part[small] & (pair_capacity[pair_of_row[small]] - 1), 32,
                                 len(pair_size))
-    for pair in np.flatnonzero(crowded).tolist():
+    for pair in crowded.nonzero()[0].tolist():
         keyed = int(pair_order[pair])
         claimed = rows.part[by_pair[starts[keyed]:starts[keyed] + keyed_size[keyed]]].tolist()
         pair_capacity[pair] = JavaHashMap.copy_of(claimed, integer_hash).capacity
@@ -218,7 +218,7 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     if (sort_key[1:] < sort_key[:-1]).any():  # not already in iteration order
         order = stable_order(sort_key)
         rows, row_pair = rows.take(order), pair_of_row[order]
-    member_start = np.searchsorted(rows.member, np.arange(members))
+    member_start = rows.member.searchsorted(np.arange(members))
     return Current(rows, row_pair, member_start, pair_member, pair_topic, pair_size, pair_capacity, crowded)
 
 
@@ -251,7 +251,7 @@ def as_objects(rows: Rows, claims: list[TopicPartition], names: list[str]) -> li
     objects = np.empty(len(rows.part), dtype=object)
     if held.any():
         objects[held] = np.fromiter(claims, dtype=object, count=len(claims))[rows.source[held]]
-    fresh = np.flatnonzero(~held)
+    fresh = (~held).nonzero()[0]
     if len(fresh):
         made = topic_partitions_at(names, rows.topic[fresh], rows.part[fresh])
         objects[fresh] = np.fromiter(made, dtype=object, count=len(made))

@@ -102,7 +102,7 @@ def _topic_places(topics: np.ndarray, hashes: np.ndarray) -> np.ndarray | None:
 def _expanded(member: np.ndarray, topic: np.ndarray, start: np.ndarray,
               length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Slices (in order) as rows: member, topic, partition."""
-    return np.repeat(member, length), np.repeat(topic, length), ranges(start, length)
+    return member.repeat(length), topic.repeat(length), ranges(start, length)
 
 
 def _slices(rank: np.ndarray, topic: np.ndarray, counts: np.ndarray,
@@ -119,14 +119,14 @@ def _homogeneous_rows(topics: np.ndarray, places: np.ndarray, counts: np.ndarray
                       members: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every member subscribes to `topics`: topic by topic each is cut over all members, and every
     member's map iterates its topics in one order."""
-    in_place = topics[np.argsort(places)]
+    in_place = topics[places.argsort()]
     count = counts[in_place]
     # members beyond the partition count get nothing of a topic
     takers = np.where(count >= members, members, count)
-    pair_topic = np.repeat(in_place, takers)
+    pair_topic = in_place.repeat(takers)
     first = np.zeros(len(takers), dtype=np.int64)
-    np.cumsum(takers[:-1], out=first[1:])
-    rank = np.arange(int(takers.sum()), dtype=np.int64) - np.repeat(first, takers)
+    takers[:-1].cumsum(out=first[1:])
+    rank = np.arange(int(takers.sum()), dtype=np.int64) - first.repeat(takers)
     start, length = _slices(rank, pair_topic, counts, members)
     by_member = stable_order(rank)  # topics stay in map order within a member
     return _expanded(rank[by_member], pair_topic[by_member], start[by_member], length[by_member])
@@ -159,12 +159,12 @@ def _dense_rows(resolved: list[np.ndarray], places: list[np.ndarray], subscripti
         contains[d, subscribed_to] = True
         place_of[d, subscribed_to] = place
     subscribed = contains[subscription_of]
-    rank = np.cumsum(subscribed, axis=0, dtype=np.int32)
+    rank = subscribed.cumsum(axis=0, dtype=np.int32)
     subscribers = rank[-1].astype(np.int64)
     rank -= 1
     minimum, extra = np.divmod(counts, np.maximum(subscribers, 1))
     takers = np.where(minimum > 0, subscribers, extra)  # the ranks that get a slice
-    member, topic = np.nonzero(subscribed & (rank < takers))
+    member, topic = (subscribed & (rank < takers)).nonzero()
     in_place = np.lexsort((place_of[subscription_of[member], topic], member))
     member, topic = member[in_place], topic[in_place]
     start, length = _slices(rank[member, topic].astype(np.int64), topic, counts, subscribers)
@@ -175,14 +175,14 @@ def _sorted_rows(resolved: list[np.ndarray], places: list[np.ndarray], subscript
                  counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_heterogeneous_rows` on the subscribed pairs: a member's rank among a topic's subscribers
     from the pairs sorted by topic (members stay in order within one)."""
-    in_place = [topics[np.argsort(place)] for topics, place in zip(resolved, places)]  # a map's order, once
+    in_place = [topics[place.argsort()] for topics, place in zip(resolved, places)]  # a map's order, once
     sizes = np.array([len(t) for t in resolved], dtype=np.int64)[subscription_of]
-    member = np.repeat(np.arange(len(subscription_of), dtype=np.int64), sizes)
+    member = np.arange(len(subscription_of), dtype=np.int64).repeat(sizes)
     topic = np.concatenate([in_place[d] for d in subscription_of.tolist()] or [np.empty(0, dtype=np.int64)])
     by_topic = stable_order(topic)
     subscribers = np.bincount(topic, minlength=len(counts))
     first = np.zeros(len(counts), dtype=np.int64)
-    np.cumsum(subscribers[:-1], out=first[1:])
+    subscribers[:-1].cumsum(out=first[1:])
     rank = np.empty(len(topic), dtype=np.int64)
     rank[by_topic] = np.arange(len(topic), dtype=np.int64) - first[topic[by_topic]]
     start, length = _slices(rank, topic, counts, subscribers)

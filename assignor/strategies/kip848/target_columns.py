@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assignor._arrays import run_starts, stable_order
+from assignor._arrays import appended, filled, run_starts, stable_order
 from assignor.strategies.kip848.current_columns import (
     MAX_TOPICS_PER_MEMBER,
     Current,
@@ -54,13 +54,13 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     pair_key = spec.pair_member * topics + spec.pair_topic
     added_key = added.member * topics + added.topic
     if len(pair_key):
-        by_key = np.argsort(pair_key)
-        at = by_key[np.minimum(np.searchsorted(pair_key[by_key], added_key), len(pair_key) - 1)]
+        by_key = pair_key.argsort()
+        at = by_key[np.minimum(pair_key[by_key].searchsorted(added_key), len(pair_key) - 1)]
         known = pair_key[at] == added_key
     else:
         at, known = np.zeros(len(added_key), dtype=np.int64), np.zeros(len(added_key), dtype=bool)
     fresh_keys, first_seen, fresh_of = np.unique(added_key[~known], return_index=True, return_inverse=True)
-    by_arrival = np.argsort(first_seen, kind="stable")
+    by_arrival = first_seen.argsort(kind="stable")
     arrival = np.empty(len(fresh_keys), dtype=np.int64)
     arrival[by_arrival] = np.arange(len(fresh_keys))
     pairs = len(pair_key)
@@ -70,10 +70,10 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     fresh_member, fresh_topic = fresh_keys // max(topics, 1), fresh_keys % max(topics, 1)
     pair_member = np.concatenate((spec.pair_member, fresh_member))
     pair_topic = np.concatenate((spec.pair_topic, fresh_topic))
-    member_pair_start = np.searchsorted(spec.pair_member, np.arange(members))
+    member_pair_start = spec.pair_member.searchsorted(np.arange(members))
     # Rank in the member's map: put order for the current topics (the copy puts them in
     # iteration order), newest first before them for topics received anew (computeIfAbsent).
-    fresh_start = np.searchsorted(fresh_member[by_arrival], np.arange(members))
+    fresh_start = fresh_member[by_arrival].searchsorted(np.arange(members))
     pair_rank = np.concatenate((np.arange(pairs, dtype=np.int64) - member_pair_start[spec.pair_member],
                                 -1 - (arrival - fresh_start[fresh_member])))
     held = np.bincount(spec.pair_member, minlength=members)
@@ -105,8 +105,8 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     replayed = np.zeros(len(pair_member), dtype=bool)
     small = start_capacity < 64
     if small.any():  # each small set's rows with their rank in the set: kept ones, then received ones
-        kept_small = np.flatnonzero(kept & small[spec.row_pair]) if small[:pairs].any() else np.empty(0, dtype=np.int64)
-        added_small = np.flatnonzero(small[added_pair])
+        kept_small = (kept & small[spec.row_pair]).nonzero()[0] if small[:pairs].any() else np.empty(0, dtype=np.int64)
+        added_small = small[added_pair].nonzero()[0]
         small_pair = np.concatenate((spec.row_pair[kept_small], added_pair[added_small]))
         rank = np.concatenate((kept_small - spec.pair_start[spec.row_pair[kept_small]],
                                (held_size[added_pair] + _occurrence(added_pair))[added_small]))
@@ -114,7 +114,7 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
         early = rank <= 24
         replayed = crowded_pairs(small_pair[early], spread_many(part[early]) & 15, 16, len(pair_member))
     replayed[:pairs] |= spec.crowded & copied[spec.pair_member]
-    for pair in np.flatnonzero(replayed).tolist():
+    for pair in replayed.nonzero()[0].tolist():
         if pair < pairs:
             table = JavaHashMap.copy_of(spec.parts(pair), integer_hash)
         else:
@@ -130,21 +130,21 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     # pair by pair in place order, so their members and topics are the pairs', repeated.
     kept_size = spec.pair_size if every else spec.pair_size - np.bincount(spec.row_pair[~kept], minlength=pairs)
     base, mask = place * width, set_capacity - 1
-    key = np.concatenate((np.repeat(mask[:pairs], kept_size), mask[added_pair]))
+    key = np.concatenate((mask[:pairs].repeat(kept_size), mask[added_pair]))
     key &= spread_part
-    key += np.concatenate((np.repeat(base[:pairs], kept_size), base[added_pair]))
+    key += np.concatenate((base[:pairs].repeat(kept_size), base[added_pair]))
     order = stable_order(key)
-    by_place = np.argsort(place)
+    by_place = place.argsort()
     final_size = (np.concatenate((kept_size, np.zeros(len(fresh_keys), dtype=np.int64))) + received)[by_place]
     source = np.concatenate((spec.rows.source[kept], added.source))[order] if sources else np.empty(0, dtype=np.int64)
     label = pair_member if member_index is None else member_index[pair_member]
-    return Rows(np.repeat(label[by_place], final_size), np.repeat(pair_topic[by_place], final_size), rows_part[order],
+    return Rows(label[by_place].repeat(final_size), pair_topic[by_place].repeat(final_size), rows_part[order],
                 source)
 
 
 def _occurrence(values: np.ndarray) -> np.ndarray:
     """How many times each value occurred before, at each position."""
-    order = np.argsort(values, kind="stable")
+    order = values.argsort(kind="stable")
     starts = run_starts(values[order])
     first = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
     found = np.empty(len(order), dtype=np.int64)
@@ -158,27 +158,27 @@ def _map_capacities(held: np.ndarray, copied: np.ndarray, added: Rows, added_pai
     copied one, ``new HashMap<>(topics)`` with its topics put again, then one
     ``computeIfAbsent`` per partition received, which grows the table before the call once the
     size passed 3/4 (the model decides, `JavaHashMap`, once per distinct sequence of calls)."""
-    found = grown_capacities(np.full(len(held), 16, dtype=np.int64), held)
+    found = grown_capacities(filled(len(held), 16), held)
     # Per run of one (member, pair) in arrival order, a code: 1, plus 2 when it brings a new key,
     # plus 1 when more calls follow for the same key (the rest of a run only repeats the check).
     # A member's sequence of calls is its codes as base-8 digits, one number (17 runs at most:
     # float64 weights count exactly to 2**53); the count of topics it held goes above them.
-    run = np.flatnonzero(run_starts(added.member, added_pair))
-    run_end = np.append(run[1:], len(added_pair))
+    run = run_starts(added.member, added_pair).nonzero()[0]
+    run_end = appended(run[1:], len(added_pair))
     member = added.member[run]
     new = (added_pair[run] >= pairs) & (_occurrence(added_pair)[run] == 0)
     code = 1 + 2 * new.astype(np.int64) + (run_end - run > 1)
-    first = np.searchsorted(member, np.arange(len(held)))
+    first = member.searchsorted(np.arange(len(held)))
     digit = np.arange(len(run), dtype=np.int64) - first[member]
     runs = np.bincount(member, minlength=len(held))
     calls = np.bincount(member, weights=code * 8.0 ** digit, minlength=len(held)).astype(np.int64)
     keys = (held << 51) | calls
-    wanted = np.flatnonzero(copied & (runs <= 17))
+    wanted = (copied & (runs <= 17)).nonzero()[0]
     distinct, which = np.unique(keys[wanted], return_inverse=True)
     capacities = np.array([_simulated_capacity(int(k) >> 51, _digits(int(k) & ((1 << 51) - 1))) for k in distinct],
                           dtype=np.int64)
     found[wanted] = capacities[which.ravel()]
-    for m in np.flatnonzero(copied & (runs > 17)).tolist():  # long sequences: one at a time
+    for m in (copied & (runs > 17)).nonzero()[0].tolist():  # long sequences: one at a time
         codes = code[first[m]:first[m] + runs[m]].tolist()
         found[m] = _simulated_capacity(int(held[m]), tuple(((c - 1) >= 2, (c - 1) % 2 == 1) for c in codes))
     return found

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignor._arrays import gc_paused
+from assignor._arrays import appended, filled, gc_paused
 from assignor.model import Claims, Group, TopicPartition
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848.coordinator import spread_topic_hashes, topic_hash
@@ -91,7 +91,7 @@ def _target(group: Group, owned: Claims | None, sources: bool, hashes: dict[str,
         return None
     names, counts, topic_hashes = topics
     offsets = np.zeros(len(names) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    counts.cumsum(out=offsets[1:])
     claimed = parse_claims(members, owned, names, counts, offsets)
     if claimed is None:
         return None
@@ -100,18 +100,18 @@ def _target(group: Group, owned: Claims | None, sources: bool, hashes: dict[str,
     if spec is None:
         return None
     total = int(offsets[-1])
-    sizes = np.diff(np.append(spec.member_start, len(spec.row_pair)))
+    sizes = appended(spec.member_start[1:], len(spec.row_pair)) - spec.member_start
     unfilled = _quotas(sizes, total)
     if unfilled is None:
         return None
     keep, quota_of = unfilled
-    free = np.flatnonzero(~claimed.taken)
-    free_topic = np.searchsorted(offsets, free, side="right") - 1
+    free = (~claimed.taken).nonzero()[0]
+    free_topic = offsets.searchsorted(free, side="right") - 1
     kept = spec.prefixes(keep)
-    given_up = np.flatnonzero(~kept)
+    given_up = (~kept).nonzero()[0]
     unassigned = Rows(np.empty(0, dtype=np.int64), np.concatenate((free_topic, spec.rows.topic[given_up])),
                        np.concatenate((free - offsets[free_topic], spec.rows.part[given_up])),
-                       np.concatenate((np.full(len(free), -1, dtype=np.int64), spec.rows.source[given_up])))
+                       np.concatenate((filled(len(free), -1), spec.rows.source[given_up])))
     added = _hand_out(unassigned, quota_of)
     if added is None:
         return None
@@ -177,9 +177,9 @@ def _hand_out(unassigned: Rows, short: np.ndarray) -> Rows | None:
     """`uniform._Homogeneous._assign_remaining`: the unassigned rows in order to the members short
     of their quota, in member order; None where some would be left over (Kafka throws: the plain
     model says so)."""
-    wanting = np.flatnonzero(short > 0)
-    ends = np.cumsum(short[wanting])
+    wanting = (short > 0).nonzero()[0]
+    ends = short[wanting].cumsum()
     if len(unassigned.part) > (int(ends[-1]) if len(ends) else 0):
         return None
-    member = wanting[np.searchsorted(ends, np.arange(len(unassigned.part)), side="right")]
+    member = wanting[ends.searchsorted(np.arange(len(unassigned.part)), side="right")]
     return Rows(member, unassigned.topic, unassigned.part, unassigned.source)

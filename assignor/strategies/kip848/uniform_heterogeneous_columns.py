@@ -24,7 +24,7 @@ from collections import Counter
 
 import numpy as np
 
-from assignor._arrays import gc_paused
+from assignor._arrays import filled, gc_paused
 from assignor.model import Claims, Group, TopicPartition, topic_partitions
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848 import uniform
@@ -94,7 +94,7 @@ def columns(group: Group, owned: Claims | None, hashes: dict[str, int] | None = 
         pairs = [(r, t, p) for r, listed in replayed.items() for t, p in listed]
         more = np.array(pairs, dtype=np.int64).reshape(-1, 3)
         member = np.concatenate((final.member, more[:, 0]))
-        by_member = np.argsort(member, kind="stable")
+        by_member = member.argsort(kind="stable")
         final = Rows(member[by_member], np.concatenate((final.topic, more[:, 1]))[by_member],
                      np.concatenate((final.part, more[:, 2]))[by_member], member[by_member])
     return as_claims(rank, final, names)
@@ -111,7 +111,7 @@ def _target(group: Group, owned: Claims | None, hashes: dict[str, int] | None = 
     names = list(group.topics)
     counts = np.array([group.topics[name] for name in names], dtype=np.int64)
     offsets = np.zeros(len(names) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    counts.cumsum(out=offsets[1:])
     ids = topic_ids_of(names, group.topic_ids)
     spec = _spec(group, ids, hashes)
     if spec is None:
@@ -148,17 +148,17 @@ def _changed(builder: _FromColumns, current: Current, topic: np.ndarray, part: n
     receiving = np.zeros(members, dtype=bool)
     receiving[member] = True
     receiving &= ~lost
-    claim_at = np.full(int(offsets[-1]), -1, dtype=np.int64)
+    claim_at = filled(int(offsets[-1]), -1)
     claim_at[offsets[topic] + part] = np.arange(len(part), dtype=np.int64)
-    mine = np.flatnonzero(receiving[member] & added)
-    mine = mine[np.argsort(member[mine], kind="stable")]  # member by member, each in the order received
+    mine = (receiving[member] & added).nonzero()[0]
+    mine = mine[member[mine].argsort(kind="stable")]  # member by member, each in the order received
     received = Rows(member[mine], log_topic[mine], log_part[mine], claim_at[offsets[log_topic[mine]] + log_part[mine]])
     fresh = [builder.fresh_set_capacity(t) for t in range(topics)]
     final = final_order(current, ~lost[current.rows.member], received, receiving, topics, hashes, fresh)
     if final is None:  # a member's topics crowd a small map: every changed member on the model
         lost |= receiving
-        final = current.rows.take(np.flatnonzero(~lost[current.rows.member]))
-    changes: dict[int, list[tuple[int, int, bool]]] = {int(i): [] for i in np.flatnonzero(lost)}
+        final = current.rows.take((~lost[current.rows.member]).nonzero()[0])
+    changes: dict[int, list[tuple[int, int, bool]]] = {int(i): [] for i in lost.nonzero()[0]}
     for m, t, p, add in builder.log:
         if m in changes:
             changes[m].append((t, p, add))
@@ -193,7 +193,7 @@ class _FromColumns(uniform._Heterogeneous):
         super().__init__(spec)
         self.current, self.topic_ids, self.offsets = current, topic_ids, offsets
         self.topic_index = {t: i for i, t in enumerate(topic_ids)}
-        self.bounds = np.searchsorted(current.rows.member, np.arange(len(self.members) + 1)).tolist()
+        self.bounds = current.rows.member.searchsorted(np.arange(len(self.members) + 1)).tolist()
         self.log: list[tuple[int, int, int, bool]] = []  # (member, topic index, partition, added?)
         self.dropped: dict[int, list[TopicId]] = {}  # topics a member no longer subscribes to
         self.fresh: dict[int, int | None] = {}  # see `fresh_set_capacity`
@@ -206,7 +206,7 @@ class _FromColumns(uniform._Heterogeneous):
         pairs = [i * width + self.topic_index[t] for i, m in enumerate(members) for t in self.spec.subscriptions[m]]
         subscribed = np.isin(rows.member * width + rows.topic, np.array(pairs, dtype=np.int64))
         self.sizes[:] = np.bincount(rows.member[subscribed], minlength=len(members)).tolist()
-        owner = np.full(int(self.offsets[-1]), -1, dtype=np.int64)
+        owner = filled(int(self.offsets[-1]), -1)
         owner[self.offsets[rows.topic[subscribed]] + rows.part[subscribed]] = rows.member[subscribed]
         for topic in self.owners:
             t = self.topic_index[topic]
@@ -264,7 +264,7 @@ class _FromColumns(uniform._Heterogeneous):
             return found
         rows = self.current.rows
         mine = np.arange(self.bounds[i], self.bounds[i + 1])
-        mine = mine[np.argsort(rows.source[mine], kind="stable")]  # claim order
+        mine = mine[rows.source[mine].argsort(kind="stable")]  # claim order
         per_topic: dict[int, list[int]] = {}
         for t, p in zip(rows.topic[mine].tolist(), rows.part[mine].tolist()):
             per_topic.setdefault(t, []).append(p)
