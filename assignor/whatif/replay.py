@@ -19,7 +19,7 @@ from assignor.whatif.classic import _new_leader, _rebalance
 from assignor.whatif.consumer import _reconcile
 from assignor.whatif.figures import Counting, Figures, Step, Summary, _figures_of, _summary
 from assignor.whatif.state import _assignment_of, _claims_of, _Numbering, _State
-from assignor.whatif.steps import _expand
+from assignor.whatif.steps import Definition, _expand
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
 #: Every registered strategy, in the registry's order.
@@ -100,6 +100,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     initial = _claims_of(group.members)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     cache = LeaderCache()
+    timelines: dict[bool, list[list[Definition]]] = {}  # the same under every strategy of a protocol
     for name in strategies:
         numbering = _Numbering()
         ids = [m.id for m in group.members]
@@ -113,10 +114,10 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
         classic = strategy_named(name).protocol.classic
         planned += 1
         progress(planned)
-        definition = group
-        for n, event in enumerate(events):
-            for label, definition, rebalances, _joins, member, fresh in _expand(definition, event, timing, classic,
-                                                                                at_rest=n == 0):
+        if classic not in timelines:
+            timelines[classic] = _timeline(group, events, timing, classic)
+        for definitions in timelines[classic]:
+            for label, definition, rebalances, _joins, member, fresh in definitions:
                 if not rebalances:
                     counting.count()
                     steps.append(_unchanged(steps[-1], label))
@@ -134,6 +135,16 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
     if comparisons:
         out["comparisons"] = comparisons
     return out
+
+
+def _timeline(group: Group, events: list[Event], timing: Timing, classic: bool) -> list[list[Definition]]:
+    """The group definitions each event goes through (`_expand`), from `group` on: they depend
+    on the protocol, not the strategy, so a run makes them once for each protocol it plans."""
+    found: list[list[Definition]] = []
+    for n, event in enumerate(events):
+        found.append(list(_expand(group, event, timing, classic, at_rest=n == 0)))
+        group = found[-1][-1].group if found[-1] else group
+    return found
 
 
 def _unchanged(previous: Step, label: str) -> Step:
