@@ -296,7 +296,8 @@ def handed_while_claimed(layout: Layout, owner: np.ndarray) -> np.ndarray:
     claimed_flat, claimant = _claimed(layout)
     given = owner[claimed_flat]
     handed = (given >= 0) & (given != claimant) & (given != layout.prev_owner[claimed_flat])
-    return np.unique(claimed_flat[handed])
+    found = claimed_flat[handed]
+    return np.unique(found) if len(found) > 1 else found  # (none, the rule kept: every cooperative step)
 
 
 def _claimed(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
