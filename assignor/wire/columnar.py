@@ -709,8 +709,12 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     bucket = spread_hashes[cells % width] & (size - 1)
     ranked = _ranks_within(cell_member, np.lexsort((-first, bucket, cell_member)))
     by_first = _ranks_within(cell_member, np.lexsort((first, cell_member)))
-    crowded_cells, crowding = np.unique((cell_member << 32) | bucket, return_counts=True)
-    for m in np.unique(crowded_cells[(crowding > 8)] >> 32).tolist():
+    if topics_of.max() > 8:  # (nine topics in one bucket take nine topics)
+        crowded_cells, crowding = np.unique((cell_member << 32) | bucket, return_counts=True)
+        crowded = np.unique(crowded_cells[(crowding > 8)] >> 32).tolist()
+    else:
+        crowded = []
+    for m in crowded:
         if size[cell_member.searchsorted(m)] >= 64:
             continue
         mine = np.flatnonzero(cell_member == m)
