@@ -27,6 +27,9 @@ def _java_topic_order(partitions: list[TopicPartition]) -> list[str]:
 
 
 THIRTEEN = [TopicPartition(f"orders-{i}", 0) for i in range(13)]
+#: Nine topics in one bucket of a table of 16 (``treeifyBin`` grows it to 32 instead), two of it at 32.
+CROWDED = [TopicPartition(name, 0) for name in ("crowd-40", "crowd-6", "crowd-51", "crowd-1509", "crowd-62",
+                                               "crowd-1608", "crowd-73", "crowd-1619", "crowd-84")]
 
 
 def test_a_call_after_the_thirteenth_topic_grows_the_table():
@@ -57,6 +60,7 @@ def _first_seen(partitions: list[TopicPartition]) -> list[str]:
 @given(members_partitions())
 @example([*THIRTEEN, TopicPartition("orders-12", 1)])
 @example(THIRTEEN)
+@example(CROWDED)
 def test_the_encoder_lists_topics_as_javas_hashmap_does(partitions):
     partitions = list(dict.fromkeys(partitions))  # a member owns each partition once
     decoded = decode_sticky_user_data(encode_sticky_user_data(partitions, 7)).partitions
@@ -66,6 +70,7 @@ def test_the_encoder_lists_topics_as_javas_hashmap_does(partitions):
 @examples(150)
 @given(st.lists(members_partitions(), min_size=1, max_size=4))
 @example([[*THIRTEEN, TopicPartition("orders-12", 1)], THIRTEEN])
+@example([CROWDED, CROWDED[:8], [*CROWDED, TopicPartition("crowd-6", 1)]])
 def test_the_columns_list_topics_as_javas_hashmap_does(members):
     members = [list(dict.fromkeys(partitions)) for partitions in members]
     names = sorted({tp.topic for partitions in members for tp in partitions})
