@@ -333,7 +333,7 @@ def static_first_ranks(layout: Layout) -> np.ndarray | None:
     round-robin assignors deal in), or None when no member is static: the layout's own order
     (member ids, Java's) is then that order."""
     instances = [m.group_instance_id for m in layout.members]
-    if all(instance is None for instance in instances):
+    if instances.count(None) == len(instances):
         return None
     order = static_first_order([m.id for m in layout.members], instances)
     rank = np.empty(len(order), dtype=np.int64)

@@ -47,6 +47,13 @@ class DecodeCache:
             self._held += 32 * len(topics) + 2 * _ENTRY_BYTES
         return found
 
+    def sent_topic_lists_of(self, subscriptions: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        """`sent_topic_list` of each of `subscriptions`: one look-up each where every list was
+        seen before (a leader's every rebalance after its first)."""
+        found = list(map(self.sent_topic_lists.get, subscriptions))
+        return cast(list[tuple[str, ...]], found) if None not in found else \
+            list(map(self.sent_topic_list, subscriptions))
+
     def check_sendable(self, values: Iterable[str | None], kind: str, field: str) -> None:
         """Raise the encoder's ProtocolError for a value a `kind` field cannot carry (a STRING
         past 32,767 bytes, text that is not UTF-8), as writing it would; each value checked once."""

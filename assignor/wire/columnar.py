@@ -512,7 +512,7 @@ def join_group_as_read(members: Sequence[Member], owned: Claims, generations: Se
     # (a "sticky" member without any sends none, and its generation is then unknown anyway).
     in_user_data = sent if protocol.user_data is not UserData.NONE else UNKNOWN_GENERATION
     generation = protocol.generation(sent, in_user_data).tolist()
-    topic_lists = list(map(cache.sent_topic_list, map(attrgetter("topics"), members)))
+    topic_lists = cache.sent_topic_lists_of(list(map(attrgetter("topics"), members)))
     racks = list(map(attrgetter("rack"), members))
     cache.check_sendable(set(racks), NULLABLE_STRING, "rack_id")
     decoded = Member.decoded_many(list(map(attrgetter("id"), members)), topic_lists, generation, racks)

@@ -114,12 +114,13 @@ class MemberMap:
     def put_all(self, keys: Iterable[str]) -> None:
         """`put` each of `keys` in turn; a key already there, in a table the load does not grow
         (the common case: every member updated after a target), is passed over at once."""
-        where, slots = self._where, self._slots
+        where = self._where
+        roomy = (len(where) + 1) * 0.75 <= len(self._slots)  # (changes only with a put)
         for key in keys:
-            if key in where and (len(where) + 1) * 0.75 <= len(slots):
+            if roomy and key in where:
                 continue
             self.put(key)
-            slots = self._slots
+            roomy = (len(where) + 1) * 0.75 <= len(self._slots)
 
     def remove(self, key: str) -> None:
         """Remove `key` if it is there."""
