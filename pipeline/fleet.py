@@ -98,6 +98,8 @@ def _integer(value: object, what: str, low: int, high: int = INT32_MAX) -> int:
     """`value` as an integer in [low, high]: an int, or a float with no fraction (pandas reads a
     JSON-lines column with a gap as floats); a fraction, a string or a bool is AssignorError
     naming `what`, never truncated."""
+    if type(value) is int and low <= value <= high:  # (most values: a partition, a count, a generation)
+        return value
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
         raise AssignorError(f"{what}: expected an integer, got {type(value).__name__} {_shown(value)}")
     if isinstance(value, float | np.floating) and not (math.isfinite(value) and float(value).is_integer()):
