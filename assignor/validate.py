@@ -297,7 +297,7 @@ def handed_while_claimed(layout: Layout, owner: np.ndarray) -> np.ndarray:
     given = owner[claimed_flat]
     handed = (given >= 0) & (given != claimant) & (given != layout.prev_owner[claimed_flat])
     found = claimed_flat[handed]
-    return np.unique(found) if len(found) > 1 else found  # (none, the rule kept: every cooperative step)
+    return np.unique(found) if len(found) > 1 else found  # (none where the plan keeps the rule: most steps)
 
 
 def _claimed(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
