@@ -126,6 +126,25 @@ def test_random_event_sequences_stay_valid(texts, members):
                 assert step["rounds"] == 1
 
 
+@examples(30, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(EVENT_TEXT, st.just("rolling_restart")), min_size=1, max_size=3), st.integers(1, 4),
+       st.sampled_from([None, 0.2, 5.0]))
+@example(["member_leave:m0", "rolling_restart", "member_join:n1:a"], 4, 0.2)  # quick restarts, a static member
+@example(["rolling_restart", "partitions_added:a:6"], 3, None)
+def test_a_run_of_every_strategy_answers_for_each_as_its_run_alone(texts, members, restart):
+    """A run of several strategies expands its events once per protocol (`replay._timeline`):
+    each strategy's answer is the one a run of it alone gives, static members and quick
+    restarts included."""
+    group = Group(topics={"a": 3, "b": 4}, members=[
+        Member(f"m{i}", ["a", "b"][: 1 + i % 2], group_instance_id=f"static-{i}" if i % 3 == 1 else None)
+        for i in range(members)])
+    events, timing = applicable(group, texts), whatif.Timing(restart_seconds=restart)
+    together = whatif.run(group, events, include_plans=True, timing=timing)["strategies"]
+    for strategy, outcome in together.items():
+        alone = whatif.run(group, events, [strategy], include_plans=True, timing=timing)["strategies"][strategy]
+        assert outcome == alone, strategy
+
+
 @pytest.mark.external
 def test_cli_whatif_table_and_json():
     command = [sys.executable, "-m", "assignor.cli", "whatif", "examples/group.json", "--event", "member_leave:c2"]
