@@ -42,6 +42,21 @@ check_type(PyTypeObject *type)
 }
 
 
+/* `sequence` as a new tuple, copied with the cyclic collector paused. A list's copy
+ * (PySequence_Tuple, then PyList_AsTuple) allocates the tuple after reading where the list's
+ * items are, and on Python 3.11 that allocation can run a collection at once: a finalizer it
+ * runs could empty the list, and the copy would then read freed items. Once copied, a finalizer
+ * can change the list but not the tuple, which is why the loops read tuples. */
+static PyObject *
+tuple_of(PyObject *sequence)
+{
+    int was_enabled = PyGC_Disable();
+    PyObject *found = PySequence_Tuple(sequence);
+    if (was_enabled)
+        PyGC_Enable();
+    return found;
+}
+
 /* Every name a str. */
 static int
 check_names(PyObject *names)
@@ -60,7 +75,7 @@ check_names(PyObject *names)
 static PyObject *
 names_of(PyObject *list)
 {
-    PyObject *names = PySequence_Tuple(list);
+    PyObject *names = tuple_of(list);
     if (names != NULL && check_names(names) < 0)
         Py_CLEAR(names);
     return names;
@@ -329,7 +344,7 @@ member_runs(PyObject *module, PyObject *args)
     }
     if (previous != Py_None) {
         /* Each member's previous objects as a tuple (`held` keeps them; see make_objects). */
-        PyObject *given = PySequence_Tuple(previous);
+        PyObject *given = tuple_of(previous);
         if (given == NULL)
             goto done;
         if (PyTuple_GET_SIZE(given) != members) {
@@ -344,7 +359,7 @@ member_runs(PyObject *module, PyObject *args)
             goto done;
         }
         for (Py_ssize_t m = 0; m < members; m++) {
-            PyObject *had = PySequence_Tuple(PyTuple_GET_ITEM(given, m));
+            PyObject *had = tuple_of(PyTuple_GET_ITEM(given, m));
             if (had == NULL) {
                 Py_DECREF(given);
                 goto done;
@@ -420,7 +435,7 @@ read_claims(PyObject *module, PyObject *args)
         return NULL;
     if (check_type(type) < 0)
         return NULL;
-    PyObject *given = PySequence_Tuple(owned);  /* tuples throughout: see make_objects */
+    PyObject *given = tuple_of(owned);  /* tuples throughout: see make_objects */
     if (given == NULL)
         return NULL;
     Py_ssize_t members = PyTuple_GET_SIZE(given), n = 0;
@@ -431,7 +446,7 @@ read_claims(PyObject *module, PyObject *args)
     }
     PyObject *topics = NULL, *partitions = NULL, *result = NULL;
     for (Py_ssize_t m = 0; m < members; m++) {
-        PyObject *claims = PySequence_Tuple(PyTuple_GET_ITEM(given, m));
+        PyObject *claims = tuple_of(PyTuple_GET_ITEM(given, m));
         if (claims == NULL)
             goto done;
         PyTuple_SET_ITEM(sequences, m, claims);
@@ -505,7 +520,7 @@ name_indices(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!:indices", &PyList_Type, &sequences, &PyDict_Type, &index))
         return NULL;
     /* Tuples throughout: a name's own __hash__ or __eq__ (a str subclass's) could change a list. */
-    PyObject *given = PySequence_Tuple(sequences);
+    PyObject *given = tuple_of(sequences);
     if (given == NULL)
         return NULL;
     Py_ssize_t count = PyTuple_GET_SIZE(given), n = 0;
@@ -515,7 +530,7 @@ name_indices(PyObject *module, PyObject *args)
         return NULL;
     }
     for (Py_ssize_t j = 0; j < count; j++) {
-        PyObject *names = PySequence_Tuple(PyTuple_GET_ITEM(given, j));
+        PyObject *names = tuple_of(PyTuple_GET_ITEM(given, j));
         if (names == NULL)
             goto done;
         PyTuple_SET_ITEM(held, j, names);
@@ -575,7 +590,7 @@ from_pairs(PyObject *module, PyObject *args)
     /* A tuple of the entries: a finalizer the collector runs while objects are allocated could
      * change the list, and each entry's two objects are held before an allocation for the same
      * reason (an entry may be a list too). */
-    PyObject *entries = PySequence_Tuple(value);
+    PyObject *entries = tuple_of(value);
     if (entries == NULL)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(entries);

@@ -264,35 +264,49 @@ def test_json_pairs_read_in_c_are_ordinary_topic_partitions_out_of_the_collector
 
 @pytest.mark.parametrize("emptied", ["the list", "its pairs"])
 def test_a_finalizer_emptying_the_json_pairs_mid_read_leaves_a_whole_answer_or_none(emptied):
-    """The collector may run a finalizer while the C loop allocates (here, at every allocation),
-    and the finalizer may empty what is being read: the loop reads a tuple of the entries and
-    holds each entry's two objects before allocating, so it answers every pair as it was, or
+    """The collector may run a finalizer while the C loop allocates, and the finalizer may empty
+    what is being read: the loop reads a tuple of the entries, copied with the collector paused,
+    and holds each entry's two objects before allocating, so it answers every pair as it was, or
     None where an entry it had not reached yet changed (the plain reader then reads what is
-    there); never a freed object."""
-    victim = [[f"t{i}", i] for i in range(2000)]
-    ran = []
-
-    class _Emptying:
-        def __del__(self) -> None:
-            ran.append(True)
-            for pair in victim if emptied == "its pairs" else ():
-                pair.clear()
-            if emptied == "the list":
-                victim.clear()
-
-    threshold = gc.get_threshold()
-    try:
-        gc.set_threshold(1)
-        cycle = _Emptying()
-        cycle.me = cycle
-        del cycle  # garbage for the next collection, which an allocation in the loop runs
-        read = model.topic_partitions_of_pairs(victim)
-    finally:
-        gc.set_threshold(*threshold)
-    gc.collect()
-    assert ran
+    there); never a freed object. The collection falls on each of the call's first allocations in
+    turn (the copy of the list among them), and the finalizer fills what it freed with other
+    lists: a read of freed entries finds those, or crashes."""
     expected = [TopicPartition(f"t{i}", i) for i in range(2000)]
-    assert read == expected if emptied == "the list" else read in (None, expected)
+    inside = 0
+    for allocation in range(8):
+        victim = [[f"t{i}", i] for i in range(2000)]
+        state = {"calling": False, "ran while calling": False}
+        filler: list[list[object]] = []
+
+        class _Emptying:
+            def __del__(self) -> None:
+                state["ran while calling"] = state["calling"]
+                for pair in victim if emptied == "its pairs" else ():
+                    pair.clear()
+                if emptied == "the list":
+                    victim.clear()
+                filler.extend([None, -1] for _ in range(4000))
+
+        threshold = gc.get_threshold()
+        try:
+            gc.collect()
+            gc.set_threshold(10**6)
+            cycle = _Emptying()
+            cycle.me = cycle  # type: ignore[attr-defined]
+            del cycle  # garbage for the collection the threshold sets off
+            gc.set_threshold(gc.get_count()[0] + allocation)
+            state["calling"] = True
+            read = model.topic_partitions_of_pairs(victim)
+            state["calling"] = False
+        finally:
+            gc.set_threshold(*threshold)
+        gc.collect()
+        inside += state["ran while calling"]
+        if emptied == "the list":  # (emptied before the copy, at the call's own allocations: nothing to read)
+            assert read in ([], expected), allocation
+        else:
+            assert read in (None, expected), allocation
+    assert inside, "no collection fell inside the call"
 
 
 @examples(150)
