@@ -260,7 +260,7 @@ TopicPartition(topic='b', partition=2)), ()]
             by_member = stable_order(member)
             member, topic, partition = member[by_member], topic[by_member], partition[by_member]
         made = topic_partitions_at(self.names, topic, partition)
-        bounds = np.searchsorted(member, np.arange(members + 1)).tolist()
+        bounds = member.searchsorted(np.arange(members + 1)).tolist()
         return [tuple(made[start:end]) for start, end in zip(bounds, bounds[1:])]
 
 

@@ -144,8 +144,8 @@ def _push_direct(eligible: np.ndarray, x: np.ndarray, owned: np.ndarray, local: 
     given prefers, in this order, one local to the taker (KIP-881), one remote for the giver,
     one the giver did not own, one the taker did. Returns the pushes made.
     """
-    sources = np.flatnonzero(active & (loads == level))
-    targets = np.flatnonzero(active & (loads <= level - 2))
+    sources = (active & (loads == level)).nonzero()[0]
+    targets = (active & (loads <= level - 2)).nonzero()[0]
     if not targets.size:
         return 0
     holds = x[:, sources] > 0
@@ -202,7 +202,7 @@ def _improving_path(eligible: np.ndarray, x: np.ndarray, loads: np.ndarray, sour
     seen_class = np.zeros(x.shape[0], dtype=bool)
     reached_via = np.full(x.shape[1], -1)  # class through which a member was reached
     given_by = np.full(x.shape[0], -1)  # member whose holdings reached a class
-    frontier = np.flatnonzero(sources)
+    frontier = sources.nonzero()[0]
     while frontier.size:
         held = x[:, frontier] > 0
         held[seen_class] = False
@@ -308,7 +308,7 @@ def _negative_cycle(nodes: int, tail: np.ndarray, head: np.ndarray, cost: np.nda
         improved = best < dist
         if not improved.any():
             return None
-        chosen = np.flatnonzero(improved[head] & (candidate == best[head]))
+        chosen = (improved[head] & (candidate == best[head])).nonzero()[0]
         pred[head[chosen]] = chosen
         dist = best
         cycle = _cycle_in(pred, tail)

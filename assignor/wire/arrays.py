@@ -396,11 +396,11 @@ def _grouped(key: np.ndarray) -> np.ndarray | None:
     run_keys.sort()
     if not (run_keys[1:] == run_keys[:-1]).any():
         return None
-    by_key = np.argsort(key, kind="stable")
+    by_key = key.argsort(kind="stable")
     starts = run_starts(key[by_key])
     first = np.empty_like(by_key)
-    first[by_key] = by_key[starts][np.cumsum(starts) - 1]  # first position of each pair's key
-    return np.argsort(first, kind="stable")
+    first[by_key] = by_key[starts][starts.cumsum() - 1]  # first position of each pair's key
+    return first.argsort(kind="stable")
 
 
 def _put_entries(frames: Frames, entry_at: np.ndarray, entry_name: np.ndarray, entry_count: np.ndarray,

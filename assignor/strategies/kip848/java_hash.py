@@ -75,7 +75,7 @@ def spread_many(hashes: np.ndarray) -> np.ndarray:
 
 def table_sizes_for(capacities: np.ndarray) -> np.ndarray:
     """`table_size_for` of each capacity."""
-    found: np.ndarray = _POWERS[np.minimum(np.searchsorted(_POWERS, capacities), 30)]
+    found: np.ndarray = _POWERS[np.minimum(_POWERS.searchsorted(capacities), 30)]
     return found
 
 
