@@ -87,7 +87,6 @@ def test_member_order_kept_between_plans_is_java_order(rosters):
         assert dense._member_order(ids, memo) == java_order(ids)
 
 
-
 @examples(300)
 @given(st.lists(groups(), min_size=1, max_size=5))
 @example([Group({"a": 1, "b": 1}, [Member("m0", ["a"], owned=[TopicPartition("a", 0)])]),
@@ -102,6 +101,7 @@ def test_claims_resolved_with_a_kept_memo_are_those_resolved_afresh(plans):
         assert kept.prev_owner.tolist() == afresh.prev_owner.tolist()
         assert (None if kept.earlier is None else kept.earlier.tolist()) == \
             (None if afresh.earlier is None else afresh.earlier.tolist())
+
 
 def _key(claim):
     """A claim as a hashable key that tells ("a", False) from ("a", 0) and TopicPartition from tuple."""

@@ -292,7 +292,7 @@ def test_a_finalizer_emptying_the_json_pairs_mid_read_leaves_a_whole_answer_or_n
             gc.collect()
             gc.set_threshold(10**6)
             cycle = _Emptying()
-            cycle.me = cycle  # type: ignore[attr-defined]
+            cycle.me = cycle
             del cycle  # garbage for the collection the threshold sets off
             gc.set_threshold(gc.get_count()[0] + allocation)
             state["calling"] = True
