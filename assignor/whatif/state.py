@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignor._arrays import appended
+from assignor._arrays import appended, filled
 from assignor.errors import WhatIfError
 from assignor.leader import LeaderCache
 from assignor.model import INT32_MAX, Claims, Member
@@ -81,8 +81,7 @@ class _Numbering(dict[str, int]):
     def positions(self, numbers: np.ndarray, among: np.ndarray) -> np.ndarray:
         """Each member of `numbers` as an index in `among` (also numbers; -1: not there), then
         a last -1."""
-        where = np.empty(len(self) + 1, dtype=np.int64)  # (`np.full` costs twice as much: once per round)
-        where.fill(-1)
+        where = filled(len(self) + 1, -1)
         where[among] = np.arange(len(among))
         found: np.ndarray = where[appended(numbers, len(self))]
         return found
