@@ -24,9 +24,10 @@ $(BIN)/python:
 
 # Serving needs the [api] extra only; the tests need everything ([test] pulls in the rest).
 SERVE_STAMP := $(VENV)/.installed-serve
-# The installs build the package's C part (assignor/_topic_partitions.c, assignor/solver/_deal.c)
-# in place: a change to it installs again.
-BUILT := pyproject.toml constraints.txt assignor/_topic_partitions.c assignor/solver/_deal.c assignor/_buffers.h
+# The installs build the package's C part (assignor/_topic_partitions.c, assignor/solver/_deal.c,
+# assignor/wire/_compact_arrays.c) in place: a change to it installs again.
+BUILT := pyproject.toml constraints.txt assignor/_topic_partitions.c assignor/solver/_deal.c assignor/_buffers.h \
+	assignor/wire/_compact_arrays.c
 
 $(SERVE_STAMP): $(BUILT) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[api]'

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from assignor.errors import InvalidGroupError
 
-__all__ = ["TopicId", "derived_topic_id", "parse_topic_id", "topic_ids_of"]
+__all__ = ["TopicId", "derived_topic_id", "parse_topic_id", "text_of_bytes", "topic_ids_of"]
 
 
 def _signed(value: int) -> int:
@@ -43,8 +43,13 @@ class TopicId(NamedTuple):
     def __str__(self) -> str:
         """``Uuid.toString``: base64url without padding."""
         mask = 0xFFFF_FFFF_FFFF_FFFF
-        raw = (self.msb & mask).to_bytes(8, "big") + (self.lsb & mask).to_bytes(8, "big")
-        return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+        return text_of_bytes((self.msb & mask).to_bytes(8, "big") + (self.lsb & mask).to_bytes(8, "big"))
+
+
+def text_of_bytes(raw: bytes) -> str:
+    """``Uuid.toString`` of a topic id's 16 bytes as the wire carries them (``str`` of
+    `TopicId.of_bytes`, without the halves)."""
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
 def derived_topic_id(name: str) -> TopicId:

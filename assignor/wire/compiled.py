@@ -11,18 +11,25 @@ tuples, made only when asked for.
 
 It earns its place on Metadata: a million partitions read in a fraction of the plain codec's
 time (`bench/fastpaths.py`), which a snapshot of a large group's topics waits for.
+
+Flexible arrays of KIP-848's topic partitions and of names (a consumer-protocol group's
+ConsumerGroupDescribe: each member's subscribed topics, assignment and target) are read in C
+(`assignor/wire/_compact_arrays.c`), value for value as the closures read them (what they leave
+to the closures: anything not read plainly). Responses are read with the cyclic collector
+paused (a large one's values are millions of objects, none in a cycle).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
 
-from assignor.topic_ids import TopicId
+from assignor._arrays import gc_paused
+from assignor.topic_ids import text_of_bytes
 from assignor.wire import codec
 from assignor.wire.rows import Rows
 from assignor.wire.schema import (
@@ -42,6 +49,11 @@ from assignor.wire.schema import (
     Struct,
 )
 
+try:  # flexible arrays of topic partitions and of names in C; a build without a compiler reads them below
+    import assignor.wire._compact_arrays as _in_c
+except ImportError:
+    _in_c = None  # type: ignore[assignment]
+
 __all__ = ["Irregular", "decode", "skip_tagged"]
 
 #: A reader: (the bytes, where to start) -> (the value, where it ended).
@@ -50,6 +62,29 @@ Reader = Callable[[bytes, int], tuple[Any, int]]
 _FIXED = {INT8: "b", INT16: "h", INT32: "i", INT64: "q", BOOL: "?", UUID: "16s"}
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
+
+
+#: A topic id's text, by its bytes: a response names each topic's id once per partition list
+#: (ConsumerGroupDescribe: twice per member and topic), of a cluster's few thousand topics.
+_topic_id_text = lru_cache(maxsize=1 << 14)(text_of_bytes)
+
+
+#: KIP-848's topic partitions (`admin._ASSIGNMENT`'s entries), as `_array_reader` knows them: the
+#: fields' types, each present. A flexible array of them, or of strings, is read in C where it
+#: was built (`assignor/wire/_compact_arrays.c`), which finds the texts of topic ids and names
+#: kept here by their bytes (up to `_KEPT` of each: `_bounded`).
+_TOPIC_PARTITIONS = ((UUID, True), (STRING, True), (Array(INT32), True))
+_KEPT = 1 << 14
+_ids: dict[bytes, str] = {}
+_names: dict[bytes, str] = {}
+
+
+def _bounded() -> None:
+    """The texts kept forgotten once either dict holds more than `_KEPT` (a response of many
+    distinct names does not make them grow without end)."""
+    if len(_names) > _KEPT or len(_ids) > _KEPT:
+        _names.clear()
+        _ids.clear()
 
 
 @cache
@@ -70,7 +105,8 @@ def decode(message: Message, data: bytes, version: int) -> dict[str, Any]:
         As `codec.decode` would (it is called to say why).
     """
     try:
-        values, _end = _reader(message, version)(data, 0)
+        with gc_paused():  # (values of a large response are millions of objects, none in a cycle)
+            values, _end = _reader(message, version)(data, 0)
     except (Irregular, struct.error, IndexError, UnicodeDecodeError, ValueError):
         return codec.decode(message, data, version)[1]  # raises, naming the field
     return dict(zip((f.name for f in message.fields), values))
@@ -160,7 +196,7 @@ def _struct_reader(fields: tuple[Field, ...], flexible: bool, version: int) -> R
                 if uuids:
                     unpacked = list(unpacked)
                     for i in uuids:
-                        unpacked[i] = str(TopicId.of_bytes(unpacked[i]))
+                        unpacked[i] = _topic_id_text(unpacked[i])
                 values.extend(unpacked)
             elif kind == 2:
                 value, at = step(data, at)
@@ -194,7 +230,7 @@ def _value_reader(kind: str | Array | Struct, flexible: bool, version: int) -> R
 
         def fixed(data: bytes, at: int) -> tuple[Any, int]:
             value = form.unpack_from(data, at)[0]
-            return (str(TopicId.of_bytes(value)) if kind == UUID else value), at + form.size
+            return (_topic_id_text(value) if kind == UUID else value), at + form.size
         return fixed
     wide = kind in (BYTES, NULLABLE_BYTES)
     nullable = kind in (NULLABLE_STRING, NULLABLE_BYTES)
@@ -257,6 +293,21 @@ def _array_reader(kind: Array, flexible: bool, version: int) -> Reader:
             value, at = element(data, at)
             out.append(value)
         return out, at
+
+    # In C where it was built, which reads plainly read bytes and leaves the rest to `array`.
+    if _in_c is not None and flexible and not kind.nullable:
+        if kind.of == STRING:
+            def strings(data: bytes, at: int) -> tuple[Any, int]:
+                _bounded()
+                read = _in_c.strings(data, at, _names)
+                return array(data, at) if read is None else read
+            return strings
+        if not isinstance(kind.of, str) and tuple((f.type, f.since <= version) for f in kind.of) == _TOPIC_PARTITIONS:
+            def topic_partitions(data: bytes, at: int) -> tuple[Any, int]:
+                _bounded()
+                read = _in_c.read(data, at, _ids, _names, _topic_id_text)
+                return array(data, at) if read is None else read
+            return topic_partitions
     return array
 
 

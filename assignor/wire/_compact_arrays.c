@@ -1,0 +1,244 @@
+/* Two flexible (compact) arrays in C, for the compiled response reader
+ * (`assignor.wire.compiled`): KIP-848's topic partitions,
+ * ``{TopicId UUID, TopicName COMPACT_STRING, Partitions COMPACT_ARRAY(INT32)}``, and arrays of
+ * strings (topic names). ConsumerGroupDescribe gives each member's subscribed topic names, its
+ * assignment and its target in them.
+ *
+ * Why: a group of 2,000 members over a million partitions, each subscribed to 500 topics, is a
+ * million names and two million topic partitions, and the compiled reader's closures take about
+ * 1-2 us a value (4 s a snapshot of that group); here a value is a few checks and its objects,
+ * the text of a topic id or name found by its bytes in the caller's dictionaries (a response
+ * names each of a few thousand topics many times).
+ *
+ * The values are the plain codec's (`assignor.wire.codec`): anything not read plainly here (a
+ * tagged field, a null, a length past the bytes, a varint of more than five bytes, text that is
+ * not UTF-8) gives None, and the caller reads the array its own way, which reads it or says why
+ * it cannot. Property tests hold the two equal, on good bytes and bad.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+/* An unsigned varint of at most five bytes and at most 2**32 - 1, as the compiled reader's
+ * `_varint` reads it: its value, or -1 (and `*at` unchanged) when it does not read. */
+static int64_t
+varint(const unsigned char *data, Py_ssize_t size, Py_ssize_t *at)
+{
+    uint64_t value = 0;
+    Py_ssize_t i = *at;
+    for (int shift = 0; shift < 35; shift += 7) {
+        if (i >= size)
+            return -1;
+        unsigned char byte = data[i++];
+        value |= (uint64_t)(byte & 0x7F) << shift;
+        if (byte < 0x80) {
+            if (value > 0xFFFFFFFFu)
+                return -1;
+            *at = i;
+            return (int64_t)value;
+        }
+    }
+    return -1;
+}
+
+/* The text of `size` bytes at `raw`, found in `known` by those bytes, or made by `make(bytes)`
+ * and kept there: a new reference, NULL with an error set, or NULL without one when `make`
+ * gives no str (the caller then reads plainly). */
+static PyObject *
+text_of(PyObject *known, PyObject *make, const unsigned char *raw, Py_ssize_t size)
+{
+    PyObject *key = PyBytes_FromStringAndSize((const char *)raw, size);
+    if (key == NULL)
+        return NULL;
+    PyObject *text = PyDict_GetItemWithError(known, key);
+    if (text != NULL) {
+        Py_INCREF(text);
+        Py_DECREF(key);
+        return text;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    text = make == NULL ? PyUnicode_DecodeUTF8((const char *)raw, size, "strict")
+                        : PyObject_CallOneArg(make, key);
+    if (text == NULL || !PyUnicode_CheckExact(text)) {
+        Py_DECREF(key);
+        Py_XDECREF(text);
+        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            PyErr_Clear();  /* not UTF-8: read plainly, which says so */
+        return NULL;
+    }
+    if (PyDict_SetItem(known, key, text) < 0) {
+        Py_DECREF(key);
+        Py_DECREF(text);
+        return NULL;
+    }
+    Py_DECREF(key);
+    return text;
+}
+
+/* The smallest entry: a topic id, a name's length, a partitions' count, the tagged fields' count. */
+#define LEAST_ENTRY (16 + 1 + 1 + 1)
+
+PyDoc_STRVAR(read_doc,
+"read(data, at, ids, names, id_text) -> (list, end) or None\n\n"
+"The flexible array of (topic id, topic name, [partitions]) entries at offset `at` of the bytes\n"
+"`data` (its compact count first), as the plain codec reads it: a list of (str, str, list of\n"
+"int) tuples, and the offset after the array. A topic id's text is `id_text(its 16 bytes)`,\n"
+"kept in the dict `ids` by those bytes; a name's is kept in `names`. None where anything is not\n"
+"plainly read (see the top of assignor/wire/_compact_arrays.c).");
+
+static PyObject *
+read_array(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t at;
+    PyObject *ids, *names, *id_text;
+    if (!PyArg_ParseTuple(args, "y*nO!O!O:read", &view, &at, &PyDict_Type, &ids, &PyDict_Type, &names, &id_text))
+        return NULL;
+    const unsigned char *data = view.buf;
+    Py_ssize_t size = view.len;
+    PyObject *out = NULL;
+    if (at < 0 || at > size)
+        goto plainly;
+    int64_t count = varint(data, size, &at) - 1;
+    /* (a null array, -1, is not this field's; the bound before anything is allocated) */
+    if (count < 0 || count > (size - at) / LEAST_ENTRY)
+        goto plainly;
+    out = PyList_New((Py_ssize_t)count);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t e = 0; e < (Py_ssize_t)count; e++) {
+        if (size - at < 16)
+            goto plainly;
+        PyObject *id = text_of(ids, id_text, data + at, 16);
+        if (id == NULL)
+            goto failed_or_plainly;
+        at += 16;
+        int64_t length = varint(data, size, &at) - 1;
+        if (length < 0 || length > size - at) {
+            Py_DECREF(id);
+            goto plainly;
+        }
+        PyObject *name = text_of(names, NULL, data + at, (Py_ssize_t)length);
+        if (name == NULL) {
+            Py_DECREF(id);
+            goto failed_or_plainly;
+        }
+        at += (Py_ssize_t)length;
+        int64_t partitions = varint(data, size, &at) - 1;
+        /* the partitions, then one byte: no tagged fields (the usual case; others read plainly) */
+        if (partitions < 0 || size - at < 1 || partitions > (size - at - 1) / 4 || data[at + 4 * partitions] != 0) {
+            Py_DECREF(id);
+            Py_DECREF(name);
+            goto plainly;
+        }
+        PyObject *numbers = PyList_New((Py_ssize_t)partitions);
+        if (numbers == NULL) {
+            Py_DECREF(id);
+            Py_DECREF(name);
+            goto fail;
+        }
+        for (Py_ssize_t p = 0; p < (Py_ssize_t)partitions; p++) {
+            const unsigned char *b = data + at + 4 * p;
+            int32_t value = (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3]);
+            PyObject *number = PyLong_FromLong(value);
+            if (number == NULL) {
+                Py_DECREF(id);
+                Py_DECREF(name);
+                Py_DECREF(numbers);
+                goto fail;
+            }
+            PyList_SET_ITEM(numbers, p, number);
+        }
+        at += 4 * (Py_ssize_t)partitions + 1;
+        PyObject *entry = PyTuple_Pack(3, id, name, numbers);
+        Py_DECREF(id);
+        Py_DECREF(name);
+        Py_DECREF(numbers);
+        if (entry == NULL)
+            goto fail;
+        PyList_SET_ITEM(out, e, entry);
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(Nn)", out, at);
+failed_or_plainly:
+    if (PyErr_Occurred())
+        goto fail;
+plainly:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+PyDoc_STRVAR(strings_doc,
+"strings(data, at, names) -> (list, end) or None\n\n"
+"The flexible array of strings at offset `at` of the bytes `data` (its compact count first), as\n"
+"the plain codec reads it, and the offset after it; each text kept in the dict `names` by its\n"
+"bytes. None where anything is not plainly read (a null string among them, say).");
+
+static PyObject *
+read_strings(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t at;
+    PyObject *names;
+    if (!PyArg_ParseTuple(args, "y*nO!:strings", &view, &at, &PyDict_Type, &names))
+        return NULL;
+    const unsigned char *data = view.buf;
+    Py_ssize_t size = view.len;
+    PyObject *out = NULL;
+    if (at < 0 || at > size)
+        goto plainly;
+    int64_t count = varint(data, size, &at) - 1;
+    if (count < 0 || count > size - at)  /* (each string takes a byte at least) */
+        goto plainly;
+    out = PyList_New((Py_ssize_t)count);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t e = 0; e < (Py_ssize_t)count; e++) {
+        int64_t length = varint(data, size, &at) - 1;
+        if (length < 0 || length > size - at)
+            goto plainly;
+        PyObject *name = text_of(names, NULL, data + at, (Py_ssize_t)length);
+        if (name == NULL)
+            goto failed_or_plainly;
+        at += (Py_ssize_t)length;
+        PyList_SET_ITEM(out, e, name);
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(Nn)", out, at);
+failed_or_plainly:
+    if (PyErr_Occurred())
+        goto fail;
+plainly:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"read", read_array, METH_VARARGS, read_doc},
+    {"strings", read_strings, METH_VARARGS, strings_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "assignor.wire._compact_arrays",
+    "Flexible arrays of topic partitions and of strings read in C (see assignor.wire.compiled).", 0, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__compact_arrays(void)
+{
+    return PyModuleDef_Init(&module_def);
+}

@@ -1,0 +1,118 @@
+"""The flexible arrays the compiled reader reads in C (`assignor/wire/_compact_arrays.c`: KIP-848's
+topic partitions and arrays of names) against the plain codec, its reference: ConsumerGroupDescribe
+responses of random members read the same, and, cut at every offset or with any byte changed,
+read the same or are refused with the same error; without its C part the reader reads the same."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assignor.errors import ProtocolError
+from assignor.model import INT32_MAX, INT32_MIN
+from assignor.topic_ids import TopicId, text_of_bytes
+from assignor.wire import admin, codec, compiled
+
+DESCRIBE = admin.CONSUMER_GROUP_DESCRIBE
+pytestmark = pytest.mark.skipif(compiled._in_c is None, reason="built without a C compiler")
+
+# Names of every varint width a count or length takes here (one byte below 127, two above).
+_NAMES = st.one_of(st.sampled_from(["", "t", "orders", "ünïcødé", "a" * 126, "b" * 127, "c" * 300]),
+                   st.text(max_size=20))
+_ENTRIES = st.lists(st.tuples(st.binary(min_size=16, max_size=16), _NAMES,
+                              st.lists(st.integers(INT32_MIN, INT32_MAX), max_size=130)), max_size=5)
+
+
+def _response(members: list[tuple[list[str], list[tuple[bytes, str, list[int]]], list[tuple[bytes, str, list[int]]]]]
+              ) -> bytes:
+    def assignment(entries: list[tuple[bytes, str, list[int]]]) -> tuple[object, ...]:
+        return ([(text_of_bytes(raw), name, partitions) for raw, name, partitions in entries],)
+    return codec.encode(DESCRIBE.response, {"throttle_time_ms": 0, "groups": [
+        (0, None, "g", "Stable", 3, 3, "uniform", [
+            (f"m{i}", None, None, 3, "client", "/127.0.0.1", names, None, assignment(owned), assignment(target), 1)
+            for i, (names, owned, target) in enumerate(members)], 0)]}, DESCRIBE.version)
+
+
+def _read(read, data: bytes) -> object:
+    try:
+        return read(DESCRIBE.response, data, DESCRIBE.version)
+    except ProtocolError as error:
+        return str(error)
+
+
+def _plain(message, data, version):
+    return codec.decode(message, data, version)[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(_NAMES, max_size=5), _ENTRIES, _ENTRIES), min_size=1, max_size=3))
+def test_random_members_read_as_the_plain_codec_reads_them(members):
+    data = _response(members)
+    got = compiled.decode(DESCRIBE.response, data, DESCRIBE.version)
+    assert got == _plain(DESCRIBE.response, data, DESCRIBE.version)
+    (group,) = got["groups"]
+    for member, (names, owned, target) in zip(group[7], members, strict=True):
+        assert member[6] == names
+        assert member[8] == ([(str(TopicId.of_bytes(raw)), name, ps) for raw, name, ps in owned],)
+        assert member[9] == ([(str(TopicId.of_bytes(raw)), name, ps) for raw, name, ps in target],)
+
+
+_SAMPLE = _response([(["orders", "b" * 127], [(bytes(range(16)), "orders", [0, 2, -1]), (b"\xff" * 16, "ü", [])],
+                      [(bytes(16), "b" * 127, list(range(130)))])])
+
+
+@pytest.mark.parametrize("change", [None, 0x00, 0x01, 0x7F, 0x80, 0xFF])
+def test_every_cut_or_changed_byte_reads_or_fails_as_the_plain_codec_does(change):
+    """A byte changed anywhere (a count, a length, a varint's continuation, a tagged field's
+    count, a name's UTF-8), or the bytes cut there: the same values, or the same error."""
+    for at in range(len(_SAMPLE)):
+        data = _SAMPLE[:at] if change is None else _SAMPLE[:at] + bytes([change]) + _SAMPLE[at + 1:]
+        assert _read(compiled.decode, data) == _read(_plain, data), at
+
+
+def test_without_its_c_part_the_reader_reads_the_same(monkeypatch):
+    data = _SAMPLE
+    expected = compiled.decode(DESCRIBE.response, data, DESCRIBE.version)
+    compiled._reader.cache_clear()
+    monkeypatch.setattr(compiled, "_in_c", None)
+    try:
+        assert compiled.decode(DESCRIBE.response, data, DESCRIBE.version) == expected
+    finally:
+        compiled._reader.cache_clear()  # (readers built without C are not kept)
+
+
+def test_the_texts_kept_by_their_bytes_stay_bounded(monkeypatch):
+    monkeypatch.setattr(compiled, "_KEPT", 2)
+    many = _response([([f"n{i}" for i in range(5)], [], [])])
+    for _ in range(3):
+        compiled.decode(DESCRIBE.response, many, DESCRIBE.version)
+        # cleared before each array once over the bound: at most the bound and one array's names
+        assert len(compiled._names) <= 2 + 5
+
+
+def test_what_the_c_part_reads_gives_back_every_reference_it_took():
+    """Read, then dropped: the kept texts and the bytes are referenced as before, on a full read
+    and on one given up midway (a name that is not UTF-8 after good entries)."""
+    from assignor.wire import _compact_arrays
+
+    good = _response([(["orders"], [(bytes(16), "orders", [1, 2])] * 3, [])])
+    bad = good.replace(b"orders", b"order\xff")
+    last_bad = good[: good.rindex(b"orders")] + b"order\xff" + good[good.rindex(b"orders") + 6 :]
+    ids: dict[bytes, str] = {}
+    names: dict[bytes, str] = {}
+    at = good.index(b"orders") - 1  # the subscribed names' array starts at its count, just before
+    assert _compact_arrays.strings(good, at - 1, names) == (["orders"], at + 7)
+    (text,) = names.values()
+    before = sys.getrefcount(text), sys.getrefcount(good), sys.getrefcount(last_bad)
+    for _ in range(100):
+        assert _compact_arrays.strings(good, at - 1, names) is not None
+        assert _compact_arrays.strings(bad, at - 1, names) is None
+        start = good.index(bytes(16)) - 1
+        read = _compact_arrays.read(good, start, ids, names, text_of_bytes)
+        assert read is not None and read[0] == [(str(TopicId.of_bytes(bytes(16))), "orders", [1, 2])] * 3
+        assert _compact_arrays.read(last_bad, start, ids, names, text_of_bytes) is None  # (two entries read)
+        del read
+    assert (sys.getrefcount(text), sys.getrefcount(good), sys.getrefcount(last_bad)) == before
