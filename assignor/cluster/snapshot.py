@@ -41,6 +41,7 @@ from assignor.json_format import pairs_json
 from assignor.model import UNKNOWN_GENERATION
 from assignor.protocol import (
     Assignment,
+    DecodeCache,
     Messages,
     decode_assignment,
     decode_subscription,
@@ -137,8 +138,12 @@ def _classic_skipped(described: tuple[Any, ...]) -> Skipped | None:
     return None
 
 
-#: What `_decoded` makes of a classic group's members, or why they do not decode.
-Decoded = list[tuple[list[str], int, str | None, list[Any]]]
+class Decoded(NamedTuple):
+    """What `_decoded` makes of a classic group's members: each one's (topics, generation,
+    rack, owned), and the topics they hold (those of their ``owned``)."""
+
+    members: list[tuple[list[str], int, str | None, list[Any]]]
+    held: list[str]
 
 
 def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | Skipped | None = None) -> Json | Skipped:
@@ -156,12 +161,12 @@ def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | S
     rows = [{"id": member_id, "topics": topics_, "owned": owned, "generation": generation, "rack": rack,
              **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id}
             for (member_id, instance_id, client_id, _host, _metadata, _assignment), (topics_, generation, rack, owned)
-            in zip(members, decoded, strict=True)]
+            in zip(members, decoded.members, strict=True)]
     generation = max((row["generation"] for row in rows), default=UNKNOWN_GENERATION) + 1
     for row in rows:
         row["generation"] = generation
-    return {"group_id": group_id, "protocol": "classic", "assignor": protocol or None, **_only(topics, rows),
-            "members": rows}
+    return {"group_id": group_id, "protocol": "classic", "assignor": protocol or None,
+            **_only(topics, rows, decoded.held), "members": rows}
 
 
 def _decoded_or_why(members: list[tuple[Any, ...]], protocol: str) -> Decoded | Skipped:
@@ -184,8 +189,9 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
         Naming the member whose metadata or assignment does not decode.
     """
     ids = [m[0] for m in members]
+    cache = DecodeCache()  # (the topic names the metadata gave, found again in the assignments)
     try:
-        roster = read_join_group(ids, Messages.of([m[4] for m in members]), protocol)
+        roster = read_join_group(ids, Messages.of([m[4] for m in members]), protocol, cache)
         fields = [(list(m.topics), m.generation, m.rack) for m in roster.members]
     except UnknownProtocolError:
         fields = []
@@ -199,7 +205,7 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
         raise AssignorError(f"a member's metadata does not decode ({error})") from None
     try:
         # (a member that has not synced yet holds nothing: an empty assignment)
-        claims = read_assignments(Messages.of([m[5] or _NOTHING for m in members]))
+        claims = read_assignments(Messages.of([m[5] or _NOTHING for m in members]), cache)
     except ProtocolError:
         for member_id, *_, assignment in members:  # which one, named
             try:
@@ -211,7 +217,9 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
     with gc_paused():  # a million small lists, no cycles
         pairs = pairs_json(claims.names, claims.topic[order], claims.partition[order].tolist())
     bounds = np.searchsorted(claims.member[order], np.arange(len(members) + 1)).tolist()
-    return [(*f, pairs[bounds[i] : bounds[i + 1]]) for i, f in enumerate(fields)]
+    held = np.flatnonzero(np.bincount(claims.topic, minlength=len(claims.names))).tolist()
+    return Decoded([(*f, pairs[bounds[i] : bounds[i + 1]]) for i, f in enumerate(fields)],
+                   [claims.names[t] for t in held])
 
 
 #: The SyncGroup assignment of a member that holds nothing.
@@ -227,21 +235,33 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
     if state == "dead":
         return _NO_SUCH_GROUP
     rows = []
-    for member in members:
-        member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, _kind = member
-        subscribed = list(names)
-        if regex:
-            subscribed += [t for t in topics["topics"] if t not in subscribed and _matches(regex, t)]
-        rows.append({"id": member_id, "topics": subscribed, "owned": _assigned(current), "target": _assigned(target),
-                     "generation": epoch, "member_epoch": epoch, "rack": rack,
-                     **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id})
+    held: set[str] = set()
+    with gc_paused():  # a large group's pairs are millions of small lists, none in a cycle
+        for member in members:
+            member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, _kind = member
+            subscribed = list(names)
+            if regex:
+                subscribed += [t for t in topics["topics"] if t not in subscribed and _matches(regex, t)]
+            rows.append({"id": member_id, "topics": subscribed, "owned": _assigned(current, held),
+                         "target": _assigned(target, held), "generation": epoch, "member_epoch": epoch, "rack": rack,
+                         **({"group_instance_id": instance_id} if instance_id is not None else {}),
+                         "client_id": client_id})
     return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "group_epoch": group_epoch,
-            "assignment_epoch": assignment_epoch, **_only(topics, rows), "members": rows}
+            "assignment_epoch": assignment_epoch, **_only(topics, rows, held), "members": rows}
 
 
-def _assigned(assignment: tuple[Any, ...]) -> list[list[Any]]:
+def _assigned(assignment: tuple[Any, ...], held: set[str]) -> list[list[Any]]:
+    """An assignment's ``[[topic, partition], ...]``, each topic's partitions in order (the
+    coordinator lists them from a set); the topics with any partition added to `held`."""
     (by_topic,) = assignment
-    return [[name, p] for _topic_id, name, partitions in by_topic for p in sorted(partitions)]
+    pairs: list[list[Any]] = []
+    for _topic_id, name, partitions in by_topic:
+        if len(partitions) == 1:  # (nothing to sort, and no generator: a large group holds many such)
+            pairs.append([name, partitions[0]])
+        else:
+            pairs.extend([name, p] for p in sorted(partitions))
+    held.update(name for _topic_id, name, partitions in by_topic if partitions)
+    return pairs
 
 
 def _matches(regex: str, topic: str) -> bool:
@@ -253,9 +273,10 @@ def _matches(regex: str, topic: str) -> bool:
         return False
 
 
-def _only(topics: Json, members: list[Json]) -> Json:
-    """The topic fields of the topics `members` read or hold."""
-    read = {t for m in members for t in m["topics"]} | {p[0] for m in members for p in m["owned"]}
+def _only(topics: Json, members: list[Json], held: set[str] | list[str]) -> Json:
+    """The topic fields of the topics `members` read, or hold or are to get (`held`: the
+    topics of their ``owned`` and ``target``)."""
+    read = set(held).union(*(m["topics"] for m in members))
     kept = [t for t in topics["topics"] if t in read]
     return {key: {t: topics[key][t] for t in kept} for key in ("topics", "topic_ids", "partition_racks")
             if key in topics}
@@ -356,8 +377,7 @@ def _subscribed(entries: list[tuple[str, Any]], decoded: dict[str, Decoded | Ski
                 topics.update(names)
     for members in decoded.values():
         if not isinstance(members, Skipped):
-            for subscribed, _generation, _rack, _owned in members:
-                topics.update(subscribed)
+            topics.update(*(subscribed for subscribed, _generation, _rack, _owned in members.members))
     return topics
 
 

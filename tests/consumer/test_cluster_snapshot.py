@@ -68,6 +68,25 @@ def test_a_stable_classic_group():
     assert [m.id for m in read.members] == ["m2", "m1"] and read.members[0].group_instance_id == "i2"
 
 
+TOPICS = {"topics": {"t": 2, "u": 3, "v": 1, "w": 1}, "topic_ids": {name: T_ID for name in "tuvw"}}
+
+
+@pytest.mark.parametrize("members", [1, 60])  # (60 members' metadata is read in columns: over 1,024 bytes)
+def test_the_topics_kept_are_those_members_read_or_hold(members):
+    """A topic a member holds but no longer reads (u), is to get (v: a consumer-protocol target,
+    what the group is planned from), or reads but holds nothing of (t), is kept; one no member
+    reads, holds or is to get (w) is not."""
+    def classic(member_id: str) -> tuple[object, ...]:
+        metadata = encode_subscription(Subscription(["t"], generation_id=4), version=3)
+        return (member_id, None, "c", "h", metadata, encode_assignment(Assignment([TopicPartition("u", 2)])))
+
+    described = (0, "g", "Stable", "consumer", "cooperative-sticky", [classic(f"m{i}") for i in range(members)], 0)
+    assert classic_group(described, TOPICS)["topics"] == {"t": 2, "u": 3}
+    member = ("m1", None, None, 7, "c1", "h", ["t"], None, ([(T_ID, "u", [2])],), ([(T_ID, "v", [0])],), 1)
+    group = consumer_group((0, None, "g", "Stable", 7, 7, "uniform", [member] * members, 0), TOPICS)
+    assert group["topics"] == {"t": 2, "u": 3, "v": 1}
+
+
 @pytest.mark.parametrize(("described", "kind", "reason"), [
     ((0, "g", "PreparingRebalance", "consumer", "", [_member("m1", [0])], 0), SkipKind.REBALANCING,
      "rebalancing (PreparingRebalance)"),
