@@ -9,9 +9,11 @@ from collections import defaultdict
 
 
 def best_of(function, repeat: int) -> tuple[float, object]:
-    """The fastest of `repeat` calls of `function` (seconds), and its last result."""
+    """The fastest of `repeat` calls of `function` (seconds), and its last result (each call
+    timed once the previous result is gone: freeing a large one is not the call's time)."""
     best, result = float("inf"), None
     for _ in range(repeat):
+        result = None
         start = time.perf_counter()
         result = function()
         best = min(best, time.perf_counter() - start)

@@ -1,8 +1,9 @@
 """Reading live groups (`assignor.cluster`): a cluster of 1,000 small groups read on the test
-broker (Apache Kafka 4.3.1, one node), and the largest group a snapshot may meet, decoded and
-built from its Metadata and DescribeGroups responses (2,000 members holding 1,000,000 partitions: no broker
-here holds that many, so the response's bytes are written by our tables, which tests hold to
-Java's), beside the time to plan that group with its own strategy.
+broker (Apache Kafka 4.3.1, one node), and the largest group a snapshot may meet, on either
+protocol, decoded and built from its responses (Metadata, and DescribeGroups or
+ConsumerGroupDescribe: 2,000 members holding 1,000,000 partitions; no broker here holds that many,
+so the responses' bytes are written by our tables, which tests hold to Java's), beside the time to
+plan the group that snapshot describes with its own strategy.
 
 The 1,000 groups hold committed offsets and no members (each made by one OffsetCommit): what a
 snapshot pays per group (FindCoordinator, ListGroups, DescribeGroups in batches), not per member.
@@ -12,22 +13,41 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.protocol import best_of
 
-def large(repeat: int = 3) -> dict[str, Any]:
-    """Decode a 2,000-member, 1M-partition DescribeGroups response and build its snapshot."""
-    from assignor import assign, protocol
-    from assignor.cluster.snapshot import classic_group, topics_of
-    from assignor.topic_ids import derived_topic_id
-    from assignor.wire import admin, codec, compiled
+
+def _large_group() -> Any:
     from assignor.workloads import java_large
 
-    group = java_large("uniform", 500, 2000, 2000)
-    started = time.perf_counter()
+    return java_large("uniform", 500, 2000, 2000)
+
+
+def _metadata_response(group: Any) -> bytes:
+    from assignor.topic_ids import derived_topic_id
+    from assignor.wire import admin, codec
+
+    return codec.encode(admin.METADATA.response, {
+        "throttle_time_ms": 0, "brokers": [(1, "h", 9092, None)], "cluster_id": "c", "controller_id": 1,
+        "topics": [(0, name, str(derived_topic_id(name)), False, [(0, p, 1, 0, [1], [1], []) for p in range(count)],
+                    -2147483648) for name, count in group.topics.items()]},
+        admin.METADATA.version)
+
+
+def large(repeat: int = 3) -> dict[str, Any]:
+    """Decode a 2,000-member, 1M-partition classic group's DescribeGroups response (each member
+    holding what cooperative-sticky gave it) and build its snapshot; beside it, planning the
+    group that snapshot describes (`group_from_json` of it, then ``assign``)."""
+    from assignor import assign, protocol
+    from assignor.cluster.snapshot import classic_group, topics_of
+    from assignor.json_format import group_from_json
+    from assignor.wire import admin, codec, compiled
+
+    group = _large_group()
     plan = assign("cooperative-sticky", group)
-    planning = time.perf_counter() - started
     members = []
     for m in group.members:
         owned = plan.assignment[m.id]
@@ -37,20 +57,65 @@ def large(repeat: int = 3) -> dict[str, Any]:
                         protocol.encode_assignment(protocol.Assignment(owned))))
     response = codec.encode(admin.DESCRIBE_GROUPS.response, {"throttle_time_ms": 0, "groups": [
         (0, "big", "Stable", "consumer", "cooperative-sticky", members, 0)]}, admin.DESCRIBE_GROUPS.version)
-    topics = codec.encode(admin.METADATA.response, {
-        "throttle_time_ms": 0, "brokers": [(1, "h", 9092, None)], "cluster_id": "c", "controller_id": 1,
-        "topics": [(0, name, str(derived_topic_id(name)), False, [(0, p, 1, 0, [1], [1], []) for p in range(count)],
-                    -2147483648) for name, count in group.topics.items()]},
-        admin.METADATA.version)
-    best = float("inf")
-    for _ in range(repeat):  # the two responses as the client reads them (`assignor.cluster.connection`)
-        started = time.perf_counter()
+    topics = _metadata_response(group)
+
+    def build() -> Any:  # the two responses as the client reads them (`assignor.cluster.connection`)
         metadata = compiled.decode(admin.METADATA.response, topics, admin.METADATA.version)
         described = compiled.decode(admin.DESCRIBE_GROUPS.response, response, admin.DESCRIBE_GROUPS.version)
-        built = classic_group(described["groups"][0], topics_of(metadata))
-        best = min(best, time.perf_counter() - started)
+        return classic_group(described["groups"][0], topics_of(metadata))
+
+    seconds, built = best_of(build, repeat)
     assert isinstance(built, dict) and sum(len(m["owned"]) for m in built["members"]) == 1_000_000
-    return {"bytes": len(response) + len(topics), "snapshot_s": best, "plan_s": planning}
+    planned = group_from_json(built)
+    planning, _plan = best_of(lambda: assign("cooperative-sticky", planned), repeat)
+    return {"bytes": len(response) + len(topics), "snapshot_s": seconds, "plan_s": planning}
+
+
+def large_consumer(repeat: int = 3) -> dict[str, Any]:
+    """The same group on the consumer protocol: its ConsumerGroupDescribe response (each member's
+    500 subscribed topics, its assignment and its target, as the uniform assignor gave them)
+    decoded and built; beside it, planning the group that snapshot describes with its assignor."""
+    from assignor import assign
+    from assignor.json_format import group_from_json
+
+    build, size = consumer_case()
+    seconds, built = best_of(build, repeat)
+    assert isinstance(built, dict) and sum(len(m["target"]) for m in built["members"]) == 1_000_000
+    planned = group_from_json(built)
+    planning, _plan = best_of(lambda: assign("kip848-uniform", planned), repeat)
+    return {"bytes": size, "snapshot_s": seconds, "plan_s": planning}
+
+
+def consumer_case() -> tuple[Callable[[], Any], int]:
+    """`large_consumer`'s snapshot: what decodes its two responses and builds it, and their size."""
+    from assignor import assign
+    from assignor.cluster.snapshot import consumer_group, topics_of
+    from assignor.topic_ids import derived_topic_id
+    from assignor.wire import admin, codec, compiled
+
+    group = _large_group()
+    plan = assign("kip848-uniform", group)
+    ids = {name: str(derived_topic_id(name)) for name in group.topics}
+
+    def assigned(partitions: Any) -> tuple[Any, ...]:
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        return ([(ids[t], t, ps) for t, ps in by_topic.items()],)
+
+    members = [(m.id, None, None, 7, "client", "/10.0.0.1", list(m.topics), None, assigned(plan.assignment[m.id]),
+                assigned(plan.assignment[m.id]), 1) for m in group.members]
+    response = codec.encode(admin.CONSUMER_GROUP_DESCRIBE.response, {"throttle_time_ms": 0, "groups": [
+        (0, None, "big", "Stable", 7, 7, "uniform", members, 0)]}, admin.CONSUMER_GROUP_DESCRIBE.version)
+    topics = _metadata_response(group)
+
+    def build() -> Any:
+        metadata = compiled.decode(admin.METADATA.response, topics, admin.METADATA.version)
+        described = compiled.decode(admin.CONSUMER_GROUP_DESCRIBE.response, response,
+                                    admin.CONSUMER_GROUP_DESCRIBE.version)
+        return consumer_group(described["groups"][0], topics_of(metadata))
+
+    return build, len(response) + len(topics)
 
 
 def fleet(groups: int = 1000, repeat: int = 3) -> dict[str, Any]:
@@ -92,8 +157,11 @@ def main(quick: bool, repeat: int) -> None:
     print(f"a cluster's groups (`snapshot --all`, test broker) | {row['groups']:,} / 0 / 0 | {row['seconds']:.2f} | "
           f"{row['groups'] / row['seconds']:,.0f} groups/s", flush=True)
     if not quick:
-        big = large(repeat)
-        print(f"one group from its Metadata and DescribeGroups responses ({big['bytes'] / 1e6:.0f} MB): decode "
-              f"and build | "
-              f"1 / 2,000 / 1,000,000 | {big['snapshot_s']:.2f} | planning it (cooperative-sticky): "
-              f"{big['plan_s']:.2f} s ({big['snapshot_s'] / big['plan_s']:.1f}x)", flush=True)
+        for protocol, request, strategy, measure in (("classic", "DescribeGroups", "cooperative-sticky", large),
+                                                     ("consumer", "ConsumerGroupDescribe", "kip848-uniform",
+                                                      large_consumer)):
+            big = measure(repeat)
+            print(f"one {protocol} group from its Metadata and {request} responses ({big['bytes'] / 1e6:.0f} MB): "
+                  f"decode and build | 1 / 2,000 / 1,000,000 | {big['snapshot_s']:.2f} | planning the group it "
+                  f"describes ({strategy}): {big['plan_s']:.2f} s ({big['snapshot_s'] / big['plan_s']:.1f}x)",
+                  flush=True)

@@ -116,3 +116,14 @@ def test_what_the_c_part_reads_gives_back_every_reference_it_took():
         assert _compact_arrays.read(last_bad, start, ids, names, text_of_bytes) is None  # (two entries read)
         del read
     assert (sys.getrefcount(text), sys.getrefcount(good), sys.getrefcount(last_bad)) == before
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=120), st.integers(-3, 125))
+def test_any_bytes_at_any_offset_read_or_are_left_to_the_closures(data, at):
+    """Bytes of no message at all, from any offset (before the start, past the end): a value of
+    the array's shape, or None; never a crash or an error of the C part's own."""
+    from assignor.wire import _compact_arrays
+
+    for read in (_compact_arrays.read(data, at, {}, {}, text_of_bytes), _compact_arrays.strings(data, at, {})):
+        assert read is None or (isinstance(read[0], list) and 0 <= at < read[1] <= len(data))
