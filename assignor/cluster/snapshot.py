@@ -242,25 +242,49 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
             subscribed = list(names)
             if regex:
                 subscribed += [t for t in topics["topics"] if t not in subscribed and _matches(regex, t)]
-            rows.append({"id": member_id, "topics": subscribed, "owned": _assigned(current, held),
-                         "target": _assigned(target, held), "generation": epoch, "member_epoch": epoch, "rack": rack,
+            try:
+                owned, targeted = _assigned(current, held, "assignment"), _assigned(target, held, "target")
+            except _NotAPartition as error:
+                return Skipped(SkipKind.UNREADABLE, f"member {member_id!r}: {error}")
+            rows.append({"id": member_id, "topics": subscribed, "owned": owned, "target": targeted,
+                         "generation": epoch, "member_epoch": epoch, "rack": rack,
                          **({"group_instance_id": instance_id} if instance_id is not None else {}),
                          "client_id": client_id})
     return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "group_epoch": group_epoch,
             "assignment_epoch": assignment_epoch, **_only(topics, rows, held), "members": rows}
 
 
-def _assigned(assignment: tuple[Any, ...], held: set[str]) -> list[list[Any]]:
+class _NotAPartition(Exception):
+    """A negative partition in a ConsumerGroupDescribe assignment (the wire's INT32 allows it;
+    no partition has it)."""
+
+
+def _assigned(assignment: tuple[Any, ...], held: set[str], field: str) -> list[list[Any]]:
     """An assignment's ``[[topic, partition], ...]``, each topic's partitions in order (the
-    coordinator lists them from a set); the topics with any partition added to `held`."""
+    coordinator lists them from a set); the topics with any partition added to `held`.
+
+    Raises
+    ------
+    _NotAPartition
+        Naming the partition, its topic and the `field`, for a negative one (a classic group's
+        assignment with one does not decode either: `decode_assignment`).
+    """
     (by_topic,) = assignment
     pairs: list[list[Any]] = []
+    append, add = pairs.append, held.add
     for _topic_id, name, partitions in by_topic:
         if len(partitions) == 1:  # (nothing to sort, and no generator: a large group holds many such)
-            pairs.append([name, partitions[0]])
+            least = partitions[0]
+            append([name, least])
+        elif partitions:
+            ordered = sorted(partitions)
+            least = ordered[0]
+            pairs.extend([name, p] for p in ordered)
         else:
-            pairs.extend([name, p] for p in sorted(partitions))
-    held.update(name for _topic_id, name, partitions in by_topic if partitions)
+            continue
+        if least < 0:
+            raise _NotAPartition(f"its {field} holds partition {least} of topic {name!r}, which no topic has")
+        add(name)
     return pairs
 
 

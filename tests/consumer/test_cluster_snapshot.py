@@ -127,6 +127,9 @@ def test_a_consumer_group_its_targets_and_a_regex():
     assert [list(m.owned) for m in read.members] == [[TopicPartition("t", 0)], [TopicPartition("t", 1)]]
     assert consumer_group((69, "Group g is not a consumer group.", "g", "", 0, 0, "", [], 0), {}) == Skipped(
         SkipKind.MISSING, "no such group")
+    negative = [("m1", None, None, 7, "c1", "h", ["t"], None, ([(T_ID, "t", [1, -1])],), ([],), 1)]
+    assert consumer_group((0, None, "g", "Stable", 7, 7, "uniform", negative, 0), topics_of(METADATA)) == Skipped(
+        SkipKind.UNREADABLE, "member 'm1': its assignment holds partition -1 of topic 't', which no topic has")
 
 
 @pytest.mark.parametrize(("bootstrap", "properties", "message"), [
