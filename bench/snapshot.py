@@ -40,7 +40,7 @@ def _metadata_response(group: Any) -> bytes:
 def large(repeat: int = 3) -> dict[str, Any]:
     """Decode a 2,000-member, 1M-partition classic group's DescribeGroups response (each member
     holding what cooperative-sticky gave it) and build its snapshot; beside it, planning the
-    group that snapshot describes (`group_from_json` of it, then ``assign``)."""
+    group that snapshot describes (read by `group_from_json`; ``assign`` alone timed)."""
     from assignor import assign, protocol
     from assignor.cluster.snapshot import classic_group, topics_of
     from assignor.json_format import group_from_json
