@@ -79,6 +79,35 @@ text_of(PyObject *known, PyObject *make, const unsigned char *raw, Py_ssize_t si
     return text;
 }
 
+/* A new list of as many (empty) items as the compact array at `*at` has entries, `*at` moved past
+ * its count; NULL (an error set only when the list cannot be made) when the offset or the count
+ * does not read, when the array is null (not these fields'), or when its entries, of `least`
+ * bytes at least, would not fit in the bytes left (checked before anything is allocated). */
+static PyObject *
+new_array(const unsigned char *data, Py_ssize_t size, Py_ssize_t *at, Py_ssize_t least)
+{
+    if (*at < 0 || *at > size)
+        return NULL;
+    int64_t count = varint(data, size, at) - 1;
+    if (count < 0 || count > (size - *at) / least)
+        return NULL;
+    return PyList_New((Py_ssize_t)count);
+}
+
+/* A reader's answer, `view` released: (out, end) when it read to `end`; when it gave up (end -1),
+ * NULL if an error is set, else None (the caller reads plainly, which says what is wrong). */
+static PyObject *
+answer(Py_buffer *view, PyObject *out, Py_ssize_t end)
+{
+    PyBuffer_Release(view);
+    if (end >= 0)
+        return Py_BuildValue("(Nn)", out, end);
+    Py_XDECREF(out);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* The smallest entry: a topic id, a name's length, a partitions' count, the tagged fields' count. */
 #define LEAST_ENTRY (16 + 1 + 1 + 1)
 
@@ -100,32 +129,25 @@ read_array(PyObject *module, PyObject *args)
         return NULL;
     const unsigned char *data = view.buf;
     Py_ssize_t size = view.len;
-    PyObject *out = NULL;
-    if (at < 0 || at > size)
-        goto plainly;
-    int64_t count = varint(data, size, &at) - 1;
-    /* (a null array, -1, is not this field's; the bound before anything is allocated) */
-    if (count < 0 || count > (size - at) / LEAST_ENTRY)
-        goto plainly;
-    out = PyList_New((Py_ssize_t)count);
+    PyObject *out = new_array(data, size, &at, LEAST_ENTRY);
     if (out == NULL)
-        goto fail;
-    for (Py_ssize_t e = 0; e < (Py_ssize_t)count; e++) {
+        goto given_up;
+    for (Py_ssize_t e = 0; e < PyList_GET_SIZE(out); e++) {
         if (size - at < 16)
-            goto plainly;
+            goto given_up;
         PyObject *id = text_of(ids, id_text, data + at, 16);
         if (id == NULL)
-            goto failed_or_plainly;
+            goto given_up;
         at += 16;
         int64_t length = varint(data, size, &at) - 1;
         if (length < 0 || length > size - at) {
             Py_DECREF(id);
-            goto plainly;
+            goto given_up;
         }
         PyObject *name = text_of(names, NULL, data + at, (Py_ssize_t)length);
         if (name == NULL) {
             Py_DECREF(id);
-            goto failed_or_plainly;
+            goto given_up;
         }
         at += (Py_ssize_t)length;
         int64_t partitions = varint(data, size, &at) - 1;
@@ -133,13 +155,13 @@ read_array(PyObject *module, PyObject *args)
         if (partitions < 0 || size - at < 1 || partitions > (size - at - 1) / 4 || data[at + 4 * partitions] != 0) {
             Py_DECREF(id);
             Py_DECREF(name);
-            goto plainly;
+            goto given_up;
         }
         PyObject *numbers = PyList_New((Py_ssize_t)partitions);
         if (numbers == NULL) {
             Py_DECREF(id);
             Py_DECREF(name);
-            goto fail;
+            goto given_up;
         }
         for (Py_ssize_t p = 0; p < (Py_ssize_t)partitions; p++) {
             const unsigned char *b = data + at + 4 * p;
@@ -149,7 +171,7 @@ read_array(PyObject *module, PyObject *args)
                 Py_DECREF(id);
                 Py_DECREF(name);
                 Py_DECREF(numbers);
-                goto fail;
+                goto given_up;
             }
             PyList_SET_ITEM(numbers, p, number);
         }
@@ -159,22 +181,12 @@ read_array(PyObject *module, PyObject *args)
         Py_DECREF(name);
         Py_DECREF(numbers);
         if (entry == NULL)
-            goto fail;
+            goto given_up;
         PyList_SET_ITEM(out, e, entry);
     }
-    PyBuffer_Release(&view);
-    return Py_BuildValue("(Nn)", out, at);
-failed_or_plainly:
-    if (PyErr_Occurred())
-        goto fail;
-plainly:
-    Py_XDECREF(out);
-    PyBuffer_Release(&view);
-    Py_RETURN_NONE;
-fail:
-    Py_XDECREF(out);
-    PyBuffer_Release(&view);
-    return NULL;
+    return answer(&view, out, at);
+given_up:
+    return answer(&view, out, -1);
 }
 
 PyDoc_STRVAR(strings_doc,
@@ -193,38 +205,22 @@ read_strings(PyObject *module, PyObject *args)
         return NULL;
     const unsigned char *data = view.buf;
     Py_ssize_t size = view.len;
-    PyObject *out = NULL;
-    if (at < 0 || at > size)
-        goto plainly;
-    int64_t count = varint(data, size, &at) - 1;
-    if (count < 0 || count > size - at)  /* (each string takes a byte at least) */
-        goto plainly;
-    out = PyList_New((Py_ssize_t)count);
+    PyObject *out = new_array(data, size, &at, 1);  /* (a string's length takes a byte at least) */
     if (out == NULL)
-        goto fail;
-    for (Py_ssize_t e = 0; e < (Py_ssize_t)count; e++) {
+        goto given_up;
+    for (Py_ssize_t e = 0; e < PyList_GET_SIZE(out); e++) {
         int64_t length = varint(data, size, &at) - 1;
         if (length < 0 || length > size - at)
-            goto plainly;
+            goto given_up;
         PyObject *name = text_of(names, NULL, data + at, (Py_ssize_t)length);
         if (name == NULL)
-            goto failed_or_plainly;
+            goto given_up;
         at += (Py_ssize_t)length;
         PyList_SET_ITEM(out, e, name);
     }
-    PyBuffer_Release(&view);
-    return Py_BuildValue("(Nn)", out, at);
-failed_or_plainly:
-    if (PyErr_Occurred())
-        goto fail;
-plainly:
-    Py_XDECREF(out);
-    PyBuffer_Release(&view);
-    Py_RETURN_NONE;
-fail:
-    Py_XDECREF(out);
-    PyBuffer_Release(&view);
-    return NULL;
+    return answer(&view, out, at);
+given_up:
+    return answer(&view, out, -1);
 }
 
 static PyMethodDef methods[] = {
