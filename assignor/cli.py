@@ -27,7 +27,7 @@ from typing import Any
 from assignor import validate
 from assignor.errors import AssignorError
 from assignor.events import KINDS
-from assignor.json_format import group_from_json, plan_to_json, strict_loads
+from assignor.json_format import group_from_json, plan_to_json, readable_json, strict_loads
 from assignor.limits import DEFAULT_LIMITS
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, STRATEGIES, assign
 
@@ -198,7 +198,7 @@ def _snapshot(args: argparse.Namespace) -> int:
         output = found
         for skipped in found["skipped"]:
             print(f"assignor: skipped group {skipped['group_id']!r}: {skipped['reason']}", file=sys.stderr)
-    text = json.dumps(output, indent=2) + "\n"
+    text = readable_json(output) + "\n"
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")
@@ -255,7 +255,7 @@ def _whatif(args: argparse.Namespace) -> int:
         migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans,
                                    timing=timing_from(args), conversion_rules=conversion_from(args))
         if args.json:
-            print(json.dumps(migration, indent=2))
+            print(readable_json(migration))
         else:
             _migration_tables(migration)
         return 0
@@ -266,7 +266,7 @@ def _whatif(args: argparse.Namespace) -> int:
         output = whatif.run(group, events, strategies, include_plans=args.plans, progress=advance,
                             timing=timing_from(args))
     if args.json:
-        print(json.dumps(output, indent=2))
+        print(readable_json(output))
     else:
         _whatif_tables(output)
     return 0
@@ -426,7 +426,7 @@ def _simulate(args: argparse.Namespace) -> int:
             results.append(simulate.run(config, functools.partial(_advance, progress, task)))
             progress.update(task, completed=config.records)
     if args.json:
-        print(json.dumps({"preset": args.preset, "runs": [r.to_json() for r in results]}, indent=2))
+        print(readable_json({"preset": args.preset, "runs": [r.to_json() for r in results]}))
     else:
         table = Table(title=f"{args.preset} ({configs[0].records:,} records of {configs[0].record_size} B)",
                       title_justify="left")
@@ -519,22 +519,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # Ctrl-C: stop quietly, with the shell's status for SIGINT
         return 130
-    print(json.dumps(output, separators=(",", ":")) if args.compact else _pretty(output))
+    print(json.dumps(output, separators=(",", ":")) if args.compact else readable_json(output))
     return 0
-
-
-def _pretty(output: dict[str, Any]) -> str:
-    """Indented JSON with each member's partition list on one line."""
-    lines = ["{", '  "assignment": {']
-    members = list(output["assignment"].items())
-    for i, (member, partitions) in enumerate(members):
-        comma = "," if i < len(members) - 1 else ""
-        lines.append(f"    {json.dumps(member)}: {json.dumps(partitions)}{comma}")
-    lines.append("  },")
-    metrics = json.dumps(output["metrics"], indent=2).replace("\n", "\n  ")
-    lines.append(f'  "metrics": {metrics}')
-    lines.append("}")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ from assignor.model import (
 )
 
 __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
-           "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "strict_loads", "unpack_group", "unpack_plan"]
+           "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "readable_json", "strict_loads",
+           "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id", "target", "member_epoch",
                 "client_id"}
@@ -320,6 +321,51 @@ def pairs_json(names: Sequence[str], topic: np.ndarray, partitions: list[int]) -
     topic as an index into `names`, and its partition; no TopicPartition made on the way."""
     named = np.array(list(names), dtype=object)[topic].tolist()
     return list(map(list, zip(named, partitions)))
+
+
+def readable_json(value: Any, indent: int = 2) -> str:
+    """`value` as JSON text for people: objects, and arrays of objects, indented, one item a
+    line; any other array on one line (each member's ``[topic, partition]`` pairs, its topics).
+
+    ``json.dumps(value, indent=2)`` writes each pair on four lines, in Python (the C encoder
+    does not indent): the snapshot of a group of a million partitions is 70 MB so, written in
+    1.5 s; here each one-line array is written by the C encoder, 24 MB in 0.2 s. An array is
+    taken as one of objects by its first item.
+
+    Examples
+    --------
+    >>> print(readable_json({"members": [{"id": "a", "owned": [["t", 0], ["t", 1]]}], "flags": []}))
+    {
+      "members": [
+        {
+          "id": "a",
+          "owned": [["t", 0], ["t", 1]]
+        }
+      ],
+      "flags": []
+    }
+    """
+    out: list[str] = []
+    _write_readable(value, 0, " " * indent, out)
+    return "".join(out)
+
+
+def _write_readable(value: Any, depth: int, step: str, out: list[str]) -> None:
+    if isinstance(value, dict) and value:
+        items: Iterable[tuple[str, Any]] = ((json.dumps(key if isinstance(key, str) else json.dumps(key)) + ": ",
+                                             item) for key, item in value.items())
+        opening, closing = "{", "}"
+    elif isinstance(value, list | tuple) and value and isinstance(value[0], dict):
+        items, opening, closing = (("", item) for item in value), "[", "]"
+    else:
+        out.append(json.dumps(value))
+        return
+    inner = "\n" + step * (depth + 1)
+    out.append(opening)
+    for i, (key, item) in enumerate(items):
+        out.append(("," if i else "") + inner + key)
+        _write_readable(item, depth + 1, step, out)
+    out.append("\n" + step * depth + closing)
 
 
 def _instance_json(member: Member) -> dict[str, str]:

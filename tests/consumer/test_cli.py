@@ -5,8 +5,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assignor import cli
+from assignor.json_format import readable_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -172,3 +175,24 @@ def test_a_job_missing_an_optional_library_names_the_extra(monkeypatch, capsys):
     assert cli.main(["pipeline", "make-sample", "--out", "x"]) == 2
     assert capsys.readouterr().err == ("assignor: error: the pipeline command needs the [spark] extra: pip install "
                                        "'kafka-sticky-assignor[spark]' (No module named 'pyarrow')\n")
+
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_the_readable_json_reads_as_the_value(value):
+    """What the commands print for people (`readable_json`: objects indented, other arrays on
+    one line) is JSON of the value, as `json.dumps` writes it, and it indents every object."""
+    text = readable_json(value)
+    assert json.loads(text) == json.loads(json.dumps(value))
+    if isinstance(value, dict) and value:
+        assert text.startswith("{\n  ") and text.endswith("\n}")
+
+
+def test_non_string_keys_read_as_json_dumps_writes_them():
+    value = {1: [True], None: {2.5: "x"}}
+    assert json.loads(readable_json(value)) == json.loads(json.dumps(value))
