@@ -4,7 +4,14 @@ and the group. The live side is tests/integration/test_snapshot.py."""
 
 from __future__ import annotations
 
+import json
 import re
+import socket
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -13,6 +20,8 @@ from api.handlers.clusters import SKIPPED_STATUS
 from api.settings import Settings
 from assignor.cluster.snapshot import SkipKind
 from tests.api.test_api import client_for, settings
+from tests.service import Service
+from tests.timing import scaled
 
 pytestmark = pytest.mark.anyio
 
@@ -79,3 +88,36 @@ def test_every_kind_of_skipped_group_has_its_status():
     assert SKIPPED_STATUS == {SkipKind.MISSING: 404, SkipKind.UNAUTHORIZED: 403, SkipKind.UNAVAILABLE: 503,
                               SkipKind.REBALANCING: 409, SkipKind.NOT_CONSUMER: 409, SkipKind.UNREADABLE: 409}
     assert set(SKIPPED_STATUS) == set(SkipKind)
+
+
+@pytest.mark.integration
+def test_a_live_read_runs_in_a_planning_worker_under_the_request_time_limit(tmp_path):
+    """A live group is read (and decoded and built: tens of megabytes for a large group) in a
+    planning process, as every heavy answer is: a cluster that takes the connection and never
+    answers ends at the service's ``ASSIGNOR_REQUEST_SECONDS`` with a 504, not at its own
+    ``request.timeout.ms``, while the event loop answers ``/healthz``; and the worker plans on."""
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog), never answers
+    clusters = {"silent": {"bootstrap.servers": f"127.0.0.1:{silent.getsockname()[1]}",
+                           "request.timeout.ms": "60000", "default.api.timeout.ms": "60000"}}
+    service = Service(tmp_path, env={"ASSIGNOR_REQUEST_SECONDS": "1", "ASSIGNOR_CLUSTERS": json.dumps(clusters)})
+    try:
+        started = time.monotonic()
+        with ThreadPoolExecutor(1) as background:
+            answer = background.submit(_get, f"{service.url}/v1/clusters/silent/groups/billing")
+            time.sleep(0.3)
+            assert _get(f"{service.url}/healthz") == (200, {"status": "ok"})
+            status, body = answer.result()
+        assert status == 504 and time.monotonic() - started < 1 + scaled(4)
+        assert body["detail"] == "request_seconds: the request ran past the time limit of 1 s"
+        assert _get(f"{service.url}/v1/clusters/nowhere/groups/billing")[0] == 404  # (no worker needed)
+    finally:
+        service.stop()
+        silent.close()
+
+
+def _get(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
