@@ -127,3 +127,28 @@ def test_any_bytes_at_any_offset_read_or_are_left_to_the_closures(data, at):
 
     for read in (_compact_arrays.read(data, at, {}, {}, text_of_bytes), _compact_arrays.strings(data, at, {})):
         assert read is None or (isinstance(read[0], list) and 0 <= at < read[1] <= len(data))
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes([*out, value])
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ENTRIES, st.lists(_NAMES, max_size=5), st.binary(max_size=3))
+def test_the_c_part_reads_every_plainly_written_array_itself(entries, names, before):
+    """Arrays written here by hand (the compact count, each entry's id, name, partitions and an
+    empty tagged-fields byte), after any bytes: read by the C part itself, not left to the
+    closures, to the end of the array."""
+    from assignor.wire import _compact_arrays
+
+    written = _varint(len(entries) + 1) + b"".join(
+        raw + _varint(len(name.encode()) + 1) + name.encode() + _varint(len(ps) + 1)
+        + b"".join(p.to_bytes(4, "big", signed=True) for p in ps) + b"\0" for raw, name, ps in entries)
+    assert _compact_arrays.read(before + written + b"?", len(before), {}, {}, text_of_bytes) == (
+        [(str(TopicId.of_bytes(raw)), name, ps) for raw, name, ps in entries], len(before) + len(written))
+    written = _varint(len(names) + 1) + b"".join(_varint(len(n.encode()) + 1) + n.encode() for n in names)
+    assert _compact_arrays.strings(before + written, len(before), {}) == (names, len(before) + len(written))
