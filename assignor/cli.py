@@ -29,7 +29,7 @@ from assignor.errors import AssignorError
 from assignor.events import KINDS
 from assignor.json_format import group_from_json, plan_to_json, readable_json, strict_loads
 from assignor.limits import DEFAULT_LIMITS
-from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, STRATEGIES, assign
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, STRATEGIES, strategy_named
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -125,8 +125,9 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
             strategy = named
     group = group_from_json(data)
     DEFAULT_LIMITS.check_group(group)  # as whatif and the service do: a 60-byte file can ask for 16 GiB
-    plan = assign(strategy or DEFAULT_STRATEGY.name, group)
-    return {**plan_to_json(plan), "metrics": validate.report(group, plan)}
+    chosen = strategy_named(strategy or DEFAULT_STRATEGY.name)
+    plan = chosen.assign(group)
+    return {**plan_to_json(plan), "metrics": validate.report_of_plan(group, plan, chosen)}
 
 
 def add_cluster_flags(parser: argparse.ArgumentParser, *, one_group: bool) -> None:
