@@ -95,7 +95,8 @@ def test_a_live_read_runs_in_a_planning_worker_under_the_request_time_limit(tmp_
     """A live group is read (and decoded and built: tens of megabytes for a large group) in a
     planning process, as every heavy answer is: a cluster that takes the connection and never
     answers ends at the service's ``ASSIGNOR_REQUEST_SECONDS`` with a 504, not at its own
-    ``request.timeout.ms``, while the event loop answers ``/healthz``; and the worker plans on."""
+    ``request.timeout.ms``, while the event loop answers ``/healthz``; an alias the settings do
+    not name is refused without a worker."""
     silent = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog), never answers
     clusters = {"silent": {"bootstrap.servers": f"127.0.0.1:{silent.getsockname()[1]}",
                            "request.timeout.ms": "60000", "default.api.timeout.ms": "60000"}}
