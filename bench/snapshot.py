@@ -38,12 +38,37 @@ def _metadata_response(group: Any) -> bytes:
 
 
 def large(repeat: int = 3) -> dict[str, Any]:
-    """Decode a 2,000-member, 1M-partition classic group's DescribeGroups response (each member
-    holding what cooperative-sticky gave it) and build its snapshot; beside it, planning the
-    group that snapshot describes (read by `group_from_json`; ``assign`` alone timed)."""
+    """A 2,000-member, 1M-partition classic group (`classic_case`), beside planning it with
+    cooperative-sticky (`_measured`)."""
+    return _measured(classic_case(), "cooperative-sticky", "owned", repeat)
+
+
+def large_consumer(repeat: int = 3) -> dict[str, Any]:
+    """The same group on the consumer protocol (`consumer_case`), beside planning it with its
+    assignor (`_measured`)."""
+    return _measured(consumer_case(), "kip848-uniform", "target", repeat)
+
+
+def _measured(case: tuple[Callable[[], Any], int], strategy: str, planned_from: str, repeat: int) -> dict[str, Any]:
+    """The snapshot `case` decodes and builds (best of `repeat`), and beside it planning the
+    group that snapshot describes with `strategy` (read by `group_from_json`; ``assign`` alone
+    timed); each member's `planned_from` (``owned`` or ``target``) holds the million partitions."""
+    from assignor import assign
+    from assignor.json_format import group_from_json
+
+    build, size = case
+    seconds, built = best_of(build, repeat)
+    assert isinstance(built, dict) and sum(len(m[planned_from]) for m in built["members"]) == 1_000_000
+    planned = group_from_json(built)
+    planning, _plan = best_of(lambda: assign(strategy, planned), repeat)
+    return {"bytes": size, "snapshot_s": seconds, "plan_s": planning}
+
+
+def classic_case() -> tuple[Callable[[], Any], int]:
+    """`large`'s snapshot: its DescribeGroups response (each member holding what
+    cooperative-sticky gave it) and Metadata response decoded and built, and their size."""
     from assignor import assign, protocol
     from assignor.cluster.snapshot import classic_group, topics_of
-    from assignor.json_format import group_from_json
     from assignor.wire import admin, codec, compiled
 
     group = _large_group()
@@ -64,30 +89,13 @@ def large(repeat: int = 3) -> dict[str, Any]:
         described = compiled.decode(admin.DESCRIBE_GROUPS.response, response, admin.DESCRIBE_GROUPS.version)
         return classic_group(described["groups"][0], topics_of(metadata))
 
-    seconds, built = best_of(build, repeat)
-    assert isinstance(built, dict) and sum(len(m["owned"]) for m in built["members"]) == 1_000_000
-    planned = group_from_json(built)
-    planning, _plan = best_of(lambda: assign("cooperative-sticky", planned), repeat)
-    return {"bytes": len(response) + len(topics), "snapshot_s": seconds, "plan_s": planning}
-
-
-def large_consumer(repeat: int = 3) -> dict[str, Any]:
-    """The same group on the consumer protocol: its ConsumerGroupDescribe response (each member's
-    500 subscribed topics, its assignment and its target, as the uniform assignor gave them)
-    decoded and built; beside it, planning the group that snapshot describes with its assignor."""
-    from assignor import assign
-    from assignor.json_format import group_from_json
-
-    build, size = consumer_case()
-    seconds, built = best_of(build, repeat)
-    assert isinstance(built, dict) and sum(len(m["target"]) for m in built["members"]) == 1_000_000
-    planned = group_from_json(built)
-    planning, _plan = best_of(lambda: assign("kip848-uniform", planned), repeat)
-    return {"bytes": size, "snapshot_s": seconds, "plan_s": planning}
+    return build, len(response) + len(topics)
 
 
 def consumer_case() -> tuple[Callable[[], Any], int]:
-    """`large_consumer`'s snapshot: what decodes its two responses and builds it, and their size."""
+    """`large_consumer`'s snapshot: its ConsumerGroupDescribe response (each member's 500
+    subscribed topics, its assignment and its target, as the uniform assignor gave them) and
+    Metadata response decoded and built, and their size."""
     from assignor import assign
     from assignor.cluster.snapshot import consumer_group, topics_of
     from assignor.topic_ids import derived_topic_id
