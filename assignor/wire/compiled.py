@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -64,27 +64,24 @@ _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
 
-#: A topic id's text, by its bytes: a response names each topic's id once per partition list
-#: (ConsumerGroupDescribe: twice per member and topic), of a cluster's few thousand topics.
-_topic_id_text = lru_cache(maxsize=1 << 14)(text_of_bytes)
-
-
 #: KIP-848's topic partitions (`admin._ASSIGNMENT`'s entries), as `_array_reader` knows them: the
 #: fields' types, each present. A flexible array of them, or of strings, is read in C where it
-#: was built (`assignor/wire/_compact_arrays.c`), which finds the texts of topic ids and names
-#: kept here by their bytes (up to `_KEPT` of each: `_bounded`).
+#: was built (`assignor/wire/_compact_arrays.c`).
 _TOPIC_PARTITIONS = ((UUID, True), (STRING, True), (Array(INT32), True))
+
+#: The texts of topic ids and of names, by their bytes, for the closures and the C part alike: a
+#: response names each of a cluster's few thousand topics many times (ConsumerGroupDescribe: twice
+#: per member and topic). Forgotten before a response once either holds more than `_KEPT`.
 _KEPT = 1 << 14
 _ids: dict[bytes, str] = {}
 _names: dict[bytes, str] = {}
 
 
-def _bounded() -> None:
-    """The texts kept forgotten once either dict holds more than `_KEPT` (a response of many
-    distinct names does not make them grow without end)."""
-    if len(_names) > _KEPT or len(_ids) > _KEPT:
-        _names.clear()
-        _ids.clear()
+def _topic_id_text(raw: bytes) -> str:
+    text = _ids.get(raw)
+    if text is None:
+        text = _ids[raw] = text_of_bytes(raw)
+    return text
 
 
 @cache
@@ -105,6 +102,9 @@ def decode(message: Message, data: bytes, version: int) -> dict[str, Any]:
         As `codec.decode` would (it is called to say why).
     """
     try:
+        if len(_names) > _KEPT or len(_ids) > _KEPT:
+            _names.clear()
+            _ids.clear()
         with gc_paused():  # (values of a large response are millions of objects, none in a cycle)
             values, _end = _reader(message, version)(data, 0)
     except (Irregular, struct.error, IndexError, UnicodeDecodeError, ValueError):
@@ -298,14 +298,12 @@ def _array_reader(kind: Array, flexible: bool, version: int) -> Reader:
     if _in_c is not None and flexible and not kind.nullable:
         if kind.of == STRING:
             def strings(data: bytes, at: int) -> tuple[Any, int]:
-                _bounded()
                 read = _in_c.strings(data, at, _names)
                 return array(data, at) if read is None else read
             return strings
         if not isinstance(kind.of, str) and tuple((f.type, f.since <= version) for f in kind.of) == _TOPIC_PARTITIONS:
             def topic_partitions(data: bytes, at: int) -> tuple[Any, int]:
-                _bounded()
-                read = _in_c.read(data, at, _ids, _names, _topic_id_text)
+                read = _in_c.read(data, at, _ids, _names, text_of_bytes)
                 return array(data, at) if read is None else read
             return topic_partitions
     return array

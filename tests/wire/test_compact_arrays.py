@@ -86,10 +86,9 @@ def test_without_its_c_part_the_reader_reads_the_same(monkeypatch):
 
 def test_the_texts_kept_by_their_bytes_stay_bounded(monkeypatch):
     monkeypatch.setattr(compiled, "_KEPT", 2)
-    many = _response([([f"n{i}" for i in range(5)], [], [])])
-    for _ in range(3):
-        compiled.decode(DESCRIBE.response, many, DESCRIBE.version)
-        # cleared before each array once over the bound: at most the bound and one array's names
+    for k in range(3):  # responses of names not seen before
+        compiled.decode(DESCRIBE.response, _response([([f"n{k}-{i}" for i in range(5)], [], [])]), DESCRIBE.version)
+        # cleared before each response once over the bound: at most the bound and one response's names
         assert len(compiled._names) <= 2 + 5
 
 
