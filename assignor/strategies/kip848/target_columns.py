@@ -171,7 +171,10 @@ def _map_capacities(held: np.ndarray, copied: np.ndarray, added: Rows, added_pai
     first = member.searchsorted(np.arange(len(held)))
     digit = np.arange(len(run), dtype=np.int64) - first[member]
     runs = np.bincount(member, minlength=len(held))
-    calls = np.bincount(member, weights=code * 8.0 ** digit, minlength=len(held)).astype(np.int64)
+    # (digits past the 17th weigh nothing: their members are replayed one at a time below, and
+    # 8.0 ** 22 and up would pass int64 in the cast, a RuntimeWarning for a number never read)
+    weight = np.where(digit < 17, 8.0 ** np.minimum(digit, 16), 0.0)
+    calls = np.bincount(member, weights=code * weight, minlength=len(held)).astype(np.int64)
     keys = (held << 51) | calls
     wanted = (copied & (runs <= 17)).nonzero()[0]
     distinct, which = np.unique(keys[wanted], return_inverse=True)
