@@ -334,11 +334,11 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         if groups is None:
             listed = await cluster.list_groups()
             for group, (protocol_type, _state, kind, node) in sorted(listed.items()):
-                if kind == "consumer" or (kind == "classic" and protocol_type in ("consumer", "")):
+                other = _other_kind(kind, protocol_type)
+                if other is None:
                     where[group] = (kind, node)
                 else:
-                    skipped.append(Skipped(SkipKind.NOT_CONSUMER, f"not a consumer group ({kind}, protocol type "
-                                                         f"{protocol_type!r})").json(group))
+                    skipped.append(other.json(group))
             order = sorted(where)
         else:
             order = list(dict.fromkeys(groups))
@@ -352,6 +352,9 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
                     skipped.append(Skipped(refused.kind, f"no coordinator ({text})").json(group))
                 elif group not in listed:
                     skipped.append(_NO_SUCH_GROUP.json(group))
+                elif (other := _other_kind(listed[group][2], listed[group][0])) is not None:
+                    # (a share or streams group: DescribeGroups would call it Dead, as if missing)
+                    skipped.append(other.json(group))
                 else:
                     where[group] = (listed[group][2], coordinator)
         by_node: dict[int, tuple[list[str], list[str]]] = {}
@@ -386,6 +389,15 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         elif result is not None:
             out.append(result)
     return {"groups": out, "skipped": skipped}
+
+
+def _other_kind(kind: str, protocol_type: str) -> Skipped | None:
+    """Why a group ListGroups lists is not read, from its type and protocol type, or None: a
+    group of another type (``share``, KIP-932; ``streams``, KIP-1071) or a classic group of
+    another protocol (a Connect worker's ``connect``). An empty classic group has none."""
+    if kind == "consumer" or (kind == "classic" and protocol_type in ("consumer", "")):
+        return None
+    return Skipped(SkipKind.NOT_CONSUMER, f"not a consumer group ({kind}, protocol type {protocol_type!r})")
 
 
 def _subscribed(entries: list[tuple[str, Any]], decoded: dict[str, Decoded | Skipped]) -> set[str] | None:

@@ -350,10 +350,12 @@ async def join(connection: Connection, group: str, protocol_type: str, metadata:
 
 
 async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker):
-    """A group whose members speak another protocol (a Connect worker's ``connect``) is not a
-    consumer group; a consumer group whose second member is waiting for the first to rejoin is
-    rebalancing: each is skipped, saying so, by ``--group`` and by ``--all``."""
+    """A group whose members speak another protocol (a Connect worker's ``connect``) and a share
+    group (KIP-932: Kafka's own console share consumer) are not consumer groups; a consumer
+    group whose second member is waiting for the first to rejoin is rebalancing: each is
+    skipped, saying so, by ``--group`` and by ``--all``."""
     from assignor.protocol import Subscription, encode_subscription
+    from bench.broker import classpath, java
     from bench.rebalance import create_topic
 
     settings = settings_of(broker.bootstrap, {"request.timeout.ms": "60000"})
@@ -365,7 +367,16 @@ async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker
             f"connect-{topic}": 1, f"busy-{topic}": 1}
     connections = [await Connection.open("127.0.0.1", broker.port, settings) for _ in range(3)]
     waiting = None
+    sharing = await asyncio.create_subprocess_exec(
+        java(), "-cp", classpath(), "org.apache.kafka.tools.consumer.ConsoleShareConsumer", "--bootstrap-server",
+        broker.bootstrap, "--topic", topic, "--group", f"share-{topic}", stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL)
     try:
+        async with Cluster(settings) as cluster:  # (the share consumer's JVM starts, then its group is there)
+            deadline = asyncio.get_running_loop().time() + 60
+            while f"share-{topic}" not in await cluster.list_groups():
+                assert asyncio.get_running_loop().time() < deadline, "the share group never appeared"
+                await asyncio.sleep(0.3)
         worker = await join(connections[0], f"connect-{topic}", "connect", b"\x00\x01")
         synced = await connections[0].send(SYNC, {"group_id": f"connect-{topic}", "member_id": worker["member_id"],
                                                   "generation_id": worker["generation_id"], "group_instance_id": None,
@@ -379,19 +390,24 @@ async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker
         waiting = asyncio.create_task(join(connections[2], f"busy-{topic}", "consumer", metadata))
         deadline = asyncio.get_running_loop().time() + 15
         while True:
-            found = await read_snapshot(settings, [f"connect-{topic}", f"busy-{topic}"])
-            if len(found["skipped"]) == 2 or asyncio.get_running_loop().time() > deadline:
+            found = await read_snapshot(settings, [f"connect-{topic}", f"share-{topic}", f"busy-{topic}"])
+            if len(found["skipped"]) == 3 or asyncio.get_running_loop().time() > deadline:
                 break
             await asyncio.sleep(0.2)
-        assert found["groups"] == [] and [(s["kind"], s["reason"]) for s in found["skipped"]] == [
-            ("not-consumer", "not a consumer group (protocol type 'connect')"),
+        # (a share group was said to be missing: DescribeGroups answers Dead for a group not classic)
+        assert found["groups"] == [] and sorted((s["kind"], s["reason"]) for s in found["skipped"]) == [
+            ("not-consumer", "not a consumer group (classic, protocol type 'connect')"),
+            ("not-consumer", "not a consumer group (share, protocol type 'share')"),
             ("rebalancing", "rebalancing (PreparingRebalance): its members' metadata is not one generation's; snapshot "
                             "it again once it is Stable")]
         everything = await read_snapshot(settings, None)
         reasons = {s["group_id"]: s["reason"] for s in everything["skipped"]}
         assert reasons[f"connect-{topic}"] == "not a consumer group (classic, protocol type 'connect')"
+        assert reasons[f"share-{topic}"] == "not a consumer group (share, protocol type 'share')"
         assert reasons[f"busy-{topic}"].startswith("rebalancing (PreparingRebalance)")
     finally:
+        sharing.kill()
+        await sharing.wait()
         if waiting is not None:
             waiting.cancel()
         for connection in connections:
