@@ -188,10 +188,11 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: 
     the next call after that entry: the next new key's, or (`called_after`) a call for a key
     added before once the last key is in (``CollectionUtils.groupPartitionsByTopic`` calls it
     once per partition, so a member's 13th topic followed by any partition grows the table to
-    32). A bucket of nine keys in a table under 64 makes Java grow the
-    table early (treeifyBin), and the size here accounts for that; a bucket of nine in a table of
-    64 or more becomes a tree whose order this does not model (with Java's string hashes that
-    takes many keys colliding in their low bits, far outside member ids such as ``consumer-N``).
+    32). A bucket of nine keys (eight for ``computeIfAbsent``) in a table under 64 makes Java grow
+    the table early (treeifyBin), and the size here accounts for that; a bucket of as many in a
+    table of 64 or more becomes a tree whose order this does not model (with Java's string hashes
+    that takes many keys colliding in their low bits, far outside member ids such as
+    ``consumer-N``; `assignor.strategies.kip848.tree_bin` models it for the broker's assignors).
 
     `known`: keys' `string_hash` a caller keeps from one call to the next (a leader's plan memo,
     `dense.PlanMemo.string_hashes`), read where it has them and added to.
@@ -233,6 +234,7 @@ def _grown_size(hashes: Sequence[int], computed: bool, called_after: bool = Fals
     """The table size after adding these (spread) hashes in order (see `hashmap_order`)."""
     size = 16
     counts: dict[int, int] = {}
+    crowded = 7 if computed else 8
 
     def regrow(entries: int) -> None:
         nonlocal size, counts
@@ -248,7 +250,10 @@ def _grown_size(hashes: Sequence[int], computed: bool, called_after: bool = Fals
             regrow(n - 1)
         bucket = h & (size - 1)
         counts[bucket] = counts.get(bucket, 0) + 1
-        if counts[bucket] > 8 and size < 64:  # treeifyBin on a small table resizes instead
+        # treeifyBin (a small table resizes instead) once the bin held eight keys before a put's
+        # (``putVal``), or seven before a computeIfAbsent's (it counts the bin's nodes, not the
+        # links it walked): a bin of eight grows the table there
+        if counts[bucket] > crowded and size < 64:
             regrow(n)
         if not computed and n > size * 3 // 4:
             regrow(n)

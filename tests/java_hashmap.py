@@ -3,8 +3,9 @@ step, as an oracle independent of `assignor.ordering`'s closed form: a table of 
 power of two, 16 at first), ``hash ^ (hash >>> 16)`` masked by the table size; ``put`` links a
 new key at the tail of its bucket and grows the table after the size passes three quarters of
 it; ``computeIfAbsent`` checks that at the start of every call, for a key already there too,
-and links a new key at the head of its bucket; a bucket reaching eight others in a table under
-64 grows the table (``treeifyBin``); growing splits each bucket keeping its order."""
+and links a new key at the head of its bucket; a bucket reaching nine keys by ``put`` (eight by
+``computeIfAbsent``) in a table under 64 grows the table (``treeifyBin``); growing splits each
+bucket keeping its order."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ class JavaHashMap:
             for key in bucket:
                 self.table[self._bucket(key)].append(key)
 
-    def _crowded(self, bucket: list[str], before: int) -> None:
-        # putVal/computeIfAbsent treeify when the bin had eight or more nodes before the new one
-        if before >= 8 and len(self.table) < 64:
+    def _crowded(self, before: int, crowded: int) -> None:
+        # putVal treeifies when the bin had eight or more nodes before the new one,
+        # computeIfAbsent seven or more (it counts the bin's nodes, putVal the links it walked)
+        if before >= crowded and len(self.table) < 64:
             self._resize()
 
     def put(self, key: str) -> None:
@@ -40,7 +42,7 @@ class JavaHashMap:
             return
         before = len(bucket)
         bucket.append(key)
-        self._crowded(bucket, before)
+        self._crowded(before, 8)
         self.size += 1
         if self.size > self._threshold():
             self._resize()
@@ -54,7 +56,7 @@ class JavaHashMap:
         before = len(bucket)
         bucket.insert(0, key)
         self.size += 1
-        self._crowded(bucket, before)
+        self._crowded(before, 7)
 
     def keys(self) -> list[str]:
         return [key for bucket in self.table for key in bucket]

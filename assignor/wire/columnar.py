@@ -684,8 +684,9 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
 
     All members at once: Java's ``computeIfAbsent`` HashMap puts a member's k-th new topic in
     bucket ``spread(hash) & (size - 1)``, newest first within a bucket, the table growing at the
-    first call (one per partition) after the entry past three quarters. A member with nine
-    topics in one bucket of a table under 64 (which makes Java grow early) is ordered by
+    first call (one per partition) after the entry past three quarters. A member with eight
+    topics in one bucket of a table under 64 (which makes Java grow early: ``computeIfAbsent``
+    treeifies a bucket at its eighth key, and a small table grows instead) is ordered by
     `sticky_topic_order` itself."""
     if not len(member) or len(names) <= 1:  # (one topic: each member's in its one bucket)
         return None
@@ -709,9 +710,9 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     bucket = spread_hashes[cells % width] & (size - 1)
     ranked = _ranks_within(cell_member, np.lexsort((-first, bucket, cell_member)))
     by_first = _ranks_within(cell_member, np.lexsort((first, cell_member)))
-    if topics_of.max() > 8:  # (nine topics in one bucket take nine topics)
+    if topics_of.max() > 7:  # (eight topics in one bucket take eight topics)
         crowded_cells, crowding = np.unique((cell_member << 32) | bucket, return_counts=True)
-        crowded = np.unique(crowded_cells[(crowding > 8)] >> 32).tolist()
+        crowded = np.unique(crowded_cells[(crowding > 7)] >> 32).tolist()
     else:
         crowded = []
     for m in crowded:

@@ -159,6 +159,26 @@ def test_hashmap_model_agrees_with_the_java_hashmap_oracle():
         assert list(model) == oracle.keys(), n
 
 
+def test_hashmap_model_iterates_tree_bins_and_early_growth_as_the_jvm_did():
+    """Orders OpenJDK 17 printed (``tests/integration/test_java_hash.py`` checks many more on the
+    JVM itself): ``new HashSet<>(list)`` of thirty partitions 64 apart, one bin of a 64-bucket
+    table made a red-black tree, its root moved first and the rest linked after their parents;
+    the same 32 apart; and ``computeIfAbsent`` of partitions 16 apart, which grows a table of 16
+    at a bin's eighth key, where ``put`` waits for the ninth."""
+    from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash
+
+    assert list(JavaHashMap.copy_of([5 + 64 * k for k in range(30)], integer_hash))[:6] == [453, 197, 5, 69, 133, 261]
+    assert list(JavaHashMap.copy_of([5 + 32 * k for k in range(30)], integer_hash)) == [
+        197, 5, 69, 133, 261, 325, 389, 453, 517, 581, 645, 709, 773, 837, 901,
+        229, 37, 101, 165, 293, 357, 421, 485, 549, 613, 677, 741, 805, 869, 933]
+    for n, jvm in ((7, [96, 80, 64, 48, 32, 16, 0]), (8, [96, 64, 32, 0, 112, 80, 48, 16]),
+                   (9, [128, 96, 64, 32, 0, 112, 80, 48, 16])):
+        table: JavaHashMap[int, bool] = JavaHashMap(integer_hash)
+        for k in range(n):
+            table.compute_if_absent(16 * k, lambda: True)
+        assert list(table) == jvm, n
+
+
 STATIC = [(name, call) for name, call in CALLS if any(m.get("instanceId") for m in call["input"]["members"])]
 
 

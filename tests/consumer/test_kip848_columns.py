@@ -168,6 +168,55 @@ def test_members_receiving_long_sequences_are_replayed_one_at_a_time():
     assert found is not None and found == _plan(UNIFORM_NAME, group).assignment
 
 
+@st.composite
+def round_robin_groups(draw: st.DrawFn, homogeneous: bool = True) -> Group:
+    """Groups as an online migration from a classic group hands them over: member i of n holds
+    the partitions i, i + n, i + 2n, ... of a topic (a round-robin or cooperative-sticky
+    classic assignment), n often a power of two, so that nine or more of a member's share a bin
+    of a table of 64 or more: Java makes those bins trees, which iterate in another order
+    (`tree_bin`)."""
+    count = draw(st.sampled_from([8, 16, 16, 32, 64, 24]))
+    per_member = draw(st.sampled_from([20, 25, 30, 40, 70, 100]))
+    topics = {"big": count * per_member, **({"small": draw(st.integers(1, 40))} if draw(st.booleans()) else {})}
+    order = draw(st.permutations(range(count)))
+    members = []
+    for rank, i in enumerate(order):
+        owned = [TopicPartition("big", p) for p in range(i, topics["big"], count)]
+        if draw(st.booleans()):
+            owned = draw(st.permutations(owned))
+        names = list(topics) if homogeneous or rank % 3 else ["big"]
+        members.append(Member(f"m{i:03d}", names, owned))
+    return Group(topics, members)
+
+
+@examples(40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(round_robin_groups(), st.integers(0, 2), st.integers(0, 3))
+def test_columnar_paths_plan_round_robin_claims_as_the_model_does(group, drop, joiners):
+    """Claims in strides (`round_robin_groups`) through leaves and joins: the columnar paths
+    give way to the model or plan as it does, order included."""
+    _held_to_the_model(uniform_columns.assign, uniform_columns.columns, group, drop, joiners)
+
+
+@examples(40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(round_robin_groups(homogeneous=False), st.integers(0, 2), st.integers(0, 3))
+def test_heterogeneous_columns_plan_round_robin_claims_as_the_model_does(group, drop, joiners):
+    _held_to_the_model(uniform_heterogeneous_columns.assign, uniform_heterogeneous_columns.columns, group, drop,
+                       joiners)
+
+
+def test_partitions_handed_out_one_by_one_make_trees_too():
+    """A fresh heterogeneous group (one member also reads a second topic) gets its partitions one
+    at a time from the least loaded member: sixteen members of a topic of 640 each receive i,
+    i + 16, ..., which Java's sets of 64 buckets hold in four tree bins of ten (`tree_bin`). The
+    heterogeneous columnar path plans it as the model does, partitions in the trees' order."""
+    group = Group({"a": 640, "b": 1}, [Member(f"m{i:03d}", ["a", "b"] if i == 0 else ["a"]) for i in range(16)])
+    expected = _plan(UNIFORM_NAME, group).assignment
+    assert [tp.partition for tp in expected["m005"]][:4] == [205, 13, 77, 141]  # the tree's root first
+    found = uniform_heterogeneous_columns.assign(group)
+    assert found is None or found == expected
+    _columns_held_to(expected, UNIFORM_NAME, uniform_heterogeneous_columns.columns, group)
+
+
 def _uniform_group(members: int, topics: int, partitions: int) -> Group:
     names = [f"topic-{t:04d}" for t in range(topics)]
     return Group({n: partitions for n in names}, [Member(f"member-{i:05d}", names) for i in range(members)])

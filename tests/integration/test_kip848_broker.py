@@ -17,6 +17,7 @@ broker's metadata image had new partitions is computed, and replayed, without th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import threading
 import time
@@ -139,21 +140,27 @@ def check_targets(log: str, group_id: str, cluster: Cluster, assignor: str) -> l
     which the log shows only when the set changed. Seen here: a Java member's two topics in one
     bucket of its per-member map, listed [b, a] when it subscribed and planned as [a, b] later."""
     computed = targets(log, group_id)
-    names = {topic_id: name for name, topic_id in cluster.ids.items()}
     for target in computed:
-        assert target.assignor == assignor, target
-        group, decided = replayed(target, cluster)
-        plan = assign(f"kip848-{assignor}", group)
-        ours: dict[str, dict[str, set[int]]] = {m: {} for m in decided}
-        for member, partitions in plan.assignment.items():
-            for tp in partitions:
-                ours[member].setdefault(tp.topic, set()).add(tp.partition)
-        assert ours == decided, (target.epoch, group, decided)
-        in_order = target_assignment(f"kip848-{assignor}", group)
-        for member, per_topic in target.target.items():
-            logged = {names[t]: ps for t, ps in per_topic.items() if ps}
-            assert {t: ps for t, ps in in_order[member].items() if ps} == logged, (target.epoch, member)
+        check_target(target, cluster, assignor)
     return computed
+
+
+def check_target(target: Target, cluster: Cluster, assignor: str) -> None:
+    """One target of `check_targets`: the members in its order, their subscriptions, the
+    previous target and topic ids as logged (`replayed`)."""
+    names = {topic_id: name for name, topic_id in cluster.ids.items()}
+    assert target.assignor == assignor, target
+    group, decided = replayed(target, cluster)
+    plan = assign(f"kip848-{assignor}", group)
+    ours: dict[str, dict[str, set[int]]] = {m: {} for m in decided}
+    for member, partitions in plan.assignment.items():
+        for tp in partitions:
+            ours[member].setdefault(tp.topic, set()).add(tp.partition)
+    assert ours == decided, (target.epoch, group, decided)
+    in_order = target_assignment(f"kip848-{assignor}", group)
+    for member, per_topic in target.target.items():
+        logged = {names[t]: ps for t, ps in per_topic.items() if ps}
+        assert {t: ps for t, ps in in_order[member].items() if ps} == logged, (target.epoch, member)
 
 
 async def until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
@@ -365,3 +372,75 @@ async def test_joins_sent_together_get_the_targets_the_rehearsal_says(broker, ja
                        timing=whatif.Timing(consumer_heartbeat_ms=500, assignment_interval_ms=4000))
     rehearsed = [len(s["assignment"]) for s in steps["strategies"]["kip848-uniform"]["steps"][1:]]
     assert burst == rehearsed == [2, 4]
+
+
+async def test_a_round_robin_group_migrated_online_keeps_what_the_broker_says(broker, java_members):
+    """Sixteen classic members (aiokafka's round-robin assignor) share a topic of 640 partitions:
+    member i holds i, i + 16, i + 32, ..., forty partitions in four bins of ten of a 64-bucket
+    set, which Java makes red-black trees (`tree_bin`). A consumer-protocol member joins (the
+    group is converted online, ``GroupMetadataManager.convertToConsumerGroup``, each member's
+    assignment a ``new HashSet<>(partitions)``), then three more: the first target, planned by
+    ``kip848-uniform`` from the snapshot taken before the join with the members in the order the
+    coordinator logged them, is the broker's, partitions in its order; so is every target after
+    (each member keeps the first of its partitions in its sets' order: a bin's tree root first,
+    where a plain bin would start with its first key)."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+    from assignor.cluster import read_snapshot, settings_of
+    from bench.ownership import Timeline
+    from bench.rebalance import AiokafkaMember, create_topic, settle
+
+    partitions, count = 640, 16
+    topic = await create_topic(broker.bootstrap, partitions)
+    cluster = Cluster(broker.bootstrap)
+    cluster.adopt({topic: partitions})
+    group_id = f"migrated-{uuid.uuid4().hex[:8]}"
+    classic = [AiokafkaMember(f"r{i:02d}", broker.bootstrap, group_id, topic, Timeline(), AIOKafkaConsumer,
+                              partition_assignment_strategy=(RoundRobinPartitionAssignor,)) for i in range(count)]
+    settings = {**CONSUMER, "group.remote.assignor": "uniform"}
+    joining = [java_members.member(f"{group_id}.j{i}", broker.bootstrap, group_id, [topic], settings)
+               for i in range(4)]
+    try:
+        # Until the coordinator's metadata image has the topic: a group converted before then is
+        # planned without it (its first target empty, every member revoking all it held).
+        probe, at = LibrdkafkaMember(broker.bootstrap, f"{group_id}-probe", [topic], "uniform"), broker.log_size()
+        try:
+            await until(lambda: any(sum(map(len, per.values())) == partitions for t in targets(
+                broker.log_text(at), f"{group_id}-probe") for per in t.target.values()), "the topic in the image", 60)
+        finally:
+            await probe.stop()
+        await asyncio.gather(*(m.start() for m in classic))
+        await settle(classic, partitions, timeout=120)
+        found = await read_snapshot(settings_of(broker.bootstrap), [group_id])
+        owned = {m["id"]: [TopicPartition(t, p) for t, p in m["owned"]] for m in found["groups"][0]["members"]}
+        assert all(len({tp.partition % 64 for tp in tps}) == 4 for tps in owned.values()), owned
+        start = broker.log_size()
+
+        def computed() -> list[Target]:
+            return targets(broker.log_text(start), group_id)
+
+        await joining[0].start()
+        await until(lambda: any(len(t.target) == count + 1 for t in computed()), "the target after the conversion", 60)
+        await asyncio.gather(*(m.start() for m in joining[1:]))
+        await until(lambda: any(len(t.target) == count + 4 for t in computed()), "the target with four joined", 60)
+        await asyncio.sleep(1)
+    finally:
+        for member in joining:
+            if member._started.is_set() and not member._closed.is_set():
+                await member.stop()
+        for member in classic:
+            await member.stop()
+    every = computed()
+    first = every[0]
+    assert len(first.target) == count + 1 and first.previous == {}, first  # (the converted assignment is not logged)
+    migrated = Group({topic: partitions}, [Member(m, [topic], owned.get(m, [])) for m in first.target],
+                     topic_ids={topic: cluster.ids[topic]})
+    ours = target_assignment("kip848-uniform", migrated)
+    assert {m: ours[m].get(topic, []) for m in first.target} == \
+        {m: per.get(cluster.ids[topic], []) for m, per in first.target.items()}
+    # Converted members' subscriptions are not logged (they never sent a heartbeat saying them).
+    for target in every[1:]:
+        check_target(dataclasses.replace(target, subscriptions={m: target.subscriptions.get(m) or [topic]
+                                                                  for m in target.target}), cluster, "uniform")
+    assert any(len(t.target) == count + 4 for t in every), [len(t.target) for t in every]

@@ -7,12 +7,15 @@ them. On arrays: each claim is a row, and `current_order` sorts the rows member 
 that iteration order (topic bucket of the member's map, then first claim; partition bucket of
 the set, then claim order), keeping per (member, topic) pair its size and set capacity. A set
 whose small table gets nine keys in one bin grows early in Java (``treeifyBin``,
-`JavaHashMap._crowded`): its capacity is replayed on the model.
+`JavaHashMap._crowded`): its capacity is replayed on the model. In a table of 64 or more such a
+bin becomes a tree, which iterates in another order (`tree_bin`: claims in strides of a power
+of two, as an online migration from a round-robin classic group hands them over): such groups
+are left to the model (`tree_bins_possible`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, repeat
 from operator import itemgetter
 
@@ -29,10 +32,11 @@ from assignor.strategies.kip848.java_hash import (
 )
 
 __all__ = ["MAX_TOPICS_PER_MEMBER", "Claimed", "Current", "Rows", "as_claims", "as_objects", "crowded_pairs",
-           "current_of", "current_order", "parse_claims", "per_member", "topic_maps_crowded"]
+           "current_of", "current_order", "parse_claims", "per_member", "topic_maps_crowded", "tree_bins_possible"]
 
 #: Members with more topics than this go to the plain model: up to 24 keys a member's topic map
-#: never reaches 64 buckets, so one check of the low four bits rules out every early growth.
+#: never reaches 64 buckets (no tree bins), so one check of the low four bits rules out every
+#: early growth.
 MAX_TOPICS_PER_MEMBER = 24
 
 
@@ -207,6 +211,10 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
         keyed = int(pair_order[pair])
         claimed = rows.part[by_pair[starts[keyed]:starts[keyed] + keyed_size[keyed]]].tolist()
         pair_capacity[pair] = JavaHashMap.copy_of(claimed, integer_hash).capacity
+    # A copy takes all its keys at its size: a bin of nine there is a tree (claims in strides).
+    no_slack = np.zeros(len(pair_size), dtype=np.int64)
+    if tree_bins_possible(pair_of_row, spread_part, np.zeros_like, pair_capacity, pair_capacity, no_slack):
+        return None
     width = int(pair_capacity.max(initial=1))
     if len(pair_size) * width >= 1 << 62:
         return None
@@ -236,10 +244,47 @@ def crowded_pairs(pair: np.ndarray, bins: np.ndarray, width: int, pairs: int) ->
     return found
 
 
+def tree_bins_possible(pair: np.ndarray, spread_part: np.ndarray, rank_of: Callable[[np.ndarray], np.ndarray],
+                       low: np.ndarray, high: np.ndarray, slack: np.ndarray) -> bool:
+    """Whether some partition set may have had nine keys in one bin of a table of 64 buckets or
+    more, which Java makes a tree iterating in another order (`tree_bin`; left to the model).
+    Per row: its set (`pair`) and its key's spread hash; `rank_of(rows)`: those rows' ranks in
+    the order their sets put them (asked for the few rows looked at); per set: its first and last
+    table size (`low`, `high`) and how many keys it gave up before taking more (`slack`). A set
+    is looked at size by size from 64, over the keys it put while it had that size: those ranked
+    below three quarters of it, plus one, plus `slack` (more than it can have held, never fewer).
+    Sets whose keys span at most eight times the first size looked at hold at most eight per bin
+    at any size, and are passed at once."""
+    big = high >= 64
+    if not big.any():
+        return False
+    first = np.maximum(low, 64)
+    least = np.full(len(high), np.iinfo(np.int64).max, dtype=np.int64)
+    most = np.full(len(high), -1, dtype=np.int64)
+    np.minimum.at(least, pair, spread_part)
+    np.maximum.at(most, pair, spread_part)
+    wide = big & (most - least >= 8 * first)
+    if not wide.any():
+        return False
+    rows = wide[pair].nonzero()[0]
+    pair, spread_part, rank = pair[rows], spread_part[rows], rank_of(rows)
+    size = 64
+    while size <= int(high[wide].max()):
+        at = (first[pair] <= size) & (size <= high[pair]) & (rank < size * 3 // 4 + 1 + slack[pair])
+        if at.sum() > 8:
+            _keys, counts = np.unique(pair[at] * size + (spread_part[at] & (size - 1)), return_counts=True)
+            if counts.max() > 8:
+                return True
+        size *= 2
+    return False
+
+
 def topic_maps_crowded(pair_member: np.ndarray, pair_topic: np.ndarray, hashes: np.ndarray) -> bool:
-    """Whether some member holds nine topics whose spread hashes share their low four bits: a
-    map of up to `MAX_TOPICS_PER_MEMBER` topics could then grow early (left to the model)."""
-    return len(pair_member) > 8 and int(np.bincount(pair_member * 16 + (hashes[pair_topic] & 15)).max()) > 8
+    """Whether some member holds eight topics whose spread hashes share their low four bits: a
+    map of up to `MAX_TOPICS_PER_MEMBER` topics could then grow early (left to the model; eight,
+    not nine: the builders add topics by ``computeIfAbsent``, which treeifies a bin at its
+    eighth key)."""
+    return len(pair_member) > 7 and int(np.bincount(pair_member * 16 + (hashes[pair_topic] & 15)).max()) > 7
 
 
 def as_objects(rows: Rows, claims: list[TopicPartition], names: list[str]) -> list[TopicPartition]:

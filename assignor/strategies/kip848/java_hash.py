@@ -10,17 +10,23 @@ the order is fixed by the capacity and, per key, a *rank*: a counter that rises 
 falls for ``computeIfAbsent`` (head of its bucket). Capacity follows JDK 17's ``resize``:
 ``new HashMap()`` starts at 16, ``new HashMap(n)`` at ``tableSizeFor(n)``; the table doubles after
 a ``put`` takes the size past three quarters of it, and before a ``computeIfAbsent`` when the size
-is already past it. A bucket reaching nine keys in a table under 64 doubles it instead of
-becoming a tree (``treeifyBin``); trees in larger tables are not modelled (they need nine keys
-whose hashes agree in every low bit, which partition numbers and topic ids do not produce).
+is already past it. A bucket reaching nine keys (eight by ``computeIfAbsent``, which counts the
+bucket's nodes where ``putVal`` counts the links it walked) in a table under 64 doubles it
+instead of becoming a tree (``treeifyBin``); in a larger table it becomes a red-black tree
+(`tree_bin`), whose links iterate in another order, which the ranks of its keys then follow.
+Partitions held in strides of a power of two make such trees (see `tree_bin`); tests hold the
+model to the JVM's own maps (``tests/integration/test_java_hash.py``).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 import numpy as np
+
+from assignor.strategies.kip848.tree_bin import TreeBin
 
 __all__ = ["JavaHashMap", "capacity_for", "copy_capacities", "float_capacity", "grown_capacities",
            "integer_hash", "spread", "spread_many", "table_size_for", "table_sizes_for"]
@@ -29,6 +35,9 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 _MAX = 1 << 30
+
+#: The keys per bucket of a map without a table yet (`JavaHashMap._bins`; never written to).
+_NO_BUCKETS = array("I")
 
 
 def spread(h: int) -> int:
@@ -133,7 +142,8 @@ class JavaHashMap(Generic[K, V]):
     [17, 1, 33, 2]
     """
 
-    __slots__ = ("_counter", "_hash", "_low", "_rank", "_spread", "_values", "capacity", "linked", "threshold")
+    __slots__ = ("_bins", "_counter", "_hash", "_low", "_rank", "_spread", "_trees", "_values", "capacity", "linked",
+                 "threshold", "treeified")
 
     def __init__(self, key_hash: Callable[[K], int], initial_capacity: int | None = None, linked: bool = False) -> None:
         self.linked = linked
@@ -141,8 +151,11 @@ class JavaHashMap(Generic[K, V]):
         self._rank: dict[K, int] = {}
         self._spread: dict[K, int] = {}
         self._values: dict[K, V | None] = {}
+        self._bins = _NO_BUCKETS  # keys per bucket, at this capacity
+        self._trees: dict[int, TreeBin] = {}  # bucket -> its tree, for the buckets that are trees
         self._counter = 0
         self._low = 0
+        self.treeified = 0  # how many times a bucket became a tree (`tree_bin`)
         self.capacity = 0  # no table yet
         self.threshold = 0 if initial_capacity is None else table_size_for(initial_capacity)
 
@@ -157,19 +170,45 @@ class JavaHashMap(Generic[K, V]):
         else:
             new_cap, new_thr = 16, 12
         self.capacity, self.threshold = new_cap, new_thr
+        if self._trees:  # each tree split (``TreeNode.split``): a half a list again, a tree anew, or as it was
+            trees, self._trees = self._trees, {}
+            for index, tree in trees.items():
+                for half, at in zip(tree.split(old_cap), (index, index + old_cap), strict=True):
+                    if half is not None:
+                        self._trees[at] = half
+                        self._rerank(half)
+        bins = array("I", bytes(4 * new_cap))
+        mask = new_cap - 1
+        for h in self._spread.values():
+            bins[h & mask] += 1
+        self._bins = bins
 
-    def _bin_size(self, h: int) -> int:
-        # only asked under 64 buckets (at most 48 keys), where a crowded bin resizes the table
-        if self.capacity >= 64 or len(self._rank) < 8:
-            return 0
-        mask = self.capacity - 1
-        return sum(1 for g in self._spread.values() if g & mask == h & mask)
+    def _crowded(self, key: K, h: int, index: int, before: int, crowded: int) -> None:
+        """A key just linked into bucket `index`, which held `before` keys, where that bucket is
+        a tree or reached `crowded` (8 for ``putVal``, 7 for ``computeIfAbsent``, which counts
+        the bucket's nodes where ``putVal`` counts the links it walked): the key put into the
+        tree (``putTreeVal``, for either call), or the bucket treeified (``treeifyBin``)."""
+        tree = self._trees.get(index)
+        if tree is not None:
+            tree.put(key, h)
+            self._rerank(tree)
+        elif before >= crowded:
+            if self.capacity < 64:  # treeifyBin resizes a small table instead
+                self._resize()
+            elif not self.linked:  # (a LinkedHashMap iterates in insertion order, trees or not)
+                keys = sorted((k for k, g in self._spread.items() if g & (self.capacity - 1) == index),
+                              key=self._rank.__getitem__)
+                self._trees[index] = tree = TreeBin.of(keys, [self._spread[k] for k in keys])
+                self._rerank(tree)
+                self.treeified += 1
 
-    def _crowded(self, before: int) -> None:
-        # putVal / computeIfAbsent call treeifyBin once the bin held eight or more nodes; under 64
-        # buckets treeifyBin resizes instead.
-        if before >= 8 and self.capacity < 64:
-            self._resize()
+    def _rerank(self, tree: TreeBin) -> None:
+        """The ranks of a tree bin's keys dealt again in its list's order: the same ranks, so a
+        key added later still goes after (``put``) or before (``computeIfAbsent``) all of them
+        once the bin is a list again."""
+        keys = tree.keys()
+        for key, rank in zip(keys, sorted(self._rank[k] for k in keys), strict=True):
+            self._rank[key] = rank
 
     def put(self, key: K, value: V | None = None) -> None:
         """``put`` (``HashSet.add``): a new key at the tail of its bucket."""
@@ -179,12 +218,16 @@ class JavaHashMap(Generic[K, V]):
             self._values[key] = value
             return
         h = spread(self._hash(key))
-        before = self._bin_size(h)
         self._counter += 1
         self._rank[key] = self._counter
         self._spread[key] = h
         self._values[key] = value
-        self._crowded(before)
+        index = h & (self.capacity - 1)
+        bins = self._bins
+        before = bins[index]
+        bins[index] = before + 1
+        if before >= 8 or self._trees:
+            self._crowded(key, h, index, before, 8)
         if len(self._rank) > self.threshold:
             self._resize()
 
@@ -197,7 +240,6 @@ class JavaHashMap(Generic[K, V]):
             assert found is not None
             return found
         h = spread(self._hash(key))
-        before = self._bin_size(h)
         self._spread[key] = h
         if self.linked:  # a LinkedHashMap links every new key at the end
             self._counter += 1
@@ -207,7 +249,12 @@ class JavaHashMap(Generic[K, V]):
             self._rank[key] = self._low
         value = make()
         self._values[key] = value
-        self._crowded(before)
+        index = h & (self.capacity - 1)
+        bins = self._bins
+        before = bins[index]
+        bins[index] = before + 1
+        if before >= 7 or self._trees:
+            self._crowded(key, h, index, before, 7)
         return value
 
     @staticmethod
@@ -225,10 +272,21 @@ class JavaHashMap(Generic[K, V]):
         return self._values
 
     def remove(self, key: K) -> None:
-        """``remove``: the key leaves; the table never shrinks."""
-        self._rank.pop(key, None)
-        self._spread.pop(key, None)
-        self._values.pop(key, None)
+        """``remove``: the key leaves (from its bucket's tree, which may become a list again:
+        ``removeTreeNode``); the table never shrinks."""
+        if key not in self._rank:
+            return
+        h = self._spread.pop(key)
+        del self._rank[key]
+        del self._values[key]
+        index = h & (self.capacity - 1)
+        self._bins[index] -= 1
+        tree = self._trees.get(index)
+        if tree is not None:
+            if tree.remove(tree.find(key, h)):
+                self._rerank(tree)
+            else:
+                del self._trees[index]  # (its list's order is its keys' ranks' already)
 
     def get(self, key: K) -> V | None:
         return self._values.get(key)

@@ -7,8 +7,9 @@ partitions are cut into contiguous slices over its subscribers sorted by member 
 lists its topics in the order of its map (``new HashMap<>((int) (topics / 0.75f) + 1)``, one
 ``put`` per topic it got a slice of, in its subscription's order), each slice ascending. The
 map's size is fixed by the member's subscription, so a subscription's topic order is worked out
-once. `assign` answers None where a table of fewer than 64 buckets could hold nine topics in one
-bin (Java grows such a table early, `JavaHashMap._crowded`) or where static members sort first
+once. `assign` answers None where a member's map could hold nine topics in one bin (Java grows
+a table of fewer than 64 buckets early, `JavaHashMap._crowded`, and makes the bin of a larger one a
+tree, `tree_bin`) or where static members sort first
 (a member with a ``group_instance_id``: the model orders them, `range.sorted_members`).
 """
 
@@ -89,10 +90,11 @@ def _target(group: Group) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.
 
 def _topic_places(topics: np.ndarray, hashes: np.ndarray) -> np.ndarray | None:
     """Each topic's place in the map of a member subscribed to `topics` (bucket, then put
-    order); None where a small table could hold nine of them in one bin."""
+    order); None where nine of them share a bin (a small table grows early, a large one makes
+    the bin a tree: `tree_bin`)."""
     capacity = table_size_for(float_capacity(len(topics)))
     bucket = hashes[topics] & (capacity - 1)
-    if capacity < 64 and len(topics) > 8 and np.bincount(bucket).max() > 8:
+    if len(topics) > 8 and np.bincount(bucket).max() > 8:
         return None
     places = np.empty(len(topics), dtype=np.int64)
     places[np.lexsort((np.arange(len(topics)), bucket))] = np.arange(len(topics))

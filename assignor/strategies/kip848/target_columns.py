@@ -25,6 +25,7 @@ from assignor.strategies.kip848.current_columns import (
     Rows,
     crowded_pairs,
     topic_maps_crowded,
+    tree_bins_possible,
 )
 from assignor.strategies.kip848.java_hash import (
     JavaHashMap,
@@ -122,6 +123,22 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
         for partition in added.part[added_pair == pair].tolist():
             table.put(partition)
         set_capacity[pair] = table.capacity
+    # A set with nine keys in one bin of 64 or more is a tree (claims in strides): the current
+    # keys (given up ones too) put first, then the received ones.
+    given_up = np.bincount(spec.row_pair[~kept], minlength=len(pair_member)) if not every else \
+        np.zeros(len(pair_member), dtype=np.int64)
+
+    def rank_of(rows: np.ndarray) -> np.ndarray:  # a current row's place in its set, then a received one's
+        current = len(spec.row_pair)
+        at = np.concatenate((np.arange(current, dtype=np.int64) - spec.pair_start[spec.row_pair],
+                             held_size[added_pair] + _occurrence(added_pair)))
+        found: np.ndarray = at[rows]
+        return found
+
+    if tree_bins_possible(np.concatenate((spec.row_pair, added_pair)),
+                          spread_many(np.concatenate((spec.rows.part, added.part))), rank_of, start_capacity,
+                          set_capacity, given_up):
+        return None
     width = int(set_capacity.max(initial=1))
     if len(pair_member) * width >= 1 << 62:
         return None

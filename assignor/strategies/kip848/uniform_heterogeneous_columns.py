@@ -14,8 +14,9 @@ builder copies it, then its part of the log.
 
 It takes groups whose subscriptions differ, where every claim is a `TopicPartition` of an
 existing topic, in range, held once, and no member holds more than `current_columns.MAX_TOPICS_PER_MEMBER`
-topics, nine of which never share the low four bits of their hashes; `assign` answers None for
-any other group, which the plain model then plans.
+topics, eight of which never share the low four bits of their hashes, nor a partition set nine
+keys in one bin of 64 or more (`tree_bin`); `assign` answers None for any other group, which
+the plain model then plans.
 """
 
 from __future__ import annotations
