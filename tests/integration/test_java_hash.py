@@ -13,7 +13,6 @@ the low bits of their hashes."""
 from __future__ import annotations
 
 import random
-import subprocess
 
 import pytest
 
@@ -21,8 +20,7 @@ from assignor.ordering import hashmap_order, string_hash
 from assignor.strategies.kip848.coordinator import topic_hash
 from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash, spread
 from assignor.topic_ids import TopicId
-from bench.broker import classpath, java
-from bench.java_members import compiled
+from tests.jvm_driver import listed
 
 pytestmark = pytest.mark.external
 
@@ -91,9 +89,7 @@ def test_the_model_iterates_as_the_jvms_hash_map():
                 expected.append([str(k) for k in model])
         commands.append("list")
         expected.append([str(k) for k in model])
-    done = subprocess.run([java(), "-cp", f"{compiled()}:{classpath()}", "HashMapOrder"], input="\n".join(commands),
-                          capture_output=True, text=True, check=True, timeout=300)
-    jvm = [line.split("\t") if line else [] for line in done.stdout.split("\n")[:-1]]
+    jvm = listed("HashMapOrder", commands)
     assert len(jvm) == len(expected)
     for i, (theirs, ours) in enumerate(zip(jvm, expected, strict=True)):
         assert ours == theirs, (i, ours, theirs)
@@ -150,9 +146,7 @@ def test_the_client_orders_iterate_as_the_jvms_hash_map():
         commands.append("list")
         closed = hashmap_order(keys, computed=how != "put", called_after=how == "cia-after")
         expected.append((list(model), closed, oracle.keys()) if model.treeified == 0 else (list(model), [], []))
-    done = subprocess.run([java(), "-cp", f"{compiled()}:{classpath()}", "HashMapOrder"], input="\n".join(commands),
-                          capture_output=True, text=True, check=True, timeout=300)
-    jvm = [line.split("\t") if line else [] for line in done.stdout.split("\n")[:-1]]
+    jvm = listed("HashMapOrder", commands)
     assert len(jvm) == len(expected)
     trees = 0
     for i, (theirs, (model_order, closed, oracle_order)) in enumerate(zip(jvm, expected, strict=True)):

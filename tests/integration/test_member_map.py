@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import base64
 import random
-import subprocess
 
 import pytest
 
 from assignor.strategies.kip848.member_map import MemberMap
-from bench.broker import classpath, java
-from bench.java_members import compiled
+from tests.jvm_driver import listed
 
 pytestmark = pytest.mark.external
 
@@ -43,9 +41,7 @@ def test_the_model_iterates_as_kafkas_timeline_hash_map():
                 model.put(key)
             commands.append("list")
             expected.append(list(model))
-    done = subprocess.run([java(), "-cp", f"{compiled()}:{classpath()}", "TimelineOrder"], input="\n".join(commands),
-                          capture_output=True, text=True, check=True, timeout=120)
-    kafka = [line.split("\t") if line else [] for line in done.stdout.split("\n")[:-1]]
+    kafka = listed("TimelineOrder", commands)
     assert len(kafka) == len(expected)
     for i, (theirs, ours) in enumerate(zip(kafka, expected, strict=True)):
         assert ours == theirs, (i, ours, theirs)

@@ -183,11 +183,21 @@ class JavaHashMap(Generic[K, V]):
             bins[h & mask] += 1
         self._bins = bins
 
+    def _linked(self, key: K, h: int, crowded: int) -> None:
+        """A new key (its rank set) counted into its bucket; `_crowded` where the bucket is a
+        tree or held `crowded` keys before it (8 for ``putVal``, 7 for ``computeIfAbsent``,
+        which counts the bucket's nodes where ``putVal`` counts the links it walked)."""
+        index = h & (self.capacity - 1)
+        bins = self._bins
+        before = bins[index]
+        bins[index] = before + 1
+        if before >= crowded or self._trees:
+            self._crowded(key, h, index, before, crowded)
+
     def _crowded(self, key: K, h: int, index: int, before: int, crowded: int) -> None:
-        """A key just linked into bucket `index`, which held `before` keys, where that bucket is
-        a tree or reached `crowded` (8 for ``putVal``, 7 for ``computeIfAbsent``, which counts
-        the bucket's nodes where ``putVal`` counts the links it walked): the key put into the
-        tree (``putTreeVal``, for either call), or the bucket treeified (``treeifyBin``)."""
+        """The key linked into bucket `index` put into its tree (``putTreeVal``, for either
+        call), or the bucket, which held `before` keys, treeified (``treeifyBin``) once that
+        reached `crowded`."""
         tree = self._trees.get(index)
         if tree is not None:
             tree.put(key, h)
@@ -222,12 +232,7 @@ class JavaHashMap(Generic[K, V]):
         self._rank[key] = self._counter
         self._spread[key] = h
         self._values[key] = value
-        index = h & (self.capacity - 1)
-        bins = self._bins
-        before = bins[index]
-        bins[index] = before + 1
-        if before >= 8 or self._trees:
-            self._crowded(key, h, index, before, 8)
+        self._linked(key, h, 8)
         if len(self._rank) > self.threshold:
             self._resize()
 
@@ -249,12 +254,7 @@ class JavaHashMap(Generic[K, V]):
             self._rank[key] = self._low
         value = make()
         self._values[key] = value
-        index = h & (self.capacity - 1)
-        bins = self._bins
-        before = bins[index]
-        bins[index] = before + 1
-        if before >= 7 or self._trees:
-            self._crowded(key, h, index, before, 7)
+        self._linked(key, h, 7)
         return value
 
     @staticmethod
