@@ -217,6 +217,51 @@ def test_partitions_handed_out_one_by_one_make_trees_too():
     _columns_held_to(expected, UNIFORM_NAME, uniform_heterogeneous_columns.columns, group)
 
 
+@st.composite
+def wide_groups(draw: st.DrawFn, homogeneous: bool = True) -> Group:
+    """Members of 15 to 70 topics each (maps of 32 to 128 buckets), the topic ids often chosen so
+    that many share the low four bits of their spread hashes: bins of eight or nine topics, where
+    a small map grows early and a large one makes the bin a tree."""
+    rng = draw(st.randoms(use_true_random=False))
+    names = [f"t{i:02d}" for i in range(draw(st.integers(15, 70)))]
+    crowd, low = draw(st.sampled_from([0.0, 0.5, 0.9])), rng.randrange(16)
+
+    used: set[TopicId] = set()
+
+    def topic_id() -> TopicId:
+        while True:
+            found = TopicId(rng.randrange(-(1 << 63), 1 << 63), rng.randrange(-(1 << 63), 1 << 63))
+            if found not in used and found != TopicId(0, 0) and (
+                    rng.random() >= crowd or spread(found.java_hash()) & 15 == low):
+                used.add(found)
+                return found
+
+    topics = {name: rng.choice([1, 2, 3, 5]) for name in names}
+    ids = draw(st.lists(st.text("abcm0123456789-", min_size=1, max_size=6), min_size=1, max_size=8, unique=True))
+    every = [TopicPartition(t, p) for t, n in topics.items() for p in range(n)]
+    owned: dict[str, list[TopicPartition]] = {m: [] for m in ids}
+    for tp in rng.sample(every, int(len(every) * draw(st.sampled_from([0.0, 0.5, 1.0])))):
+        owned[rng.choice(ids)].append(tp)
+    subscriptions = {m: names if homogeneous else rng.sample(names, rng.randrange(15, len(names) + 1)) for m in ids}
+    return Group(topics, [Member(m, subscriptions[m], owned[m]) for m in ids],
+                 topic_ids={name: str(topic_id()) for name in names})
+
+
+@examples(150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
+@given(wide_groups(), st.integers(0, 2), st.integers(0, 3))
+def test_columnar_paths_plan_wide_maps_as_the_model_does(group, drop, joiners):
+    """Members holding many topics (more than 24: maps of 64 buckets and up), their ids crowding
+    some bins: the columnar paths give way to the model or plan as it does, order included."""
+    _held_to_the_model(uniform_columns.assign, uniform_columns.columns, group, drop, joiners)
+
+
+@examples(150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
+@given(wide_groups(homogeneous=False), st.integers(0, 2), st.integers(0, 3))
+def test_heterogeneous_columns_plan_wide_maps_as_the_model_does(group, drop, joiners):
+    _held_to_the_model(uniform_heterogeneous_columns.assign, uniform_heterogeneous_columns.columns, group, drop,
+                       joiners)
+
+
 def _uniform_group(members: int, topics: int, partitions: int) -> Group:
     names = [f"topic-{t:04d}" for t in range(topics)]
     return Group({n: partitions for n in names}, [Member(f"member-{i:05d}", names) for i in range(members)])

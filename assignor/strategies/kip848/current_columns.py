@@ -10,7 +10,7 @@ whose small table gets nine keys in one bin grows early in Java (``treeifyBin``,
 `JavaHashMap._crowded`): its capacity is replayed on the model. In a table of 64 or more such a
 bin becomes a tree, which iterates in another order (`tree_bin`: claims in strides of a power
 of two, as an online migration from a round-robin classic group hands them over): such groups
-are left to the model (`tree_bins_possible`).
+are left to the model (`crowding_possible`), as are maps whose bin got nine topics.
 """
 
 from __future__ import annotations
@@ -32,12 +32,11 @@ from assignor.strategies.kip848.java_hash import (
 )
 
 __all__ = ["MAX_TOPICS_PER_MEMBER", "Claimed", "Current", "Rows", "as_claims", "as_objects", "crowded_pairs",
-           "current_of", "current_order", "parse_claims", "per_member", "topic_maps_crowded", "tree_bins_possible"]
+           "crowding_possible", "current_of", "current_order", "parse_claims", "per_member"]
 
-#: Members with more topics than this go to the plain model: up to 24 keys a member's topic map
-#: never reaches 64 buckets (no tree bins), so one check of the low four bits rules out every
-#: early growth.
-MAX_TOPICS_PER_MEMBER = 24
+#: Members with more topics than this go to the plain model: a member's sequence of calls into
+#: its map is packed beside its count of topics in one int64 (`target_columns._map_capacities`).
+MAX_TOPICS_PER_MEMBER = 4095
 
 
 class Rows:
@@ -191,6 +190,13 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
     if topic_count.max(initial=0) > MAX_TOPICS_PER_MEMBER:
         return None
     map_capacity = grown_capacities(filled(members, 16), topic_count)
+    # A map whose bin got nine topics grew early (under 64 buckets) or made it a tree: the model.
+    by_first = np.lexsort((first_claim, keyed_member))
+    put_rank = np.empty(len(by_first), dtype=np.int64)
+    put_rank[by_first] = np.arange(len(by_first)) - keyed_member.searchsorted(keyed_member[by_first])
+    if crowding_possible(keyed_member, hashes[keyed_topic], put_rank.__getitem__, filled(members, 16), map_capacity,
+                         np.zeros(members, dtype=np.int64), start=16, crowded=9, distinct=False):
+        return None
     bucket = hashes[keyed_topic] & (map_capacity[keyed_member] - 1)
     pair_order = np.lexsort((first_claim, bucket, keyed_member))
     renumbered = np.empty(len(pair_order), dtype=np.int64)
@@ -213,7 +219,7 @@ def current_order(rows: Rows, members: int, topics: int, hashes: np.ndarray) -> 
         pair_capacity[pair] = JavaHashMap.copy_of(claimed, integer_hash).capacity
     # A copy takes all its keys at its size: a bin of nine there is a tree (claims in strides).
     no_slack = np.zeros(len(pair_size), dtype=np.int64)
-    if tree_bins_possible(pair_of_row, spread_part, np.zeros_like, pair_capacity, pair_capacity, no_slack):
+    if crowding_possible(pair_of_row, spread_part, np.zeros_like, pair_capacity, pair_capacity, no_slack):
         return None
     width = int(pair_capacity.max(initial=1))
     if len(pair_size) * width >= 1 << 62:
@@ -244,47 +250,46 @@ def crowded_pairs(pair: np.ndarray, bins: np.ndarray, width: int, pairs: int) ->
     return found
 
 
-def tree_bins_possible(pair: np.ndarray, spread_part: np.ndarray, rank_of: Callable[[np.ndarray], np.ndarray],
-                       low: np.ndarray, high: np.ndarray, slack: np.ndarray) -> bool:
-    """Whether some partition set may have had nine keys in one bin of a table of 64 buckets or
-    more, which Java makes a tree iterating in another order (`tree_bin`; left to the model).
-    Per row: its set (`pair`) and its key's spread hash; `rank_of(rows)`: those rows' ranks in
-    the order their sets put them (asked for the few rows looked at); per set: its first and last
-    table size (`low`, `high`) and how many keys it gave up before taking more (`slack`). A set
-    is looked at size by size from 64, over the keys it put while it had that size: those ranked
-    below three quarters of it, plus one, plus `slack` (more than it can have held, never fewer).
-    Sets whose keys span at most eight times the first size looked at hold at most eight per bin
-    at any size, and are passed at once."""
-    big = high >= 64
-    if not big.any():
+def crowding_possible(table: np.ndarray, spread_key: np.ndarray, rank_of: Callable[[np.ndarray], np.ndarray],
+                      low: np.ndarray, high: np.ndarray, slack: np.ndarray, start: int = 64, crowded: int = 9,
+                      distinct: bool = True) -> bool:
+    """Whether some table may have had `crowded` keys in one bin at a size from `start` up:
+    under 64 buckets Java grows such a table early, from 64 it makes the bin a tree iterating in
+    another order (`tree_bin`); either way the caller leaves it to the model. `crowded` is 9 for
+    tables filled by ``put``, 8 where ``computeIfAbsent`` adds keys (it treeifies at a bin's
+    eighth). Per row: its table and its key's spread hash; `rank_of(rows)`: those rows' ranks in
+    the order their tables took them (asked for the rows looked at); per table: its first and
+    last size (`low`, `high`) and how many keys it let go before taking more (`slack`). A table
+    is looked at size by size, over the keys it took while it had that size: those ranked below
+    three quarters of it, plus one, plus `slack` (more than it can have held, never fewer).
+    Where no two keys of a table share a spread hash (`distinct`: partitions, whose hashes are
+    their numbers spread one to one), a table whose keys span less than ``crowded - 1`` times
+    the first size looked at holds fewer than `crowded` per bin at any size, and is passed at
+    once. (Topic ids' hashes can be equal: every table of them is looked at.)"""
+    first = np.maximum(low, start)
+    looked = high >= first
+    if not looked.any():
         return False
-    first = np.maximum(low, 64)
-    least = np.full(len(high), np.iinfo(np.int64).max, dtype=np.int64)
-    most = np.full(len(high), -1, dtype=np.int64)
-    np.minimum.at(least, pair, spread_part)
-    np.maximum.at(most, pair, spread_part)
-    wide = big & (most - least >= 8 * first)
+    wide = looked
+    if distinct:
+        least = np.full(len(high), np.iinfo(np.int64).max, dtype=np.int64)
+        most = np.full(len(high), -1, dtype=np.int64)
+        np.minimum.at(least, table, spread_key)
+        np.maximum.at(most, table, spread_key)
+        wide = looked & (most - least >= (crowded - 1) * first)
     if not wide.any():
         return False
-    rows = wide[pair].nonzero()[0]
-    pair, spread_part, rank = pair[rows], spread_part[rows], rank_of(rows)
-    size = 64
+    rows = wide[table].nonzero()[0]
+    table, spread_key, rank = table[rows], spread_key[rows], rank_of(rows)
+    size = start
     while size <= int(high[wide].max()):
-        at = (first[pair] <= size) & (size <= high[pair]) & (rank < size * 3 // 4 + 1 + slack[pair])
-        if at.sum() > 8:
-            _keys, counts = np.unique(pair[at] * size + (spread_part[at] & (size - 1)), return_counts=True)
-            if counts.max() > 8:
+        at = (first[table] <= size) & (size <= high[table]) & (rank < size * 3 // 4 + 1 + slack[table])
+        if at.sum() >= crowded:
+            _keys, counts = np.unique(table[at] * size + (spread_key[at] & (size - 1)), return_counts=True)
+            if counts.max() >= crowded:
                 return True
         size *= 2
     return False
-
-
-def topic_maps_crowded(pair_member: np.ndarray, pair_topic: np.ndarray, hashes: np.ndarray) -> bool:
-    """Whether some member holds eight topics whose spread hashes share their low four bits: a
-    map of up to `MAX_TOPICS_PER_MEMBER` topics could then grow early (left to the model; eight,
-    not nine: the builders add topics by ``computeIfAbsent``, which treeifies a bin at its
-    eighth key)."""
-    return len(pair_member) > 7 and int(np.bincount(pair_member * 16 + (hashes[pair_topic] & 15)).max()) > 7
 
 
 def as_objects(rows: Rows, claims: list[TopicPartition], names: list[str]) -> list[TopicPartition]:

@@ -24,8 +24,7 @@ from assignor.strategies.kip848.current_columns import (
     Current,
     Rows,
     crowded_pairs,
-    topic_maps_crowded,
-    tree_bins_possible,
+    crowding_possible,
 )
 from assignor.strategies.kip848.java_hash import (
     JavaHashMap,
@@ -46,8 +45,9 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     received), sorted by member, the topic's place in the member's final map, bucket in the
     final set, insertion. `copied`: per member, whether the builder deep-copied its map.
     `fresh_initial`: per topic, the capacity a set made for it anew is asked for (None: the
-    default table). None where a member would hold more than `MAX_TOPICS_PER_MEMBER` topics or
-    nine of them in one bin (left to the model). `sources`: whether the rows' claims are wanted
+    default table). None where a member would hold more than `MAX_TOPICS_PER_MEMBER` topics, or
+    its map of topics or a set of partitions may have crowded a bin (`crowding_possible`; left
+    to the model). `sources`: whether the rows' claims are wanted
     (to reuse their objects); without, the rows' ``source`` is empty. `member_index`: per member
     rank, the number the rows give the member instead of its rank (the caller's numbering)."""
     members = len(copied)
@@ -81,9 +81,14 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
     final_topics = held + np.bincount(fresh_member, minlength=members)
     if final_topics.max(initial=0) > MAX_TOPICS_PER_MEMBER:
         return None
-    if topic_maps_crowded(pair_member, pair_topic, hashes):
-        return None
     map_capacity = _map_capacities(held, copied, added, added_pair, pairs)
+    # A map whose bin got eight topics (``computeIfAbsent`` adds them) grew early or made it a
+    # tree: the model. Its topics held put first, then those received in order.
+    taken = np.concatenate((np.arange(pairs, dtype=np.int64) - member_pair_start[spec.pair_member],
+                            held[fresh_member] + arrival - fresh_start[fresh_member]))
+    if crowding_possible(pair_member, hashes[pair_topic], taken.__getitem__, filled(members, 16), map_capacity,
+                         np.zeros(members, dtype=np.int64), start=16, crowded=8, distinct=False):
+        return None
     bucket = hashes[pair_topic] & (map_capacity[pair_member] - 1)
     place = np.empty(len(pair_member), dtype=np.int64)
     place[np.lexsort((pair_rank, bucket, pair_member))] = np.arange(len(pair_member))
@@ -135,7 +140,7 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
         found: np.ndarray = at[rows]
         return found
 
-    if tree_bins_possible(np.concatenate((spec.row_pair, added_pair)),
+    if crowding_possible(np.concatenate((spec.row_pair, added_pair)),
                           spread_many(np.concatenate((spec.rows.part, added.part))), rank_of, start_capacity,
                           set_capacity, given_up):
         return None

@@ -4,10 +4,10 @@ reference, and a property test holds the two equal.
 
 It takes groups where every member lists the same topics (names the cluster lacks left out, as
 the coordinator leaves them out), and every claim is a `TopicPartition` of a subscribed topic,
-in range, held once; no member ends with more than 24 topics, eight of which never share the low
-four bits of their hashes (so no topic map grows early), and no partition set has nine keys in
-one bin of a table of 64 or more (Java makes it a tree, `tree_bin`: claims in strides of a power
-of two). `assign` answers None for any other group, which the plain model then plans (and
+in range, held once; no member's map of topics may have held eight in one bin (a small table
+grows early, a large one makes the bin a tree, `tree_bin`; `current_columns.crowding_possible`)
+and no partition set nine keys in one bin of a table of 64 or more (claims in strides of a
+power of two). `assign` answers None for any other group, which the plain model then plans (and
 fails on, where Kafka's builder throws). A partition set whose small table gets nine keys in
 one bin grows early in Java (``treeifyBin``, `JavaHashMap._crowded`): such sets are rare, and
 their sizes are replayed on the model.

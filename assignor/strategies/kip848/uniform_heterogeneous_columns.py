@@ -13,10 +13,11 @@ topic is replayed on the model: its current map built from its claims, deep-copi
 builder copies it, then its part of the log.
 
 It takes groups whose subscriptions differ, where every claim is a `TopicPartition` of an
-existing topic, in range, held once, and no member holds more than `current_columns.MAX_TOPICS_PER_MEMBER`
-topics, eight of which never share the low four bits of their hashes, nor a partition set nine
-keys in one bin of 64 or more (`tree_bin`); `assign` answers None for any other group, which
-the plain model then plans.
+existing topic, in range, held once, no member holds more than `current_columns.MAX_TOPICS_PER_MEMBER`
+topics, and no member's map of topics held one bin of nine (`current_columns.crowding_possible`:
+a small table grows early, a large one makes the bin a tree, `tree_bin`); `assign` answers None
+for any other group, which the plain model then plans. A member whose map of topics or set of
+partitions may have crowded a bin while it received is replayed on the model.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from assignor.strategies.kip848.current_columns import (
     current_of,
     parse_claims,
     per_member,
-    topic_maps_crowded,
 )
 from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash
 from assignor.strategies.kip848.target_columns import final_order
@@ -122,7 +122,7 @@ def _target(group: Group, owned: Claims | None, hashes: dict[str, int] | None = 
         return None
     topic_hashes = spread_topic_hashes(ids[name] for name in names)
     rank, current = current_of(members, spec.member_ids, claimed, len(names), topic_hashes)
-    if current is None or topic_maps_crowded(current.pair_member, current.pair_topic, topic_hashes):
+    if current is None:
         return None
     builder = _FromColumns(spec, current, [ids[name] for name in names], offsets)
     builder.build()
