@@ -189,19 +189,19 @@ def round_robin_groups(draw: st.DrawFn, homogeneous: bool = True) -> Group:
     return Group(topics, members)
 
 
-@examples(40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(round_robin_groups(), st.integers(0, 2), st.integers(0, 3))
-def test_columnar_paths_plan_round_robin_claims_as_the_model_does(group, drop, joiners):
-    """Claims in strides (`round_robin_groups`) through leaves and joins: the columnar paths
-    give way to the model or plan as it does, order included."""
-    _held_to_the_model(uniform_columns.assign, uniform_columns.columns, group, drop, joiners)
+def _either_path(homogeneous: bool, group: Group, drop: int, joiners: int) -> None:
+    """`_held_to_the_model` through the homogeneous columnar path, or the heterogeneous one."""
+    path = uniform_columns if homogeneous else uniform_heterogeneous_columns
+    _held_to_the_model(path.assign, path.columns, group, drop, joiners)
 
 
-@examples(40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(round_robin_groups(homogeneous=False), st.integers(0, 2), st.integers(0, 3))
-def test_heterogeneous_columns_plan_round_robin_claims_as_the_model_does(group, drop, joiners):
-    _held_to_the_model(uniform_heterogeneous_columns.assign, uniform_heterogeneous_columns.columns, group, drop,
-                       joiners)
+@examples(80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.booleans().flatmap(lambda same: st.tuples(st.just(same), round_robin_groups(same))), st.integers(0, 2),
+       st.integers(0, 3))
+def test_columnar_paths_plan_round_robin_claims_as_the_model_does(case, drop, joiners):
+    """Claims in strides (`round_robin_groups`) through leaves and joins, subscriptions alike or
+    not: the columnar paths give way to the model or plan as it does, order included."""
+    _either_path(*case, drop, joiners)
 
 
 def test_partitions_handed_out_one_by_one_make_trees_too():
@@ -247,19 +247,14 @@ def wide_groups(draw: st.DrawFn, homogeneous: bool = True) -> Group:
                  topic_ids={name: str(topic_id()) for name in names})
 
 
-@examples(150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
-@given(wide_groups(), st.integers(0, 2), st.integers(0, 3))
-def test_columnar_paths_plan_wide_maps_as_the_model_does(group, drop, joiners):
+@examples(300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
+@given(st.booleans().flatmap(lambda same: st.tuples(st.just(same), wide_groups(same))), st.integers(0, 2),
+       st.integers(0, 3))
+def test_columnar_paths_plan_wide_maps_as_the_model_does(case, drop, joiners):
     """Members holding many topics (more than 24: maps of 64 buckets and up), their ids crowding
-    some bins: the columnar paths give way to the model or plan as it does, order included."""
-    _held_to_the_model(uniform_columns.assign, uniform_columns.columns, group, drop, joiners)
-
-
-@examples(150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
-@given(wide_groups(homogeneous=False), st.integers(0, 2), st.integers(0, 3))
-def test_heterogeneous_columns_plan_wide_maps_as_the_model_does(group, drop, joiners):
-    _held_to_the_model(uniform_heterogeneous_columns.assign, uniform_heterogeneous_columns.columns, group, drop,
-                       joiners)
+    some bins, subscriptions alike or not: the columnar paths give way to the model or plan as
+    it does, order included."""
+    _either_path(*case, drop, joiners)
 
 
 def _uniform_group(members: int, topics: int, partitions: int) -> Group:
