@@ -250,9 +250,8 @@ def _grown_size(hashes: Sequence[int], computed: bool, called_after: bool = Fals
             regrow(n - 1)
         bucket = h & (size - 1)
         counts[bucket] = counts.get(bucket, 0) + 1
-        # treeifyBin (a small table resizes instead) once the bin held eight keys before a put's
-        # (``putVal``), or seven before a computeIfAbsent's (it counts the bin's nodes, not the
-        # links it walked): a bin of eight grows the table there
+        # A put's ninth key in a bin of a small table grows it (treeifyBin resizes instead), a
+        # computeIfAbsent's eighth (it counts the bin's nodes, putVal the links it walked)
         if counts[bucket] > crowded and size < 64:
             regrow(n)
         if not computed and n > size * 3 // 4:
