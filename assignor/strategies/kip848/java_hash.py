@@ -26,6 +26,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from assignor.ordering import spread
 from assignor.strategies.kip848.tree_bin import TreeBin
 
 __all__ = ["JavaHashMap", "capacity_for", "copy_capacities", "float_capacity", "grown_capacities",
@@ -38,11 +39,6 @@ _MAX = 1 << 30
 
 #: The keys per bucket of a map without a table yet (`JavaHashMap._bins`; never written to).
 _NO_BUCKETS = array("I")
-
-
-def spread(h: int) -> int:
-    """``HashMap.hash``: the high half of the 32-bit hash folded into the low half."""
-    return h ^ (h >> 16)
 
 
 def integer_hash(value: int) -> int:

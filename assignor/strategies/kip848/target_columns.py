@@ -140,9 +140,9 @@ def final_order(spec: Current, kept: np.ndarray, added: Rows, copied: np.ndarray
         found: np.ndarray = at[rows]
         return found
 
-    if crowding_possible(np.concatenate((spec.row_pair, added_pair)),
-                          spread_many(np.concatenate((spec.rows.part, added.part))), rank_of, start_capacity,
-                          set_capacity, given_up):
+    every_part = spread_part if every else spread_many(np.concatenate((spec.rows.part, added.part)))
+    if crowding_possible(np.concatenate((spec.row_pair, added_pair)), every_part, rank_of, start_capacity,
+                         set_capacity, given_up):
         return None
     width = int(set_capacity.max(initial=1))
     if len(pair_member) * width >= 1 << 62:
