@@ -11,7 +11,9 @@ from operator import mul
 
 import numpy as np
 
-__all__ = ["hashmap_order", "java_key", "java_order", "java_sorted", "partition_hash", "partition_hash_of", "spread",
+from assignor.java_hash import JavaHashMap, spread
+
+__all__ = ["hashmap_order", "java_key", "java_order", "java_sorted", "partition_hash", "partition_hash_of",
            "static_first_order", "string_hash", "string_hashes", "table_size"]
 
 
@@ -162,11 +164,6 @@ def partition_hash_of(topic_hash: int, partition: int) -> int:
     return (31 * (31 + partition) + topic_hash) & 0xFFFFFFFF
 
 
-def spread(h: int) -> int:
-    """``HashMap.hash``: the high half folded into the low half before masking by the table size."""
-    return h ^ (h >> 16)
-
-
 def table_size(entries: int) -> int:
     """The table size a ``new HashMap<>()`` has after `entries` puts of distinct keys (16,
     doubled whenever the size passes three quarters of it)."""
@@ -189,10 +186,11 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: 
     added before once the last key is in (``CollectionUtils.groupPartitionsByTopic`` calls it
     once per partition, so a member's 13th topic followed by any partition grows the table to
     32). A bucket of nine keys (eight for ``computeIfAbsent``) in a table under 64 makes Java grow
-    the table early (treeifyBin), and the size here accounts for that; a bucket of as many in a
-    table of 64 or more becomes a tree whose order this does not model (with Java's string hashes
-    that takes many keys colliding in their low bits, far outside member ids such as
-    ``consumer-N``; `assignor.strategies.kip848.tree_bin` models it for the broker's assignors).
+    the table early (treeifyBin), and the size here accounts for that. A bucket of as many in a
+    table of 64 or more becomes a red-black tree, which links its keys in another order (nine of a
+    thousand random member ids share a bucket about once in 100,000 maps): where the keys' low six
+    bits could make one, the order is the one `assignor.java_hash` models step by step, trees
+    included (`_modelled_order`).
 
     `known`: keys' `string_hash` a caller keeps from one call to the next (a leader's plan memo,
     `dense.PlanMemo.string_hashes`), read where it has them and added to.
@@ -204,11 +202,41 @@ def hashmap_order(keys: Sequence[str], *, computed: bool = False, called_after: 
     >>> hashmap_order(["big-topic", "other"]), hashmap_order(["big-topic", "other"], computed=True)
     (['big-topic', 'other'], ['other', 'big-topic'])
     """
-    hashes = [spread(h) for h in (string_hashes(keys) if known is None else _known_hashes(keys, known))]
-    mask = _grown_size(hashes, computed, computed and called_after) - 1
+    string = string_hashes(keys) if known is None else _known_hashes(keys, known)
+    hashes = [spread(h) for h in string]
+    size = _grown_size(hashes, computed, computed and called_after)
+    if size >= 64 and _may_make_a_tree(hashes, computed):
+        return _modelled_order(keys, string, computed, called_after)
+    mask = size - 1
     newest_first = -1 if computed else 1
     position = [(h & mask, newest_first * i) for i, h in enumerate(hashes)]
     return [keys[i] for i in sorted(range(len(keys)), key=position.__getitem__)]
+
+
+def _may_make_a_tree(hashes: Sequence[int], computed: bool) -> bool:
+    """Whether a bucket of a table of 64 or more could have become a tree: one of 64 buckets
+    holds more keys than a bin may before treeifyBin (eight by ``put``, seven by
+    ``computeIfAbsent``); the buckets of a larger table split those, so hold no more."""
+    counts = np.bincount(np.asarray(hashes, dtype=np.int64) & 63, minlength=64)
+    return bool(counts.max() > (7 if computed else 8))
+
+
+def _modelled_order(keys: Sequence[str], hashes: Sequence[int], computed: bool, called_after: bool) -> list[str]:
+    """`hashmap_order` by the step-by-step model of ``HashMap`` (`JavaHashMap`, tree bins
+    included), each key as `java_key`: a tree orders keys of one hash by ``String.compareTo``,
+    which compares UTF-16 code units as those bytes do (Python's code points do not)."""
+    as_java = [java_key(key) for key in keys]
+    hash_of = dict(zip(as_java, hashes, strict=True))
+    table: JavaHashMap[bytes, bool] = JavaHashMap(hash_of.__getitem__)
+    for key in as_java:
+        if computed:
+            table.compute_if_absent(key, lambda: True)
+        else:
+            table.put(key, True)
+    if called_after and as_java:
+        table.compute_if_absent(as_java[0], lambda: True)
+    text_of = dict(zip(as_java, keys, strict=True))
+    return [text_of[key] for key in table]
 
 
 def _known_hashes(keys: Sequence[str], known: dict[str, int]) -> list[int]:

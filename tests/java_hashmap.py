@@ -9,7 +9,8 @@ bucket keeping its order."""
 
 from __future__ import annotations
 
-from assignor.ordering import spread, string_hash
+from assignor.java_hash import spread
+from assignor.ordering import string_hash
 
 
 class JavaHashMap:

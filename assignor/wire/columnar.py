@@ -28,8 +28,9 @@ import numpy as np
 
 from assignor._arrays import appended, filled, gc_paused, run_starts, stable_order
 from assignor.errors import ProtocolError
+from assignor.java_hash import spread
 from assignor.model import UNKNOWN_GENERATION, Claims, Member, Plan, TopicPartition
-from assignor.ordering import java_order, spread, string_hashes
+from assignor.ordering import java_order, string_hashes
 from assignor.protocols import Carrier, Protocol, UserData, resolve
 from assignor.wire.arrays import (
     Frames,
@@ -686,7 +687,8 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     bucket ``spread(hash) & (size - 1)``, newest first within a bucket, the table growing at the
     first call (one per partition) after the entry past three quarters. A member with eight
     topics in one bucket of a table under 64 (which makes Java grow early: ``computeIfAbsent``
-    treeifies a bucket at its eighth key, and a small table grows instead) is ordered by
+    treeifies a bucket at its eighth key, and a small table grows instead), or in one of 64
+    buckets in a larger table (where the bucket may have become a red-black tree), is ordered by
     `sticky_topic_order` itself."""
     if not len(member) or len(names) <= 1:  # (one topic: each member's in its one bucket)
         return None
@@ -711,13 +713,13 @@ def _sticky_order(member: np.ndarray, topic: np.ndarray, names: list[str]) -> np
     ranked = _ranks_within(cell_member, np.lexsort((-first, bucket, cell_member)))
     by_first = _ranks_within(cell_member, np.lexsort((first, cell_member)))
     if topics_of.max() > 7:  # (eight topics in one bucket take eight topics)
-        crowded_cells, crowding = np.unique((cell_member << 32) | bucket, return_counts=True)
+        # (a table under 64: the bucket itself; a larger one's buckets split those of 64, and
+        # eight keys in one of 64 may have made a tree there)
+        crowded_cells, crowding = np.unique((cell_member << 32) | (bucket & 63), return_counts=True)
         crowded = np.unique(crowded_cells[(crowding > 7)] >> 32).tolist()
     else:
         crowded = []
     for m in crowded:
-        if size[cell_member.searchsorted(m)] >= 64:
-            continue
         mine = np.flatnonzero(cell_member == m)
         seen = mine[np.argsort(first[mine])]
         listed = [names[t] for t in (cells[seen] % width).tolist()]

@@ -8,15 +8,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
 /**
  * The order {@code java.util.HashMap} and {@code HashSet} iterate, on this JVM, for the tests of
- * our models of them (assignor/strategies/kip848/java_hash.py, assignor/ordering.py): Integer
+ * our models of them (assignor/java_hash.py, assignor/ordering.py): Integer
  * keys (partitions) and Kafka's {@link Uuid} (topic ids), as the broker's assignors hold them,
- * and Strings (member ids, topic names), as the client's do. Reads lines:
- * {@code map int|uuid|str [CAPACITY]} (a new {@code HashMap}, of that initial capacity if given),
- * {@code copy int|uuid|str KEY...} (a new {@code HashSet} of the keys' list), {@code put KEY},
+ * Strings (member ids, topic names), as the client's do, and {@link TopicPartition}s
+ * ({@code TOPIC-PARTITION}), as the client's sticky assignor moves them. Reads lines:
+ * {@code map int|uuid|str|tp [CAPACITY]} (a new {@code HashMap}, of that initial capacity if given),
+ * {@code copy int|uuid|str|tp KEY...} (a new {@code HashSet} of the keys' list), {@code put KEY},
  * {@code cia KEY} ({@code computeIfAbsent}, maps only), {@code remove KEY} and {@code list},
  * answered with the keys in iteration order, tab-separated, on one line.
  */
@@ -83,6 +85,9 @@ public final class HashMapOrder {
                 return Uuid.fromString(text);
             case "str":
                 return text;
+            case "tp":
+                int dash = text.lastIndexOf('-');
+                return new TopicPartition(text.substring(0, dash), Integer.parseInt(text.substring(dash + 1)));
             default:
                 return Integer.valueOf(text);
         }

@@ -240,3 +240,19 @@ def test_leader_sync_writes_what_a_java_leader_writes(call_id, strategy, call):
     with pytest.raises(Exception, match="plans the 'sticky' protocol"):
         sync("cooperative-sticky" if java == "java-sticky" else "range", 9, call["input"]["topics"], metadata,
              strategy="java-sticky")
+
+
+@pytest.mark.parametrize(("stride", "moved", "jvm_first"), [(64, 12, 197), (128, 12, 389), (64, 30, 453)])
+def test_a_move_back_takes_the_partition_javas_hash_set_gives_first(stride, moved, jvm_first):
+    """Java's ``getTheActualPartitionToBeMoved`` moves back the first partition of the pair's
+    ``HashSet<TopicPartition>``: after `moved` partitions of a topic `stride` apart went from a
+    to b, one of the set's bins holds nine or more and is a red-black tree, whose root the set
+    iterates first (the JVM gave `jvm_first`; a plain bin gives the first moved, 5)."""
+    from assignor.strategies.java_sticky.movements import Movements
+
+    movements = Movements()
+    for k in range(moved):
+        movements.move(TP("t", 5 + stride * k), "a", "b")
+    assert movements.to_move(TP("t", 1), "b", "a") == TP("t", jvm_first)
+    movements.move(TP("t", jvm_first), "b", "a")  # (moved back: no record left of it)
+    assert TP("t", jvm_first) not in movements.pair_of

@@ -145,8 +145,8 @@ def test_empty_groups_and_subscriptions():
 def test_hashmap_model_agrees_with_the_java_hashmap_oracle():
     """`JavaHashMap` (puts) iterates as `tests/java_hashmap.py`'s step-by-step model of
     ``java.util.HashMap`` does, through resizes, for member ids of every count up to 200."""
+    from assignor.java_hash import JavaHashMap
     from assignor.ordering import string_hash
-    from assignor.strategies.kip848.java_hash import JavaHashMap
     from tests.java_hashmap import JavaHashMap as Oracle
 
     for n in range(0, 200, 7):
@@ -165,7 +165,7 @@ def test_hashmap_model_iterates_tree_bins_and_early_growth_as_the_jvm_did():
     table made a red-black tree, its root moved first and the rest linked after their parents;
     the same 32 apart; and ``computeIfAbsent`` of partitions 16 apart, which grows a table of 16
     at a bin's eighth key, where ``put`` waits for the ninth."""
-    from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash
+    from assignor.java_hash import JavaHashMap, integer_hash
 
     assert list(JavaHashMap.copy_of([5 + 64 * k for k in range(30)], integer_hash))[:6] == [453, 197, 5, 69, 133, 261]
     assert list(JavaHashMap.copy_of([5 + 32 * k for k in range(30)], integer_hash)) == [

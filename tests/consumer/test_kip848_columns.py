@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from assignor import Claims, Group, Member, TopicPartition, assign, assign_columns
+from assignor.java_hash import spread
 from assignor.strategies.kip848 import (
     RANGE_NAME,
     UNIFORM_NAME,
@@ -22,7 +23,6 @@ from assignor.strategies.kip848 import (
     uniform_heterogeneous_columns,
 )
 from assignor.strategies.kip848.coordinator import spread_topic_hashes
-from assignor.strategies.kip848.java_hash import spread
 from assignor.topic_ids import TopicId
 from tests.budget import examples
 

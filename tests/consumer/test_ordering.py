@@ -48,15 +48,53 @@ def test_the_client_assignors_give_the_first_partition_to_the_first_member_in_ja
 def test_hashmap_order_is_javas_hashmap_order(keys, how):
     """`hashmap_order` (a table's size from its bins while it is small, from its count once it
     has 64 buckets) iterates as the step-by-step model of ``java.util.HashMap`` does, past 48
-    keys and through bins crowded in small tables."""
+    keys and through bins crowded in small tables; and as the broker's model (`JavaHashMap`,
+    trees included), also where a bin of 64 or more became a tree, which the first leaves out."""
+    from assignor.java_hash import JavaHashMap as Model
     from tests.java_hashmap import JavaHashMap
 
-    table = JavaHashMap()
+    table, model = JavaHashMap(), Model(string_hash)
     for key in keys:
-        table.put(key) if how == "put" else table.compute_if_absent(key)
+        if how == "put":
+            table.put(key)
+            model.put(key, True)
+        else:
+            table.compute_if_absent(key)
+            model.compute_if_absent(key, lambda: True)
     if how == "called_after" and keys:
         table.compute_if_absent(keys[0])
-    assert hashmap_order(keys, computed=how != "put", called_after=how == "called_after") == table.keys()
+        model.compute_if_absent(keys[0], lambda: True)
+    found = hashmap_order(keys, computed=how != "put", called_after=how == "called_after")
+    assert found == list(model)
+    if not model.treeified:
+        assert found == table.keys()
+
+
+#: Keys of a put-built map that OpenJDK 17 iterated in the orders below: thirty in other bins, then
+#: eleven sharing a bin of 64 (which becomes a tree at the ninth), two of them of one hash, told
+#: apart in the tree by ``String.compareTo``: a supplementary character (two UTF-16 units from
+#: 0xDBFF) before U+E000 there, after it in code points.
+TREE_KEYS = [f"m-{i}" for i in (0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24,
+                                25, 26, 27, 29, 30, 31, 32, 5, 28, 919, 1006, 1028)]
+TREE_KEYS += ["\ue000\u5fe0`", "\U0010fc00A", "m-1105", "m-1127", "m-1149", "m-1204"]
+TREE_ORDERS = {
+    "put": ["m-31", "m-10", "m-32", "m-30", "m-1", "m-24", "m-0", "m-25", "m-3", "m-22", "m-2", "m-23", "m-1028",
+            "m-28", "m-5", "m-919", "m-1006", "m-1149", "\ue000\u5fe0`", "\U0010fc00A", "m-1105", "m-1204", "m-1127",
+            "m-4", "m-29", "m-7", "m-26", "m-6", "m-27", "m-9", "m-8", "m-20", "m-21", "m-13", "m-14", "m-11", "m-12",
+            "m-18", "m-15", "m-16", "m-19"],
+    "computeIfAbsent": ["m-31", "m-32", "m-10", "m-30", "m-24", "m-1", "m-25", "m-0", "m-22", "m-3", "m-23", "m-2",
+                        "m-1006", "\U0010fc00A", "m-1105", "m-1204", "m-1127", "m-1149", "\ue000\u5fe0`", "m-1028",
+                        "m-919", "m-28", "m-5", "m-29", "m-4", "m-26", "m-7", "m-27", "m-6", "m-9", "m-8", "m-20",
+                        "m-21", "m-13", "m-14", "m-11", "m-12", "m-18", "m-15", "m-16", "m-19"],
+}
+
+
+@pytest.mark.parametrize("how", sorted(TREE_ORDERS))
+def test_hashmap_order_iterates_a_tree_bin_as_the_jvm_did(how):
+    """A bin of 64 made a red-black tree iterates root first, the rest linked after the nodes
+    they hang under (``tests/integration/test_java_hash.py`` checks many more on the JVM)."""
+    assert string_hash(TREE_KEYS[35]) == string_hash(TREE_KEYS[36])
+    assert hashmap_order(TREE_KEYS, computed=how == "computeIfAbsent") == TREE_ORDERS[how]
 
 
 @examples(100)

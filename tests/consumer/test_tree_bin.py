@@ -1,4 +1,4 @@
-"""`assignor.strategies.kip848.tree_bin` keeps a red-black tree's invariants through any puts and
+"""`assignor.tree_bin` keeps a red-black tree's invariants through any puts and
 removes (what ``HashMap.TreeNode.checkInvariants`` asserts in Java), and the map over it keeps
 every key once, in a table of the right size. Whether the order is the JVM's is
 ``tests/integration/test_java_hash.py``'s question; this one runs without a JVM."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash, spread
-from assignor.strategies.kip848.tree_bin import Node, TreeBin, signed
+from assignor.java_hash import JavaHashMap, integer_hash, spread
+from assignor.tree_bin import Node, TreeBin, signed
 from tests.budget import examples
 
 #: Partitions in strides of 64 from one base: nine or more of them share a bin of a table of 64.

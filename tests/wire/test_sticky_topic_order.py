@@ -83,3 +83,29 @@ def test_the_columns_list_topics_as_javas_hashmap_does(members):
         user_data = decode_assignment(messages[m]).user_data
         decoded = decode_sticky_user_data(user_data).partitions
         assert _first_seen(decoded) == _java_topic_order(partitions), m
+
+
+#: 30 topics in other buckets, then nine sharing one of 64 (``computeIfAbsent`` makes it a red-black
+#: tree at the eighth): the order OpenJDK 17 iterated them in (`tests/consumer/test_ordering.py`'s
+#: table has the same keys' tree with ``put``; `tests/integration/test_java_hash.py` checks more).
+TREE = [f"m-{i}" for i in (0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                           27, 29, 30, 31, 32, 5, 28, 919, 1006, 1028, 1105, 1127, 1149, 1204)]
+
+
+def test_a_member_of_many_topics_in_one_bin_lists_them_as_the_tree_iterates():
+    """Both writers (the objects' encoder and the leader's columns) list the topics in the
+    tree's order, not the plain bin's, for a member alone and beside one of fewer topics."""
+    partitions = [TopicPartition(name, 0) for name in TREE]
+    java = hashmap_order(TREE, computed=True)
+    assert java != _java_topic_order(partitions)  # (the tests' plain model: no trees)
+    assert java == [f"m-{i}" for i in (31, 32, 10, 30, 24, 1, 25, 0, 22, 3, 23, 2, 1006, 1149, 1127, 1105, 1204, 1028,
+                                        919, 28, 5, 29, 4, 26, 7, 27, 6, 9, 8, 20, 21, 13, 14, 11, 12, 18, 15, 16, 19)]
+    assert _first_seen(decode_sticky_user_data(encode_sticky_user_data(partitions, 7)).partitions) == java
+    members = [partitions, partitions[:20]]
+    names = sorted(TREE)
+    rows = [(m, names.index(tp.topic), tp.partition) for m, owned in enumerate(members) for tp in owned]
+    member, topic, partition = (np.array(column, dtype=np.int64) for column in zip(*rows))
+    messages = columnar.encode_assignments(Claims(member, topic, partition, names), 2, "sticky", 3,
+                                           user_data=True).messages()
+    listed = [_first_seen(decode_sticky_user_data(decode_assignment(m).user_data).partitions) for m in messages]
+    assert listed == [java, hashmap_order(TREE[:20], computed=True)]

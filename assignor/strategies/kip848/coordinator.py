@@ -19,9 +19,9 @@ from typing import TypeVar
 
 import numpy as np
 
+from assignor.java_hash import JavaHashMap, integer_hash, spread_many
 from assignor.model import Group
 from assignor.ordering import hashmap_order
-from assignor.strategies.kip848.java_hash import JavaHashMap, integer_hash, spread_many
 from assignor.topic_ids import TopicId, topic_ids_of
 
 __all__ = ["Assignment", "CoordinatorSpec", "PartitionSet", "group_spec", "is_homogeneous", "new_partition_set",

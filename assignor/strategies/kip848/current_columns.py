@@ -22,14 +22,14 @@ from operator import itemgetter
 import numpy as np
 
 from assignor._arrays import appended, filled, ranges, run_starts, stable_order
-from assignor.model import Claims, Member, TopicPartition, topic_partitions_at
-from assignor.strategies.kip848.java_hash import (
+from assignor.java_hash import (
     JavaHashMap,
     copy_capacities,
     grown_capacities,
     integer_hash,
     spread_many,
 )
+from assignor.model import Claims, Member, TopicPartition, topic_partitions_at
 
 __all__ = ["MAX_TOPICS_PER_MEMBER", "Claimed", "Current", "Rows", "as_claims", "as_objects", "crowded_pairs",
            "crowding_possible", "current_of", "current_order", "parse_claims", "per_member"]

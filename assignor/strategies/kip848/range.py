@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import cast
 
 from assignor.errors import JavaAssignorFailure
+from assignor.java_hash import JavaHashMap, float_capacity
 from assignor.ordering import static_first_order
 from assignor.strategies.kip848.coordinator import Assignment, CoordinatorSpec, PartitionSet, topic_hash
-from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity
 from assignor.topic_ids import TopicId
 
 __all__ = ["assign", "sorted_members"]

@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from assignor._arrays import gc_paused, ranges, stable_order
+from assignor.java_hash import float_capacity, table_size_for
 from assignor.model import Claims, Group, TopicPartition, topic_partitions_at
 from assignor.ordering import java_order
 from assignor.strategies.kip848.coordinator import is_homogeneous, spread_topic_hashes, subscription_order
 from assignor.strategies.kip848.current_columns import Rows, as_claims, per_member
-from assignor.strategies.kip848.java_hash import float_capacity, table_size_for
 from assignor.topic_ids import topic_ids_of
 
 __all__ = ["assign", "columns"]

@@ -19,19 +19,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from assignor._arrays import appended, filled, run_starts, stable_order
+from assignor.java_hash import (
+    JavaHashMap,
+    grown_capacities,
+    integer_hash,
+    spread_many,
+    table_size_for,
+)
 from assignor.strategies.kip848.current_columns import (
     MAX_TOPICS_PER_MEMBER,
     Current,
     Rows,
     crowded_pairs,
     crowding_possible,
-)
-from assignor.strategies.kip848.java_hash import (
-    JavaHashMap,
-    grown_capacities,
-    integer_hash,
-    spread_many,
-    table_size_for,
 )
 
 __all__ = ["final_order"]

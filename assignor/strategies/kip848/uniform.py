@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from assignor.errors import JavaAssignorFailure
+from assignor.java_hash import JavaHashMap, float_capacity, integer_hash
 from assignor.strategies.kip848.coordinator import (
     Assignment,
     CoordinatorSpec,
@@ -30,7 +31,6 @@ from assignor.strategies.kip848.coordinator import (
     new_partition_set,
     topic_hash,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash
 from assignor.topic_ids import TopicId
 
 __all__ = ["MAX_ITERATION_COUNT", "assign"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignor._arrays import appended, filled, gc_paused
+from assignor.java_hash import JavaHashMap
 from assignor.model import Claims, Group, TopicPartition
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848.coordinator import spread_topic_hashes, topic_hash
@@ -43,7 +44,6 @@ from assignor.strategies.kip848.current_columns import (
     parse_claims,
     per_member,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap
 from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import topic_ids_of
 

@@ -27,6 +27,7 @@ from collections import Counter
 import numpy as np
 
 from assignor._arrays import filled, gc_paused
+from assignor.java_hash import JavaHashMap, float_capacity, integer_hash
 from assignor.model import Claims, Group, TopicPartition, topic_partitions
 from assignor.ordering import hashmap_order
 from assignor.strategies.kip848 import uniform
@@ -49,7 +50,6 @@ from assignor.strategies.kip848.current_columns import (
     parse_claims,
     per_member,
 )
-from assignor.strategies.kip848.java_hash import JavaHashMap, float_capacity, integer_hash
 from assignor.strategies.kip848.target_columns import final_order
 from assignor.topic_ids import TopicId, topic_ids_of
 

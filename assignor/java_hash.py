@@ -1,5 +1,6 @@
 """``java.util.HashMap`` / ``HashSet`` as the broker's assignors use them, modelled closely enough
-to give Java's iteration order.
+to give Java's iteration order (and, where a bin may be a tree, the client's: `ordering`'s member
+ids and topic names, the sticky assignor's moved partitions).
 
 The group coordinator's assignors hand back ``Map<Uuid, Set<Integer>>`` per member, and the order
 those iterate in is the order Kafka writes a member's target assignment (and the order the next
@@ -26,8 +27,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from assignor.ordering import spread
-from assignor.strategies.kip848.tree_bin import TreeBin
+from assignor.tree_bin import TreeBin
 
 __all__ = ["JavaHashMap", "capacity_for", "copy_capacities", "float_capacity", "grown_capacities",
            "integer_hash", "spread", "spread_many", "table_size_for", "table_sizes_for"]
@@ -39,6 +39,11 @@ _MAX = 1 << 30
 
 #: The keys per bucket of a map without a table yet (`JavaHashMap._bins`; never written to).
 _NO_BUCKETS = array("I")
+
+
+def spread(h: int) -> int:
+    """``HashMap.hash``: the high half folded into the low half before masking by the table size."""
+    return h ^ (h >> 16)
 
 
 def integer_hash(value: int) -> int:
@@ -283,6 +288,14 @@ class JavaHashMap(Generic[K, V]):
                 self._rerank(tree)
             else:
                 del self._trees[index]  # (its list's order is its keys' ranks' already)
+
+    def first(self) -> K:
+        """The key ``iterator().next()`` gives (the map holds one at least)."""
+        rank = self._rank
+        if self.linked:
+            return min(rank, key=rank.__getitem__)
+        mask, hashes = self.capacity - 1, self._spread
+        return min(rank, key=lambda k: (hashes[k] & mask, rank[k]))
 
     def get(self, key: K) -> V | None:
         return self._values.get(key)

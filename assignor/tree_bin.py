@@ -12,8 +12,11 @@ and give up other partitions than a plain bin says.
 
 The tree orders nodes by their spread hash as a signed int, then by the keys' ``compareTo``:
 Python's own order for the keys the assignors use (``Integer``; ``Uuid``, whose halves
-`TopicId` holds as signed values and compares in the same order). Two distinct keys never
-compare equal there, so ``tieBreakOrder`` (identity hash codes) is never reached. The functions
+`TopicId` holds as signed values and compares in the same order); a ``String`` goes in as
+`ordering.java_key`'s bytes, which compare as its UTF-16 units do (`ordering.hashmap_order`);
+a ``TopicPartition``, not comparable in Java, only among one topic's partitions, whose hashes
+all differ (`java_sticky.movements`). Two distinct keys never compare equal there, so
+``tieBreakOrder`` (identity hash codes) is never reached. The functions
 below follow ``HashMap.TreeNode``'s, step for step (rotations, balancing, and the conditions
 under which a bin goes back to a plain list: six keys or fewer after a split, a tree too small
 after a removal).
