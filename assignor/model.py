@@ -255,13 +255,17 @@ class Claims(NamedTuple):
         [(TopicPartition(topic='b', partition=1),), (TopicPartition(topic='a', partition=0), \
 TopicPartition(topic='b', partition=2)), ()]
         """
+        return list(map(tuple, self.member_lists(members)))
+
+    def member_lists(self, members: int) -> list[list[TopicPartition]]:
+        """`per_member` as lists (a plan's assignment: each list made once, as a slice)."""
         member, topic, partition = self.member, self.topic, self.partition
         if len(member) > 1 and (member[1:] < member[:-1]).any():
             by_member = stable_order(member)
             member, topic, partition = member[by_member], topic[by_member], partition[by_member]
         made = topic_partitions_at(self.names, topic, partition)
         bounds = member.searchsorted(np.arange(members + 1)).tolist()
-        return [tuple(made[start:end]) for start, end in zip(bounds, bounds[1:])]
+        return [made[start:end] for start, end in zip(bounds, bounds[1:])]
 
 
 def _is_int(value: object) -> bool:

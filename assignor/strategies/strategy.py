@@ -55,7 +55,7 @@ class Planned:
         if self._assigned is None:  # flat order: the layout makes the objects fastest
             return Plan(strategy, self.layout.assignment(self.owner))
         ids = [m.id for m in self.layout.members]
-        return Plan(strategy, dict(zip(ids, map(list, self._assigned.per_member(len(ids))))))
+        return Plan(strategy, dict(zip(ids, self._assigned.member_lists(len(ids)))))
 
 
 def owning_claims(group: Group, claims: Claims) -> Group:

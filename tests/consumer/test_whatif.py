@@ -202,15 +202,20 @@ def test_engine_equals_the_plain_engine(texts, members, strategy, rng):
 
 def test_topic_spread_and_rack_locality_figures():
     """Both figures were reported but checked by no test. Two members on racks r0 and r1, one
-    topic of 4 partitions each replicated on one rack: sticky gives each member two partitions
-    of its own rack (topic spread 0, full locality); range ignores racks and, given partitions 0-1
-    to m0 and 2-3 to m1 against replicas on r1, r1, r0, r0, reads nothing locally."""
+    topic of 4 partitions each replicated on one rack (r1, r1, r0, r0): sticky and range (as
+    Java's since KIP-881) give each member two partitions of its own rack (topic spread 0, full
+    locality); roundrobin ignores racks and, dealing 0 and 2 to m0 and 1 and 3 to m1, reads half
+    locally. Without racks on the members, range deals plain ranges: 0-1 to m0, nothing local."""
     group = Group(topics={"t": 4}, members=[Member("m0", ["t"], rack="r0"), Member("m1", ["t"], rack="r1")],
                   partition_racks={"t": [["r1"], ["r1"], ["r0"], ["r0"]]})
-    result = whatif.run(group, [], ["sticky", "range"], check=True)["strategies"]
-    sticky, range_ = result["sticky"]["steps"][0], result["range"]["steps"][0]
+    result = whatif.run(group, [], ["sticky", "range", "roundrobin"], check=True)["strategies"]
+    sticky, range_, roundrobin = (result[s]["steps"][0] for s in ("sticky", "range", "roundrobin"))
     assert sticky["topic_spread"] == 0 and sticky["rack_locality"] == 1.0
-    assert range_["topic_spread"] == 0 and range_["rack_locality"] == 0.0
+    assert range_["topic_spread"] == 0 and range_["rack_locality"] == 1.0
+    assert roundrobin["topic_spread"] == 0 and roundrobin["rack_locality"] == 0.5
+    plain = assign("range", Group(group.topics, [Member("m0", ["t"]), Member("m1", ["t"])],
+                                  partition_racks=group.partition_racks))
+    assert [tp.partition for tp in plain.assignment["m0"]] == [0, 1]
     uneven = Group(topics={"t": 3}, members=[Member("m0", ["t"]), Member("m1", ["t"])])
     step = whatif.run(uneven, [], ["range"])["strategies"]["range"]["steps"][0]
     assert step["topic_spread"] == 1 and step["rack_locality"] is None
