@@ -256,3 +256,32 @@ def test_a_move_back_takes_the_partition_javas_hash_set_gives_first(stride, move
     assert movements.to_move(TP("t", 1), "b", "a") == TP("t", jvm_first)
     movements.move(TP("t", jvm_first), "b", "a")  # (moved back: no record left of it)
     assert TP("t", jvm_first) not in movements.pair_of
+
+
+#: A group Java's ``StickyAssignor`` never plans: its general builder's reassignment loop
+#: (``performReassignments``: ``do { ... } while (modified)``) moves a partition of t0 one way
+#: and another back every pass, forever (kafka-clients 4.3.1 in a JVM is still at it after 15 s:
+#: ``tests/integration/test_java_assignors.py``). Found by that test's random groups; the new
+#: member subscribes to t2 and t0, whose owners are balanced among themselves but not with it.
+LOOPING = Group({"t0": 11, "t1": 3, "t2": 45}, [
+    Member(member, topics, owned=[TP(t, p) for t, ps in owned.items() for p in ps], generation=5 if owned else -1)
+    for member, topics, owned in [
+        ("c-254502", ["t2"], {"t2": [9, 16, 23, 27, 33, 40, 26]}),
+        ("consumer-159621", ["t2"], {"t2": [0, 1, 2, 4, 11, 18, 25, 35, 42, 36]}),
+        ("c-315582", ["t0"], {"t0": [2, 5, 8, 0, 6]}),
+        ("app-1-294847", ["t0"], {"t0": [1, 4, 7, 10, 3, 9]}),
+        ("consumer-731428", ["t2"], {"t2": [6, 13, 20, 30, 37, 44, 5, 43]}),
+        ("c-719976", ["t2"], {"t2": [3, 10, 17, 24, 28, 34, 41, 29]}),
+        ("consumer-76405", ["t2"], {"t2": [7, 14, 21, 31, 38, 12]}),
+        ("consumer-91129", ["t1", "t2"], {"t2": [8, 15, 22, 32, 39, 19]}),
+        ("consumer-310329", ["t2", "t0"], {})]])
+
+
+def test_where_javas_reassignment_loop_never_ends_ours_says_so_at_once():
+    """Ours follows Java's steps, so it would loop forever too: the loop notices it is back in a
+    state it was in (then it cycles: the steps are deterministic) and raises; what-if records
+    the step as failed and goes on."""
+    with pytest.raises(JavaAssignorFailure, match="never returns"):
+        assign("java-sticky", LOOPING)
+    result = whatif.run(LOOPING, [], ["java-sticky"])["strategies"]["java-sticky"]["steps"][0]
+    assert "never returns" in result["failed"]

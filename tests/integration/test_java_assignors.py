@@ -169,3 +169,19 @@ def test_our_plans_are_the_java_clients(assignor):
             state.generations = dict.fromkeys(java, step + 1)
             changed(rng, state)
     assert failures < SEQUENCES * STEPS // 20, failures
+
+
+def test_java_never_returns_where_ours_says_it_loops():
+    """The group ours refuses as a loop Java never leaves (`test_java_sticky.LOOPING`): the Java
+    client's ``StickyAssignor`` has not answered after 15 seconds (it plans groups of this size
+    in milliseconds, and ours finds its loop back in the same state after one pass)."""
+    import subprocess
+
+    from tests.consumer.test_java_sticky import LOOPING
+
+    lines = [f"topic {t} {n}" for t, n in LOOPING.topics.items()]
+    for m in LOOPING.members:
+        user_data = encode_sticky_user_data(list(m.owned), m.generation).hex() if m.owned else "-"
+        lines.append(f"member {m.id} - {m.generation} {','.join(m.topics)} - {user_data}")
+    with pytest.raises(subprocess.TimeoutExpired):
+        listed("AssignorCalls", [*lines, "assign sticky"], timeout=15)

@@ -420,8 +420,16 @@ class _Builder:
                                previous: dict[TopicPartition, tuple[str, int]]) -> bool:
         performed = False
         modified = True
+        passes, cycle = 0, _Cycle()
         while modified:
             modified = False
+            passes += 1
+            if passes > _PASSES_UNWATCHED:
+                period = cycle.period(passes, self._state())
+                if period is not None:
+                    raise JavaAssignorFailure(
+                        "Java's general builder never returns (its rebalance times out): its reassignment loop "
+                        f"comes back to the same assignment every {period} pass(es), moving partitions to and fro")
             for tp in partitions:
                 if self._balanced():
                     break
@@ -467,6 +475,12 @@ class _Builder:
                     performed = modified = True
         return performed
 
+    def _state(self) -> tuple[object, ...]:
+        """All a pass of the reassignment loop reads: each member's partitions in order, the
+        load each member is filed under, and the moves so far (`Movements.state`)."""
+        return (tuple((m, tuple(tps)) for m, tps in sorted(self.current.items())),
+                tuple(sorted(self.by_load.filed.items())), self.movements.state())
+
     def _lightest_for(self, tp: TopicPartition) -> str:
         for member in self.by_load:
             if tp.topic in self.known_topics[member]:
@@ -487,6 +501,35 @@ class _Builder:
         self.owner[moving] = new
         self.by_load.add(new, len(self.current[new]))
         self.by_load.add(old, len(self.current[old]))
+
+
+#: Passes of Java's reassignment loop (``performReassignments``'s ``do ... while (modified)``)
+#: before `_Cycle` watches them: random groups converge within seven; watching costs a copy of
+#: the state per pass.
+_PASSES_UNWATCHED = 16
+
+
+class _Cycle:
+    """Whether the reassignment loop has come back to a state it was in: then it runs forever,
+    as Java's does (the loop is deterministic). States are kept by hash; a hash seen before is
+    confirmed by the whole state coming back once more one period later."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}  # hash of a state -> the pass it was last seen at
+        self.expected: tuple[int, tuple[object, ...]] | None = None  # (pass, state) a cycle repeats at
+
+    def period(self, at: int, state: tuple[object, ...]) -> int | None:
+        """The loop's period in passes once `state` (at pass `at`) proves it cycles, else None."""
+        key = hash(state)
+        if self.expected is not None and self.expected[0] == at:
+            earlier = self.expected[1]
+            self.expected = None
+            if earlier == state:
+                return at - self.seen[key]
+        elif key in self.seen and self.expected is None:
+            self.expected = (at + at - self.seen[key], state)
+        self.seen[key] = at
+        return None
 
 
 def _score(assignment: dict[str, list[TopicPartition]]) -> int:

@@ -32,6 +32,13 @@ class Movements:
             topic_hash = self._topic_hashes[tp.topic] = string_hash(tp.topic)
         return partition_hash_of(topic_hash, tp.partition)
 
+    def state(self) -> tuple[object, ...]:
+        """The moves as the next steps read them: each partition's pair, and each pair's set in
+        its iteration order and table size (which partition `to_move` takes)."""
+        return (tuple(sorted(self.pair_of.items())),
+                tuple((topic, pair, table.capacity, tuple(table)) for topic, pairs in sorted(self.by_topic.items())
+                      for pair, table in sorted(pairs.items())))
+
     def _forget(self, tp: TopicPartition) -> tuple[str, str]:
         pair = self.pair_of.pop(tp)
         pairs = self.by_topic[tp.topic]
