@@ -23,7 +23,7 @@ from assignor.solver import dense
 from assignor.strategies.range_racks import rack_owners
 from assignor.strategies.strategy import Planned, Strategy
 
-__all__ = ["STRATEGY", "assign", "java_topic_order", "plan_owners"]
+__all__ = ["STRATEGY", "assign", "java_topic_order"]
 
 
 def assign(group: Group) -> Plan:
@@ -37,15 +37,6 @@ def assign(group: Group) -> Plan:
     [('a', [0, 1]), ('b', [2])]
     """
     return _planned(group).plan(STRATEGY.name)
-
-
-def plan_owners(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None
-                ) -> tuple[dense.Layout, np.ndarray]:
-    """The plan as the layout and the owner (member index) of every flat partition. Owned
-    partitions play no part, so `claims` is not read."""
-    layout = dense.build(group, Claims.empty(), memo)
-    by_rack = rack_owners(group, layout)
-    return layout, _ranges(layout) if by_rack is None else by_rack
 
 
 def _ranges(layout: dense.Layout) -> np.ndarray:

@@ -8,7 +8,7 @@ each subscriber, in range order (static members first), partitions on its rack u
 size, topics of the same subscribers and the same partition count together (partition i of each
 to one member, so co-partitioned topics stay joined), then deals what is left of every topic in
 plain ranges; and it sorts each member's list by topic and partition. When no topic is, the
-plan is plain ranges (`range.plan_owners`).
+plan is plain ranges (`range`).
 
 Plain Python over each topic's partitions, as Java's own loops: groups with racks are what
 people run across availability zones, not the million-partition benchmarks.
