@@ -3,8 +3,9 @@
 Each case runs in its own process (so peak memory is the case's own): it builds the input with
 the workloads the tests use too (`assignor.workloads`), times our `assign("sticky", ...)` (best of
 --repeat), checks the plan with the oracle, and when asked runs aiokafka's assignor on the same
-input in the same process, with a time limit. The Java column is the Java client's time on this
-machine, recorded with the golden data (`bench/java_times.json`, with its provenance).
+input in the same process, with a time limit. The Java column is the Java client's own
+assignor on the same input in the same sitting (`bench.java_client`: kafka-clients of the
+pinned descriptor in a JVM, the median of --repeat calls after a warm-up, with the same limit).
 
 Every table goes to standard output and, as Markdown, into the README between the markers
 ``<!-- bench:SECTION -->`` and ``<!-- /bench:SECTION -->`` (with ``--write-readme``, which
@@ -62,21 +63,16 @@ CASES = [
 ]
 
 RACKS = ("r0", "r1", "r2")
-JAVA_TIMES = Path(__file__).with_name("java_times.json")
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def java_reference(case: Case) -> str:
-    """The Java client's recorded time for this case (`java_times.json`), or "-"."""
-    recorded = json.loads(JAVA_TIMES.read_text())
-    for row in recorded["times"]:
-        if (row["kind"], row["partitions"], row["members"], row["step"]) == (
-                case.kind, case.topics * case.partitions, case.members, case.step) and not case.racks:
-            if row["seconds"] is None:
-                return f"> {recorded['limit_seconds']} s"
-            loads = f" ({row['loads']})" if "loads" in row else ""
-            return f"{row['seconds']} s{loads}"
-    return "-"
+def java_text(java: dict | None, limit: float) -> str:
+    """The Java client's median time and loads (`java_client.java_time`), or over its limit."""
+    if java is None:
+        return "-"
+    if java["seconds"] is None:
+        return f"> {limit:.0f} s"
+    return f"{java['seconds']:.3g} s ({java['loads']})"
 
 
 def _with_racks(group):
@@ -125,6 +121,10 @@ def _run_case(case: Case, repeat: int, peer_limit: float, queue) -> None:
            "valid": report["valid"], "loads": f"{report['min_load']}-{report['max_load']}",
            "balance": report["balance_score"], "moved": report["moved"],
            "locality": report["rack_locality"]}
+    if peer_limit > 0:  # the Java client's StickyAssignor on the same group
+        from bench.java_client import java_time
+
+        row["java"] = java_time(group, "sticky", repeat, peer_limit)
     queue.put(row)
     if case.peer and peer_limit > 0:
         from bench.peer import aiokafka_sticky
@@ -405,7 +405,7 @@ def main(argv=None) -> int:
 
 def _assign_rows(args) -> list[dict]:
     header = ("case", "step", "partitions/members", "ours s", "peak MB", "loads", "balance", "moved",
-              "rack-local", "aiokafka s", "aiokafka loads", "speed-up", "Java (ref)")
+              "rack-local", "aiokafka s", "aiokafka loads", "speed-up", "Java s (loads)")
     rows = []
     print(" | ".join(header), flush=True)
     for case in CASES:
@@ -423,7 +423,7 @@ def _assign_rows(args) -> list[dict]:
                  _seconds(row["ours"]), f"{row['rss_mb']:.0f}", row["loads"] + ("" if row["valid"] else " INVALID"),
                  str(row["balance"]), str(row["moved"]),
                  "-" if row["locality"] is None else f"{row['locality']:.0%}", peer_text, peer_loads, ratio,
-                 java_reference(case))
+                 java_text(row.get("java"), args.peer_limit))
         rows.append(dict(zip(header, cells)))
         print(" | ".join(cells), flush=True)
     print()
@@ -431,10 +431,9 @@ def _assign_rows(args) -> list[dict]:
 
 
 def _java_rows(args) -> None:
-    """KIP-54 as Java runs it (`bench/java.py`): ours, aiokafka's port and Java's recording."""
+    """KIP-54 as Java runs it (`bench/java.py`): ours, aiokafka's port and the Java client's own."""
     from bench import java
 
-    recorded = json.loads(JAVA_TIMES.read_text())
     header = ("case", "step", "partitions/members", "java-sticky s", "java-cooperative-sticky s", "loads",
               "Java s (loads)", "vs Java", "aiokafka s", "aiokafka loads", "vs aiokafka")
     print(" | ".join(header), flush=True)
@@ -443,7 +442,7 @@ def _java_rows(args) -> None:
             continue
         context = multiprocessing.get_context("fork")
         queue = context.Queue()
-        process = context.Process(target=java.run, args=(case, args.repeat, queue))
+        process = context.Process(target=java.run, args=(case, args.repeat, args.peer_limit, queue))
         process.start()
         row = answer(queue, process)
         peer = None
@@ -455,11 +454,7 @@ def _java_rows(args) -> None:
         process.kill()
         process.join()
         eager, cooperative = row["java-sticky"], row["java-cooperative-sticky"]
-        java_row = next((r for r in recorded["times"] if (r["kind"], r["partitions"], r["members"], r["step"]) == (
-            case.kind, case.topics * case.partitions, case.members, case.step)), None)
-        java_s = None if java_row is None else java_row["seconds"]
-        loads_text = f" ({java_row['loads']})" if java_row is not None and "loads" in java_row else ""
-        java_text = "-" if java_row is None else f"{java_s} s{loads_text}"
+        java_s = row["java"]["seconds"] if row.get("java") else None
         loads = eager["loads"] + ("" if eager["valid"] and cooperative["valid"] else " INVALID")
         if peer is not None:
             peer_text, peer_loads = _seconds(peer["peer"]), peer["peer_loads"]
@@ -469,10 +464,14 @@ def _java_rows(args) -> None:
             versus_peer = f"> {args.peer_limit / eager['seconds']:.0f}x faster"
         else:
             peer_text = peer_loads = versus_peer = "-"
-        versus_java = "-" if not java_s else (f"{java_s / eager['seconds']:.1f}x faster" if java_s >= eager["seconds"]
-                                              else f"{eager['seconds'] / java_s:.1f}x slower")
+        if java_s is None:
+            versus_java = "-" if not row.get("java") else f"> {args.peer_limit / eager['seconds']:.0f}x faster"
+        else:
+            versus_java = (f"{java_s / eager['seconds']:.1f}x faster" if java_s >= eager["seconds"]
+                           else f"{eager['seconds'] / java_s:.1f}x slower")
         cells = (case.kind, case.step, f"{case.topics * case.partitions:,} / {case.members:,}",
-                 _seconds(eager["seconds"]), _seconds(cooperative["seconds"]), loads, java_text, versus_java,
+                 _seconds(eager["seconds"]), _seconds(cooperative["seconds"]), loads,
+                 java_text(row.get("java"), args.peer_limit), versus_java,
                  peer_text, peer_loads, versus_peer)
         print(" | ".join(cells), flush=True)
 

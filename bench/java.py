@@ -1,7 +1,7 @@
 """Rows for the Java-faithful strategies at the Java client's recorded scales: `java-sticky` and
 `java-cooperative-sticky`, aiokafka's `StickyPartitionAssignor` (a Python port of the same
-KIP-54 algorithm) on the same input in the same process, and the Java client's recorded time
-and loads (`bench/java_times.json`).
+KIP-54 algorithm) on the same input in the same process, and the Java client's own
+``StickyAssignor`` on the same input in the same sitting (`bench.java_client`).
 
 Inputs as the Java recording built them (tests/golden/README.md): uniform and nonequal_kafka
 with 500 topics of 2,000 partitions; random50 with 10 topics (10,000 / 100 has 1,000 partitions
@@ -46,9 +46,10 @@ def inputs(case: Case):
     return next_step(fresh, assign("java-sticky", fresh), case.step)
 
 
-def run(case: Case, repeat: int, queue) -> None:
-    """In a child process: our two strategies' best times and loads, then aiokafka's (the
-    parent stops waiting for it at its limit)."""
+def run(case: Case, repeat: int, limit: float, queue) -> None:
+    """In a child process: our two strategies' best times and loads and the Java client's
+    ``StickyAssignor`` on the same group (`bench.java_client`, up to `limit` seconds a call),
+    then aiokafka's (the parent stops waiting for it at its limit)."""
     from assignor import assign, validate
     from bench.peer import aiokafka_sticky
 
@@ -63,6 +64,10 @@ def run(case: Case, repeat: int, queue) -> None:
         report = validate.report(group, plan)
         row[name] = {"seconds": best, "loads": f"{report['min_load']}-{report['max_load']}",
                      "valid": report["valid"]}
+    if limit > 0:
+        from bench.java_client import java_time
+
+        row["java"] = java_time(group, "sticky", repeat, limit)
     queue.put(row)
     start = time.perf_counter()
     peer = validate.report(group, aiokafka_sticky(group))

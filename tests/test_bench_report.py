@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench import report
-from bench.__main__ import CASES, java_reference
+from bench.__main__ import java_text
 
 
 def test_printed_tables_become_markdown_between_their_markers(tmp_path):
@@ -22,12 +22,10 @@ def test_printed_tables_become_markdown_between_their_markers(tmp_path):
                                   "<!-- bench:java -->\n| a | b |\n|---|---|\n| 1 | 2 |\n<!-- /bench:java -->\n")
 
 
-def test_java_reference_times_come_from_the_data_file():
-    by_key = {(c.kind, c.topics * c.partitions, c.members, c.step, c.racks): java_reference(c) for c in CASES}
-    assert by_key[("uniform", 1_000_000, 2000, "fresh", False)] == "0.13 s"
-    assert by_key[("random50", 10_000, 100, "fresh", False)] == "12.6 s (99-101)"
-    assert by_key[("random50", 100_000, 1000, "fresh", False)] == "> 480 s"
-    assert by_key[("random50", 100_000, 1000, "fresh", True)] == "-"  # racks: never run in Java
+def test_the_java_column_shows_the_java_clients_time_and_loads_or_its_limit():
+    assert java_text({"seconds": 2.914, "loads": "99-101"}, 120) == "2.91 s (99-101)"
+    assert java_text({"seconds": None, "loads": "-"}, 120) == "> 120 s"
+    assert java_text(None, 120) == "-"  # (not run: --peer-limit 0)
 
 
 def _dies(queue) -> None:

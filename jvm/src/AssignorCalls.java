@@ -11,6 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignment;
@@ -41,6 +46,11 @@ import org.apache.kafka.common.TopicPartition;
  * <li>{@code assign sticky|cooperative-sticky|range|roundrobin}: answered with one line, each member's
  * {@code ID=TOPIC:PARTITION,...} in the assignment's order, tab-separated, by member id; the topics
  * and members are then forgotten; {@code !} and the exception's class where the assignor threw.</li>
+ * <li>{@code time sticky|... RUNS LIMIT_MS}: the benchmark's peer figure (bench/java_client.py):
+ * one call to warm up, then RUNS calls, each a fresh assignor on the same topics and members,
+ * answered with one line: each timed call's milliseconds, comma-separated, {@code ;} and the
+ * least and most partitions a member got ({@code MIN-MAX}); {@code timeout} as soon as one call
+ * takes longer than LIMIT_MS (the JVM then exits).</li>
  * </ul>
  */
 public final class AssignorCalls {
@@ -75,6 +85,12 @@ public final class AssignorCalls {
                     }
                     members.put(words[1], subscription);
                     break;
+                case "time":
+                    out.append(timed(words[1], Integer.parseInt(words[2]), Long.parseLong(words[3]), topics, members))
+                        .append('\n');
+                    topics = new LinkedHashMap<>();
+                    members = new HashMap<>();
+                    break;
                 case "assign":
                     try {
                         out.append(assigned(assignor(words[1]), topics, members)).append('\n');
@@ -90,6 +106,41 @@ public final class AssignorCalls {
         }
         System.out.print(out);
         System.out.flush();
+    }
+
+    private static String timed(String name, int runs, long limitMs, Map<String, String[]> topics,
+                                Map<String, Subscription> members) throws Exception {
+        Cluster cluster = cluster(topics);
+        GroupSubscription subscription = new GroupSubscription(members);
+        ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
+            Thread thread = new Thread(r);
+            thread.setDaemon(true);
+            return thread;
+        });
+        List<String> millis = new ArrayList<>();
+        GroupAssignment last = null;
+        for (int run = 0; run <= runs; run++) {
+            long start = System.nanoTime();
+            Future<GroupAssignment> call = executor.submit(() -> assignor(name).assign(cluster, subscription));
+            try {
+                last = call.get(limitMs, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                System.out.print("timeout\n");
+                System.out.flush();
+                System.exit(0);
+            }
+            if (run > 0) {
+                millis.add(Double.toString((System.nanoTime() - start) / 1e6));
+            }
+        }
+        executor.shutdown();
+        int least = Integer.MAX_VALUE;
+        int most = 0;
+        for (ConsumerPartitionAssignor.Assignment member : last.groupAssignment().values()) {
+            least = Math.min(least, member.partitions().size());
+            most = Math.max(most, member.partitions().size());
+        }
+        return String.join(",", millis) + ";" + least + "-" + most;
     }
 
     private static ConsumerPartitionAssignor assignor(String name) {
@@ -109,6 +160,20 @@ public final class AssignorCalls {
 
     private static String assigned(ConsumerPartitionAssignor assignor, Map<String, String[]> topics,
                                    Map<String, Subscription> members) {
+        GroupAssignment assignment = assignor.assign(cluster(topics), new GroupSubscription(members));
+        List<String> found = new ArrayList<>();
+        for (Map.Entry<String, ConsumerPartitionAssignor.Assignment> member
+                 : new TreeMap<>(assignment.groupAssignment()).entrySet()) {
+            List<String> tps = new ArrayList<>();
+            for (TopicPartition tp : member.getValue().partitions()) {
+                tps.add(tp.topic() + ":" + tp.partition());
+            }
+            found.add(member.getKey() + "=" + String.join(",", tps));
+        }
+        return String.join("\t", found);
+    }
+
+    private static Cluster cluster(Map<String, String[]> topics) {
         Map<String, Node> nodes = new HashMap<>();
         List<PartitionInfo> partitions = new ArrayList<>();
         for (Map.Entry<String, String[]> topic : topics.entrySet()) {
@@ -123,18 +188,7 @@ public final class AssignorCalls {
                 partitions.add(new PartitionInfo(topic.getKey(), p, array[0], array, array));
             }
         }
-        Cluster cluster = new Cluster("c", nodes.values(), partitions, Collections.emptySet(), Collections.emptySet());
-        GroupAssignment assignment = assignor.assign(cluster, new GroupSubscription(members));
-        List<String> found = new ArrayList<>();
-        for (Map.Entry<String, ConsumerPartitionAssignor.Assignment> member
-                 : new TreeMap<>(assignment.groupAssignment()).entrySet()) {
-            List<String> tps = new ArrayList<>();
-            for (TopicPartition tp : member.getValue().partitions()) {
-                tps.add(tp.topic() + ":" + tp.partition());
-            }
-            found.add(member.getKey() + "=" + String.join(",", tps));
-        }
-        return String.join("\t", found);
+        return new Cluster("c", nodes.values(), partitions, Collections.emptySet(), Collections.emptySet());
     }
 
     private static byte[] hex(String text) {

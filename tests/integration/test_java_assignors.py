@@ -21,6 +21,7 @@ import pytest
 
 from assignor import Group, JavaAssignorFailure, Member, TopicPartition, assign
 from assignor.protocol import decode_sticky_user_data, encode_sticky_user_data
+from bench.java_client import driver_lines
 from tests.jvm_driver import listed
 
 pytestmark = pytest.mark.external
@@ -97,35 +98,21 @@ def changed(rng: random.Random, state: State) -> None:
         state.generations[stale] = state.generations.get(stale, 0) - 1
 
 
-def _text(tps: list[TopicPartition]) -> str:
-    return ",".join(f"{tp.topic}:{tp.partition}" for tp in tps) or "-"
-
-
 def call(state: State, assignor: str) -> tuple[list[str], Group]:
-    """The driver's lines for one call, and our group of it."""
-    lines = []
-    for topic, count in state.topics.items():
-        racks = state.racks[topic] if state.racks is not None else None
-        lines.append(f"topic {topic} " + (str(count) if racks is None else
-                                          "/".join(",".join(r) if r else "-" for r in racks)))
+    """The driver's lines for one call (`bench.java_client.driver_lines`, as the benchmark's
+    Java figure sends them), and our group of it: an eager member's previous assignment as a
+    leader reads it from its sticky user data (topics in Java's order)."""
     members = []
     for member_id, (topics, rack) in state.members.items():
         owned = state.owned.get(member_id, [])
         generation = state.generations.get(member_id, -1)
-        user_data, sent = "-", _text(owned)
-        if assignor == "sticky":  # an eager member revoked all: its previous assignment is in its user data
-            sent = "-"
-            if owned or generation != -1:
-                encoded = encode_sticky_user_data(owned, None if generation == -1 else generation)
-                user_data = encoded.hex()
-                owned = list(decode_sticky_user_data(encoded).partitions)  # (in its order: as a leader reads it)
-        instance = state.instances.get(member_id)
-        lines.append(f"member {member_id} {rack or '-'} {generation} {','.join(topics)} {sent} {user_data}"
-                     + (f" {instance}" if instance else ""))
+        if assignor == "sticky" and (owned or generation != -1):
+            sent = encode_sticky_user_data(owned, None if generation == -1 else generation)
+            owned = list(decode_sticky_user_data(sent).partitions)
         members.append(Member(member_id, topics, owned=owned, generation=generation, rack=rack,
-                              group_instance_id=instance))
-    lines.append(f"assign {assignor}")
-    return lines, Group(dict(state.topics), members, partition_racks=state.racks)
+                              group_instance_id=state.instances.get(member_id)))
+    group = Group(dict(state.topics), members, partition_racks=state.racks)
+    return [*driver_lines(group, assignor), f"assign {assignor}"], group
 
 
 def _parsed(line: list[str]) -> dict[str, list[TopicPartition]]:
@@ -179,9 +166,19 @@ def test_java_never_returns_where_ours_says_it_loops():
 
     from tests.consumer.test_java_sticky import LOOPING
 
-    lines = [f"topic {t} {n}" for t, n in LOOPING.topics.items()]
-    for m in LOOPING.members:
-        user_data = encode_sticky_user_data(list(m.owned), m.generation).hex() if m.owned else "-"
-        lines.append(f"member {m.id} - {m.generation} {','.join(m.topics)} - {user_data}")
     with pytest.raises(subprocess.TimeoutExpired):
-        listed("AssignorCalls", [*lines, "assign sticky"], timeout=15)
+        listed("AssignorCalls", [*driver_lines(LOOPING, "sticky"), "assign sticky"], timeout=15)
+
+
+def test_the_benchmarks_java_figure_times_the_java_clients_plan():
+    """`bench.java_client.java_time` (the Java column of the benchmark's KIP-54 tables) times
+    the Java client's plan of the group: a time, and the loads ours gives that group."""
+    from bench.java_client import java_time
+    from tests.consumer.test_java_sticky import LOOPING
+
+    group = Group(LOOPING.topics, [m for m in LOOPING.members if m.id != "consumer-310329"])  # (one that ends)
+    found = java_time(group, "sticky", runs=2, limit=60)
+    loads = sorted(len(tps) for tps in assign("java-sticky", group).assignment.values())
+    assert found["seconds"] is not None and found["seconds"] < 60
+    assert found["loads"] == f"{loads[0]}-{loads[-1]}"
+    assert java_time(LOOPING, "sticky", runs=1, limit=3) == {"seconds": None, "loads": "-"}  # (Java's loop)
