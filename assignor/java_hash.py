@@ -291,11 +291,16 @@ class JavaHashMap(Generic[K, V]):
 
     def first(self) -> K:
         """The key ``iterator().next()`` gives (the map holds one at least)."""
+        return min(self._rank, key=self._place())
+
+    def _place(self) -> Callable[[K], tuple[int, int]]:
+        """A key's place in iteration order: its bucket, then its rank within the bucket (for a
+        ``LinkedHashMap``, its rank alone: one bucket, in effect)."""
         rank = self._rank
         if self.linked:
-            return min(rank, key=rank.__getitem__)
+            return lambda k: (0, rank[k])
         mask, hashes = self.capacity - 1, self._spread
-        return min(rank, key=lambda k: (hashes[k] & mask, rank[k]))
+        return lambda k: (hashes[k] & mask, rank[k])
 
     def get(self, key: K) -> V | None:
         return self._values.get(key)
@@ -307,11 +312,7 @@ class JavaHashMap(Generic[K, V]):
         return len(self._rank)
 
     def __iter__(self) -> Iterator[K]:
-        rank = self._rank
-        if self.linked:
-            return iter(sorted(rank, key=rank.__getitem__))
-        mask, hashes = self.capacity - 1, self._spread
-        return iter(sorted(rank, key=lambda k: (hashes[k] & mask, rank[k])))
+        return iter(sorted(self._rank, key=self._place()))
 
     def items(self) -> Iterator[tuple[K, V]]:
         values = self._values
