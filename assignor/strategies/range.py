@@ -20,7 +20,7 @@ from assignor.model import Claims, Group, Plan
 from assignor.ordering import hashmap_order
 from assignor.protocols import RANGE
 from assignor.solver import dense
-from assignor.strategies.range_racks import rack_owners
+from assignor.strategies.range_racks import Subscribers, rack_owners
 from assignor.strategies.strategy import Planned, Strategy
 
 __all__ = ["STRATEGY", "assign", "java_topic_order"]
@@ -39,10 +39,10 @@ def assign(group: Group) -> Plan:
     return _planned(group).plan(STRATEGY.name)
 
 
-def _ranges(layout: dense.Layout) -> np.ndarray:
-    """Each flat partition's owner in plain ranges."""
-    # Each topic's subscribers in Java's order (``MemberInfo``'s: static members first).
-    first, subscribers, member = dense.topic_subscribers(layout, dense.static_first_ranks(layout))
+def _ranges(layout: dense.Layout, subscribed: Subscribers) -> np.ndarray:
+    """Each flat partition's owner in plain ranges (`subscribed`: each topic's subscribers in
+    Java's order, ``MemberInfo``'s: static members first)."""
+    first, subscribers, member = subscribed
     flat_topic = layout.topic_of_flat()
     n = subscribers[flat_topic]
     partition = layout.partition_of_flat()
@@ -74,10 +74,11 @@ def _planned(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | 
     partition) where racks were dealt, or where Java's topic order is the topics' sorted order;
     else topic by topic in Java's order."""
     layout = dense.build(group, Claims.empty(), memo)
-    by_rack = rack_owners(group, layout)
+    subscribed = dense.topic_subscribers(layout, dense.static_first_ranks(layout))
+    by_rack = rack_owners(group, layout, subscribed)
     if by_rack is not None:
         return Planned(layout, by_rack)
-    owner = _ranges(layout)
+    owner = _ranges(layout, subscribed)
     index = layout.topic_index()
     order = [index[t] for t in java_topic_order(group)]
     if order == sorted(order):

@@ -25,7 +25,11 @@ from assignor._arrays import filled
 from assignor.model import Group
 from assignor.solver import dense
 
-__all__ = ["rack_owners"]
+__all__ = ["Subscribers", "rack_owners"]
+
+#: Each topic's subscribers in range order, as `dense.topic_subscribers` gives them:
+#: ``(first, count, member)``.
+Subscribers = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 class _Topic:
@@ -91,13 +95,13 @@ def _co_partitioned(consumers: list[int], partitions: int, topics: list[_Topic],
                 break
 
 
-def rack_owners(group: Group, layout: dense.Layout) -> np.ndarray | None:
+def rack_owners(group: Group, layout: dense.Layout, subscribed: Subscribers) -> np.ndarray | None:
     """Each flat partition's owner (member index in layout order) as Java deals a group with
     racks, or None when no topic is dealt by rack (the plan is then plain ranges)."""
     racks = {i: m.rack for i, m in enumerate(layout.members) if m.rack}  # (Java drops an empty rack id)
     if not racks or not group.partition_racks:
         return None
-    first, count, member = dense.topic_subscribers(layout, dense.static_first_ranks(layout))
+    first, count, member = subscribed
     topics = []
     for index, name in enumerate(layout.topics):
         size = int(layout.counts[index])
