@@ -14,8 +14,7 @@ import statistics
 import subprocess
 from typing import Any
 
-from bench.broker import classpath, java
-from bench.java_members import compiled
+from bench.java_members import driver_command
 
 #: The JVM's heap: the Java client's recording ran with 16 GB for the million-partition groups.
 HEAP = "-Xmx16g"
@@ -46,7 +45,7 @@ def java_time(group: Any, assignor: str = "sticky", runs: int = 3, limit: float 
     """``{"seconds": median, "loads": "MIN-MAX"}`` of the Java client's `assignor` on `group`, or
     ``{"seconds": None}`` when one call takes longer than `limit` seconds."""
     commands = [*driver_lines(group, assignor), f"time {assignor} {runs} {int(limit * 1000)}"]
-    done = subprocess.run([java(), HEAP, "-cp", f"{compiled()}:{classpath()}", "AssignorCalls"],
+    done = subprocess.run(driver_command("AssignorCalls", HEAP),
                           input="\n".join(commands), capture_output=True, text=True, check=True,
                           timeout=limit * (runs + 1) + 120)
     answer = done.stdout.strip()

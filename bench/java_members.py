@@ -52,6 +52,12 @@ def compiled() -> Path:
     return CLASSES
 
 
+def driver_command(driver: str, *options: str) -> list[str]:
+    """The command that runs `driver` (a class in ``jvm/src``, compiled: `compiled`) on Kafka's
+    jars, with these JVM `options`."""
+    return [java(), *options, "-cp", f"{compiled()}:{classpath()}", driver]
+
+
 class JavaMembers:
     """One JVM of Java members; `close` ends it (members close first, then the JVM by its PID)."""
 
@@ -59,9 +65,8 @@ class JavaMembers:
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in close()
         self.process = subprocess.Popen(
-            [java(), "-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-             f"-Dlog4j2.configurationFile={JVM / 'log4j2-members.yaml'}",
-             "-cp", f"{compiled()}:{classpath()}", "MemberDriver"],
+            driver_command("MemberDriver", "-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                           f"-Dlog4j2.configurationFile={JVM / 'log4j2-members.yaml'}"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1)
         self.members: dict[str, JavaMember] = {}
         self._lock = threading.Lock()

@@ -32,8 +32,7 @@ from assignor.wire.schema import (
     Message,
     Struct,
 )
-from bench.broker import classpath, java
-from bench.java_members import compiled
+from bench.java_members import driver_command
 
 APIS = [admin.API_VERSIONS, admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS, admin.DESCRIBE_GROUPS,
         admin.CONSUMER_GROUP_DESCRIBE, admin.SASL_HANDSHAKE, admin.SASL_AUTHENTICATE,
@@ -102,7 +101,7 @@ def test_the_tables_write_and_read_javas_bytes():
     lines = [f"{message.name} {version} "
              f"{json.dumps(_fields_json(message.fields, tuple(values.values()), version), ensure_ascii=False)}"
              for message, version, values in samples]
-    done = subprocess.run([java(), "-cp", f"{compiled()}:{classpath()}", "MessageBytes"], input="\n".join(lines),
+    done = subprocess.run(driver_command("MessageBytes"), input="\n".join(lines),
                           capture_output=True, text=True, check=True, timeout=120)
     javas = done.stdout.split("\n")[:-1]
     assert len(javas) == len(samples)
