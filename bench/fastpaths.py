@@ -16,7 +16,10 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
 - The what-if engine on arrays (`whatif.run`) against its plain reference
   (`whatif.reference.run`), on a 10,000-partition group a member leaves.
 - Java's sticky assignor's array steps against Java's steps as Java writes them
-  (`JavaStickyAssignor(plain=True)`), on the Java client's random50 group (`bench/java.py`).
+  (`JavaStickyAssignor(plain=True)`), on the Java client's random50 group (`bench/java.py`); on
+  its uniform million-partition group, the claims and what is left to deal in columns
+  (`java_sticky.columns`) against the sets, when 10 members leave, and the fresh plan's
+  partitions made in C (`topic_partitions_at`).
 - The package's C part (`assignor/_topic_partitions.c`, `assignor/solver/_deal.c`), each
   function against its plain reference inside `assign("sticky")`: the plan's `TopicPartition`s
   (`member_topic_partitions`) and the deal (`sticky._dealt`) on a fresh plan of 1,000,000
@@ -148,6 +151,32 @@ def java_sticky(repeat: int) -> list[dict[str, Any]]:
                      # Once: the plain steps take seconds here (minutes at 20,000 / 200).
                      "reference_s": _best(lambda: JavaStickyAssignor(plain=True).assign(group), 1),  # noqa: B023
                      "fast_s": _best(lambda: JavaStickyAssignor().assign(group), repeat)})  # noqa: B023
+    return rows + _java_sticky_large(repeat)
+
+
+def _java_sticky_large(repeat: int) -> list[dict[str, Any]]:
+    """`java-sticky` on the java table's uniform million-partition group: the claims and what
+    is left to deal in columns (`java_sticky.columns`) when 10 of its 2,000 members leave,
+    against the sets (columns only from a size past the group); the fresh plan's every
+    partition made in C (`topic_partitions_at`) against `plain_topic_partitions_at`."""
+    from assignor import assign, model
+    from assignor.strategies.java_sticky import columns, constrained
+    from bench.java import CASES, inputs
+
+    million = "uniform, 1,000,000 partitions / 2,000 members"
+    fresh, left = (inputs(next(c for c in CASES if c.kind == "uniform" and c.step == step))
+                   for step in ("fresh", "leave10"))
+    cases = [("the claims and what is left to deal in columns (`java_sticky.columns`)", columns, "COLUMNS_FROM",
+              1 << 62, left, f"{million}, 10 leave", "the sets"),
+             ("every partition made in C (`topic_partitions_at`)", constrained, "topic_partitions_at",
+              model.plain_topic_partitions_at, fresh, f"{million}, fresh", "`plain_topic_partitions_at`")]
+    rows = []
+    for path, module, name, reference, group, size, reference_name in cases:
+        with plain(module, name, reference):
+            reference_s = _best(lambda: assign("java-sticky", group), repeat)  # noqa: B023
+        rows.append({"fast path": f"`assign(\"java-sticky\")` with {path}", "input": size,
+                     "reference": reference_name, "reference_s": reference_s,
+                     "fast_s": _best(lambda: assign("java-sticky", group), repeat)})  # noqa: B023
     return rows
 
 

@@ -8,6 +8,7 @@ Java's order, with the builder Java used and the leader's remembered generation 
 from __future__ import annotations
 
 import json
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from assignor import Group, JavaAssignorFailure, Member, Plan, TopicPartition, assign, validate, whatif
 from assignor.ordering import hashmap_order
-from assignor.strategies.java_sticky import JavaStickyAssignor
+from assignor.strategies.java_sticky import JavaStickyAssignor, columns
 from tests import golden
 from tests.budget import examples
 from tests.conftest import check
@@ -201,6 +202,34 @@ def test_fast_paths_equal_javas_steps(group, cooperative, remembered):
     if not isinstance(fast, str):
         report = validate.report(group, Plan("java-cooperative-sticky" if cooperative else "java-sticky", fast[0]))
         assert report["valid"], report["errors"]
+
+
+@st.composite
+def kept_groups(draw):
+    """Groups whose claims Java keeps whole (each partition claimed once, by a member of the
+    topic): some members over quota, some new, sometimes on other racks than their partitions."""
+    topics = {t: draw(st.integers(1, 9)) for t in TOPICS[: draw(st.integers(1, 4))]}
+    partitions = draw(st.permutations([TP(t, p) for t, n in topics.items() for p in range(n)]))
+    count = draw(st.integers(1, 7))
+    cuts = sorted(draw(st.lists(st.integers(0, len(partitions)), min_size=count - 1, max_size=count - 1)))
+    racked = draw(st.booleans())
+    members = [Member(f"consumer-{i}", list(topics), partitions[start:end], generation=1,
+                      rack=draw(st.sampled_from(["r0", "r1"])) if racked else None)
+               for i, (start, end) in enumerate(zip([0, *cuts], [*cuts, len(partitions)]))]
+    racks = {t: [[f"r{(p + j) % 2}"] for p in range(n)] for j, (t, n) in enumerate(topics.items())} if racked \
+        else None
+    return Group(topics, members, racks)
+
+
+@examples(400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(groups(), kept_groups()), st.booleans(), st.integers(-1, 4))
+def test_columns_equal_javas_steps_at_every_size(group, cooperative, remembered):
+    """The column steps (`columns`: whether every claim can be kept, what is left to deal) on
+    from the first claim, against Java's steps: claims of other topics, of partitions the topic
+    lacks, of one partition by two members, over quota and on another rack."""
+    with mock.patch.object(columns, "COLUMNS_FROM", 0):
+        fast = _outcome(JavaStickyAssignor(cooperative, remembered), group)
+    assert fast == _outcome(JavaStickyAssignor(cooperative, remembered, plain=True), group)
 
 
 @examples(30)

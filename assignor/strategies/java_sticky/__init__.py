@@ -103,7 +103,7 @@ class JavaStickyAssignor:
         if claims.alike:
             self.builder = "constrained"
             assignment, transferring, impossible = constrained.build(topics, claims.owned, claims.claimed_by_several,
-                                                                     racks, self.plain)
+                                                                     racks, self.plain, claims.claimed)
             _check_subscribed(members, assignment, topics)
         else:
             self.builder = "general"

@@ -24,9 +24,13 @@ from collections.abc import Callable
 from itertools import filterfalse, repeat
 from operator import itemgetter
 
+import numpy as np
+
 from assignor.errors import JavaAssignorFailure
-from assignor.model import TopicPartition, topic_partitions
+from assignor.model import TopicPartition, topic_partitions_at
 from assignor.ordering import java_key, java_sorted
+from assignor.strategies.java_sticky import columns
+from assignor.strategies.java_sticky.columns import Marks, claimed, unclaimed
 from assignor.strategies.java_sticky.racks import RackInfo
 
 __all__ = ["build"]
@@ -34,12 +38,14 @@ __all__ = ["build"]
 
 class _Builder:
     def __init__(self, topics: dict[str, int], owned: dict[str, list[TopicPartition]],
-                 claimed_by_several: set[TopicPartition], racks: RackInfo, plain: bool) -> None:
+                 claimed_by_several: set[TopicPartition], racks: RackInfo, plain: bool, claims: Marks | None) -> None:
         # `plain`: Java's steps as Java writes them, the reference `_deal_rounds` and the set
         # difference in `_unassigned` are held to by the property tests.
         self.plain = plain
         self.topics = topics
         self.owned = owned
+        #: Every partition of `owned` marked (`columns.claimed`), when a large group's were.
+        self.claims = claims
         self.several = claimed_by_several
         self.racks = racks
         self.total = sum(topics.values())
@@ -107,9 +113,20 @@ class _Builder:
         two-pointer walk does: a kept claim the topic does not have (partition >= count) stops
         the skipping, and every later partition counts as unassigned too."""
         order = java_sorted(self.topics)
-        every = _every_partition(order, self.topics)
         if not self.assigned:
-            return every
+            return _every_partition(order, self.topics)
+        if not self.plain:
+            # In columns (`columns`): every kept claim a real partition, none twice. Kept is
+            # what was claimed less what was not kept, where the claims were marked already.
+            rest = None
+            if self.claims is not None and not self.several:
+                rest = unclaimed(self.claims, order, self.topics, self.maybe_revoked)
+            elif len(self.assigned) >= columns.COLUMNS_FROM:
+                marks = claimed([self.assigned], order, self.topics)
+                rest = None if marks is None or marks is False else unclaimed(marks, order, self.topics)
+            if rest is not None:
+                return rest
+        every = _every_partition(order, self.topics)
         # With every kept claim a real partition, the walk below skips exactly the kept ones.
         kept_set = set(self.assigned)
         skipped = list(filterfalse(kept_set.__contains__, every))
@@ -249,12 +266,9 @@ class _Builder:
 
 def _every_partition(order: list[str], topics: dict[str, int]) -> list[TopicPartition]:
     """Every partition, topic by topic in `order`, partitions ascending."""
-    names: list[str] = []
-    numbers: list[int] = []
-    for topic in order:
-        names.extend(repeat(topic, topics[topic]))
-        numbers.extend(range(topics[topic]))
-    return topic_partitions(names, numbers)
+    counts = np.array([topics[topic] for topic in order], dtype=np.int64)
+    topic = np.repeat(np.arange(len(order)), counts)
+    return topic_partitions_at(order, topic, np.arange(len(topic)) - (np.cumsum(counts) - counts)[topic])
 
 
 def _by_partition_then_topic(topics: dict[str, int]) -> Callable[[TopicPartition], tuple[object, ...]]:
@@ -265,10 +279,11 @@ def _by_partition_then_topic(topics: dict[str, int]) -> Callable[[TopicPartition
 
 
 def build(topics: dict[str, int], owned: dict[str, list[TopicPartition]], claimed_by_several: set[TopicPartition],
-          racks: RackInfo, plain: bool = False
+          racks: RackInfo, plain: bool = False, claims: Marks | None = None
           ) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str], bool]:
     """The constrained plan, the partitions it hands from one member to another (which a
     cooperative leader withholds this round, KIP-429), and whether a kept claim named a
-    partition that does not exist."""
-    builder = _Builder(topics, owned, claimed_by_several, racks, plain)
+    partition that does not exist. `claims`: every partition of `owned` marked, where
+    `member_data.read_claims` marked them."""
+    builder = _Builder(topics, owned, claimed_by_several, racks, plain, claims)
     return builder.build(), builder.transferring, builder.impossible

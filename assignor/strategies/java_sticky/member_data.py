@@ -15,6 +15,9 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 
 from assignor.model import Group, Member, TopicPartition
+from assignor.ordering import java_sorted
+from assignor.strategies.java_sticky import columns
+from assignor.strategies.java_sticky.columns import Marks, claimed
 
 __all__ = ["Claims", "java_topics", "read_claims"]
 
@@ -29,6 +32,9 @@ class Claims:
         Every member subscribes to the same topics (the constrained builder applies).
     owned : dict of str to list of TopicPartition
         Per member, in HashMap order: its claims that survive (Java's consumerToOwnedPartitions).
+    claimed : Marks or None
+        Every claim's partition marked (`columns.claimed`), when a large group's claims were
+        read in columns and all survive.
     claimed_by_several : set of TopicPartition
         Partitions two members claimed in the same generation.
     max_generation : int
@@ -40,6 +46,7 @@ class Claims:
 
     alike: bool
     owned: dict[str, list[TopicPartition]]
+    claimed: Marks | None
     claimed_by_several: set[TopicPartition]
     max_generation: int
     dropped: list[tuple[TopicPartition, str, str]]
@@ -52,7 +59,7 @@ def read_claims(members: list[Member], topics: dict[str, int], max_generation: i
     if not plain:
         whole = _all_whole(members, topics)
         if whole is not None:
-            return Claims(alike, whole, set(), max_generation, [])
+            return Claims(alike, *whole, set(), max_generation, [])
     owned: dict[str, list[TopicPartition]] = {}
     owner_of: dict[TopicPartition, Member] = {}
     several: set[TopicPartition] = set()
@@ -85,7 +92,7 @@ def read_claims(members: list[Member], topics: dict[str, int], max_generation: i
                 dropped.append((tp, other.id, "older generation"))
             else:
                 dropped.append((tp, member.id, "older generation"))
-    return Claims(alike, owned, several, max_generation, dropped)
+    return Claims(alike, owned, None, several, max_generation, dropped)
 
 
 def _alike(members: list[Member], max_generation: int) -> tuple[bool, int]:
@@ -102,14 +109,23 @@ def _alike(members: list[Member], max_generation: int) -> tuple[bool, int]:
     return alike, max_generation
 
 
-def _all_whole(members: list[Member], topics: dict[str, int]) -> dict[str, list[TopicPartition]] | None:
+def _all_whole(members: list[Member], topics: dict[str, int]
+               ) -> tuple[dict[str, list[TopicPartition]], Marks | None] | None:
     """The most common case for the whole group at once: every claim a TopicPartition of a known
-    topic, no partition claimed twice. Then every member keeps all it claims; None otherwise."""
-    claims = list(chain.from_iterable(map(attrgetter("owned"), members)))
+    topic, no partition claimed twice. Then every member keeps all it claims (and, when a large
+    group's claims were read in columns, `columns.claimed` marked them); None otherwise."""
+    owned = list(map(attrgetter("owned"), members))
+    if sum(map(len, owned)) >= columns.COLUMNS_FROM:
+        marks = claimed(owned, java_sorted(topics), topics)
+        if marks is False:
+            return None
+        if marks is not None:
+            return {member.id: list(member.owned) for member in members}, marks
+    claims = list(chain.from_iterable(owned))
     if not set(map(type, claims)) <= {TopicPartition} or len(set(claims)) != len(claims) or \
             not topics.keys() >= set(map(itemgetter(0), claims)):
         return None
-    return {member.id: list(member.owned) for member in members}
+    return {member.id: list(member.owned) for member in members}, None
 
 
 def _take_whole(member: Member, topics: dict[str, int], owner_of: dict[TopicPartition, Member],
