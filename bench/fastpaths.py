@@ -159,7 +159,7 @@ def _java_sticky_large(repeat: int) -> list[dict[str, Any]]:
     is left to deal in columns (`java_sticky.columns`) when 10 of its 2,000 members leave,
     against the sets (columns only from a size past the group); the fresh plan's every
     partition made in C (`topic_partitions_at`) against `plain_topic_partitions_at`."""
-    from assignor import assign, model
+    from assignor import model
     from assignor.strategies.java_sticky import columns, constrained
     from bench.java import CASES, inputs
 
@@ -170,13 +170,22 @@ def _java_sticky_large(repeat: int) -> list[dict[str, Any]]:
               1 << 62, left, f"{million}, 10 leave", "the sets"),
              ("every partition made in C (`topic_partitions_at`)", constrained, "topic_partitions_at",
               model.plain_topic_partitions_at, fresh, f"{million}, fresh", "`plain_topic_partitions_at`")]
+    return _inside_assign("java-sticky", cases, "", repeat)
+
+
+def _inside_assign(strategy: str, cases: list[tuple[Any, ...]], suffix: str, repeat: int) -> list[dict[str, Any]]:
+    """Rows of fast paths inside ``assign(strategy)``: each case (the path in words, the module
+    that calls it, its name there, its reference, the group, the input in words, the reference
+    in words) timed with the reference put in the path's place, then as it is."""
+    from assignor import assign
+
     rows = []
     for path, module, name, reference, group, size, reference_name in cases:
         with plain(module, name, reference):
-            reference_s = _best(lambda: assign("java-sticky", group), repeat)  # noqa: B023
-        rows.append({"fast path": f"`assign(\"java-sticky\")` with {path}", "input": size,
+            reference_s = _best(lambda: assign(strategy, group), repeat)  # noqa: B023
+        rows.append({"fast path": f"`assign(\"{strategy}\")` with {path}{suffix}", "input": size,
                      "reference": reference_name, "reference_s": reference_s,
-                     "fast_s": _best(lambda: assign("java-sticky", group), repeat)})  # noqa: B023
+                     "fast_s": _best(lambda: assign(strategy, group), repeat)})  # noqa: B023
     return rows
 
 
@@ -234,14 +243,7 @@ def compiled(repeat: int) -> list[dict[str, Any]]:
               left, f"{million}, 10 leave", "`dense._parse_claims` in Python"),
              ("subscriptions' names as indices (`name_indices`)", dense, "name_indices", model.plain_name_indices,
               random, "random50, 100,000 partitions / 1,000 members, 10 leave", "`plain_name_indices`")]
-    rows = []
-    for path, module, name, reference, group, size, reference_name in cases:
-        with plain(module, name, reference):
-            reference_s = _best(lambda: assign("sticky", group), repeat)  # noqa: B023
-        rows.append({"fast path": f"`assign(\"sticky\")` with {path} in C", "input": size,
-                     "reference": reference_name, "reference_s": reference_s,
-                     "fast_s": _best(lambda: assign("sticky", group), repeat)})  # noqa: B023
-    return rows
+    return _inside_assign("sticky", cases, " in C", repeat)
 
 
 def group_json(repeat: int) -> list[dict[str, Any]]:
