@@ -414,21 +414,29 @@ async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker
             connection.close()
 
 
-async def test_replica_racks_and_member_racks_of_a_broker_with_a_rack(tmp_path):
+async def test_replica_racks_and_member_racks_of_a_broker_with_a_rack(tmp_path, java_members):
     """A broker of its own with ``broker.rack`` set: the snapshot's ``partition_racks`` name that
     rack for every partition's replica (KIP-881), the members' racks are the ``client.rack`` they
     sent, and a plan of our rack-aware ``sticky`` for the snapshot puts on the member of that rack
-    as many partitions as balance allows, where the member of another rack can have none local."""
+    as many partitions as balance allows, where the member of another rack can have none local.
+
+    Then Java's ``RangeAssignor`` in a Java leader, its members on two racks, the member on the
+    other rack sorting first: with every replica on one rack, Java does not deal by rack
+    (``AbstractPartitionAssignor.useRackAwareAssignment``: every partition has the same racks,
+    KIP-881), so that member holds partitions 0 and 1 in plain ranges; our ``range`` on the
+    snapshot (racks and all) plans what the members hold."""
     from aiokafka import AIOKafkaConsumer
 
     from assignor.integrations.aiokafka import StickyAssignor
     from assignor.validate import report
     from bench.broker import Broker
+    from bench.java_members import CLASSIC, RANGE
     from bench.rebalance import create_topic
     from tests.broker import CONSUMER_SETTINGS
 
     racked = Broker(tmp_path / "kafka", settings={"broker.rack": "rack-a"})
     consumers = []
+    java: list = []
     try:
         topic = await create_topic(racked.bootstrap, 4)
         group = f"snap-racks-{topic[-8:]}"
@@ -443,12 +451,27 @@ async def test_replica_racks_and_member_racks_of_a_broker_with_a_rack(tmp_path):
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.2)
         found = await snap(racked, group)
+
+        ranged = f"snap-range-racks-{topic[-8:]}"
+        for name, rack in ((f"{ranged}.x0", "rack-b"), (f"{ranged}.x1", "rack-a")):  # (member ids sort as names)
+            java.append(await java_members.member(name, racked.bootstrap, ranged, [topic], {
+                **CLASSIC, "partition.assignment.strategy": RANGE, "client.rack": rack}).start())
+        await settle(java, 4)
+        by_rack = await snap(racked, ranged)
     finally:
         for consumer in consumers:
             await consumer.stop()
+        for member in java:
+            await member.stop()
         racked.stop()
     assert found["partition_racks"] == {topic: [["rack-a"]] * 4}
     assert {m["client_id"]: m["rack"] for m in found["members"]} == {"a": "rack-a", "b": "rack-b"}
     snapshot = group_from_json(found)
     checked = report(snapshot, assign("sticky", snapshot))
     assert checked["valid"] and checked["rack_local"] == 2 and checked["rack_locality"] == 0.5
+
+    assert by_rack["assignor"] == "range"
+    assert {m["rack"]: {p for _t, p in m["owned"]} for m in by_rack["members"]} == {"rack-b": {0, 1},
+                                                                                    "rack-a": {2, 3}}
+    assert planned("range", group_from_json(by_rack)) == {m["id"]: {tuple(tp) for tp in m["owned"]}
+                                                           for m in by_rack["members"]}
