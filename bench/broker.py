@@ -59,6 +59,17 @@ def _sasl_listener() -> dict[str, str]:
                                                          "required;" for m in SASL_MECHANISMS[1:]}}
 
 
+#: The SSL listener's key and certificate chain (one PEM file, KIP-651) and the CA that signed it
+#: (for ``127.0.0.1`` and ``localhost``, valid until 2126): test material, not a secret.
+TLS = ROOT / "bench" / "tls"
+TLS_CA = TLS / "ca.pem"
+
+
+def _ssl_listener() -> dict[str, str]:
+    prefix = "listener.name.ssl"
+    return {f"{prefix}.ssl.keystore.type": "PEM", f"{prefix}.ssl.keystore.location": str(TLS / "broker.pem")}
+
+
 class BrokerError(RuntimeError):
     """The broker could not be started; the message is one line saying why."""
 
@@ -109,18 +120,21 @@ class Broker:
         self.bootstrap = f"127.0.0.1:{self.port}"
         #: A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) for `SASL_USER`.
         self.sasl_bootstrap = f"127.0.0.1:{self.sasl_port}"
+        #: An SSL listener whose certificate `TLS_CA` signed.
+        self.ssl_bootstrap = f"127.0.0.1:{free_port()}"
         self.log_path = directory / "broker.log"
         shutil.rmtree(directory / "data", ignore_errors=True)  # a folder used before: format anew
         properties = directory / "server.properties"
         lines = {"process.roles": "broker,controller", "node.id": "1",
                  "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
                  "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller},"
-                              f"SASL_PLAINTEXT://{self.sasl_bootstrap}",
-                 "advertised.listeners": f"PLAINTEXT://{self.bootstrap},SASL_PLAINTEXT://{self.sasl_bootstrap}",
+                              f"SASL_PLAINTEXT://{self.sasl_bootstrap},SSL://{self.ssl_bootstrap}",
+                 "advertised.listeners": f"PLAINTEXT://{self.bootstrap},SASL_PLAINTEXT://{self.sasl_bootstrap},"
+                                         f"SSL://{self.ssl_bootstrap}",
                  "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
                  "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,"
-                                                   "SASL_PLAINTEXT:SASL_PLAINTEXT",
-                 **_sasl_listener(),
+                                                   "SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL",
+                 **_sasl_listener(), **_ssl_listener(),
                  "log.dirs": str(directory / "data"), **SETTINGS, **(settings or {})}
         properties.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
         command = [java(), "-Xms256m", "-Xmx1g", "-XX:+UseSerialGC", "-Djava.awt.headless=true",

@@ -343,6 +343,31 @@ async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance
     return name
 
 
+def commit_offsets(bootstrap: str, groups: list[str], topic: str, timeout: float = 60.0) -> None:
+    """Offset 0 of `topic`'s partition 0 committed for each of `groups` (librdkafka's admin
+    client): each group made with no member, as Kafka's tools make one. A commit refused for a
+    while (COORDINATOR_LOAD_IN_PROGRESS, while a new broker loads ``__consumer_offsets``) comes
+    back as a partition's error in a result that succeeded, so it is sent again until it takes."""
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    from confluent_kafka import TopicPartition as Offset
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    deadline = time.monotonic() + timeout
+    pending = list(groups)
+    while pending:
+        futures = [admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [Offset(topic, 0, 0)])])
+                   for group in pending]
+        refused = [group for batch in futures for group, future in batch.items()
+                   if any(tp.error is not None for tp in future.result(timeout).topic_partitions)]
+        if refused and time.monotonic() > deadline:
+            raise AssertionError(f"offsets not committed within {timeout} s for {len(refused)} group(s), e.g. "
+                                 f"{refused[0]!r}")
+        if refused:
+            time.sleep(0.2)
+        pending = refused
+
+
 async def _until_led(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
     """Until the broker's metadata has every partition of `topic` with a leader. CreateTopics
     answers before the partitions are led; consumers that join meanwhile see the topic's metadata

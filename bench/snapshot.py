@@ -130,24 +130,15 @@ def fleet(groups: int = 1000, repeat: int = 3) -> dict[str, Any]:
     """Read `groups` groups of the test broker with ``snapshot --all``."""
     import asyncio
 
-    from confluent_kafka import ConsumerGroupTopicPartitions
-    from confluent_kafka import TopicPartition as Offset
-    from confluent_kafka.admin import AdminClient
-
     from assignor.cluster import read_snapshot, settings_of
     from bench.broker import Broker
-    from bench.rebalance import create_topic
+    from bench.rebalance import commit_offsets, create_topic
 
     with tempfile.TemporaryDirectory() as directory:
         broker = Broker(Path(directory) / "kafka")
         try:
             topic = asyncio.run(create_topic(broker.bootstrap, 1))
-            admin = AdminClient({"bootstrap.servers": broker.bootstrap, "broker.address.family": "v4"})
-            futures = [admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
-                f"fleet-{i:04d}", [Offset(topic, 0, 0)])]) for i in range(groups)]
-            for batch in futures:
-                for future in batch.values():
-                    future.result(60)
+            commit_offsets(broker.bootstrap, [f"fleet-{i:04d}" for i in range(groups)], topic)
             best, found = float("inf"), None
             for _ in range(repeat):
                 started = time.perf_counter()

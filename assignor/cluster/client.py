@@ -30,6 +30,11 @@ __all__ = ["Cluster"]
 
 T = TypeVar("T")
 
+#: The wait before asking again after a retriable error (a coordinator loading or moving,
+#: `connection.RETRIABLE`); no new attempt starts within it of ``default.api.timeout.ms``, so the
+#: error said is the broker's last answer.
+RETRY_SECONDS = 0.2
+
 class Cluster:
     """``async with Cluster(settings) as cluster``: connections to the brokers, opened as needed
     and closed at the end."""
@@ -85,24 +90,29 @@ class Cluster:
                 if code == 0:
                     found[key] = node
                     self.brokers.setdefault(node, (host, port))
-                elif code in RETRIABLE and self._time_left():
+                elif code in RETRIABLE and self._time_left() > RETRY_SECONDS:
                     retry.append(key)
                 else:
                     found[key] = code, error_name(code) + (f": {message}" if message else "")
             pending = retry
             if pending:
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(RETRY_SECONDS)
         return found
 
     async def list_groups(self, nodes: Iterable[int] | None = None) -> dict[str, tuple[str, str, str, int]]:
         """The groups the brokers `nodes` coordinate (None: every broker, so every group of the
         cluster): group id -> (protocol type, state, type, coordinator)."""
         async def one(node: int) -> list[tuple[str, str, str, str, int]]:
-            answer = await (await self.node(node)).send(LIST_GROUPS, {"states_filter": [], "types_filter": []})
-            if answer["error_code"] != 0:
-                raise ClusterError(f"cluster {self.settings.name}: broker {node} refused ListGroups "
-                                   f"({error_name(answer['error_code'])})")
-            return [(*row, node) for row in answer["groups"]]
+            while True:
+                answer = await (await self.node(node)).send(LIST_GROUPS, {"states_filter": [], "types_filter": []})
+                code = answer["error_code"]
+                if code == 0:
+                    return [(*row, node) for row in answer["groups"]]
+                if code not in RETRIABLE or self._time_left() <= RETRY_SECONDS:
+                    raise ClusterError(f"cluster {self.settings.name}: broker {node} refused ListGroups "
+                                       f"({error_name(code)})")
+                # (a broker loading its group coordinator's partitions answers so until it is done)
+                await asyncio.sleep(RETRY_SECONDS)
 
         if not self.brokers:
             await self.metadata([])

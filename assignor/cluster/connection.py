@@ -9,6 +9,7 @@ API it serves (ApiVersions v0) and sends each request at the highest both sides 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import struct
 from typing import Any
 
@@ -60,8 +61,8 @@ class Connection:
                                         limit=2**20),
                 timeout)
         except (OSError, TimeoutError) as error:
-            reason = "no answer within request.timeout.ms" if isinstance(error, TimeoutError) else str(error)
-            raise ClusterError(f"cluster {settings.name}: cannot connect to {host}:{port} ({reason})") from None
+            raise ClusterError(f"cluster {settings.name}: cannot connect to {host}:{port} "
+                               f"({_why_not_connected(error, settings)})") from None
         connection = cls(reader, writer, settings, (host, port))
         try:
             answer = await connection.send(API_VERSIONS, {})
@@ -139,13 +140,25 @@ class Connection:
             host, port = self.address
             try:
                 self.writer.write(_SIZE.pack(len(header) + len(body)) + header + body)
-                await asyncio.wait_for(self._answer(), self.settings.request_timeout_ms / 1000)
+                await asyncio.wait_for(self._answer(api), self.settings.request_timeout_ms / 1000)
                 data = self._data
             except TimeoutError:
                 self.close()
                 raise ClusterError(f"cluster {self.settings.name}: {host}:{port} did not answer {api.name} within "
                                    f"request.timeout.ms ({self.settings.request_timeout_ms})") from None
-            except (OSError, asyncio.IncompleteReadError) as error:
+            except _NotKafka as error:
+                self.close()
+                raise ClusterError(f"cluster {self.settings.name}: {host}:{port} {error}") from None
+            except asyncio.IncompleteReadError as error:
+                self.close()
+                if api is API_VERSIONS and not error.partial and self.settings.tls is None:
+                    # (what a TLS listener does with a request in the clear)
+                    raise ClusterError(f"cluster {self.settings.name}: {host}:{port} closed the connection without "
+                                       "answering ApiVersions: a TLS listener (security.protocol=SSL or SASL_SSL "
+                                       "in --command-config), or not a Kafka broker") from None
+                raise ClusterError(f"cluster {self.settings.name}: the connection to {host}:{port} broke during "
+                                   f"{api.name} ({error})") from None
+            except OSError as error:
                 self.close()
                 raise ClusterError(f"cluster {self.settings.name}: the connection to {host}:{port} broke during "
                                    f"{api.name} ({error or 'closed'})") from None
@@ -159,15 +172,62 @@ class Connection:
             raise ClusterError(f"cluster {self.settings.name}: {host}:{port} answered {api.name} v{version} with "
                                f"bytes that are not its response ({error})") from None
 
-    async def _answer(self) -> None:
+    async def _answer(self, api: Api) -> None:
         await self.writer.drain()
-        size = _SIZE.unpack(await self.reader.readexactly(4))[0]
+        head = await self.reader.readexactly(4)
+        if api is API_VERSIONS:  # the first answer of a port: is it Kafka's protocol at all?
+            _check_kafka(head)
+        size = _SIZE.unpack(head)[0]
         if not 0 <= size <= MAX_RESPONSE_BYTES:
             raise OSError(f"a response of {size} bytes, past the {MAX_RESPONSE_BYTES} read")
         self._data = await self.reader.readexactly(size)
 
     def close(self) -> None:
         self.writer.close()
+
+
+#: OpenSSL's verify codes for a certificate of another host name or address (X509_V_ERR_HOSTNAME_MISMATCH,
+#: X509_V_ERR_IP_ADDRESS_MISMATCH).
+_NAME_MISMATCH = (62, 64)
+
+
+def _why_not_connected(error: OSError | TimeoutError, settings: ClientSettings) -> str:
+    """The reason a connection was not made, in words, with the cure where TLS is at fault."""
+    if isinstance(error, TimeoutError):
+        return "no answer within request.timeout.ms"
+    if isinstance(error, ssl.SSLCertVerificationError):
+        if error.verify_code in _NAME_MISMATCH:
+            return f"{error.verify_message} ssl.endpoint.identification.algorithm= (empty) turns the check off, " \
+                   "as Kafka's clients do"
+        return f"{error.verify_message}: ssl.truststore.location names the CA that signed the broker's certificate"
+    if settings.tls is not None and (isinstance(error, ssl.SSLError | ConnectionResetError | ConnectionAbortedError)
+                                     or not str(error)):
+        # (a listener in the clear reads the TLS hello as a request far past its size limit, and closes)
+        return f"the TLS handshake failed{f' ({error})' if str(error) else ''}: is it a TLS listener? " \
+               "security.protocol=SSL or SASL_SSL asks for one"
+    return str(error) or type(error).__name__
+
+
+class _NotKafka(Exception):
+    """The port answered in another protocol (the message says which, and what to do)."""
+
+
+def _check_kafka(head: bytes) -> None:
+    """Refuse the first four bytes of an answer to ApiVersions (a Kafka response's size, a few
+    hundred bytes) that are another protocol's: an HTTP status line (a REST proxy, a web
+    console, a metrics port), or a TLS record (content type 20-23, then major version 3), as a
+    TLS listener answers a request in the clear.
+
+    Raises
+    ------
+    _NotKafka
+        Naming the protocol.
+    """
+    if head.startswith(b"HTTP"):
+        raise _NotKafka("answers HTTP, not Kafka's protocol: a REST proxy, a web console or a metrics port? "
+                        "(give a Kafka listener's address)")
+    if 20 <= head[0] <= 23 and head[1] == 3:
+        raise _NotKafka("answers in TLS: set security.protocol=SSL (or SASL_SSL) in --command-config")
 
 
 def _response_header(data: bytes, *, flexible: bool) -> tuple[int, int]:

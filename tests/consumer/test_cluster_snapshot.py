@@ -4,7 +4,10 @@ names. The live side is tests/integration/test_snapshot.py."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import re
+import ssl
 
 import pytest
 
@@ -197,3 +200,133 @@ async def test_scram_sha_256_as_rfc_7677_shows_it():
     sent.clear()
     with pytest.raises(ClusterError, match="signature is wrong: it does not know the password"):
         await scram_client("SCRAM-SHA-256", "user", "pencil", impostor, nonce="rOprNGfwEbeRWgbNEkqO")
+
+
+# -- a port that is not a Kafka listener, said so ------------------------------------------------
+
+
+async def _first_answer_of(answer: bytes | None) -> str:
+    """The error opening a connection to a loopback port that reads the ApiVersions request and
+    writes `answer` (None: closes without a word)."""
+    from assignor.cluster.connection import Connection
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(4)
+        if answer is not None:
+            writer.write(answer)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(ClusterError) as raised:
+            await Connection.open("127.0.0.1", port, settings_of(f"127.0.0.1:{port}"))
+    finally:
+        server.close()
+    return str(raised.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("answer", "said"), [
+    (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "answers HTTP, not Kafka's protocol"),
+    (bytes([21, 3, 3, 0, 2, 2, 10]), r"answers in TLS: set security.protocol=SSL \(or SASL_SSL\) in --command-config"),
+    (None, "closed the connection without answering ApiVersions: a TLS listener"),
+    (b"\0\0", r"broke during ApiVersions \(2 bytes read on a total of 4"),
+])
+async def test_a_port_that_is_not_a_kafka_listener_is_said_so(answer, said):
+    """A Kafka listener's first answer is an ApiVersions response: an HTTP status line (a REST
+    proxy, a web console), a TLS alert (an SSL listener read in the clear, as Kafka's answers),
+    a close without a word, or a cut answer are each said in one line, naming the port."""
+    message = await _first_answer_of(answer)
+    assert re.search(said, message) and message.startswith("cluster 127.0.0.1:"), message
+
+
+def test_a_certificate_for_another_host_names_the_setting_that_skips_the_check():
+    from assignor.cluster.connection import _why_not_connected
+
+    mismatch = ssl.SSLCertVerificationError("certificate verify failed")
+    mismatch.verify_code, mismatch.verify_message = 62, "Hostname mismatch, certificate is not valid for 'kafka'."
+    tls = settings_of("kafka:9093", {"security.protocol": "SSL"})
+    assert _why_not_connected(mismatch, tls) == ("Hostname mismatch, certificate is not valid for 'kafka'. "
+                                                 "ssl.endpoint.identification.algorithm= (empty) turns the check off, "
+                                                 "as Kafka's clients do")
+    assert "is it a TLS listener?" in _why_not_connected(ConnectionResetError(), tls)
+    assert _why_not_connected(ConnectionRefusedError(111, "refused"), tls) == "[Errno 111] refused"
+
+
+# -- a coordinator still loading: asked again, within default.api.timeout.ms -----------------------
+
+
+class _LoadingBroker:
+    """A loopback Kafka listener of our own making: ApiVersions and Metadata (itself as node 1),
+    FindCoordinator and ListGroups answering COORDINATOR_LOAD_IN_PROGRESS (14) for their first
+    `loading` requests (None: always), then the group ``g``."""
+
+    def __init__(self, loading: int | None) -> None:
+        self.loading, self.asked = loading, {admin.FIND_COORDINATOR.key: 0, admin.LIST_GROUPS.key: 0}
+        self.port = 0
+
+    async def __aenter__(self) -> _LoadingBroker:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+
+    def _values(self, api: admin.Api) -> dict:
+        still = self.loading is None or self.asked.get(api.key, 0) <= self.loading
+        code = 14 if still else 0
+        if api is admin.API_VERSIONS:
+            return {"error_code": 0, "api_keys": [(a.key, a.lowest, a.version) for a in
+                                                  (admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS)]}
+        if api is admin.METADATA:
+            return {"throttle_time_ms": 0, "brokers": [(1, "127.0.0.1", self.port, None)], "cluster_id": "c",
+                    "controller_id": 1, "topics": []}
+        if api is admin.FIND_COORDINATOR:
+            return {"throttle_time_ms": 0, "coordinators": [("g", 1, "127.0.0.1", self.port, code, None)]}
+        return {"throttle_time_ms": 0, "error_code": code, "groups": [] if code else [("g", "consumer", "Empty",
+                                                                                        "classic")]}
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        apis = {a.key: a for a in (admin.API_VERSIONS, admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS)}
+        try:
+            while True:
+                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+                request = await reader.readexactly(size)
+                key, version, correlation = (int.from_bytes(request[i:j], "big") for i, j in ((0, 2), (2, 4), (4, 8)))
+                api = apis[key]
+                self.asked[key] = self.asked.get(key, 0) + 1
+                header = correlation.to_bytes(4, "big") + (b"\0" if api.response.flexible and api is not
+                                                           admin.API_VERSIONS else b"")
+                body = header + codec.encode(api.response, self._values(api), version)
+                writer.write(len(body).to_bytes(4, "big") + body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            writer.close()
+
+
+@pytest.mark.anyio
+async def test_a_coordinator_still_loading_is_asked_again():
+    """COORDINATOR_LOAD_IN_PROGRESS (a broker loading ``__consumer_offsets``, as every new one
+    does) from FindCoordinator and from ListGroups: each asked again until it answers."""
+    from assignor.cluster.client import Cluster
+
+    async with _LoadingBroker(loading=2) as broker, Cluster(settings_of(f"127.0.0.1:{broker.port}")) as cluster:
+        assert await cluster.list_groups() == {"g": ("consumer", "Empty", "classic", 1)}
+        assert await cluster.coordinators(["g"]) == {"g": 1}
+        assert broker.asked[admin.LIST_GROUPS.key] == broker.asked[admin.FIND_COORDINATOR.key] == 3
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(30)  # (asking again past the deadline would never end)
+async def test_a_coordinator_that_never_loads_is_said_so_within_the_api_timeout():
+    from assignor.cluster.client import Cluster
+
+    fast = {"default.api.timeout.ms": "600"}
+    async with _LoadingBroker(loading=None) as broker, \
+            Cluster(settings_of(f"127.0.0.1:{broker.port}", fast)) as cluster:
+        with pytest.raises(ClusterError, match=r"broker 1 refused ListGroups \(COORDINATOR_LOAD_IN_PROGRESS\)"):
+            await cluster.list_groups()
+        assert await cluster.coordinators(["g"]) == {"g": (14, "COORDINATOR_LOAD_IN_PROGRESS")}

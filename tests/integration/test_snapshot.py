@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -284,20 +285,13 @@ async def test_through_a_sasl_listener(broker, mechanism, tmp_path):
     """The broker's SASL_PLAINTEXT listener (`bench.broker`), with each mechanism a snapshot
     takes, given as Kafka's tools take it (``--command-config``): the same group as through
     PLAINTEXT; a wrong password is refused, naming the cluster, the mechanism and the user."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
-    from confluent_kafka import TopicPartition as Offset
-    from confluent_kafka.admin import AdminClient
-
     from assignor.cluster import read_properties
     from bench.broker import SASL_PASSWORD, SASL_USER
-    from bench.rebalance import create_topic
+    from bench.rebalance import commit_offsets, create_topic
 
     topic = await create_topic(broker.bootstrap, 2)
     group = f"snap-sasl-{topic[-8:]}"
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap, "broker.address.family": "v4"})
-    for future in admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [Offset(topic, 0, 0)])]
-                                                     ).values():
-        future.result(30)
+    commit_offsets(broker.bootstrap, [group], topic)
     module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
 
     def properties(password: str) -> dict[str, str]:
@@ -307,14 +301,35 @@ async def test_through_a_sasl_listener(broker, mechanism, tmp_path):
                         f'    username="{SASL_USER}" password="{password}";\n')
         return read_properties(path)
 
-    deadline = asyncio.get_running_loop().time() + 30
-    while not (plain := await read_snapshot(settings_of(broker.bootstrap), [group]))["groups"]:
-        assert asyncio.get_running_loop().time() < deadline, plain  # (the offsets topic may be new)
-        await asyncio.sleep(0.2)
+    plain = await read_snapshot(settings_of(broker.bootstrap), [group])
     sasl = await read_snapshot(settings_of(broker.sasl_bootstrap, properties(SASL_PASSWORD)), [group])
     assert sasl == plain and plain["groups"][0]["group_id"] == group
     with pytest.raises(ClusterError, match=f"refused SASL {mechanism} for 'snapshot'"):
         await read_snapshot(settings_of(broker.sasl_bootstrap, properties("wrong")), [group])
+
+
+async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker):
+    """The broker's SSL listener (`bench.broker`: a certificate its own test CA signed), trusted
+    through a PEM truststore as Kafka's tools take it (``ssl.truststore.location``): the same
+    group as through PLAINTEXT. A request in the clear at the SSL listener (Kafka answers with a
+    TLS alert), TLS at the plaintext listener, and the broker's certificate without its CA are
+    each one line naming the cure."""
+    from bench.broker import TLS_CA
+    from bench.rebalance import commit_offsets, create_topic
+
+    topic = await create_topic(broker.bootstrap, 2)
+    group = f"snap-tls-{topic[-8:]}"
+    commit_offsets(broker.bootstrap, [group], topic)
+    plain = await read_snapshot(settings_of(broker.bootstrap), [group])
+    trusted = {"security.protocol": "SSL", "ssl.truststore.location": str(TLS_CA)}
+    assert await read_snapshot(settings_of(broker.ssl_bootstrap, trusted), [group]) == plain
+    cases = [(broker.ssl_bootstrap, {}, "answers in TLS: set security.protocol=SSL"),
+             (broker.bootstrap, trusted, "the TLS handshake failed: is it a TLS listener?"),
+             (broker.ssl_bootstrap, {"security.protocol": "SSL"},
+              "self-signed certificate in certificate chain: ssl.truststore.location names the CA")]
+    for bootstrap, properties, said in cases:
+        with pytest.raises(ClusterError, match=f"^cluster {bootstrap}: .*{re.escape(said)}"):
+            await read_snapshot(settings_of(bootstrap, properties), [group])
 
 
 # A bare classic member, written for the tests that need a group no client makes: JoinGroup v5 and
