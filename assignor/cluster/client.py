@@ -90,7 +90,7 @@ class Cluster:
                 if code == 0:
                     found[key] = node
                     self.brokers.setdefault(node, (host, port))
-                elif code in RETRIABLE and self._time_left() > RETRY_SECONDS:
+                elif code in RETRIABLE and self.may_retry():
                     retry.append(key)
                 else:
                     found[key] = code, error_name(code) + (f": {message}" if message else "")
@@ -108,7 +108,7 @@ class Cluster:
                 code = answer["error_code"]
                 if code == 0:
                     return [(*row, node) for row in answer["groups"]]
-                if code not in RETRIABLE or self._time_left() <= RETRY_SECONDS:
+                if code not in RETRIABLE or not self.may_retry():
                     raise ClusterError(f"cluster {self.settings.name}: broker {node} refused ListGroups "
                                        f"({error_name(code)})")
                 # (a broker loading its group coordinator's partitions answers so until it is done)
@@ -141,6 +141,11 @@ class Cluster:
         except TimeoutError:
             raise ClusterError(f"cluster {self.settings.name}: no answer within default.api.timeout.ms "
                                f"({self.settings.api_timeout_ms})") from None
+
+    def may_retry(self) -> bool:
+        """Whether a retriable error (`connection.RETRIABLE`) may be asked again: more than
+        `RETRY_SECONDS` left of ``default.api.timeout.ms``."""
+        return self._time_left() > RETRY_SECONDS
 
     def _time_left(self) -> float:
         return self._deadline - time.monotonic()

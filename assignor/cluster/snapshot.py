@@ -34,7 +34,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from assignor._arrays import gc_paused
-from assignor.cluster.client import Cluster
+from assignor.cluster.client import RETRY_SECONDS, Cluster
+from assignor.cluster.connection import RETRIABLE
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import AssignorError, ProtocolError, UnknownProtocolError
 from assignor.json_format import pairs_json
@@ -370,9 +371,9 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
                 progress(done, len(where))
             return answer
 
-        batches = [(node, classic[i : i + BATCH], consumer[i : i + BATCH]) for node, (classic, consumer) in
-                   by_node.items() for i in range(0, max(len(classic), len(consumer)), BATCH)]
-        entries = [e for part in await cluster.together([described(*batch) for batch in batches]) for e in part]
+        entries = [e for part in await cluster.together([described(*batch) for batch in _batches(by_node)])
+                   for e in part]
+        entries = await _described_again(cluster, entries)
         # Each classic group's members decoded once: for the topics Metadata is asked about, and the JSON.
         decoded = {entry[1]: _decoded_or_why(entry[5], entry[4]) for kind, entry in entries
                    if kind == "classic" and _classic_skipped(entry) is None}
@@ -389,6 +390,37 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         elif result is not None:
             out.append(result)
     return {"groups": out, "skipped": skipped}
+
+
+def _batches(by_node: dict[int, tuple[list[str], list[str]]]) -> list[tuple[int, list[str], list[str]]]:
+    """Each coordinator's classic and consumer groups, `BATCH` of each kind a request."""
+    return [(node, classic[i : i + BATCH], consumer[i : i + BATCH]) for node, (classic, consumer) in by_node.items()
+            for i in range(0, max(len(classic), len(consumer)), BATCH)]
+
+
+async def _described_again(cluster: Cluster, entries: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """`entries` with the groups whose coordinator could not answer yet (loading its groups,
+    or moved: `connection.RETRIABLE`, as a broker that just started answers) found and described
+    again, until each answers or ``default.api.timeout.ms`` is near; then each one's last answer
+    (said as unavailable, naming the error), as Kafka's admin client retries them."""
+    def group_of(kind: str, entry: Any) -> str:
+        return str(entry[1] if kind == "classic" else entry[2])
+
+    while cluster.may_retry():
+        again = {group_of(kind, entry): kind for kind, entry in entries if entry[0] in RETRIABLE}
+        if not again:
+            break
+        await asyncio.sleep(RETRY_SECONDS)
+        found = await cluster.coordinators(sorted(again))
+        by_node: dict[int, tuple[list[str], list[str]]] = {}
+        for group, kind in again.items():
+            node = found[group]
+            if isinstance(node, int):
+                by_node.setdefault(node, ([], []))[kind == "consumer"].append(group)
+        fresh = {group_of(kind, entry): (kind, entry) for part in await cluster.together(
+            [cluster.describe(*batch) for batch in _batches(by_node)]) for kind, entry in part}
+        entries = [fresh.get(group_of(kind, entry), (kind, entry)) for kind, entry in entries]
+    return entries
 
 
 def _other_kind(kind: str, protocol_type: str) -> Skipped | None:

@@ -260,11 +260,14 @@ def test_a_certificate_for_another_host_names_the_setting_that_skips_the_check()
 
 class _LoadingBroker:
     """A loopback Kafka listener of our own making: ApiVersions and Metadata (itself as node 1),
-    FindCoordinator and ListGroups answering COORDINATOR_LOAD_IN_PROGRESS (14) for their first
-    `loading` requests (None: always), then the group ``g``."""
+    FindCoordinator, ListGroups and DescribeGroups (`only` that one, if given) answering
+    COORDINATOR_LOAD_IN_PROGRESS (14) for their first `loading` requests (None: always), then
+    the group ``g``, empty."""
 
-    def __init__(self, loading: int | None) -> None:
-        self.loading, self.asked = loading, {admin.FIND_COORDINATOR.key: 0, admin.LIST_GROUPS.key: 0}
+    LOADING = (admin.FIND_COORDINATOR, admin.LIST_GROUPS, admin.DESCRIBE_GROUPS)
+
+    def __init__(self, loading: int | None, only: admin.Api | None = None) -> None:
+        self.loading, self.only, self.asked = loading, only, {api.key: 0 for api in self.LOADING}
         self.port = 0
 
     async def __aenter__(self) -> _LoadingBroker:
@@ -277,20 +280,22 @@ class _LoadingBroker:
 
     def _values(self, api: admin.Api) -> dict:
         still = self.loading is None or self.asked.get(api.key, 0) <= self.loading
-        code = 14 if still else 0
+        code = 14 if still and self.only in (None, api) else 0
         if api is admin.API_VERSIONS:
-            return {"error_code": 0, "api_keys": [(a.key, a.lowest, a.version) for a in
-                                                  (admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS)]}
+            served = (admin.METADATA, *self.LOADING)
+            return {"error_code": 0, "api_keys": [(a.key, a.lowest, a.version) for a in served]}
         if api is admin.METADATA:
             return {"throttle_time_ms": 0, "brokers": [(1, "127.0.0.1", self.port, None)], "cluster_id": "c",
                     "controller_id": 1, "topics": []}
         if api is admin.FIND_COORDINATOR:
             return {"throttle_time_ms": 0, "coordinators": [("g", 1, "127.0.0.1", self.port, code, None)]}
+        if api is admin.DESCRIBE_GROUPS:
+            return {"throttle_time_ms": 0, "groups": [(code, "g", "Dead" if code else "Empty", "", "", [], -2**31)]}
         return {"throttle_time_ms": 0, "error_code": code, "groups": [] if code else [("g", "consumer", "Empty",
                                                                                         "classic")]}
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        apis = {a.key: a for a in (admin.API_VERSIONS, admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS)}
+        apis = {a.key: a for a in (admin.API_VERSIONS, admin.METADATA, *self.LOADING)}
         try:
             while True:
                 size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
@@ -310,7 +315,8 @@ class _LoadingBroker:
 @pytest.mark.anyio
 async def test_a_coordinator_still_loading_is_asked_again():
     """COORDINATOR_LOAD_IN_PROGRESS (a broker loading ``__consumer_offsets``, as every new one
-    does) from FindCoordinator and from ListGroups: each asked again until it answers."""
+    does) from FindCoordinator, ListGroups and DescribeGroups: each asked again until it answers."""
+    from assignor.cluster import read_snapshot
     from assignor.cluster.client import Cluster
 
     async with _LoadingBroker(loading=2) as broker, Cluster(settings_of(f"127.0.0.1:{broker.port}")) as cluster:
@@ -318,10 +324,16 @@ async def test_a_coordinator_still_loading_is_asked_again():
         assert await cluster.coordinators(["g"]) == {"g": 1}
         assert broker.asked[admin.LIST_GROUPS.key] == broker.asked[admin.FIND_COORDINATOR.key] == 3
 
+    async with _LoadingBroker(loading=2) as broker:  # (each asked once more, as above, by the snapshot)
+        broker.asked[admin.LIST_GROUPS.key] = broker.asked[admin.FIND_COORDINATOR.key] = 3
+        found = await read_snapshot(settings_of(f"127.0.0.1:{broker.port}"), ["g"])
+        assert found["groups"][0]["group_id"] == "g" and broker.asked[admin.DESCRIBE_GROUPS.key] == 3
+
 
 @pytest.mark.anyio
 @pytest.mark.timeout(30)  # (asking again past the deadline would never end)
 async def test_a_coordinator_that_never_loads_is_said_so_within_the_api_timeout():
+    from assignor.cluster import read_snapshot
     from assignor.cluster.client import Cluster
 
     fast = {"default.api.timeout.ms": "600"}
@@ -330,3 +342,6 @@ async def test_a_coordinator_that_never_loads_is_said_so_within_the_api_timeout(
         with pytest.raises(ClusterError, match=r"broker 1 refused ListGroups \(COORDINATOR_LOAD_IN_PROGRESS\)"):
             await cluster.list_groups()
         assert await cluster.coordinators(["g"]) == {"g": (14, "COORDINATOR_LOAD_IN_PROGRESS")}
+    async with _LoadingBroker(loading=None, only=admin.DESCRIBE_GROUPS) as broker:
+        found = await read_snapshot(settings_of(f"127.0.0.1:{broker.port}", fast), ["g"])
+        assert found["skipped"] == [{"group_id": "g", "kind": "unavailable", "reason": "COORDINATOR_LOAD_IN_PROGRESS"}]
