@@ -308,14 +308,18 @@ async def test_through_a_sasl_listener(broker, mechanism, tmp_path):
         await read_snapshot(settings_of(broker.sasl_bootstrap, properties("wrong")), [group])
 
 
-async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker):
+async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker, tmp_path, capsys):
     """The broker's SSL listener (`bench.broker`: a certificate its own test CA signed), trusted
     through a PEM truststore as Kafka's tools take it (``ssl.truststore.location``): the same
-    group as through PLAINTEXT. A request in the clear at the SSL listener (Kafka answers with a
-    TLS alert), TLS at the plaintext listener, and the broker's certificate without its CA are
-    each one line naming the cure."""
+    group as through PLAINTEXT, from the CLI (``--command-config``) and the service (a cluster
+    alias with those properties). A request in the clear at the SSL listener (Kafka answers with
+    a TLS alert), TLS at the plaintext listener, and the broker's certificate without its CA are
+    each one line naming the cure; from the service, a 503 naming the alias and the group."""
+    from api.app import create_app
+    from assignor import cli
     from bench.broker import TLS_CA
     from bench.rebalance import commit_offsets, create_topic
+    from tests.api.test_api import client_for, settings
 
     topic = await create_topic(broker.bootstrap, 2)
     group = f"snap-tls-{topic[-8:]}"
@@ -330,6 +334,22 @@ async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker):
     for bootstrap, properties, said in cases:
         with pytest.raises(ClusterError, match=f"^cluster {bootstrap}: .*{re.escape(said)}"):
             await read_snapshot(settings_of(bootstrap, properties), [group])
+
+    config = tmp_path / "client.properties"
+    config.write_text("".join(f"{key}={value}\n" for key, value in trusted.items()))
+    command = ["snapshot", "--bootstrap-server", broker.ssl_bootstrap, "--command-config", str(config)]
+    assert await asyncio.to_thread(cli.main, [*command, "--group", group]) == 0
+    assert json.loads(capsys.readouterr().out) == plain["groups"][0]
+    app = create_app(settings(tmp_path, clusters={"secure": {"bootstrap.servers": broker.ssl_bootstrap, **trusted},
+                                                  "clear": {"bootstrap.servers": broker.ssl_bootstrap}}))
+    try:
+        async with await client_for(app) as service:
+            assert (await service.get(f"/v1/clusters/secure/groups/{group}")).json() == plain["groups"][0]
+            answer = await service.get(f"/v1/clusters/clear/groups/{group}")
+            assert answer.status_code == 503 and answer.json()["detail"].startswith(
+                f"group '{group}': cluster clear: {broker.ssl_bootstrap} answers in TLS")
+    finally:
+        app.state.planner.close()
 
 
 # A bare classic member, written for the tests that need a group no client makes: JoinGroup v5 and
