@@ -59,15 +59,22 @@ def _sasl_listener() -> dict[str, str]:
                                                          "required;" for m in SASL_MECHANISMS[1:]}}
 
 
-#: The SSL listener's key and certificate chain (one PEM file, KIP-651) and the CA that signed it
-#: (for ``127.0.0.1`` and ``localhost``, valid until 2126): test material, not a secret.
+#: The SSL listeners' key and certificate chain (one PEM file, KIP-651) and the CA that signed it
+#: (for ``127.0.0.1`` and ``localhost``, server and client use, valid until 2126): test material,
+#: not a secret. `TLS_CLIENT` is the same key and chain, as a client's keystore.
 TLS = ROOT / "bench" / "tls"
 TLS_CA = TLS / "ca.pem"
+TLS_CLIENT = TLS / "broker.pem"
 
 
-def _ssl_listener() -> dict[str, str]:
-    prefix = "listener.name.ssl"
-    return {f"{prefix}.ssl.keystore.type": "PEM", f"{prefix}.ssl.keystore.location": str(TLS / "broker.pem")}
+def _ssl_listeners() -> dict[str, str]:
+    """SSL (server authenticated) and MTLS (an SSL listener that requires a client certificate
+    `TLS_CA` signed; the broker's own, whose key usage allows it, serves the tests)."""
+    keys = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(TLS / "broker.pem")}
+    mutual = {**keys, "ssl.truststore.type": "PEM", "ssl.truststore.location": str(TLS_CA),
+              "ssl.client.auth": "required"}
+    return {**{f"listener.name.ssl.{key}": value for key, value in keys.items()},
+            **{f"listener.name.mtls.{key}": value for key, value in mutual.items()}}
 
 
 class BrokerError(RuntimeError):
@@ -120,21 +127,23 @@ class Broker:
         self.bootstrap = f"127.0.0.1:{self.port}"
         #: A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) for `SASL_USER`.
         self.sasl_bootstrap = f"127.0.0.1:{self.sasl_port}"
-        #: An SSL listener whose certificate `TLS_CA` signed.
-        self.ssl_bootstrap = f"127.0.0.1:{free_port()}"
+        #: An SSL listener whose certificate `TLS_CA` signed, and one that also requires a client
+        #: certificate it signed (`TLS_CLIENT`).
+        self.ssl_bootstrap, self.mtls_bootstrap = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
         self.log_path = directory / "broker.log"
         shutil.rmtree(directory / "data", ignore_errors=True)  # a folder used before: format anew
         properties = directory / "server.properties"
         lines = {"process.roles": "broker,controller", "node.id": "1",
                  "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
                  "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller},"
-                              f"SASL_PLAINTEXT://{self.sasl_bootstrap},SSL://{self.ssl_bootstrap}",
+                              f"SASL_PLAINTEXT://{self.sasl_bootstrap},SSL://{self.ssl_bootstrap},"
+                              f"MTLS://{self.mtls_bootstrap}",
                  "advertised.listeners": f"PLAINTEXT://{self.bootstrap},SASL_PLAINTEXT://{self.sasl_bootstrap},"
-                                         f"SSL://{self.ssl_bootstrap}",
+                                         f"SSL://{self.ssl_bootstrap},MTLS://{self.mtls_bootstrap}",
                  "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
                  "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,"
-                                                   "SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL",
-                 **_sasl_listener(), **_ssl_listener(),
+                                                   "SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL",
+                 **_sasl_listener(), **_ssl_listeners(),
                  "log.dirs": str(directory / "data"), **SETTINGS, **(settings or {})}
         properties.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
         command = [java(), "-Xms256m", "-Xmx1g", "-XX:+UseSerialGC", "-Djava.awt.headless=true",

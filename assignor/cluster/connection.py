@@ -160,8 +160,9 @@ class Connection:
                                    f"{api.name} ({error})") from None
             except OSError as error:
                 self.close()
+                refused = _client_certificate_refused(error)
                 raise ClusterError(f"cluster {self.settings.name}: the connection to {host}:{port} broke during "
-                                   f"{api.name} ({error or 'closed'})") from None
+                                   f"{api.name} ({refused or error or 'closed'})") from None
         try:
             got, offset = _response_header(data, flexible=api.response.flexible)
             if got != correlation:
@@ -200,12 +201,29 @@ def _why_not_connected(error: OSError | TimeoutError, settings: ClientSettings) 
             return f"{error.verify_message} ssl.endpoint.identification.algorithm= (empty) turns the check off, " \
                    "as Kafka's clients do"
         return f"{error.verify_message}: ssl.truststore.location names the CA that signed the broker's certificate"
+    refused = _client_certificate_refused(error)
+    if refused is not None:
+        return refused
     if settings.tls is not None and (isinstance(error, ssl.SSLError | ConnectionResetError | ConnectionAbortedError)
                                      or not str(error)):
         # (a listener in the clear reads the TLS hello as a request far past its size limit, and closes)
         return f"the TLS handshake failed{f' ({error})' if str(error) else ''}: is it a TLS listener? " \
                "security.protocol=SSL or SASL_SSL asks for one"
     return str(error) or type(error).__name__
+
+
+#: The TLS alerts of a broker that wants a client certificate (``ssl.client.auth=required``) and
+#: got none, or one it does not trust: in TLS 1.3 they come with the first answer, not the handshake.
+_CERTIFICATE_ALERTS = ("SSLV3_ALERT_BAD_CERTIFICATE", "TLSV13_ALERT_CERTIFICATE_REQUIRED",
+                       "SSLV3_ALERT_CERTIFICATE_UNKNOWN", "TLSV1_ALERT_UNKNOWN_CA")
+
+
+def _client_certificate_refused(error: BaseException) -> str | None:
+    """The cure, in words, when `error` is the broker's refusal of our certificate (or of none)."""
+    if isinstance(error, ssl.SSLError) and error.reason in _CERTIFICATE_ALERTS:
+        return (f"the broker refused the client certificate, or the lack of one ({error.reason}): "
+                "ssl.keystore.location names a PEM key and certificate chain the broker's truststore trusts")
+    return None
 
 
 class _NotKafka(Exception):

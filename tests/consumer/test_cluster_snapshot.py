@@ -253,6 +253,9 @@ def test_a_certificate_for_another_host_names_the_setting_that_skips_the_check()
                                                  "as Kafka's clients do")
     assert "is it a TLS listener?" in _why_not_connected(ConnectionResetError(), tls)
     assert _why_not_connected(ConnectionRefusedError(111, "refused"), tls) == "[Errno 111] refused"
+    alert = ssl.SSLError(1, "[SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert certificate required")
+    alert.reason = "TLSV13_ALERT_CERTIFICATE_REQUIRED"
+    assert _why_not_connected(alert, tls).startswith("the broker refused the client certificate, or the lack of one")
 
 
 # -- a coordinator still loading: asked again, within default.api.timeout.ms -----------------------

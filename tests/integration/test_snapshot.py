@@ -312,12 +312,14 @@ async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker, tmp
     """The broker's SSL listener (`bench.broker`: a certificate its own test CA signed), trusted
     through a PEM truststore as Kafka's tools take it (``ssl.truststore.location``): the same
     group as through PLAINTEXT, from the CLI (``--command-config``) and the service (a cluster
-    alias with those properties). A request in the clear at the SSL listener (Kafka answers with
-    a TLS alert), TLS at the plaintext listener, and the broker's certificate without its CA are
-    each one line naming the cure; from the service, a 503 naming the alias and the group."""
+    alias with those properties); and through a listener that requires a client certificate,
+    with one (``ssl.keystore.location``). A request in the clear at the SSL listener (Kafka
+    answers with a TLS alert), TLS at the plaintext listener, the broker's certificate without its
+    CA, and no client certificate where one is required are each one line naming the cure; from
+    the service, a 503 naming the alias and the group."""
     from api.app import create_app
     from assignor import cli
-    from bench.broker import TLS_CA
+    from bench.broker import TLS_CA, TLS_CLIENT
     from bench.rebalance import commit_offsets, create_topic
     from tests.api.test_api import client_for, settings
 
@@ -327,7 +329,10 @@ async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker, tmp
     plain = await read_snapshot(settings_of(broker.bootstrap), [group])
     trusted = {"security.protocol": "SSL", "ssl.truststore.location": str(TLS_CA)}
     assert await read_snapshot(settings_of(broker.ssl_bootstrap, trusted), [group]) == plain
+    mutual = {**trusted, "ssl.keystore.location": str(TLS_CLIENT)}
+    assert await read_snapshot(settings_of(broker.mtls_bootstrap, mutual), [group]) == plain
     cases = [(broker.ssl_bootstrap, {}, "answers in TLS: set security.protocol=SSL"),
+             (broker.mtls_bootstrap, trusted, "the broker refused the client certificate, or the lack of one"),
              (broker.bootstrap, trusted, "the TLS handshake failed: is it a TLS listener?"),
              (broker.ssl_bootstrap, {"security.protocol": "SSL"},
               "self-signed certificate in certificate chain: ssl.truststore.location names the CA")]
