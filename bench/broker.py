@@ -59,18 +59,17 @@ def _sasl_listener() -> dict[str, str]:
                                                          "required;" for m in SASL_MECHANISMS[1:]}}
 
 
-#: The SSL listeners' key and certificate chain (one PEM file, KIP-651) and the CA that signed it
-#: (for ``127.0.0.1`` and ``localhost``, server and client use, valid until 2126): test material,
-#: not a secret. `TLS_CLIENT` is the same key and chain, as a client's keystore.
+#: The SSL listeners' key and certificate chain (one PEM file, KIP-651), which the tests also
+#: give as a client's keystore, and the CA that signed it (for ``127.0.0.1`` and ``localhost``,
+#: server and client use, valid until 2126): test material, not a secret.
 TLS = ROOT / "bench" / "tls"
-TLS_CA = TLS / "ca.pem"
-TLS_CLIENT = TLS / "broker.pem"
+TLS_CA, TLS_CLIENT = TLS / "ca.pem", TLS / "broker.pem"
 
 
 def _ssl_listeners() -> dict[str, str]:
     """SSL (server authenticated) and MTLS (an SSL listener that requires a client certificate
     `TLS_CA` signed; the broker's own, whose key usage allows it, serves the tests)."""
-    keys = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(TLS / "broker.pem")}
+    keys = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(TLS_CLIENT)}
     mutual = {**keys, "ssl.truststore.type": "PEM", "ssl.truststore.location": str(TLS_CA),
               "ssl.client.auth": "required"}
     return {**{f"listener.name.ssl.{key}": value for key, value in keys.items()},

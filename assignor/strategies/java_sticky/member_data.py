@@ -59,7 +59,8 @@ def read_claims(members: list[Member], topics: dict[str, int], max_generation: i
     if not plain:
         whole = _all_whole(members, topics)
         if whole is not None:
-            return Claims(alike, *whole, set(), max_generation, [])
+            kept, marks = whole
+            return Claims(alike, kept, marks, set(), max_generation, [])
     owned: dict[str, list[TopicPartition]] = {}
     owner_of: dict[TopicPartition, Member] = {}
     several: set[TopicPartition] = set()
