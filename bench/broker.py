@@ -115,14 +115,17 @@ def _cluster_id() -> str:
 
 
 class Broker:
-    """One KRaft node on free loopback ports; `stop` kills it by its PID."""
+    """One KRaft node on free loopback ports; `stop` kills it by its PID. `joins`: a second node,
+    a broker only (PLAINTEXT), of `joins`'s cluster, whose controller it registers with."""
 
     def __init__(self, directory: Path, *, timeout: float = 60.0, settings: dict[str, str] | None = None,
-                 port: int | None = None) -> None:
+                 port: int | None = None, joins: Broker | None = None) -> None:
         self.version = kafka_version()
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.port, controller, self.sasl_port = port or free_port(), free_port(), free_port()
+        self.port, self.controller_port, self.sasl_port = port or free_port(), free_port(), free_port()
+        controller = self.controller_port if joins is None else joins.controller_port
+        self.cluster_id = _cluster_id() if joins is None else joins.cluster_id
         self.bootstrap = f"127.0.0.1:{self.port}"
         #: A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) for `SASL_USER`.
         self.sasl_bootstrap = f"127.0.0.1:{self.sasl_port}"
@@ -144,13 +147,19 @@ class Broker:
                                                    "SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL",
                  **_sasl_listener(), **_ssl_listeners(),
                  "log.dirs": str(directory / "data"), **SETTINGS, **(settings or {})}
+        if joins is not None:
+            lines.update({"process.roles": "broker", "node.id": str(int(joins.node_id) + 1),
+                          "listeners": f"PLAINTEXT://{self.bootstrap}", "advertised.listeners": f"PLAINTEXT://{self.bootstrap}",
+                          "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"})
+        self.node_id = lines["node.id"]
         properties.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
         command = [java(), "-Xms256m", "-Xmx1g", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
                    f"-Dlog4j2.configurationFile={JVM / 'log4j2-broker.yaml'}", "-cp", classpath()]
         scram = [arg for mechanism in SASL_MECHANISMS[1:] for arg in
                  ("--add-scram", f"{mechanism}=[name={SASL_USER},password={SASL_PASSWORD}]")]
-        formatted = subprocess.run([*command, "kafka.tools.StorageTool", "format", "--standalone",
-                                    "-t", _cluster_id(), "-c", str(properties), *scram],
+        first = ["--standalone", *scram] if joins is None else []  # (a broker only joins the controller's quorum)
+        formatted = subprocess.run([*command, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                                    "-c", str(properties), *first],
                                    capture_output=True, text=True, timeout=timeout, check=False)
         if formatted.returncode != 0:
             last = (formatted.stderr or formatted.stdout).strip().splitlines()[-1:] or ["no output"]

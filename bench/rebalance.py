@@ -328,15 +328,18 @@ UPGRADES = (("aiokafka + our cooperative-sticky", "aiokafka + ours, consumer pro
             ("librdkafka cooperative-sticky", "librdkafka, consumer protocol (KIP-848 uniform)"))
 
 
-async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance") -> str:
-    """A new topic of `partitions` partitions (one replica), named `prefix` and a random suffix."""
+async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance",
+                       replicas: dict[int, list[int]] | None = None) -> str:
+    """A new topic of `partitions` partitions (one replica, or each partition's `replicas` by
+    broker id), named `prefix` and a random suffix."""
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
+        await admin.create_topics([NewTopic(name, partitions, 1) if replicas is None else
+                                   NewTopic(name, -1, -1, replica_assignments=replicas)])
     finally:
         await admin.close()
     await _until_led(bootstrap, name, partitions)

@@ -308,6 +308,62 @@ async def test_through_a_sasl_listener(broker, mechanism, tmp_path):
         await read_snapshot(settings_of(broker.sasl_bootstrap, properties("wrong")), [group])
 
 
+async def test_a_cluster_of_two_brokers_on_two_racks(tmp_path, java_members):
+    """Two brokers, one per rack, and two partitions of ``__consumer_offsets``, one led by
+    each: ``snapshot --all`` reads the groups of both coordinators, each from its own broker.
+    Java's ``RangeAssignor`` in a Java leader, its members on the two racks, the topic's
+    partitions led on both: Java deals by rack (``RangeAssignor.assignPartitions``, KIP-881),
+    every member reads its own rack's partitions, and our ``range`` on the snapshot (its
+    ``partition_racks`` from both brokers' metadata) plans what the members hold."""
+    from assignor.cluster.client import Cluster
+    from assignor.ordering import string_hash
+    from bench.broker import Broker
+    from bench.java_members import CLASSIC, RANGE
+    from bench.rebalance import commit_offsets, create_topic
+
+    spread = {"offsets.topic.num.partitions": "2"}
+    first = Broker(tmp_path / "a", settings={**spread, "broker.rack": "rack-a"})
+    second = None
+    java: list = []
+    try:
+        second = Broker(tmp_path / "b", settings={**spread, "broker.rack": "rack-b"}, joins=first)
+        # Partitions 0 and 2 on rack-b, 1 and 3 on rack-a: plain ranges would give the member on
+        # rack-b (first by member id) partitions 0 and 1, one of them on the other rack.
+        topic = await create_topic(first.bootstrap, 4, replicas={0: [2], 1: [1], 2: [2], 3: [1]})
+        # Group ids on each offsets partition (`GroupCoordinatorService.partitionFor`:
+        # Utils.abs(groupId.hashCode()) % partitions; `string_hash` is the hash unsigned).
+        by_partition: dict[int, list[str]] = {}
+        for name in (f"two-{topic[-8:]}-{i}" for i in range(100)):
+            signed = string_hash(name) - (1 << 32 if string_hash(name) >= 1 << 31 else 0)
+            by_partition.setdefault((0 if signed == -(1 << 31) else abs(signed)) % 2, []).append(name)
+        groups = by_partition[0][:2] + by_partition[1][:2]
+        commit_offsets(first.bootstrap, groups, topic)
+        async with Cluster(settings_of(second.bootstrap)) as cluster:
+            await cluster.metadata([])
+            assert set((await cluster.coordinators(groups)).values()) == {1, 2}
+        ranged = f"two-range-{topic[-8:]}"
+        for name, rack in ((f"{ranged}.x0", "rack-b"), (f"{ranged}.x1", "rack-a")):
+            java.append(await java_members.member(name, first.bootstrap, ranged, [topic], {
+                **CLASSIC, "partition.assignment.strategy": RANGE, "client.rack": rack}).start())
+        await settle(java, 4)
+        everything = await read_snapshot(settings_of(second.bootstrap), None)
+    finally:
+        for member in java:
+            await member.stop()
+        if second is not None:
+            second.stop()
+        first.stop()
+    assert everything["skipped"] == []
+    found = {g["group_id"]: g for g in everything["groups"]}
+    assert set(found) == {*groups, ranged}
+    by_rack = found[ranged]
+    assert by_rack["partition_racks"][topic] == [["rack-b"], ["rack-a"], ["rack-b"], ["rack-a"]]
+    assert {m["rack"]: {p for _t, p in m["owned"]} for m in by_rack["members"]} == {"rack-b": {0, 2},
+                                                                                    "rack-a": {1, 3}}
+    snapshot = group_from_json(by_rack)
+    assert planned("range", snapshot) == {m["id"]: {tuple(tp) for tp in m["owned"]} for m in by_rack["members"]}
+
+
 async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker, tmp_path, capsys):
     """The broker's SSL listener (`bench.broker`: a certificate its own test CA signed), trusted
     through a PEM truststore as Kafka's tools take it (``ssl.truststore.location``): the same
