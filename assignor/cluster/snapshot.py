@@ -26,12 +26,13 @@ brokers have racks (KIP-881).
 from __future__ import annotations
 
 import asyncio
-import re
+import functools
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 import numpy as np
+import re2
 
 from assignor._arrays import gc_paused
 from assignor.cluster.client import RETRY_SECONDS, Cluster
@@ -290,12 +291,23 @@ def _assigned(assignment: tuple[Any, ...], held: set[str], field: str) -> list[l
 
 
 def _matches(regex: str, topic: str) -> bool:
-    """Whether the broker's regex subscription takes `topic`: Kafka matches with RE2/J, whose
-    syntax Python's `re` shares for what subscriptions use."""
+    """Whether the broker's regex subscription takes `topic`, as the coordinator resolves it
+    (``TopicRegexResolver.resolveRegularExpressions``: RE2/J's ``Pattern.compile``, then
+    ``matcher(topic).matches()`` for every topic of its metadata, internal ones too; a regex
+    that does not compile takes none). Matched by RE2 itself (``google-re2``): RE2/J's syntax
+    (``\\Q...\\E``, ``[[:digit:]]``, ``\\pL``, which Python's `re` lacks or reads otherwise) and
+    its linear time, where `re` backtracks without end on a regex such as ``(a+)+b``."""
+    compiled = _compiled_regex(regex)
+    return compiled is not None and compiled.fullmatch(topic) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_regex(regex: str) -> Any:
+    """`regex` compiled by RE2, or None where RE2 refuses it (the broker refused it too)."""
     try:
-        return re.fullmatch(regex, topic) is not None
-    except re.error:
-        return False
+        return re2.compile(regex)
+    except re2.error:
+        return None
 
 
 def _only(topics: Json, members: list[Json], held: set[str] | list[str]) -> Json:

@@ -135,6 +135,24 @@ def test_a_consumer_group_its_targets_and_a_regex():
         SkipKind.UNREADABLE, "member 'm1': its assignment holds partition -1 of topic 't', which no topic has")
 
 
+@pytest.mark.timeout(30)  # (Python's `re` would still be at the last regex)
+@pytest.mark.parametrize(("regex", "taken"), [
+    (r"\Qorders.v1\E", ["orders.v1"]),  # RE2/J's quoting: `re` has none (an error)
+    (r"orders\.v[[:digit:]]+", ["orders.v1", "orders.v22"]),  # a POSIX class: `re` reads a set of ':', 'd', ...
+    (r"\p{Lu}.*", ["Payments"]),  # a Unicode class: `re` has none
+    (r".*", ["__consumer_offsets", "a" * 83, "orders.v1", "orders.v22", "orders_v1", "Payments"]),  # internal too
+    (r"(a+)+b", []),  # linear time: Python's `re` backtracks for ever on 83 a's
+    (r"(?<=x)y", []),  # RE2 refuses lookbehind: so does the broker (no topic)
+])
+def test_a_regex_subscription_is_resolved_as_the_brokers_re2j_resolves_it(regex, taken):
+    names = ["orders.v1", "orders.v22", "orders_v1", "Payments", "__consumer_offsets", "a" * 83]
+    metadata = {"brokers": [], "topics": [(0, name, T_ID, name.startswith("__"), [(0, 0, 1, 0, [1], [1], [])], -1)
+                                          for name in names]}
+    member = ("m1", None, None, 3, "c1", "h", [], regex, ([],), ([],), 1)
+    group = consumer_group((0, None, "g", "Stable", 3, 3, "uniform", [member], 0), topics_of(metadata))
+    assert sorted(group["members"][0]["topics"]) == sorted(taken)
+
+
 @pytest.mark.parametrize(("bootstrap", "properties", "message"), [
     (None, {}, "bootstrap.servers: give --bootstrap-server"),
     ("host", {}, "bootstrap.servers: 'host' is not HOST:PORT"),
