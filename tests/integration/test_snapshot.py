@@ -334,7 +334,8 @@ async def test_a_cluster_of_two_brokers_on_two_racks(tmp_path, java_members):
         # Utils.abs(groupId.hashCode()) % partitions; `string_hash` is the hash unsigned).
         by_partition: dict[int, list[str]] = {}
         for name in (f"two-{topic[-8:]}-{i}" for i in range(100)):
-            signed = string_hash(name) - (1 << 32 if string_hash(name) >= 1 << 31 else 0)
+            unsigned = string_hash(name)
+            signed = unsigned - (1 << 32) if unsigned >= 1 << 31 else unsigned
             by_partition.setdefault((0 if signed == -(1 << 31) else abs(signed)) % 2, []).append(name)
         groups = by_partition[0][:2] + by_partition[1][:2]
         commit_offsets(first.bootstrap, groups, topic)
