@@ -15,9 +15,11 @@ racks (KIP-881), and ``"topic_ids": {"t0": "NHvsffp9Ed3fxWJQh-gJsQ"}`` topic ids
 
 A snapshot of a live group (`assignor.cluster.snapshot`) adds ``group_id``, ``protocol``
 (``classic`` / ``consumer``), ``assignor``, ``group_epoch`` and ``assignment_epoch``, and per
-member ``client_id``, ``member_epoch`` and (consumer protocol) ``target``: what the broker's assignor computes
-the next target from, so ``target``, where given, is what the member is planned from (its
-``owned`` being the partitions it holds now); the other fields describe, and plan nothing.
+member ``client_id``, ``member_epoch``, (consumer protocol) ``target`` and, for a regex
+subscription, ``topic_regex`` (its ``topics`` hold what the regex took when the snapshot was
+read). ``target`` is what the broker's assignor computes the next target from, so where given
+it is what the member is planned from (its ``owned`` being the partitions it holds now); the
+other fields describe, and plan nothing.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs
            "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id", "target", "member_epoch",
-                "client_id"}
+                "client_id", "topic_regex"}
 #: A snapshot's fields about the group (module docstring).
 _SNAPSHOT_KEYS = {"group_id", "protocol", "assignor", "group_epoch", "assignment_epoch"}
 

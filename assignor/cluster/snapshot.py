@@ -14,9 +14,9 @@ skipped and said so: its members' metadata would be a mix of two generations.
 
 Consumer-protocol groups (ConsumerGroupDescribe, KIP-848): the members in the coordinator's
 order (its member map's: what its assignors read, `assignor.strategies.kip848.member_map`),
-subscribed topic names and regex (resolved against the cluster's topics), the current
-assignment (``owned``) and the ``target``, each member's epoch (also its ``generation``), rack
-and instance id; per group ``protocol: "consumer"``, the server ``assignor``, ``group_epoch``
+subscribed topic names and regex (``topic_regex``; resolved against the cluster's topics into
+``topics``), the current assignment (``owned``) and the ``target``, each member's epoch (also
+its ``generation``), rack and instance id; per group ``protocol: "consumer"``, the server ``assignor``, ``group_epoch``
 and ``assignment_epoch``.
 
 Topics (Metadata): partition counts, topic ids, and each partition's replica racks where the
@@ -251,7 +251,7 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
             rows.append({"id": member_id, "topics": subscribed, "owned": owned, "target": targeted,
                          "generation": epoch, "member_epoch": epoch, "rack": rack,
                          **({"group_instance_id": instance_id} if instance_id is not None else {}),
-                         "client_id": client_id})
+                         **({"topic_regex": regex} if regex else {}), "client_id": client_id})
     return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "group_epoch": group_epoch,
             "assignment_epoch": assignment_epoch, **_only(topics, rows, held), "members": rows}
 

@@ -125,6 +125,7 @@ def test_a_consumer_group_its_targets_and_a_regex():
     assert group["members"][0] == {"id": "m1", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "target": [["t", 0]],
                                    "generation": 7, "member_epoch": 7, "rack": "r1", "client_id": "c1"}
     assert group["members"][1]["topics"] == ["t", "u"] and group["members"][1]["group_instance_id"] == "i2"
+    assert group["members"][1]["topic_regex"] == "t|u" and "topic_regex" not in group["members"][0]
     assert (group["protocol"], group["assignor"], group["group_epoch"]) == ("consumer", "uniform", 7)
     read = group_from_json(group)  # planned from the targets
     assert [list(m.owned) for m in read.members] == [[TopicPartition("t", 0)], [TopicPartition("t", 1)]]
