@@ -18,6 +18,7 @@ from typing import Any
 from assignor.errors import WhatIfError
 from assignor.limits import Sizes
 from assignor.model import INT32_MAX, Group, Member
+from assignor.topic_regex import matches
 
 __all__ = ["KINDS", "Event", "EventKind", "apply_event", "parse_event"]
 
@@ -144,9 +145,14 @@ def _grow(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) 
 
 
 def _create(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
+    """The topic, and every regex member whose regex takes it subscribed to it, as the broker
+    resolves regexes again when its metadata changes (`assignor.topic_regex`)."""
     if args[0] in topics:
         raise WhatIfError(f"topic_created: topic {args[0]!r} exists")
     topics[args[0]] = args[1]
+    for i, member in enumerate(members):
+        if member.topic_regex is not None and args[0] not in member.topics and matches(member.topic_regex, args[0]):
+            members[i] = replace(member, topics=[*member.topics, args[0]])
 
 
 def _delete(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
@@ -213,8 +219,9 @@ KINDS = _register(
     EventKind("partitions_added", "partitions_added:TOPIC:NEW_TOTAL",
               "a topic grows to NEW_TOTAL partitions (as `kafka-topics --alter --partitions` takes it, "
               "not the number added)", 2, 2, _count("partitions_added"), _grow, _sized_count),
-    EventKind("topic_created", "topic_created:TOPIC:COUNT", "a topic of COUNT partitions is created", 2, 2,
-              _count("topic_created"), _create, _sized_create),
+    EventKind("topic_created", "topic_created:TOPIC:COUNT",
+              "a topic of COUNT partitions is created (and read by each member whose regex subscription takes it)",
+              2, 2, _count("topic_created"), _create, _sized_create),
     EventKind("topic_deleted", "topic_deleted:TOPIC", "a topic is deleted", 1, 1, _as_is, _delete, _sized_delete),
     EventKind("rack_changed", "rack_changed:ID:RACK", "a member moves to another rack", 2, 2, _as_is, _rack,
               _nothing, about_member=True, heartbeat=True),

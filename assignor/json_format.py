@@ -16,10 +16,11 @@ racks (KIP-881), and ``"topic_ids": {"t0": "NHvsffp9Ed3fxWJQh-gJsQ"}`` topic ids
 A snapshot of a live group (`assignor.cluster.snapshot`) adds ``group_id``, ``protocol``
 (``classic`` / ``consumer``), ``assignor``, ``group_epoch`` and ``assignment_epoch``, and per
 member ``client_id``, ``member_epoch``, (consumer protocol) ``target`` and, for a regex
-subscription, ``topic_regex`` (its ``topics`` hold what the regex took when the snapshot was
-read). ``target`` is what the broker's assignor computes the next target from, so where given
-it is what the member is planned from (its ``owned`` being the partitions it holds now); the
-other fields describe, and plan nothing.
+subscription, ``topic_regex`` (`Member.topic_regex`: its ``topics`` hold what the regex took
+when the snapshot was read; a what-if's new topic joins them where the regex takes it).
+``target`` is what the broker's assignor computes the next target from, so where given it is
+what the member is planned from (its ``owned`` being the partitions it holds now); the other
+fields describe, and plan nothing.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def _member(index: int, data: Any) -> Member:
         raise InvalidGroupError(f"{where}.generation: expected an integer ({UNKNOWN_GENERATION}: unknown), got null")
     try:
         return Member(data["id"], topics=topics, owned=claims, generation=generation, rack=data.get("rack"),
-                      group_instance_id=data.get("group_instance_id"))
+                      group_instance_id=data.get("group_instance_id"), topic_regex=data.get("topic_regex"))
     except InvalidGroupError as error:
         raise InvalidGroupError(f"{where}: {error}") from None
 
@@ -252,7 +253,7 @@ def unpack_group(value: dict[str, Any]) -> dict[str, Any]:
     out = {key: value[key] for key in ("partition_racks",) if key in value}
     out["topics"] = value["topics"]
     out["members"] = [{"id": m["id"], "topics": m["topics"], "owned": mine, "generation": m["generation"],
-                       "rack": m["rack"], **{k: m[k] for k in ("group_instance_id",) if k in m}}
+                       "rack": m["rack"], **{k: m[k] for k in ("group_instance_id", "topic_regex") if k in m}}
                       for m, mine in zip(members, claims)]
     return out
 
@@ -371,9 +372,10 @@ def _write_readable(value: Any, depth: int, step: str, out: list[str]) -> None:
 
 
 def _instance_json(member: Member) -> dict[str, str]:
-    """A static member's ``group_instance_id``; nothing for a dynamic member (the form stays
-    what it was for groups without static members)."""
-    return {} if member.group_instance_id is None else {"group_instance_id": member.group_instance_id}
+    """A static member's ``group_instance_id`` and a regex member's ``topic_regex``; nothing for
+    others (the form stays what it was for groups without them)."""
+    return {**({} if member.group_instance_id is None else {"group_instance_id": member.group_instance_id}),
+            **({} if member.topic_regex is None else {"topic_regex": member.topic_regex})}
 
 
 def _racks_json(group: Group) -> dict[str, Any]:

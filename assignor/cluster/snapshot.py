@@ -26,13 +26,11 @@ brokers have racks (KIP-881).
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 import numpy as np
-import re2
 
 from assignor._arrays import gc_paused
 from assignor.cluster.client import RETRY_SECONDS, Cluster
@@ -51,6 +49,7 @@ from assignor.protocol import (
     read_assignments,
     read_join_group,
 )
+from assignor.topic_regex import matches
 from assignor.wire.error_codes import error_name
 from assignor.wire.rows import Rows
 
@@ -243,7 +242,7 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
             member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, _kind = member
             subscribed = list(names)
             if regex:
-                subscribed += [t for t in topics["topics"] if t not in subscribed and _matches(regex, t)]
+                subscribed += [t for t in topics["topics"] if t not in subscribed and matches(regex, t)]
             try:
                 owned, targeted = _assigned(current, held, "assignment"), _assigned(target, held, "target")
             except _NotAPartition as error:
@@ -288,26 +287,6 @@ def _assigned(assignment: tuple[Any, ...], held: set[str], field: str) -> list[l
             raise _NotAPartition(f"its {field} holds partition {least} of topic {name!r}, which no topic has")
         add(name)
     return pairs
-
-
-def _matches(regex: str, topic: str) -> bool:
-    """Whether the broker's regex subscription takes `topic`, as the coordinator resolves it
-    (``TopicRegexResolver.resolveRegularExpressions``: RE2/J's ``Pattern.compile``, then
-    ``matcher(topic).matches()`` for every topic of its metadata, internal ones too; a regex
-    that does not compile takes none). Matched by RE2 itself (``google-re2``): RE2/J's syntax
-    (``\\Q...\\E``, ``[[:digit:]]``, ``\\pL``, which Python's `re` lacks or reads otherwise) and
-    its linear time, where `re` backtracks without end on a regex such as ``(a+)+b``."""
-    compiled = _compiled_regex(regex)
-    return compiled is not None and compiled.fullmatch(topic) is not None
-
-
-@functools.lru_cache(maxsize=1024)
-def _compiled_regex(regex: str) -> Any:
-    """`regex` compiled by RE2, or None where RE2 refuses it (the broker refused it too)."""
-    try:
-        return re2.compile(regex)
-    except re2.error:
-        return None
 
 
 def _only(topics: Json, members: list[Json], held: set[str] | list[str]) -> Json:

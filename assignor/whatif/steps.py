@@ -120,7 +120,8 @@ def _restarts(definition: Group, renamed: dict[str, str] | None = None, timing: 
             renamed[member.id] = new_id
             back += 1
         as_new = f" as {new_id}" if new_id != member.id else ""
-        rejoined = Member(new_id, member.topics, rack=member.rack, group_instance_id=member.group_instance_id)
+        rejoined = Member(new_id, member.topics, rack=member.rack, group_instance_id=member.group_instance_id,
+                          topic_regex=member.topic_regex)
         returned = Group.assembled(left.topics, [*left.members, rejoined], left.partition_racks, left.topic_ids)
         if in_time:
             yield Definition(f"restart {member.id}: back{as_new} after {timing.restart_seconds:g} s, before the "

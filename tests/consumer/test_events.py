@@ -80,3 +80,34 @@ def test_each_kinds_effect_on_the_counted_sizes_is_its_effect_on_the_group(texts
         assert sizes.members == {m.id for m in group.members}
         expected = 2 * len(group.members) if text == "rolling_restart" else text.count("+") + 1
         assert event.rebalances(len(group.members)) == expected
+
+
+def test_a_created_topic_is_read_by_the_members_whose_regex_takes_it():
+    """KIP-848's regex subscriptions: the broker resolves each regex again when a topic appears
+    (`topic_regex`, RE2/J's syntax); members of names, or whose regex does not take it, do not
+    read it. Through the group JSON and a what-if, a restart on the way (the member rejoins with
+    its regex), and the plans of the broker's assignor."""
+    from assignor import whatif
+    from assignor.json_format import group_from_json, group_to_json, pack_group, unpack_group
+    from assignor.model import Claims
+
+    data = {"topics": {"orders.v1": 2}, "members": [
+        {"id": "a", "topics": ["orders.v1"], "owned": [["orders.v1", 0]], "topic_regex": r"orders\.v[[:digit:]]+"},
+        {"id": "b", "topics": ["orders.v1"], "owned": [["orders.v1", 1]]},
+        {"id": "c", "topics": [], "topic_regex": r"\Qaudit\E"}]}
+    group = group_from_json(data)
+    assert [m.topic_regex for m in group.members] == [r"orders\.v[[:digit:]]+", None, r"\Qaudit\E"]
+    assert group_to_json(group)["members"][0]["topic_regex"] == r"orders\.v[[:digit:]]+"
+    unpacked = group_from_json(unpack_group(pack_group(group, Claims.empty())))
+    assert [m.topic_regex for m in unpacked.members] == [m.topic_regex for m in group.members]
+    created = apply_event(group, parse_event("topic_created:orders.v2:4"))
+    assert [list(m.topics) for m in created.members] == [["orders.v1", "orders.v2"], ["orders.v1"], []]
+    assert [list(m.topics) for m in apply_event(group, parse_event("topic_created:ordersXv2:4")).members] == [
+        ["orders.v1"], ["orders.v1"], []]
+    events = [parse_event("rolling_restart"), parse_event("topic_created:orders.v3:4")]
+    run = whatif.run(group, events, ["kip848-uniform"], include_plans=True)
+    last = run["strategies"]["kip848-uniform"]["steps"][-1]["assignment"]
+    held_v3 = {member for member, pairs in last.items() if any(t == "orders.v3" for t, _p in pairs)}
+    assert len(held_v3) == 1 and next(iter(held_v3)).startswith("a")  # (a, under the id it rejoined with)
+    with pytest.raises(Exception, match="topic_regex must be a string"):
+        Member("x", [], topic_regex=3)  # type: ignore[arg-type]
