@@ -146,7 +146,9 @@ def _grow(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) 
 
 def _create(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
     """The topic, and every regex member whose regex takes it subscribed to it, as the broker
-    resolves regexes again when its metadata changes (`assignor.topic_regex`)."""
+    resolves regexes again when its metadata has new topics (`assignor.topic_regex`;
+    ``GroupMetadataManager.maybeUpdateRegularExpressions``: at a heartbeat, in the background, no
+    sooner than 10 s after its last refresh, which the what-if's steps do not wait for)."""
     if args[0] in topics:
         raise WhatIfError(f"topic_created: topic {args[0]!r} exists")
     topics[args[0]] = args[1]
