@@ -37,6 +37,12 @@ _REPLICAS = 1_000
 def _many(maximum: int, **more: Any) -> Any:
     return Field(max_length=maximum, fail_fast=True, **more)
 
+
+def _absent(**more: Any) -> Any:
+    """A field that may be left out but, given, is never null (the group JSON's snapshot fields,
+    as the worker reads them): its default is not validated, a null sent is."""
+    return Field(None, **more)
+
 EXAMPLE_GROUP: dict[str, Any] = {
     "topics": {"orders": 6, "payments": 3},
     "members": [
@@ -61,6 +67,16 @@ def _protocol(name: str) -> str:
 StrategyName = Annotated[str, AfterValidator(_strategy), WithJsonSchema({"type": "string", "enum": list(REGISTRY)})]
 #: A consumer protocol the core plans for (`assignor.protocols.PROTOCOLS`), listed in OpenAPI.
 ProtocolName = Annotated[str, AfterValidator(_protocol), WithJsonSchema({"type": "string", "enum": list(PROTOCOLS)})]
+
+
+def next_generation_problem(generations: list[int]) -> str | None:
+    """Why a plan without a ``generation`` has none to stamp, or None: it is the members' highest
+    plus one, an INT32 on the wire (SyncGroup's user data), which a member at 2**31 - 1 leaves no
+    room for. The worker (`api.handlers.plans`) and `PlanRequest` ask it."""
+    if generations and max(generations) == INT32_MAX:
+        return (f"generation: the members' highest generation is {INT32_MAX} and the next does not fit an INT32: "
+                "give generation")
+    return None
 
 
 def partition_racks_problem(topics: Mapping[str, int], partition_racks: Mapping[str, Sized]) -> str | None:
@@ -103,6 +119,15 @@ class PlanMember(_Strict):
     rack: str | None = None
     group_instance_id: str | None = Field(None, pattern=f"^{INSTANCE_ID_PATTERN}$",
                                           description="a static member's group.instance.id (KIP-345)")
+    # A snapshot's member (`assignor snapshot`, GET /v1/clusters/{alias}/groups/{id}), read as it is
+    # written. A field left out is not there; null is not the field (the worker's rule).
+    target: list[tuple[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]] = _many(_PARTITIONS, default=None, description=(
+        "consumer protocol: the member's current target, planned from in place of owned"))
+    member_epoch: int = _absent(ge=INT32_MIN, le=INT32_MAX, description="consumer protocol: the member's epoch")
+    client_id: str = _absent(description="the member's client.id (describes, plans nothing)")
+    topic_regex: str | None = Field(None, description=(
+        "consumer protocol: the member's regex subscription (RE2/J syntax); topics hold what it took, and a "
+        "what-if's new topic joins them where it takes it"))
 
 
 class PlanRequest(_Strict):
@@ -122,6 +147,12 @@ class PlanRequest(_Strict):
         _TOPICS, default=None, description="topic ids (Kafka's Uuid, 22 base64url characters) by topic name; the "
                                            "broker's assignors (kip848-*) break ties by them, and a topic without "
                                            "one gets an id derived from its name")
+    # A snapshot's group fields (they describe, and plan nothing); as `PlanMember`'s, null is not the field.
+    group_id: str = _absent(description="a snapshot's group id")
+    protocol: Literal["classic", "consumer"] = _absent(description="a snapshot's group protocol")
+    assignor: str | None = Field(None, description="a snapshot's assignor in use (classic: the protocol chosen)")
+    group_epoch: int = _absent(ge=INT32_MIN, le=INT32_MAX, description="a snapshot's group epoch (consumer)")
+    assignment_epoch: int = _absent(ge=INT32_MIN, le=INT32_MAX, description="a snapshot's assignment epoch (consumer)")
 
     @model_validator(mode="after")
     def _as_the_worker_checks(self) -> PlanRequest:
@@ -133,6 +164,9 @@ class PlanRequest(_Strict):
         problem = member_identity_problem(self.members)
         if problem:
             raise ValueError(f"members: {problem}")
+        problem = None if self.generation is not None else next_generation_problem([m.generation for m in self.members])
+        if problem:
+            raise ValueError(problem)
         if self.topic_ids:
             topic_ids_of([*self.topics, *(t for t in self.topic_ids if t not in self.topics)], self.topic_ids)
         return self

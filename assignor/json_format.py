@@ -26,7 +26,7 @@ fields describe, and plan nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import groupby
 from operator import itemgetter
 from typing import Any
@@ -37,6 +37,7 @@ from assignor._arrays import gc_paused, run_starts, stable_order
 from assignor.errors import InvalidGroupError
 from assignor.model import (
     INT32_MAX,
+    INT32_MIN,
     UNKNOWN_GENERATION,
     Claims,
     Group,
@@ -52,8 +53,33 @@ __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id", "target", "member_epoch",
                 "client_id", "topic_regex"}
-#: A snapshot's fields about the group (module docstring).
-_SNAPSHOT_KEYS = {"group_id", "protocol", "assignor", "group_epoch", "assignment_epoch"}
+
+
+def _is_int32(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and INT32_MIN <= value <= INT32_MAX
+
+
+#: A snapshot's fields that describe and plan nothing (module docstring), about the group and
+#: about each member, with what each must be (the service's documented `api.models.PlanRequest`
+#: says the same: tests/api/test_api_schema.py holds the two to one verdict).
+_SNAPSHOT_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "group_id": (lambda v: isinstance(v, str), "a string"),
+    "protocol": (lambda v: v in ("classic", "consumer"), '"classic" or "consumer"'),
+    "assignor": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "group_epoch": (_is_int32, "a 32-bit integer"),
+    "assignment_epoch": (_is_int32, "a 32-bit integer"),
+}
+_SNAPSHOT_MEMBER_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "member_epoch": (_is_int32, "a 32-bit integer"),
+    "client_id": (lambda v: isinstance(v, str), "a string"),
+}
+_SNAPSHOT_KEYS = set(_SNAPSHOT_FIELDS)
+
+
+def _check_described(data: dict[str, Any], fields: dict[str, tuple[Callable[[Any], bool], str]], where: str) -> None:
+    for key, (valid, expected) in fields.items():
+        if key in data and not valid(data[key]):
+            raise InvalidGroupError(f"{where}{key}: expected {expected}, got {data[key]!r}"[:300])
 
 
 def strict_loads(text: bytes) -> Any:
@@ -104,6 +130,7 @@ def group_from_json(data: Any) -> Group:
     unknown = set(data) - {"topics", "members", "partition_racks", "topic_ids", *_SNAPSHOT_KEYS}
     if unknown:
         raise InvalidGroupError(f"group: unknown field(s) {sorted(unknown)}")
+    _check_described(data, _SNAPSHOT_FIELDS, "")
     topics = data.get("topics")
     if not isinstance(topics, dict):
         raise InvalidGroupError("topics: expected an object of topic name -> partition count")
@@ -125,6 +152,7 @@ def _member(index: int, data: Any) -> Member:
         raise InvalidGroupError(f"{where}: unknown field(s) {sorted(unknown)}")
     if "id" not in data:
         raise InvalidGroupError(f"{where}.id: required")
+    _check_described(data, _SNAPSHOT_MEMBER_FIELDS, f"{where}.")
     topics = data.get("topics", [])
     if not isinstance(topics, list):
         raise InvalidGroupError(f"{where}.topics: expected a list of topic names")

@@ -26,7 +26,7 @@ def plan(body: bytes, limits: Limits, columns: bool = False, with_bytes: bool = 
 
 
 def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handled:
-    from api.models import partition_racks_problem
+    from api.models import next_generation_problem, partition_racks_problem
 
     data = json_object(body)
     strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
@@ -41,6 +41,8 @@ def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handl
         raise Rejected(422, f"generation: expected an integer in [0, 2**31), got {generation!r}")
     group = group_from_json(data)
     problem = partition_racks_problem(group.topics, group.partition_racks or {})
+    if generation is None:
+        problem = problem or next_generation_problem([m.generation for m in group.members])
     if problem:
         raise Rejected(422, problem)
     limits.check_group(group)

@@ -117,6 +117,14 @@ def plan_bodies(draw) -> dict:
                                                                 None]))
         if draw(st.integers(0, 9)) == 0:
             member["extra"] = 1
+        if draw(st.integers(0, 3)) == 0:  # a snapshot's member fields, right or wrong
+            member["target"] = draw(st.one_of(st.lists(st.tuples(_TOPIC, _INT).map(list), max_size=2), st.none()))
+        if draw(st.integers(0, 3)) == 0:
+            member["member_epoch"] = draw(st.one_of(_INT, st.none(), st.just(True), st.just("7")))
+        if draw(st.integers(0, 3)) == 0:
+            member["client_id"] = draw(st.sampled_from(["c1", "", None, 3]))
+        if draw(st.integers(0, 3)) == 0:
+            member["topic_regex"] = draw(st.sampled_from(["a|b", r"\Qa\E", None, 3]))
         members.append(member)
     if draw(st.integers(0, 9)):
         body["members"] = members
@@ -129,6 +137,13 @@ def plan_bodies(draw) -> dict:
         body["strategy"] = draw(st.sampled_from(["sticky", "range", "nope", 3]))
     if draw(st.integers(0, 4)) == 0:
         body["generation"] = draw(_INT)
+    for key, values in (("group_id", st.sampled_from(["g", "", None, 3])),
+                        ("protocol", st.sampled_from(["classic", "consumer", "eager", None])),
+                        ("assignor", st.sampled_from(["range", None, 3])),
+                        ("group_epoch", st.one_of(_INT, st.none(), st.just(False))),
+                        ("assignment_epoch", st.one_of(_INT, st.just("1")))):
+        if draw(st.integers(0, 5)) == 0:  # a snapshot's group fields, right or wrong
+            body[key] = draw(values)
     return body
 
 
@@ -139,6 +154,9 @@ def plan_bodies(draw) -> dict:
 @example({"topics": {"a": 2}, "members": [{"id": "m"}], "topic_ids": {"a": "AAAAAAAAAAAAAAAAAAAAAA"}})
 @example({"topics": {"a": 2, "b": 1}, "members": [], "topic_ids": {"a": "AAAAAAAAAAAAAAAAAAAAAA",
                                                                    "b": "AAAAAAAAAAAAAAAAAAAAAA"}})
+@example({"group_id": "g", "protocol": "consumer", "assignor": "uniform", "group_epoch": 3, "assignment_epoch": 3,
+          "topics": {"a": 2}, "members": [{"id": "m", "topics": ["a"], "owned": [["a", 0]], "target": [["a", 1]],
+                                           "member_epoch": 3, "rack": None, "client_id": "c", "topic_regex": "a"}]})
 @example({"topics": {"a": 2}, "members": [{"id": "m"}, {"id": "m"}]})
 @example({"topics": {"a": 2}, "members": [{"id": "m", "group_instance_id": "s"},
                                           {"id": "n", "group_instance_id": "s"}]})
