@@ -43,6 +43,7 @@ def _absent(**more: Any) -> Any:
     as the worker reads them): its default is not validated, a null sent is."""
     return Field(None, **more)
 
+
 EXAMPLE_GROUP: dict[str, Any] = {
     "topics": {"orders": 6, "payments": 3},
     "members": [
