@@ -126,7 +126,7 @@ _NO_SUCH_GROUP = Skipped(SkipKind.MISSING, "no such group")
 
 def _classic_skipped(described: tuple[Any, ...]) -> Skipped | None:
     """Why a classic group's DescribeGroups entry is not read, or None."""
-    code, _group_id, state, protocol_type, _protocol, members, _operations = described
+    code, _id, state, protocol_type, _protocol, members, _operations = described
     if code != 0:
         return _refused(code, None)
     if state == "Dead":
@@ -371,7 +371,7 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         topics = topics_of(await cluster.metadata(_subscribed(entries, decoded)))
     built: dict[str, Json | Skipped] = {}
     for kind, entry in entries:
-        built[entry[1] if kind == "classic" else entry[2]] = classic_group(entry, topics, decoded.get(entry[1])) \
+        built[_group_id(kind, entry)] = classic_group(entry, topics, decoded.get(entry[1])) \
             if kind == "classic" else consumer_group(entry, topics)
     out: list[Json] = []
     for group in order:
@@ -381,6 +381,11 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         elif result is not None:
             out.append(result)
     return {"groups": out, "skipped": skipped}
+
+
+def _group_id(kind: str, entry: Any) -> str:
+    """The group id of a described group: DescribeGroups' (``classic``) or ConsumerGroupDescribe's."""
+    return str(entry[1] if kind == "classic" else entry[2])
 
 
 def _batches(by_node: dict[int, tuple[list[str], list[str]]]) -> list[tuple[int, list[str], list[str]]]:
@@ -394,11 +399,8 @@ async def _described_again(cluster: Cluster, entries: list[tuple[str, Any]]) -> 
     or moved: `connection.RETRIABLE`, as a broker that just started answers) found and described
     again, until each answers or ``default.api.timeout.ms`` is near; then each one's last answer
     (said as unavailable, naming the error), as Kafka's admin client retries them."""
-    def group_of(kind: str, entry: Any) -> str:
-        return str(entry[1] if kind == "classic" else entry[2])
-
     while cluster.may_retry():
-        again = {group_of(kind, entry): kind for kind, entry in entries if entry[0] in RETRIABLE}
+        again = {_group_id(kind, entry): kind for kind, entry in entries if entry[0] in RETRIABLE}
         if not again:
             break
         await asyncio.sleep(RETRY_SECONDS)
@@ -408,9 +410,9 @@ async def _described_again(cluster: Cluster, entries: list[tuple[str, Any]]) -> 
             node = found[group]
             if isinstance(node, int):
                 by_node.setdefault(node, ([], []))[kind == "consumer"].append(group)
-        fresh = {group_of(kind, entry): (kind, entry) for part in await cluster.together(
+        fresh = {_group_id(kind, entry): (kind, entry) for part in await cluster.together(
             [cluster.describe(*batch) for batch in _batches(by_node)]) for kind, entry in part}
-        entries = [fresh.get(group_of(kind, entry), (kind, entry)) for kind, entry in entries]
+        entries = [fresh.get(_group_id(kind, entry), (kind, entry)) for kind, entry in entries]
     return entries
 
 
