@@ -160,7 +160,7 @@ def _java_sticky_large(repeat: int) -> list[dict[str, Any]]:
     against the sets (columns only from a size past the group); the fresh plan's every
     partition made in C (`topic_partitions_at`) against `plain_topic_partitions_at`."""
     from assignor import model
-    from assignor.strategies.java_sticky import columns, constrained
+    from assignor.strategies.java_sticky import columns
     from bench.java import CASES, inputs
 
     million = "uniform, 1,000,000 partitions / 2,000 members"
@@ -168,7 +168,7 @@ def _java_sticky_large(repeat: int) -> list[dict[str, Any]]:
                    for step in ("fresh", "leave10"))
     cases = [("the claims and what is left to deal in columns (`java_sticky.columns`)", columns, "COLUMNS_FROM",
               1 << 62, left, f"{million}, 10 leave", "the sets"),
-             ("every partition made in C (`topic_partitions_at`)", constrained, "topic_partitions_at",
+             ("every partition made in C (`topic_partitions_at`)", columns, "topic_partitions_at",
               model.plain_topic_partitions_at, fresh, f"{million}, fresh", "`plain_topic_partitions_at`")]
     return _inside_assign("java-sticky", cases, "", repeat)
 

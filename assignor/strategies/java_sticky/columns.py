@@ -23,7 +23,7 @@ import numpy as np
 
 from assignor.model import TopicPartition, claim_columns, topic_partitions_at
 
-__all__ = ["COLUMNS_FROM", "Marks", "claimed", "unclaimed"]
+__all__ = ["COLUMNS_FROM", "Marks", "claimed", "every_partition", "unclaimed"]
 
 #: From this many claims on, the columns answer (below it numpy's fixed cost, tens of
 #: microseconds, is more than the sets take: a what-if step of a small group).
@@ -34,21 +34,36 @@ COLUMNS_FROM = 4096
 Marks = np.ndarray
 
 
-def _flat(claims: Sequence[Sequence[object]], order: list[str], topics: dict[str, int]
-          ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Each claim's place in the flat numbering of `order` (-1 for a topic not there), and the
-    topics' offsets in it; None when a claim is not a plain `TopicPartition` or names a
-    partition its topic does not have."""
+def _offsets(order: list[str], topics: dict[str, int]) -> np.ndarray:
+    """Where each topic of `order` starts in the flat numbering, and (last) the total."""
+    return np.concatenate(([0], np.cumsum(np.array([topics[name] for name in order], dtype=np.int64))))
+
+
+def _made(order: list[str], offsets: np.ndarray, flat: np.ndarray) -> list[TopicPartition]:
+    """The partitions at places `flat` of the numbering (`_offsets`), as objects."""
+    topic = np.searchsorted(offsets, flat, side="right") - 1
+    return topic_partitions_at(order, topic, flat - offsets[topic])
+
+
+def every_partition(order: list[str], topics: dict[str, int]) -> list[TopicPartition]:
+    """Every partition of `topics`, topic by topic in `order`, partitions ascending."""
+    offsets = _offsets(order, topics)
+    return _made(order, offsets, np.arange(int(offsets[-1])))
+
+
+def _flat(claims: Sequence[Sequence[object]], order: list[str], offsets: np.ndarray) -> np.ndarray | None:
+    """Each claim's place in the numbering (`_offsets` of `order`; -1 for a topic not there);
+    None when a claim is not a plain `TopicPartition` or names a partition its topic does not
+    have."""
     read = claim_columns(list(claims), {name: i for i, name in enumerate(order)})
     if read is None:
         return None
     topic, partition = read
-    counts = np.array([topics[name] for name in order], dtype=np.int64)
+    counts = np.diff(offsets)
     known = topic >= 0
     if (partition[known] < 0).any() or (partition[known] >= counts[topic[known]]).any():
         return None
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    return np.where(known, offsets[np.where(known, topic, 0)] + partition, -1), offsets
+    return np.where(known, offsets[np.where(known, topic, 0)] + partition, -1)
 
 
 def claimed(owned: Sequence[Sequence[object]], order: list[str], topics: dict[str, int]
@@ -57,10 +72,10 @@ def claimed(owned: Sequence[Sequence[object]], order: list[str], topics: dict[st
     one list; `order`: `topics` in Java's order) when every claim is of a topic in `topics` and
     none twice; False when one is not, or one is twice; None where columns cannot tell (see
     the module)."""
-    found = _flat(owned, order, topics)
-    if found is None:
+    offsets = _offsets(order, topics)
+    flat = _flat(owned, order, offsets)
+    if flat is None:
         return None
-    flat, offsets = found
     if (flat < 0).any():
         return False
     marks = np.zeros(int(offsets[-1]), dtype=bool)
@@ -72,15 +87,12 @@ def unclaimed(marks: Marks, order: list[str], topics: dict[str, int],
               given_back: Iterable[TopicPartition] = ()) -> list[TopicPartition] | None:
     """Every partition not marked, or `given_back` (claimed, not kept), in the numbering's
     order; None where columns cannot tell (see the module)."""
-    counts = np.array([topics[name] for name in order], dtype=np.int64)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
+    offsets = _offsets(order, topics)
     free = ~marks
     back = list(given_back)
     if back:
-        found = _flat([back], order, topics)
-        if found is None or (found[0] < 0).any():
+        flat = _flat([back], order, offsets)
+        if flat is None or (flat < 0).any():
             return None
-        free[found[0]] = True
-    rest = np.flatnonzero(free)
-    topic = np.searchsorted(offsets, rest, side="right") - 1
-    return topic_partitions_at(order, topic, rest - offsets[topic])
+        free[flat] = True
+    return _made(order, offsets, np.flatnonzero(free))

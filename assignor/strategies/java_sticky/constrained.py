@@ -24,13 +24,11 @@ from collections.abc import Callable
 from itertools import filterfalse, repeat
 from operator import itemgetter
 
-import numpy as np
-
 from assignor.errors import JavaAssignorFailure
-from assignor.model import TopicPartition, topic_partitions_at
+from assignor.model import TopicPartition
 from assignor.ordering import java_key, java_sorted
 from assignor.strategies.java_sticky import columns
-from assignor.strategies.java_sticky.columns import Marks, claimed, unclaimed
+from assignor.strategies.java_sticky.columns import Marks, claimed, every_partition, unclaimed
 from assignor.strategies.java_sticky.racks import RackInfo
 
 __all__ = ["build"]
@@ -114,7 +112,7 @@ class _Builder:
         the skipping, and every later partition counts as unassigned too."""
         order = java_sorted(self.topics)
         if not self.assigned:
-            return _every_partition(order, self.topics)
+            return every_partition(order, self.topics)
         if not self.plain:
             # In columns (`columns`): every kept claim a real partition, none twice. Kept is
             # what was claimed less what was not kept, where the claims were marked already.
@@ -126,7 +124,7 @@ class _Builder:
                 rest = None if marks is None or marks is False else unclaimed(marks, order, self.topics)
             if rest is not None:
                 return rest
-        every = _every_partition(order, self.topics)
+        every = every_partition(order, self.topics)
         # With every kept claim a real partition, the walk below skips exactly the kept ones.
         kept_set = set(self.assigned)
         skipped = list(filterfalse(kept_set.__contains__, every))
@@ -262,13 +260,6 @@ class _Builder:
                 raise JavaAssignorFailure(
                     f"Java's constrained builder throws IllegalStateException (\"Consumer: [{member}] doesn't "
                     "reach minQuota partitions, and no more partitions to be assigned\")")
-
-
-def _every_partition(order: list[str], topics: dict[str, int]) -> list[TopicPartition]:
-    """Every partition, topic by topic in `order`, partitions ascending."""
-    counts = np.array([topics[topic] for topic in order], dtype=np.int64)
-    topic = np.repeat(np.arange(len(order)), counts)
-    return topic_partitions_at(order, topic, np.arange(len(topic)) - (np.cumsum(counts) - counts)[topic])
 
 
 def _by_partition_then_topic(topics: dict[str, int]) -> Callable[[TopicPartition], tuple[object, ...]]:
