@@ -123,43 +123,43 @@ class Broker:
         self.version = kafka_version()
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.port, self.controller_port, self.sasl_port = port or free_port(), free_port(), free_port()
-        controller = self.controller_port if joins is None else joins.controller_port
-        self.cluster_id = _cluster_id() if joins is None else joins.cluster_id
+        self.port = port or free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
-        #: A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) for `SASL_USER`.
-        self.sasl_bootstrap = f"127.0.0.1:{self.sasl_port}"
-        #: An SSL listener whose certificate `TLS_CA` signed, and one that also requires a client
-        #: certificate it signed (`TLS_CLIENT`).
-        self.ssl_bootstrap, self.mtls_bootstrap = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
         self.log_path = directory / "broker.log"
         shutil.rmtree(directory / "data", ignore_errors=True)  # a folder used before: format anew
         properties = directory / "server.properties"
-        lines = {"process.roles": "broker,controller", "node.id": "1",
-                 "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
-                 "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller},"
-                              f"SASL_PLAINTEXT://{self.sasl_bootstrap},SSL://{self.ssl_bootstrap},"
-                              f"MTLS://{self.mtls_bootstrap}",
-                 "advertised.listeners": f"PLAINTEXT://{self.bootstrap},SASL_PLAINTEXT://{self.sasl_bootstrap},"
-                                         f"SSL://{self.ssl_bootstrap},MTLS://{self.mtls_bootstrap}",
+        first = joins is None
+        #: The node's id (a joining node takes the next one), its controller's port and its cluster.
+        self.node_id = 1 if joins is None else joins.node_id + 1
+        self.controller_port = free_port() if joins is None else joins.controller_port
+        self.cluster_id = _cluster_id() if joins is None else joins.cluster_id
+        #: A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) for `SASL_USER`, an SSL
+        #: listener whose certificate `TLS_CA` signed, and one that also requires a client
+        #: certificate it signed (`TLS_CLIENT`): the first node's ("" on a joining one).
+        self.sasl_bootstrap, self.ssl_bootstrap, self.mtls_bootstrap = (
+            (f"127.0.0.1:{free_port()}" for _ in range(3)) if first else ("", "", ""))
+        # Listener name -> (address, security protocol), each advertised where it listens.
+        listeners = {"PLAINTEXT": (self.bootstrap, "PLAINTEXT"), **({
+            "SASL_PLAINTEXT": (self.sasl_bootstrap, "SASL_PLAINTEXT"), "SSL": (self.ssl_bootstrap, "SSL"),
+            "MTLS": (self.mtls_bootstrap, "SSL")} if first else {})}
+        advertised = ",".join(f"{name}://{address}" for name, (address, _protocol) in listeners.items())
+        protocols = ",".join(f"{name}:{protocol}" for name, (_address, protocol) in listeners.items())
+        lines = {"process.roles": "broker,controller" if first else "broker", "node.id": str(self.node_id),
+                 "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
+                 "listeners": advertised + (f",CONTROLLER://127.0.0.1:{self.controller_port}" if first else ""),
+                 "advertised.listeners": advertised,
                  "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
-                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,"
-                                                   "SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL",
-                 **_sasl_listener(), **_ssl_listeners(),
+                 "listener.security.protocol.map": f"{protocols},CONTROLLER:PLAINTEXT",
+                 **({**_sasl_listener(), **_ssl_listeners()} if first else {}),
                  "log.dirs": str(directory / "data"), **SETTINGS, **(settings or {})}
-        if joins is not None:
-            lines.update({"process.roles": "broker", "node.id": str(int(joins.node_id) + 1),
-                          "listeners": f"PLAINTEXT://{self.bootstrap}", "advertised.listeners": f"PLAINTEXT://{self.bootstrap}",
-                          "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"})
-        self.node_id = lines["node.id"]
         properties.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
         command = [java(), "-Xms256m", "-Xmx1g", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
                    f"-Dlog4j2.configurationFile={JVM / 'log4j2-broker.yaml'}", "-cp", classpath()]
         scram = [arg for mechanism in SASL_MECHANISMS[1:] for arg in
                  ("--add-scram", f"{mechanism}=[name={SASL_USER},password={SASL_PASSWORD}]")]
-        first = ["--standalone", *scram] if joins is None else []  # (a broker only joins the controller's quorum)
+        quorum = ["--standalone", *scram] if first else []  # (a broker only joins the controller's quorum)
         formatted = subprocess.run([*command, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                                    "-c", str(properties), *first],
+                                    "-c", str(properties), *quorum],
                                    capture_output=True, text=True, timeout=timeout, check=False)
         if formatted.returncode != 0:
             last = (formatted.stderr or formatted.stdout).strip().splitlines()[-1:] or ["no output"]
