@@ -88,10 +88,11 @@ class JavaMembers:
                 member.handle(event)
 
     def member(self, name: str, bootstrap: str, group: str, topics: Iterable[str], config: dict[str, str],
-               timeline: Timeline | None = None) -> JavaMember:
-        """A member not started yet (`JavaMember.start`); `config` adds consumer properties."""
+               timeline: Timeline | None = None, regex: str | None = None) -> JavaMember:
+        """A member not started yet (`JavaMember.start`); `config` adds consumer properties;
+        `regex`: a regex subscription the broker resolves (KIP-848), in place of `topics`."""
         member = JavaMember(self, name, timeline, list(topics),
-                            {"bootstrap.servers": bootstrap, "group.id": group, "client.id": name, **config})
+                            {"bootstrap.servers": bootstrap, "group.id": group, "client.id": name, **config}, regex)
         self.members[name] = member
         return member
 
@@ -111,9 +112,9 @@ class JavaMember:
     """One Java consumer of a `JavaMembers` JVM."""
 
     def __init__(self, host: JavaMembers, name: str, timeline: Timeline | None, topics: list[str],
-                 config: dict[str, str]) -> None:
+                 config: dict[str, str], regex: str | None = None) -> None:
         self.host, self.name, self.timeline = host, name, timeline
-        self.topics, self.config = topics, config
+        self.topics, self.config, self.regex = topics, config, regex
         self.events: list[dict[str, Any]] = []
         self.records: list[tuple[float, int, int]] = []  # (monotonic time, partition, offset)
         self.revoked: list[set[int]] = []
@@ -153,7 +154,8 @@ class JavaMember:
                 for e in list(self.events) if e["event"] in ("assigned", "revoked", "lost")]
 
     async def start(self, timeout: float = 60.0) -> JavaMember:
-        self.host.send({"op": "start", "member": self.name, "topics": self.topics, "config": self.config})
+        self.host.send({"op": "start", "member": self.name, "topics": self.topics, "config": self.config,
+                        **({"regex": self.regex} if self.regex is not None else {})})
         await asyncio.to_thread(self._started.wait, timeout)
         if self.errors or not self._started.is_set():
             raise RuntimeError(f"Java member {self.name} did not start: {self.errors or 'no answer'}")

@@ -329,12 +329,12 @@ UPGRADES = (("aiokafka + our cooperative-sticky", "aiokafka + ours, consumer pro
 
 
 async def create_topic(bootstrap: str, partitions: int, prefix: str = "rebalance",
-                       replicas: dict[int, list[int]] | None = None) -> str:
+                       replicas: dict[int, list[int]] | None = None, name: str | None = None) -> str:
     """A new topic of `partitions` partitions (one replica, or each partition's `replicas` by
-    broker id), named `prefix` and a random suffix."""
+    broker id), named `name`, or else `prefix` and a random suffix."""
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}" if name is None else name
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:

@@ -2,9 +2,10 @@
 
 Input
     groups: one row per member: ``cluster, group_id, member_id, topics (list of names),
-    owned (list of {topic, partition}), generation, rack, group_instance_id`` (a static
-    member's, KIP-345; the last three may be null or absent); topics: ``cluster, topic,
-    partitions``. Parquet or JSON lines.
+    owned (list of {topic, partition}), generation, rack, group_instance_id, topic_regex`` (a
+    static member's instance id, KIP-345; a consumer-protocol member's regex subscription,
+    KIP-848, which a ``topic_created`` event is matched against; the last four may be null or
+    absent); topics: ``cluster, topic, partitions``. Parquet or JSON lines.
 Output
     One row per group x strategy (`RESULT_COLUMNS`): moved, revoked, rounds, balance score,
     spread, rack locality and plan time of the what-if engine's summary, and optionally the final
@@ -37,7 +38,8 @@ from assignor.json_format import strict_loads
 from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Member, TopicPartition
 from assignor.strategies import java_counterparts
 
-GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id")
+GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id",
+                 "topic_regex")
 #: The member columns a row may leave out (JSON lines) or hold nulls in.
 _OPTIONAL = GROUP_COLUMNS[2:]
 
@@ -169,8 +171,11 @@ def _member(row: Any, topics: dict[str, int]) -> Member:
     if not _is_missing(row.group_instance_id) and not isinstance(row.group_instance_id, str):
         raise AssignorError(f"group_instance_id: expected a string, got {_shown(row.group_instance_id)}")
     instance = None if _is_missing(row.group_instance_id) else row.group_instance_id
+    if not _is_missing(row.topic_regex) and not isinstance(row.topic_regex, str):
+        raise AssignorError(f"topic_regex: expected a string, got {_shown(row.topic_regex)}")
+    regex = None if _is_missing(row.topic_regex) else row.topic_regex
     return Member(row.member_id, subscribed, owned=owned, generation=generation, rack=rack,
-                  group_instance_id=instance)
+                  group_instance_id=instance, topic_regex=regex)
 
 
 def _applicable(group: Group, events: Sequence[whatif.Event]) -> tuple[list[whatif.Event], int]:
@@ -285,6 +290,7 @@ class _MemberRow(NamedTuple):
     generation: Any
     rack: Any
     group_instance_id: Any
+    topic_regex: Any
 
 
 def _member_rows(members: pd.DataFrame) -> list[_MemberRow]:

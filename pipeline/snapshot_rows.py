@@ -2,7 +2,7 @@
 ``topics``): ``assignor pipeline snapshot`` writes them, and ``fleet-whatif --bootstrap-server``
 plans from them. One row per member, in the coordinator's order; a consumer-protocol member's
 ``owned`` is its target, what the broker's assignors compute the next target from (as
-`assignor.json_format` reads a snapshot)."""
+`assignor.json_format` reads a snapshot), and its regex subscription its ``topic_regex``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def rows_of(snapshot: dict[str, Any], cluster: str) -> tuple[pa.Table, pa.Table]
             members.append({"cluster": cluster, "group_id": group["group_id"], "member_id": member["id"],
                             "topics": member["topics"], "owned": [{"topic": t, "partition": p} for t, p in planned],
                             "generation": member["generation"], "rack": member["rack"],
-                            "group_instance_id": member.get("group_instance_id")})
+                            "group_instance_id": member.get("group_instance_id"),
+                            "topic_regex": member.get("topic_regex")})
     topics = [{"cluster": cluster, "topic": name, "partitions": count} for name, count in sorted(counts.items())]
     return pa.Table.from_pylist(members, schema=GROUPS_ARROW), pa.Table.from_pylist(topics, schema=TOPICS_ARROW)
 

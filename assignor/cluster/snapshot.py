@@ -242,7 +242,8 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
             member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, _kind = member
             subscribed = list(names)
             if regex:
-                subscribed += [t for t in topics["topics"] if t not in subscribed and matches(regex, t)]
+                # (in name order: the broker keeps what a regex takes as a set)
+                subscribed += sorted(t for t in topics["topics"] if t not in subscribed and matches(regex, t))
             try:
                 owned, targeted = _assigned(current, held, "assignment"), _assigned(target, held, "target")
             except _NotAPartition as error:

@@ -21,6 +21,7 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -32,7 +33,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <p>Commands: {@code {"op": "start", "member": M, "topics": [...], "config": {...}}} (consumer
  * properties: group.id, group.protocol, partition.assignment.strategy or group.remote.assignor,
- * group.instance.id, ...), {@code subscribe} (new topics), {@code commit} (commitSync),
+ * group.instance.id, ...; with {@code "regex": R} in place of the topics, a regex subscription the
+ * broker resolves, KIP-848's {@link SubscriptionPattern}), {@code subscribe} (new topics), {@code commit} (commitSync),
  * {@code close} (KafkaConsumer.close: leaves the group, revoking through the listener), and
  * {@code quit}. A command for a member runs on that member's thread: a KafkaConsumer is not
  * thread-safe.
@@ -116,7 +118,7 @@ public final class MemberDriver {
         command.path("config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
         config.put("key.deserializer", ByteArrayDeserializer.class.getName());
         config.put("value.deserializer", ByteArrayDeserializer.class.getName());
-        Member member = new Member(name, config, topics(command));
+        Member member = new Member(name, config, topics(command), command.path("regex").asText(null));
         MEMBERS.put(name, member);
         member.thread.start();
     }
@@ -147,19 +149,23 @@ public final class MemberDriver {
         volatile boolean closing;
         private KafkaConsumer<byte[], byte[]> consumer;
 
-        Member(String name, Properties config, List<String> topics) {
+        Member(String name, Properties config, List<String> topics, String regex) {
             this.name = name;
-            this.thread = new Thread(() -> run(config, topics), "member-" + name);
+            this.thread = new Thread(() -> run(config, topics, regex), "member-" + name);
         }
 
         void submit(Consumer<KafkaConsumer<byte[], byte[]>> command) {
             commands.add(command);
         }
 
-        private void run(Properties config, List<String> topics) {
+        private void run(Properties config, List<String> topics, String regex) {
             try {
                 consumer = new KafkaConsumer<>(config);
-                consumer.subscribe(topics, this);
+                if (regex == null) {
+                    consumer.subscribe(topics, this);
+                } else {
+                    consumer.subscribe(new SubscriptionPattern(regex), this);
+                }
                 emit(name, "started");
                 while (!closing) {
                     Consumer<KafkaConsumer<byte[], byte[]>> command;

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 
 import pytest
 
@@ -18,7 +19,7 @@ from assignor.errors import ClusterError
 from assignor.json_format import group_from_json
 from assignor.wire.admin import Api
 from assignor.wire.schema import BYTES, INT16, INT32, NULLABLE_STRING, STRING, Array, Field, Message
-from bench.rebalance import settle
+from bench.rebalance import create_topic, settle
 from tests.java_group import COOPERATIVE, UNIFORM, JavaGroup
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -96,6 +97,63 @@ async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_membe
     finally:
         for member in members:
             await member.stop()
+
+
+async def test_a_regex_subscription_and_the_topic_it_takes_next(broker, java_members, tmp_path):
+    """A Java member subscribed by a regex the broker resolves (KIP-848's ``SubscriptionPattern``,
+    RE2/J syntax) beside one subscribed by name: the snapshot holds the regex and the topics it
+    took; a what-if creating a topic the regex takes, planned with ``kip848-uniform``, gives the
+    targets the broker computes once it resolves the regex again (at a heartbeat, 10 s at least
+    after its last resolution: ``GroupMetadataManager.maybeUpdateRegularExpressions``); the fleet
+    job's rows carry the regex and predict the same."""
+    from pipeline.cli import run as pipeline
+
+    prefix = f"rx{uuid.uuid4().hex[:6]}"
+    first = await create_topic(broker.bootstrap, 6, prefix)
+    regex = re.escape(prefix) + r"-[[:xdigit:]]{8}"
+    group = f"snap-regex-{uuid.uuid4().hex[:8]}"
+    members = [await java_members.member(f"{group}.by-regex", broker.bootstrap, group, [], UNIFORM,
+                                         regex=regex).start(),
+               await java_members.member(f"{group}.by-name", broker.bootstrap, group, [first], UNIFORM).start()]
+    try:
+        await settle(members, 6)
+        now = await until_target(broker, group, 2, 6)
+        by_regex = next(m for m in now["members"] if m["client_id"] == members[0].name)
+        assert (by_regex["topic_regex"], by_regex["topics"]) == (regex, [first])
+        assert "topic_regex" not in next(m for m in now["members"] if m is not by_regex)
+
+        second = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        created = f"topic_created:{second}:4"
+        run = whatif.run(group_from_json(now), [whatif.parse_event(created)], ["kip848-uniform"], include_plans=True)
+        final = run["strategies"]["kip848-uniform"]["steps"][-1]["assignment"]
+        predicted = {m: {(t, p) for t, p in tps} for m, tps in final.items()}
+        assert {t for t, _p in predicted[by_regex["id"]]} >= {second}
+
+        rows = tmp_path / "rows"
+        args = ["--bootstrap-server", broker.bootstrap, "--group", group]
+        assert await asyncio.to_thread(pipeline, ["snapshot", *args, "--out", str(rows)]) == 0
+        import pandas as pd
+
+        fleet = pipeline_fleet(pd.read_parquet(rows / "groups.parquet"), pd.read_parquet(rows / "topics.parquet"),
+                               created)
+        assert {m: {(t, p) for t, p in tps} for m, tps in fleet.items()} == predicted
+
+        await create_topic(broker.bootstrap, 4, prefix, name=second)
+        after = await until_target(broker, group, 2, 10, timeout=60.0)
+        assert targets(after) == predicted
+        assert next(m for m in after["members"] if m["id"] == by_regex["id"])["topics"] == sorted([first, second])
+    finally:
+        for member in members:
+            await member.stop()
+
+
+def pipeline_fleet(groups, topics, event: str) -> dict[str, list[list]]:
+    """The final plan of the fleet job's what-if (``kip848-uniform``) for the one group of these rows."""
+    from pipeline import fleet
+
+    rows = fleet.group_whatif(groups, topics, [event], ["kip848-uniform"], include_plan=True)
+    assert list(rows["kind"]) == ["result"], rows
+    return json.loads(rows.iloc[0]["plan"])
 
 
 def _grow(bootstrap: str, topic: str, count: int) -> None:

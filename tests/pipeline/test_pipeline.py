@@ -119,7 +119,8 @@ def test_member_rows_are_read_with_their_columns_in_member_id_order_as_text():
     number, a null) sorts by what it prints."""
     assert fleet._MemberRow._fields == fleet._OPTIONAL
     rows = pd.DataFrame({"member_id": ["b", 10, None, "a", 9, "b"], "topics": [["t"]] * 6, "owned": [[]] * 6,
-                         "generation": [1, 2, 3, 4, 5, 6], "rack": [None] * 6, "group_instance_id": [None] * 6})
+                         "generation": [1, 2, 3, 4, 5, 6], "rack": [None] * 6, "group_instance_id": [None] * 6,
+                         "topic_regex": [None] * 6})
     read = fleet._member_rows(rows)
     assert [(r.member_id, r.generation) for r in read] == [(10, 2), (9, 5), (None, 3), ("a", 4), ("b", 1), ("b", 6)]
     assert all(type(r.generation) is int for r in read)
@@ -145,6 +146,48 @@ def test_static_members_rows_plan_as_the_engine_plans_them():
     dynamic = fleet.group_whatif(rows.drop(columns=["group_instance_id"]), topics, events, ["range"],
                                  include_plan=True).iloc[0]
     assert json.loads(dynamic["plan"])["a"] == [["t", 0], ["t", 1]]
+
+
+def test_a_regex_members_row_takes_a_created_topic_as_the_engine_does(tmp_path):
+    """A consumer-protocol member's row carries its regex subscription (``topic_regex``, as a
+    snapshot's rows write it): a ``topic_created`` the regex takes is read by that member, as the
+    engine plans the same group, from Parquet (`snapshot_rows`) and JSON lines alike; without
+    the column, or with a regex that does not take the topic, nobody reads it. A regex that is
+    not text is the row's error."""
+    from pipeline.snapshot_rows import write_rows
+
+    snapshot = {"groups": [{"group_id": "g", "topics": {"orders.v1": 4}, "members": [
+        {"id": "a", "topics": ["orders.v1"], "owned": [], "target": [["orders.v1", 0], ["orders.v1", 1]],
+         "generation": 3, "rack": None, "topic_regex": r"orders\.v[[:digit:]]+"},
+        {"id": "b", "topics": ["orders.v1"], "owned": [], "target": [["orders.v1", 2], ["orders.v1", 3]],
+         "generation": 3, "rack": None}]}]}
+    paths = write_rows(snapshot, "c", tmp_path / "rows")
+    rows = pd.read_parquet(paths["groups"]).drop(columns=["cluster"]).assign(cluster="c")
+    assert rows["topic_regex"].tolist() == [r"orders\.v[[:digit:]]+", None]
+    topics = pd.DataFrame({"topic": ["orders.v1"], "partitions": [4]})
+    events = ["topic_created:orders.v2:4"]
+    group = Group({"orders.v1": 4}, [
+        Member("a", ["orders.v1"], [TopicPartition("orders.v1", 0), TopicPartition("orders.v1", 1)], 3,
+               topic_regex=r"orders\.v[[:digit:]]+"),
+        Member("b", ["orders.v1"], [TopicPartition("orders.v1", 2), TopicPartition("orders.v1", 3)], 3)])
+    engine = whatif.run(group, [whatif.parse_event(e) for e in events], ["kip848-uniform"],
+                        include_plans=True)["strategies"]["kip848-uniform"]["steps"][-1]["assignment"]
+    assert sorted(engine["a"]) == [["orders.v2", p] for p in range(4)]  # (the uniform assignor's balance)
+    lines = pd.DataFrame({"cluster": "c", "group_id": "g", "topics": [["orders.v1"]] * 2, fleet.LINE: [
+        json.dumps({"cluster": "c", "group_id": "g", "member_id": m["id"], "topics": m["topics"], "generation": 3,
+                    "owned": [{"topic": t, "partition": p} for t, p in m["target"]],
+                    **({"topic_regex": m["topic_regex"]} if "topic_regex" in m else {})})
+        for m in snapshot["groups"][0]["members"]]})
+    for members in (rows, lines):
+        planned = fleet.group_whatif(members, topics, events, ["kip848-uniform"], include_plan=True).iloc[0]
+        assert json.loads(planned["plan"]) == engine and planned["skipped_events"] == 0
+    for members in (rows.drop(columns=["topic_regex"]), rows.assign(topic_regex=["orders", None])):
+        planned = fleet.group_whatif(members, topics, events, ["kip848-uniform"], include_plan=True).iloc[0]
+        assert {t for ps in json.loads(planned["plan"]).values() for t, _p in ps} == {"orders.v1"}
+    not_text = rows.assign(topic_regex=pd.Series([7, None], dtype=object))
+    wrong = fleet.group_whatif(not_text, topics, events, ["kip848-uniform"])
+    assert wrong[wrong["kind"] == "error"][["member_id", "reason"]].to_dict("records") == [
+        {"member_id": "a", "reason": "topic_regex: expected a string, got 7"}]
 
 
 def test_the_fleet_job_times_restarts_as_the_engine_does(tmp_path, capsys):
