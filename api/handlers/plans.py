@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer, json_object
+from api.handlers.clusters import live_group
 from api.protocol_io import b64
 from assignor import validate
 from assignor.json_format import group_from_json, plan_json_of_claims
@@ -26,9 +28,27 @@ def plan(body: bytes, limits: Limits, columns: bool = False, with_bytes: bool = 
 
 
 def _plan(body: bytes, limits: Limits, columns: bool, with_bytes: bool) -> Handled:
+    return _plan_group(json_object(body), limits, columns, with_bytes)
+
+
+def live_plan(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str, strategy: str,
+              generation: int | None, limits: Limits, columns: bool = False, with_bytes: bool = True) -> Answer:
+    """``GET /v1/clusters/{alias}/groups/{group_id}/plan``: the live group (`clusters.live_group`,
+    its failures each their status) planned with `strategy` as ``POST /v1/plans`` plans its JSON."""
+    return answer(_live_plan, clusters, alias, group_id, strategy, generation, limits, columns, with_bytes)
+
+
+def _live_plan(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str, strategy: str,
+               generation: int | None, limits: Limits, columns: bool, with_bytes: bool) -> Handled:
+    data = live_group(clusters, alias, group_id)
+    return _plan_group({**data, "strategy": strategy, **({} if generation is None else {"generation": generation})},
+                       limits, columns, with_bytes)
+
+
+def _plan_group(data: dict[str, Any], limits: Limits, columns: bool, with_bytes: bool) -> Handled:
+    """A group in the JSON group form (`data`, with ``strategy`` and ``generation`` beside it) planned."""
     from api.models import next_generation_problem, partition_racks_problem
 
-    data = json_object(body)
     strategy = data.pop("strategy", DEFAULT_STRATEGY.name)
     generation = data.pop("generation", None)
     # Every field's shape first (422), the limits after (413): a malformed body is malformed

@@ -7,18 +7,24 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from api.bodies import reply
-from api.dependencies import CLUSTER_REFUSED, PlannerDep, SettingsDep
+from api.dependencies import CLUSTER_REFUSED, MetricsDep, PlannerDep, SettingsDep
 from api.errors import Rejected
 from api.handlers import clusters as clusters_handlers
+from api.handlers import plans as plans_handlers
 from api.handlers.answers import dumps
 from api.handlers.groups import MAX_GROUP_ID
+from api.models import StrategyName
+from api.routes.plans import BYTES_DOC, FORMAT_DOC, AnswerFormat
+from assignor.model import INT32_MAX
+from assignor.strategies import DEFAULT_STRATEGY
 
 router = APIRouter(tags=["clusters"])
 
 Alias = Annotated[str, Path(pattern=r"^[A-Za-z0-9._-]{1,64}$", description="a cluster's alias (ASSIGNOR_CLUSTERS)")]
+GroupId = Annotated[str, Path(max_length=MAX_GROUP_ID)]
 
 
 @router.get("/clusters")
@@ -40,8 +46,7 @@ async def cluster_groups(alias: Alias, settings: SettingsDep, planner: PlannerDe
 
 
 @router.get("/clusters/{alias}/groups/{group_id}", responses=CLUSTER_REFUSED)
-async def cluster_group(alias: Alias, group_id: Annotated[str, Path(max_length=MAX_GROUP_ID)],
-                        settings: SettingsDep, planner: PlannerDep) -> Response:
+async def cluster_group(alias: Alias, group_id: GroupId, settings: SettingsDep, planner: PlannerDep) -> Response:
     """A snapshot of one live group: the group JSON `POST /v1/whatif` and `POST /v1/plans` take
     (or name it in `POST /v1/whatif` with ``cluster`` and ``group_id``)."""
     try:
@@ -49,4 +54,24 @@ async def cluster_group(alias: Alias, group_id: Annotated[str, Path(max_length=M
     except Rejected as error:
         return reply(error.status, dumps({"detail": error.detail}))
     status, payload, _stats = await planner.run(clusters_handlers.group_answer, settings.clusters, alias, group_id)
+    return reply(status, payload)
+
+
+@router.get("/clusters/{alias}/groups/{group_id}/plan", responses=CLUSTER_REFUSED)
+async def cluster_group_plan(
+        alias: Alias, group_id: GroupId, settings: SettingsDep, planner: PlannerDep, metrics: MetricsDep,
+        strategy: Annotated[StrategyName, Query(description="the strategy to plan with")] = DEFAULT_STRATEGY.name,
+        generation: Annotated[int | None, Query(ge=0, le=INT32_MAX, description=(
+            "the generation to stamp into sticky/cooperative user data (default: the group's next)"))] = None,
+        answer_format: Annotated[AnswerFormat, Query(alias="format", description=FORMAT_DOC)] = "pairs",
+        with_bytes: Annotated[bool, Query(alias="bytes", description=BYTES_DOC)] = True) -> Response:
+    """One live group planned: its snapshot (as ``GET /v1/clusters/{alias}/groups/{group_id}``
+    reads it, and fails) planned with `strategy`, answered as ``POST /v1/plans`` answers."""
+    try:
+        clusters_handlers.cluster_settings(settings.clusters, alias)
+    except Rejected as error:
+        return reply(error.status, dumps({"detail": error.detail}))
+    status, payload, stats = await planner.run(plans_handlers.live_plan, settings.clusters, alias, group_id, strategy,
+                                               generation, settings.limits, answer_format == "columns", with_bytes)
+    metrics.observe(stats)
     return reply(status, payload)

@@ -21,15 +21,15 @@ _BODY = documented_body(PlanRequest)
 
 
 AnswerFormat = Literal["pairs", "columns"]
-_FORMAT = ("`pairs`: each member's `[topic, partition]` pairs; `columns`: per member, each topic's partitions "
+FORMAT_DOC = ("`pairs`: each member's `[topic, partition]` pairs; `columns`: per member, each topic's partitions "
            "(compact for big groups)")
-_BYTES = "include each member's SyncGroup assignment and next user data (base64)"
+BYTES_DOC = "include each member's SyncGroup assignment and next user data (base64)"
 
 
 @router.post("/plans", openapi_extra=_BODY)
 async def plans(request: Request, planner: PlannerDep, metrics: MetricsDep, settings: SettingsDep,
-                answer_format: Annotated[AnswerFormat, Query(alias="format", description=_FORMAT)] = "pairs",
-                with_bytes: Annotated[bool, Query(alias="bytes", description=_BYTES)] = True) -> Response:
+                answer_format: Annotated[AnswerFormat, Query(alias="format", description=FORMAT_DOC)] = "pairs",
+                with_bytes: Annotated[bool, Query(alias="bytes", description=BYTES_DOC)] = True) -> Response:
     """Plan one rebalance of a group given in the JSON group form.
 
     Returns the assignment, per member the SyncGroup ``assignment_b64`` and the

@@ -61,6 +61,22 @@ async def test_an_unreachable_cluster_is_a_503_naming_it_and_the_group(service):
     assert answer.status_code == 503 and answer.json()["detail"].startswith("group 'billing': cluster prod:")
 
 
+async def test_a_live_plan_is_refused_as_the_live_group_is(service):
+    """``GET /v1/clusters/{alias}/groups/{id}/plan``: an alias not configured is a 404 before any
+    worker, an unreachable cluster a 503 naming it and the group, a strategy or generation that
+    is not one a 422 naming the parameter."""
+    answer = await service.get("/v1/clusters/staging/groups/g/plan")
+    assert (answer.status_code, answer.json()["detail"]) == (
+        404, "cluster 'staging': not one of this service's clusters (known: dev, prod)")
+    answer = await service.get("/v1/clusters/prod/groups/billing/plan", params={"strategy": "range"})
+    assert answer.status_code == 503
+    assert answer.json()["detail"].startswith("group 'billing': cluster prod: cannot connect to 127.0.0.1:1")
+    for params, named in (({"strategy": "nope"}, "strategy"), ({"generation": -1}, "generation"),
+                          ({"generation": 2**31}, "generation"), ({"format": "xml"}, "format")):
+        answer = await service.get("/v1/clusters/prod/groups/billing/plan", params=params)
+        assert answer.status_code == 422 and named in answer.json()["detail"], (params, answer.text)
+
+
 async def test_what_a_live_whatif_must_name(service):
     answer = await service.post("/v1/whatif", json={"cluster": "prod", "group": {"topics": {}, "members": []}})
     assert answer.status_code == 422 and answer.json()["detail"] == "cluster: name the live group with group_id"

@@ -269,6 +269,13 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli
                 answer = await service.post("/v1/whatif", json={"cluster": "local", "group_id": group,
                                                                 "strategies": ["sticky"], "events": [leave]})
                 assert answer.status_code == 200 and answer.json()["strategies"]["sticky"]["summary"]["moved"] == 0
+                posted = await service.post("/v1/plans", json={**now, "strategy": "sticky"})
+                live = await service.get(f"/v1/clusters/local/groups/{group}/plan", params={"strategy": "sticky"})
+                assert posted.status_code == live.status_code == 200
+                assert {**live.json(), "plan_seconds": 0} == {**posted.json(), "plan_seconds": 0}
+                answer = await service.get("/v1/clusters/local/groups/no-such-group/plan")
+                assert (answer.status_code, answer.json()["detail"]) == (
+                    404, "cluster 'local', group 'no-such-group': no such group")
                 answer = await service.get("/v1/clusters/local/groups/no-such-group")
                 assert (answer.status_code, answer.json()["detail"]) == (
                     404, "cluster 'local', group 'no-such-group': no such group")
