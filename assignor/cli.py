@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from assignor import validate
 from assignor.errors import AssignorError
 from assignor.events import KINDS
-from assignor.json_format import group_from_json, plan_to_json, readable_json, strict_loads
+from assignor.json_format import group_from_json, readable_json, strict_loads
 from assignor.limits import DEFAULT_LIMITS
+from assignor.plan_answer import plan_answer
 from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, STRATEGIES, strategy_named
 
 
@@ -125,9 +125,8 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
             strategy = named
     group = group_from_json(data)
     DEFAULT_LIMITS.check_group(group)  # as whatif and the service do: a 60-byte file can ask for 16 GiB
-    chosen = strategy_named(strategy or DEFAULT_STRATEGY.name)
-    plan = chosen.assign(group)
-    return {**plan_to_json(plan), "metrics": validate.report_of_plan(group, plan, chosen)}
+    answer = plan_answer(strategy_named(strategy or DEFAULT_STRATEGY.name), group)  # (the service's answer)
+    return {**answer.assignment, "metrics": answer.report}
 
 
 def add_cluster_flags(parser: argparse.ArgumentParser, *, one_group: bool) -> None:

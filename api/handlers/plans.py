@@ -3,23 +3,19 @@
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer, json_object
 from api.handlers.clusters import live_group
 from api.protocol_io import b64
-from assignor import validate
-from assignor.json_format import group_from_json, plan_json_of_claims
+from assignor.json_format import group_from_json
 from assignor.limits import Limits
-from assignor.model import INT32_MAX, Group
-from assignor.protocol import plan_bytes_of_claims
-from assignor.strategies import DEFAULT_STRATEGY, Strategy, strategy_named
+from assignor.model import INT32_MAX
+from assignor.plan_answer import plan_answer
+from assignor.strategies import DEFAULT_STRATEGY, strategy_named
 
-log = logging.getLogger("api")
 
 def plan(body: bytes, limits: Limits, columns: bool = False, with_bytes: bool = True) -> Answer:
     """`columns`: the assignment as topic -> partitions per member (compact for big groups);
@@ -68,42 +64,10 @@ def _plan_group(data: dict[str, Any], limits: Limits, columns: bool, with_bytes:
     limits.check_group(group)
     if generation is None:
         generation = max((m.generation for m in group.members), default=-1) + 1
-    planned = _planned(planner, group, generation, columns, with_bytes)
+    planned = plan_answer(planner, group, columns=columns, generation=generation if with_bytes else None)
     out = {**planned.assignment, "strategy": strategy, "generation": generation}
     if planned.encoded is not None:
         out["members"] = {m: {"assignment_b64": b64(planned.encoded[m]), "user_data_b64": b64(planned.user_data.get(m))}
                           for m in planned.members}
     out.update(metrics=planned.report, plan_seconds=planned.seconds)
     return out, {"strategy": strategy, "partitions": planned.report["partitions"], "seconds": planned.seconds}
-
-
-class Planned(NamedTuple):
-    """One plan as `/v1/plans` answers it: the assignment in the asked form, each member's
-    bytes (None when not asked for) and the oracle's report."""
-
-    members: list[str]
-    assignment: dict[str, Any]
-    encoded: dict[str, bytes] | None
-    user_data: dict[str, bytes]
-    report: validate.ExactReport
-    seconds: float  # planning alone
-
-
-def _planned(strategy: Strategy, group: Group, generation: int, columns: bool, with_bytes: bool) -> Planned:
-    """Every strategy plans on arrays, and the answer is written from them in the order its
-    SyncGroup bytes list each member's partitions (Java's, for Java's strategies): no
-    TopicPartition per partition made, read back and written again. A property test holds the
-    answer to the plan as objects (`assign`)."""
-    started = time.perf_counter()
-    # KIP-848's consumer protocol has no SyncGroup: its broker assignors' plans carry no bytes
-    with_bytes = with_bytes and strategy.protocol.classic
-    result = strategy.planned(group)
-    seconds = time.perf_counter() - started
-    layout, owner = result.layout, result.owner
-    members = [m.id for m in layout.members]
-    report = validate.report_of_layout(group, layout, owner, strategy)
-    if report is None:
-        report = validate.report(group, result.plan(strategy.name))
-    encoded, user_data = plan_bytes_of_claims(result.assigned, members, strategy.protocol, generation,
-                                              as_java=strategy.java) if with_bytes else (None, {})
-    return Planned(members, plan_json_of_claims(result.assigned, members, columns), encoded, user_data, report, seconds)

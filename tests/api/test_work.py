@@ -12,6 +12,7 @@ from api.handlers import plans as plans_handlers
 from api.settings import Settings
 from assignor import validate
 from assignor.json_format import group_from_json, group_to_json, plan_to_columns_json, plan_to_json
+from assignor.plan_answer import PlanAnswer
 from assignor.protocol import plan_bytes
 from assignor.strategies import REGISTRY, assign, strategy_named
 from tests.budget import examples
@@ -20,14 +21,14 @@ from tests.consumer.test_validate import claimed_groups
 LIMITS = Settings().limits
 
 
-def reference_planned(group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> plans_handlers.Planned:
+def reference_planned(group, strategy: str, generation: int, columns: bool, with_bytes: bool) -> PlanAnswer:
     """The answer written the plain way, from the strategy's `Plan` (objects, in its order)."""
     chosen = strategy_named(strategy)
     plan = assign(strategy, group)
     # KIP-848's broker assignors plan no classic protocol: no SyncGroup bytes to write
     encoded, user_data = plan_bytes(plan, chosen.protocol, generation, as_java=chosen.java) \
         if with_bytes and chosen.protocol.classic else (None, {})
-    return plans_handlers.Planned(list(plan.assignment), plan_to_columns_json(plan) if columns else plan_to_json(plan),
+    return PlanAnswer(list(plan.assignment), plan_to_columns_json(plan) if columns else plan_to_json(plan),
                         encoded, user_data, validate.report(group, plan), 0.0)
 
 

@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assignor import Group, Member, Plan, TopicPartition, validate
-from assignor.errors import JavaAssignorFailure
 from assignor.group_spec import of_objects
 from assignor.json_format import group_to_json, plan_to_json, unpack_group, unpack_plan
 from assignor.solver import dense
@@ -112,23 +111,6 @@ def test_the_report_of_a_dense_plan_is_the_oracles(group, strategy):
     plain = validate.report(group, Plan(strategy, layout.assignment(owner)))
     if fast is not None:
         assert fast == plain, (group, strategy)
-
-
-@examples(300)
-@given(st.one_of(cases(), claimed_groups().map(lambda group: (group, None))),
-       st.sampled_from(["sticky", "cooperative-sticky", "range", "roundrobin", "java-sticky",
-                        "java-cooperative-sticky", "kip848-uniform"]))
-def test_the_clis_report_is_the_oracles(case, strategy):
-    """`report_of_plan` (what ``assignor plan`` reports) says what `report` says, of plans
-    broken or not and of each strategy's own plan of a claimed group."""
-    group, plan = case
-    chosen = strategy_named(strategy)
-    if plan is None:
-        try:
-            plan = chosen.assign(group)
-        except JavaAssignorFailure:  # (Java's builders throw on some hostile claims, as Java does)
-            return
-    assert validate.report_of_plan(group, plan, chosen) == validate.report(group, plan), (group, plan)
 
 
 @examples(200)
