@@ -3,9 +3,11 @@ the JSON form asked for, each member's SyncGroup bytes when asked for, and the o
 
 Every strategy plans on arrays (`Strategy.planned`), and the answer is written from them, in the
 order the SyncGroup bytes list each member's partitions (Java's, for Java's strategies): no
-`TopicPartition` per partition made, read back and written again. At a million partitions that
-is half the time of writing the answer from the plan as objects (`assign`, `plan_to_json`,
-`validate.report`), to which a property test holds it (tests/api/test_work.py).
+`TopicPartition` per partition made, read back and written again: ``assignor plan`` of a group
+of 2,000 members and a million partitions takes 0.49 s, where planning it as objects and
+measuring that plan again on arrays took 0.80 s. A property test holds the answer to the one
+written from the plan as objects (`assign`, `plan_to_json`, `validate.report`:
+tests/api/test_work.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""``POST /v1/plans`` in a planning process.
+"""``POST /v1/plans``, and ``GET /v1/clusters/{alias}/groups/{id}/plan`` (a live group's), in a
+planning process: `assignor.plan_answer`'s answer, with the strategy, the generation and the
+time planning took.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ _BODY = documented_body(PlanRequest)
 
 AnswerFormat = Literal["pairs", "columns"]
 FORMAT_DOC = ("`pairs`: each member's `[topic, partition]` pairs; `columns`: per member, each topic's partitions "
-           "(compact for big groups)")
+              "(compact for big groups)")
 BYTES_DOC = "include each member's SyncGroup assignment and next user data (base64)"
 
 
