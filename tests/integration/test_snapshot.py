@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import uuid
+from typing import Any
 
 import pytest
 
@@ -97,6 +98,103 @@ async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_membe
     finally:
         for member in members:
             await member.stop()
+
+
+class HoldingMember:
+    """A librdkafka consumer-protocol member (``uniform``) whose revocations wait until `release`:
+    its rebalance callback blocks, so it goes on holding what its target no longer gives it
+    (KIP-848's UNREVOKED_PARTITIONS), and the group stays mid-reconciliation."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        import threading
+
+        import confluent_kafka
+
+        self.name = f"{group}.holding"
+        self.consumer = confluent_kafka.Consumer({
+            "bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer", "client.id": self.name,
+            "group.remote.assignor": "uniform", "enable.auto.commit": False, "broker.address.family": "v4"})
+        self.gate, self.stopping = threading.Event(), threading.Event()
+        self.assigned: set[int] = set()
+        self.consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked)
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _assigned(self, _consumer, partitions) -> None:
+        self.assigned |= {tp.partition for tp in partitions}
+
+    def _revoked(self, _consumer, partitions) -> None:
+        self.gate.wait(120)
+        self.assigned -= {tp.partition for tp in partitions}
+
+    def _poll(self) -> None:
+        while not self.stopping.is_set():
+            self.consumer.poll(0.05)
+        self.consumer.close()
+
+    def release(self) -> None:
+        self.gate.set()
+
+    async def stop(self) -> None:
+        self.release()
+        self.stopping.set()
+        await asyncio.to_thread(self.thread.join, 30)
+
+
+async def test_a_consumer_group_mid_reconciliation_is_planned_from_its_targets(broker, java_members):
+    """A consumer-protocol group caught mid-reconciliation (a member that has not yet given up
+    what its new target takes from it, and one waiting for those partitions): the snapshot holds
+    what each member holds and, apart from it, its target; a join planned on it with
+    ``kip848-uniform`` from the targets (not from what is held, which would plan another
+    group) is the target the broker computes, while the revocation is still pending."""
+    java = await JavaGroup(broker, java_members, "snap-reconciling", 6).create()
+    holding = HoldingMember(broker.bootstrap, java.group, java.topic)
+    members: list[Any] = []
+    try:
+        deadline = asyncio.get_running_loop().time() + 30
+        while holding.assigned != set(range(6)):  # alone, it holds all six
+            assert asyncio.get_running_loop().time() < deadline, holding.assigned
+            await asyncio.sleep(0.1)
+        await until_target(broker, java.group, 1, 6)
+        members.append(await java.start(0, UNIFORM))
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:  # the target of two members, the Java one waiting for what the other holds
+            now = await snap(broker, java.group)
+            if len(now["members"]) == 2 and all(m["target"] for m in now["members"]):
+                break
+            assert asyncio.get_running_loop().time() < deadline, now
+            await asyncio.sleep(0.2)
+        by_name = {m["client_id"]: m for m in now["members"]}
+        assert {p for _t, p in by_name[holding.name]["owned"]} == holding.assigned == set(range(6))
+        assert by_name[members[0].name]["owned"] == [] and len(by_name[holding.name]["target"]) == 3
+        assert now["group_epoch"] == now["assignment_epoch"]
+
+        members.append(await java.start(1, UNIFORM))
+        joined = await until_target_of(broker, java.group, 3, 6)
+        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
+        group = {**now, "members": [*now["members"], {"id": joiner, "topics": [java.topic]}]}
+        assert targets(joined) == planned("kip848-uniform", group_from_json(group))
+        from_held = {**group, "members": [{**m, "target": m.get("owned", [])} for m in group["members"]]}
+        assert targets(joined) != planned("kip848-uniform", group_from_json(from_held))
+        assert {p for _t, p in next(m for m in joined["members"] if m["client_id"] == holding.name)["owned"]} == \
+            set(range(6))  # (still held: the prediction did not wait for the revocation)
+    finally:
+        await holding.stop()
+        for member in members:
+            await member.stop()
+
+
+async def until_target_of(broker, group: str, members: int, partitions: int, timeout: float = 30.0) -> dict:
+    """The group's snapshot once its target gives `partitions` partitions to `members` members,
+    held or not."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        now = await snap(broker, group)
+        if len(now["members"]) == members and sum(len(m["target"]) for m in now["members"]) == partitions and \
+                all(m["target"] for m in now["members"]):
+            return now
+        assert asyncio.get_running_loop().time() < deadline, now
+        await asyncio.sleep(0.2)
 
 
 async def test_a_regex_subscription_and_the_topic_it_takes_next(broker, java_members, tmp_path):
