@@ -174,6 +174,73 @@ def test_a_registered_group_can_be_picked(page, service):
     assert heat.locator("tr").nth(1).locator("td").first.inner_text() == "m2"
 
 
+def test_live_groups_of_the_services_clusters_can_be_picked(browser, broker, tmp_path):
+    """With ``ASSIGNOR_CLUSTERS`` naming the test broker (and a cluster that cannot be reached):
+    "Live groups" lists each consumer group of each cluster as its snapshot says it, shows the
+    snapshot picked, and a run reads the group again by its cluster and id; the cluster that
+    cannot be reached is said so. A service without clusters says how to name them."""
+    import asyncio
+    import uuid
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bench.rebalance import LibrdkafkaMember, create_topic, settle
+    from tests.ownership import Timeline
+
+    def run(coroutine):  # (playwright's sync API runs an event loop in this thread)
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, coroutine).result()
+
+    topic = run(create_topic(broker.bootstrap, 4))
+    group = f"ui-live-{uuid.uuid4().hex[:8]}"
+    members = [LibrdkafkaMember(f"{group}.m{i}", broker.bootstrap, group, topic, Timeline()) for i in range(2)]
+    clusters = {"local": {"bootstrap.servers": broker.bootstrap},
+                "gone": {"bootstrap.servers": "127.0.0.1:1", "request.timeout.ms": "2000"}}
+    service = Service(tmp_path, env={"ASSIGNOR_CLUSTERS": json.dumps(clusters)})
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        for member in members:
+            run(member.start())
+        run(settle(members, 4))
+        page = context.new_page()
+        page.goto(service.url + "/")
+        page.click("#load-live")
+        value = "live:" + json.dumps(["local", group], separators=(",", ":"))
+        page.wait_for_selector(f"#source option[value='{value}']", state="attached")
+        assert page.locator(f"#source option[value='{value}']").inner_text() == \
+            f"Live: local / {group} (classic, 2 members)"
+        expect(page.locator("#error")).to_contain_text("503: cluster gone: cannot connect to 127.0.0.1:1")
+        page.select_option("#source", value)
+        shown = json.loads(page.locator("#group").input_value())
+        assert shown["group_id"] == group and sorted(p for m in shown["members"] for _t, p in m["owned"]) == [0, 1, 2, 3]
+        leaving = shown["members"][0]["id"]
+        page.fill("#events", f"member_leave:{leaving}")
+        for box in page.locator("#strategy-checks input").all():
+            box.uncheck()
+        page.check("#strategy-checks input[value='sticky']")
+        page.click("#run")
+        page.wait_for_selector("#heatmaps section[data-strategy='sticky']")
+        heat = page.locator("#heatmaps section[data-strategy='sticky'] table.heat")
+        assert heat.locator("tr").nth(1).locator("td").first.inner_text() == shown["members"][1]["id"]
+        assert page.locator("#error").inner_text() == ""
+    finally:
+        context.close()
+        service.stop()
+        for member in members:
+            run(member.stop())
+    (tmp_path / "none").mkdir()
+    without = Service(tmp_path / "none")
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(without.url + "/")
+        page.click("#load-live")
+        expect(page.locator("#error")).to_have_text(
+            "No clusters configured: the service reads live groups of the clusters in ASSIGNOR_CLUSTERS.")
+    finally:
+        context.close()
+        without.stop()
+
+
 def test_no_strategy_picked_is_said_and_runs_nothing(page):
     """Unchecking every strategy silently ran all six (an empty list means "all" to the API)."""
     for box in page.locator("#strategy-checks input").all():
