@@ -228,7 +228,8 @@ class WhatIfRequest(_Strict):
     include_plans: bool = False
     migrate: StrategyName | None = Field(default=None, description=(
         "rehearse converting the group to KIP-848's consumer protocol with this broker assignor "
-        "(kip848-uniform or kip848-range); the first of `strategies` is the classic one it runs today"))
+        "(kip848-uniform or kip848-range); the first of `strategies` is the classic one it runs today (default: "
+        "a live group's, or a snapshot's, as Kafka's clients run its assignor; else cooperative-sticky)"))
     # Time as the coordinator keeps it (`assignor.whatif.timing`; a test holds these to its SETTINGS).
     restart_seconds: float | None = Field(None, ge=BOUNDS["restart_seconds"][0], le=BOUNDS["restart_seconds"][1],
                                           allow_inf_nan=False, description=TIMING["restart_seconds"])

@@ -57,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     whatif.add_argument("--migrate", metavar="STRATEGY",
                         choices=sorted(s.name for s in REGISTRY.values() if not s.protocol.classic),
                         help="rehearse converting the group to KIP-848's consumer protocol with this broker "
-                             "assignor (the first --strategy is the classic one it runs today)")
+                             "assignor (the first --strategy is the classic one it runs today; default: a live "
+                             "group's own)")
     add_settings_flags(whatif)
     snapshot = commands.add_parser("snapshot", help="read live groups from a cluster, read-only, as group JSON")
     add_cluster_flags(snapshot, one_group=False)
@@ -248,10 +249,11 @@ def _whatif(args: argparse.Namespace) -> int:
 
     if args.plans and not args.json:
         raise AssignorError("--plans adds each step's assignment to the JSON output: use it with --json")
-    group = group_from_json(_group_data(args))
+    data = _group_data(args)
+    group = group_from_json(data)
     events = [whatif.parse_event(text) for text in args.event]
     if args.migrate:
-        classic = tuple(args.strategy) if args.strategy else whatif.MIGRATE_FROM
+        classic = whatif.rehearsed_from(data, args.strategy)  # (a live group: from the strategy it runs)
         migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans,
                                    timing=timing_from(args), conversion_rules=conversion_from(args))
         if args.json:

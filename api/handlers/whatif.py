@@ -56,8 +56,8 @@ def _whatif(body: bytes, limits: Limits, registry_path: str, clusters: Mapping[s
                                  migrating=request.get("migrate") is not None)
     started = time.perf_counter()
     if request.get("migrate") is not None:
-        classic = request.get("strategies") or engine.MIGRATE_FROM
         try:
+            classic = engine.rehearsed_from(request["group"], request.get("strategies"))
             migration = engine.migrate(group, events, request["migrate"], classic,
                                        include_plans=request.get("include_plans", False), limits=limits,
                                        timing=timing, conversion_rules=rules)

@@ -38,7 +38,7 @@ from assignor.strategies import sticky as _sticky
 from assignor.strategies.strategy import Strategy
 
 __all__ = ["DEFAULT_STRATEGY", "REGISTRY", "STRATEGIES", "Strategy", "assign", "assign_columns", "check_claims",
-           "java_counterparts", "ours_for", "strategy_for", "strategy_named"]
+           "java_counterparts", "kafka_strategy", "ours_for", "strategy_for", "strategy_named"]
 
 
 def _register(*strategies: Strategy) -> dict[str, Strategy]:
@@ -196,6 +196,21 @@ def strategy_for(protocol: Protocol, strategy: str | None = None) -> Strategy:
         raise AssignorError(f"strategy {chosen.name!r} plans the {chosen.protocol.name!r} protocol, "
                             f"not {protocol.name!r}")
     return chosen
+
+
+def kafka_strategy(protocol: object) -> Strategy | None:
+    """The strategy Kafka's own clients plan under the classic protocol named `protocol` (what a
+    classic group's snapshot gives as its ``assignor``: the protocol its members chose), Java's
+    where ours shares the name (``sticky`` is ``java-sticky``, ``cooperative-sticky``
+    ``java-cooperative-sticky``); None for a name no strategy of ours plans (a custom assignor).
+
+    Examples
+    --------
+    >>> [kafka_strategy(name).name for name in ("range", "roundrobin", "sticky", "cooperative-sticky")]
+    ['range', 'roundrobin', 'java-sticky', 'java-cooperative-sticky']
+    """
+    named = [s for s in REGISTRY.values() if s.protocol.classic and s.protocol.name == protocol]
+    return max(named, key=lambda s: s.java, default=None)
 
 
 def java_counterparts() -> list[tuple[Strategy, Strategy]]:

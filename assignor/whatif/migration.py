@@ -3,7 +3,7 @@ that converts the group online, then later events under both protocols side by s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 import numpy as np
@@ -15,7 +15,7 @@ from assignor.leader import LeaderCache
 from assignor.limits import DEFAULT_LIMITS, Limits
 from assignor.model import Group, Member
 from assignor.ordering import hashmap_order
-from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, strategy_named
+from assignor.strategies import DEFAULT_STRATEGY, REGISTRY, kafka_strategy, strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.whatif.classic import _new_leader
 from assignor.whatif.figures import Step, _figures_of
@@ -66,6 +66,27 @@ class Migration(TypedDict):
 #: cooperative ones (ours first, then Java's), the protocol most groups run before KIP-848.
 MIGRATE_FROM: tuple[str, ...] = tuple(s.name for s in REGISTRY.values()
                                       if s.protocol.classic and s.protocol.cooperative)
+
+
+def rehearsed_from(described: Mapping[str, Any], named: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The classic strategies a rehearsal of the group JSON `described` compares, the one it runs
+    today first: `named` when given; else, for a snapshot of a classic group (``protocol:
+    "classic"``), the strategy Kafka's clients run under its ``assignor`` (`kafka_strategy`)
+    before `MIGRATE_FROM`; else `MIGRATE_FROM`.
+
+    Raises
+    ------
+    WhatIfError
+        For a snapshot of a group on the consumer protocol already: it has no move to rehearse.
+    """
+    if described.get("protocol") == "consumer":
+        group = f"group {described['group_id']!r}" if isinstance(described.get("group_id"), str) else "the group"
+        raise WhatIfError(f"{group} is on KIP-848's consumer protocol already (assignor "
+                          f"{described.get('assignor')!r}): nothing to rehearse; replay events without migrating")
+    if named:
+        return tuple(named)
+    today = kafka_strategy(described.get("assignor")) if described.get("protocol") == "classic" else None
+    return MIGRATE_FROM if today is None else tuple(dict.fromkeys([today.name, *MIGRATE_FROM]))
 
 
 def check_migration(target: str, classic: Sequence[str]) -> None:

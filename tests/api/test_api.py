@@ -328,6 +328,15 @@ async def test_whatif_migration_rehearsal(client):
         assert bad.status_code == 422 and field in bad.text, bad.text
     plan = await client.post("/v1/plans", json={**group, "strategy": "kip848-range"})
     assert plan.status_code == 200 and "members" not in plan.json()  # no SyncGroup bytes: no classic protocol
+    # A snapshot: from the strategy its assignor stands for; on the consumer protocol already, refused.
+    snapshot = {**group, "group_id": "g", "protocol": "classic", "assignor": "sticky"}
+    response = await client.post("/v1/whatif", json={"group": snapshot, "migrate": "kip848-uniform"})
+    assert response.status_code == 200 and response.json()["migration"]["classic"] == "java-sticky"
+    response = await client.post("/v1/whatif", json={"group": {**snapshot, "protocol": "consumer", "assignor": "range"},
+                                                      "migrate": "kip848-uniform"})
+    assert (response.status_code, response.json()["detail"]) == (
+        422, "migrate: group 'g' is on KIP-848's consumer protocol already (assignor 'range'): nothing to rehearse; "
+             "replay events without migrating")
 
 
 async def test_protocol_encode_decode_round_trip(client):

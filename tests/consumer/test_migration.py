@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from assignor import Group, Member, TopicPartition
+from assignor.cli import main
 from assignor.errors import WhatIfError
-from assignor.whatif import apply_event, consumer_member_id, migrate, parse_event, run
+from assignor.whatif import MIGRATE_FROM, apply_event, consumer_member_id, migrate, parse_event, rehearsed_from, run
 from assignor.whatif.steps import _expand
 
 GROUP = Group({"orders": 12, "payments": 6}, [Member(f"c{i}", ["orders", "payments"]) for i in range(3)])
@@ -107,6 +108,38 @@ def test_migrate_refuses_what_is_not_a_migration():
         migrate(GROUP, [], "sticky")
     with pytest.raises(WhatIfError, match="not a classic strategy"):
         migrate(GROUP, [], "kip848-uniform", ["kip848-range"])
+
+
+@pytest.mark.parametrize(("described", "named", "expected"), [
+    ({"protocol": "classic", "assignor": "range"}, None, ("range", "cooperative-sticky", "java-cooperative-sticky")),
+    ({"protocol": "classic", "assignor": "sticky"}, None,
+     ("java-sticky", "cooperative-sticky", "java-cooperative-sticky")),
+    ({"protocol": "classic", "assignor": "cooperative-sticky"}, None,
+     ("java-cooperative-sticky", "cooperative-sticky")),
+    ({"protocol": "classic", "assignor": "roundrobin"}, ["sticky"], ("sticky",)),  # named: as named
+    ({"protocol": "classic", "assignor": "my-custom"}, None, MIGRATE_FROM),  # no strategy of ours plans it
+    ({"protocol": "classic", "assignor": None}, None, MIGRATE_FROM),  # an empty group chose none
+    ({"assignor": "range"}, None, MIGRATE_FROM),  # written by hand: no snapshot's protocol
+    ({}, None, MIGRATE_FROM),
+])
+def test_a_live_groups_rehearsal_starts_from_the_strategy_it_runs(described, named, expected):
+    """A snapshot of a classic group names the assignor its members chose: the rehearsal's
+    "today" is the strategy Kafka's clients run under that name (Java's where ours shares it)."""
+    assert rehearsed_from(described, named) == expected
+
+
+def test_a_group_on_the_consumer_protocol_has_no_move_to_rehearse(tmp_path, capsys):
+    described = {"group_id": "billing", "protocol": "consumer", "assignor": "uniform", "topics": {"t": 2},
+                 "members": [{"id": "m", "topics": ["t"], "target": [["t", 0], ["t", 1]]}]}
+    with pytest.raises(WhatIfError, match="group 'billing' is on KIP-848's consumer protocol already "
+                                          r"\(assignor 'uniform'\): nothing to rehearse"):
+        rehearsed_from(described, ["range"])
+    path = tmp_path / "billing.json"
+    path.write_text(json.dumps(described))
+    assert main(["whatif", str(path), "--migrate", "kip848-uniform"]) == 2
+    assert capsys.readouterr().err == (
+        "assignor: error: group 'billing' is on KIP-848's consumer protocol already (assignor 'uniform'): nothing "
+        "to rehearse; replay events without migrating\n")
 
 
 @pytest.mark.external

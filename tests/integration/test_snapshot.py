@@ -58,10 +58,11 @@ async def until_target(broker, group: str, members: int, partitions: int, timeou
         await asyncio.sleep(0.3)
 
 
-async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_members):
+async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_members, capsys):
     """Java members of a KIP-848 group (the broker's ``uniform``), one static: the snapshot holds
     what each member holds, its instance id, the epochs and the assignor; a leave, a join and
-    new partitions planned on it with ``kip848-uniform`` give the targets the broker computes."""
+    new partitions planned on it with ``kip848-uniform`` give the targets the broker computes. A
+    rehearsal of its move to the consumer protocol is refused: it has moved."""
     java = await JavaGroup(broker, java_members, "snap-consumer", 12).create()
     static = {**UNIFORM, "group.instance.id": f"{java.group}-static"}
     members = [await java.start(0, static), await java.start(1, UNIFORM), await java.start(2, UNIFORM)]
@@ -73,6 +74,13 @@ async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_membe
         assert [m.get("group_instance_id") for m in now["members"] if m["client_id"] == members[0].name] == \
             [f"{java.group}-static"]
         assert now["group_epoch"] == now["assignment_epoch"] and len(now["topic_ids"][java.topic]) == 22
+        from assignor import cli
+
+        assert await asyncio.to_thread(cli.main, ["whatif", "--bootstrap-server", broker.bootstrap, "--group",
+                                                  java.group, "--migrate", "kip848-range"]) == 2
+        assert capsys.readouterr().err == (
+            f"assignor: error: group '{java.group}' is on KIP-848's consumer protocol already (assignor 'uniform'): "
+            "nothing to rehearse; replay events without migrating\n")
 
         # A leave: the member map without it, each member's target the one the snapshot holds.
         leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)
@@ -262,10 +270,11 @@ def _grow(bootstrap: str, topic: str, count: int) -> None:
         future.result(30)
 
 
-async def test_a_classic_cooperative_group(broker, java_members):
+async def test_a_classic_cooperative_group(broker, java_members, capsys):
     """Java's cooperative-sticky members: the snapshot holds what each holds, the protocol and
     assignor; Java's assignor planned on it (``java-cooperative-sticky``) for a leave gives what
-    the group settles on after the leave."""
+    the group settles on after the leave; the rehearsal of its move to the consumer protocol
+    starts from that strategy."""
     java = await JavaGroup(broker, java_members, "snap-classic", 12).create()
     members, owned = await java.classic(3, COOPERATIVE)
     try:
@@ -273,6 +282,11 @@ async def test_a_classic_cooperative_group(broker, java_members):
         assert (now["protocol"], now["assignor"], now["topics"]) == ("classic", "cooperative-sticky", {java.topic: 12})
         assert held(now) == {m.name: owned[i] for i, m in enumerate(members)}
         assert len({m["generation"] for m in now["members"]}) == 1
+        from assignor import cli
+
+        args = ["whatif", "--bootstrap-server", broker.bootstrap, "--group", java.group, "--migrate", "kip848-uniform"]
+        assert await asyncio.to_thread(cli.main, [*args, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["classic"] == "java-cooperative-sticky"
         leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)
         run = whatif.run(group_from_json(now), [whatif.parse_event(f"member_leave:{leaving['id']}")],
                          ["java-cooperative-sticky"], include_plans=True)
