@@ -2,10 +2,12 @@
 
 Input
     groups: one row per member: ``cluster, group_id, member_id, topics (list of names),
-    owned (list of {topic, partition}), generation, rack, group_instance_id, topic_regex`` (a
-    static member's instance id, KIP-345; a consumer-protocol member's regex subscription,
-    KIP-848, which a ``topic_created`` event is matched against; the last four may be null or
-    absent); topics: ``cluster, topic, partitions``. Parquet or JSON lines.
+    owned (list of {topic, partition}), generation, rack, group_instance_id, topic_regex,
+    protocol`` (a static member's instance id, KIP-345; a consumer-protocol member's regex
+    subscription, KIP-848, which a ``topic_created`` event is matched against; the group's
+    protocol, ``classic`` or ``consumer``, as a snapshot's rows give it: a group on the consumer
+    protocol has no move to rehearse; the last five may be null or absent); topics: ``cluster,
+    topic, partitions``. Parquet or JSON lines.
 Output
     One row per group x strategy (`RESULT_COLUMNS`): moved, revoked, rounds, balance score,
     spread, rack locality and plan time of the what-if engine's summary, and optionally the final
@@ -39,7 +41,7 @@ from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Memb
 from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id",
-                 "topic_regex")
+                 "topic_regex", "protocol")
 #: The member columns a row may leave out (JSON lines) or hold nulls in.
 _OPTIONAL = GROUP_COLUMNS[2:]
 
@@ -174,6 +176,8 @@ def _member(row: Any, topics: dict[str, int]) -> Member:
     if not _is_missing(row.topic_regex) and not isinstance(row.topic_regex, str):
         raise AssignorError(f"topic_regex: expected a string, got {_shown(row.topic_regex)}")
     regex = None if _is_missing(row.topic_regex) else row.topic_regex
+    if not _is_missing(row.protocol) and row.protocol not in ("classic", "consumer"):
+        raise AssignorError(f"protocol: expected \"classic\" or \"consumer\", got {_shown(row.protocol)}")
     return Member(row.member_id, subscribed, owned=owned, generation=generation, rack=rack,
                   group_instance_id=instance, topic_regex=regex)
 
@@ -291,6 +295,7 @@ class _MemberRow(NamedTuple):
     rack: Any
     group_instance_id: Any
     topic_regex: Any
+    protocol: Any
 
 
 def _member_rows(members: pd.DataFrame) -> list[_MemberRow]:
@@ -306,10 +311,19 @@ def _key(value: object) -> str | None:
     return None if _is_missing(value) else str(value)
 
 
-def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str | None, str | None, Group | None,
-                                                                     list[dict[str, Any]]]:
-    """The group of one group's rows (None when no row is usable), with the rows that went to
-    errors and why."""
+class _GroupRows(NamedTuple):
+    """One group's rows read (`_group_of`): its group (None when no row is usable), the rows
+    that went to errors and why, and whether a row says it is on the consumer protocol."""
+
+    cluster: str | None
+    group_id: str | None
+    group: Group | None
+    errors: list[dict[str, Any]]
+    consumer: bool = False
+
+
+def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> _GroupRows:
+    """The group of one group's rows (`_GroupRows`)."""
     cluster, group_id = _key(members["cluster"].iloc[0]), _key(members["group_id"].iloc[0])
     errors: list[dict[str, Any]] = []
     members = _rows_of(members, errors, cluster, group_id)
@@ -319,12 +333,13 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str | None, 
     if cluster is None or group_id is None:  # rows of no group: each said so, none planned
         for row in members.itertuples(index=False):
             errors.append(_error(cluster, group_id, _key(row.member_id), "cluster and group_id are needed"))
-        return cluster, group_id, None, errors
+        return _GroupRows(cluster, group_id, None, errors)
     known = _topics_of(cluster, group_id, _topic_rows(topics), errors)
     group_members: list[Member] = []
     seen: set[str] = set()
     instances: dict[str, str] = {}  # instance id -> the member holding it (KIP-345: one member per instance)
-    for row in _member_rows(members):
+    rows = _member_rows(members)
+    for row in rows:
         try:
             member = _member(row, known)
             if member.id in seen:
@@ -340,9 +355,10 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> tuple[str | None, 
         group_members.append(member)
     if not group_members:
         errors.append(_error(cluster, group_id, None, "no usable member rows"))
-        return cluster, group_id, None, errors
+        return _GroupRows(cluster, group_id, None, errors)
     subscribed = {t for m in group_members for t in m.topics}
-    return cluster, group_id, Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members), errors
+    return _GroupRows(cluster, group_id, Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members),
+                      errors, any(row.protocol == "consumer" for row in rows))
 
 
 def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
@@ -358,7 +374,7 @@ def _whatif_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
     """`group_whatif`'s rows as dicts (`run_local` makes one frame of every group's)."""
     if members.empty:
         return []
-    cluster, group_id, group, errors = _group_of(members, topics)
+    cluster, group_id, group, errors, _consumer = _group_of(members, topics)
     if group is None:
         return errors
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
@@ -423,9 +439,11 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     """`group_migration`'s rows as dicts."""
     if members.empty:
         return []
-    cluster, group_id, group, errors = _group_of(members, topics)
+    cluster, group_id, group, errors, consumer = _group_of(members, topics)
     if group is None:
         return errors
+    if consumer:  # (as `whatif.rehearsed_from` refuses a snapshot's)
+        return [*errors, _error(cluster, group_id, None, "on KIP-848's consumer protocol already: nothing to rehearse")]
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:
