@@ -61,8 +61,10 @@ async def until_target(broker, group: str, members: int, partitions: int, timeou
 async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_members, capsys):
     """Java members of a KIP-848 group (the broker's ``uniform``), one static: the snapshot holds
     what each member holds, its instance id, the epochs and the assignor; a leave, a join and
-    new partitions planned on it with ``kip848-uniform`` give the targets the broker computes. A
-    rehearsal of its move to the consumer protocol is refused: it has moved."""
+    new partitions planned on it with ``kip848-uniform`` give the targets the broker computes, and
+    so does the what-if of the static member's leave once its session ends (until then the broker
+    keeps its partitions for it). A rehearsal of its move to the consumer protocol is refused: it
+    has moved."""
     java = await JavaGroup(broker, java_members, "snap-consumer", 12).create()
     static = {**UNIFORM, "group.instance.id": f"{java.group}-static"}
     members = [await java.start(0, static), await java.start(1, UNIFORM), await java.start(2, UNIFORM)]
@@ -103,6 +105,18 @@ async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_membe
         expected = planned("kip848-uniform", group_from_json({**grown, "members": [
             *grown["members"], {"id": joiner, "topics": [java.topic]}]}))
         assert targets(joined) == expected
+
+        # The static member leaves: the broker keeps its partitions for it until its session
+        # ends, then plans without it, as the what-if of that leave on the snapshot says.
+        static = next(m["id"] for m in joined["members"] if m.get("group_instance_id"))
+        run = whatif.run(group_from_json(joined), [whatif.parse_event(f"member_leave:{static}")], ["kip848-uniform"],
+                         include_plans=True)
+        final = run["strategies"]["kip848-uniform"]["steps"][-1]["assignment"]
+        await members.pop(0).stop()
+        kept = await snap(broker, java.group)
+        assert targets(kept) == targets(joined)  # (within its session: nothing moves)
+        after = await until_target(broker, java.group, 2, 16, timeout=60.0)
+        assert targets(after) == {m: {(t, p) for t, p in tps} for m, tps in final.items()}
     finally:
         for member in members:
             await member.stop()
