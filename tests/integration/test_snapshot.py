@@ -319,7 +319,8 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli
     """aiokafka members with our eager ``sticky`` assignor (owned partitions and generation in its
     user data), static: the snapshot decodes them; the CLI prints the same group, and answers
     ``plan`` and ``whatif`` for it by name; the service reads it by its cluster's alias; a group
-    that does not exist is said so."""
+    that does not exist is said so; a static member's leave, made to happen, leaves the others
+    holding what the what-if of it said."""
     from aiokafka import AIOKafkaConsumer
 
     from api.app import create_app
@@ -407,6 +408,21 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli
                     404, "cluster 'local', group 'no-such-group': no such group")
         finally:
             app.state.planner.close()
+
+        # The leave made to happen: the static member stops (no LeaveGroup, KIP-345), the
+        # coordinator drops it when its session ends, and the others hold what the what-if said.
+        run = whatif.run(group_from_json(now), [whatif.parse_event(leave)], ["sticky"], include_plans=True)
+        final = run["strategies"]["sticky"]["steps"][-1]["assignment"]
+        names = {m["id"]: m["client_id"] for m in now["members"]}
+        leaving = next(c for c in consumers if c._client._client_id == names[now["members"][0]["id"]])
+        consumers.remove(leaving)
+        await leaving.stop()
+        deadline = asyncio.get_running_loop().time() + 30
+        while sorted(len(c.assignment()) for c in consumers) != [3, 3]:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.2)
+        assert {c._client._client_id: {tp.partition for tp in c.assignment()} for c in consumers} == {
+            names[m]: {p for _t, p in tps} for m, tps in final.items()}
     finally:
         for consumer in consumers:
             await consumer.stop()
