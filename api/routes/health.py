@@ -15,7 +15,7 @@ from api.bodies import reply
 from api.dependencies import MetricsDep, PlannerDep, RegistryDep, SettingsDep, authorised
 from api.models import Problem
 from assignor.events import KINDS
-from assignor.strategies import REGISTRY
+from assignor.strategies import REGISTRY, kafka_strategy
 
 PAGE = Path(__file__).resolve().parent.parent / "page.html"
 
@@ -80,8 +80,14 @@ async def page() -> HTMLResponse:
 
 def rendered_page() -> str:
     """The page as served (`api.middleware.page_policy` hashes its inline script and style)."""
+    # A live classic group's assignor names a protocol; the box of the strategy Kafka's clients
+    # run under it (`kafka_strategy`) says so, for the rehearsal of that group's move.
+    kafka = {name: strategy.protocol.name for name, strategy in REGISTRY.items()
+             if kafka_strategy(strategy.protocol.name) is strategy}
     boxes = "".join(f'<label><input type="checkbox" value="{html.escape(name)}" '
-                    f'data-classic="{str(strategy.protocol.classic).lower()}" checked>{html.escape(name)}</label>'
+                    f'data-classic="{str(strategy.protocol.classic).lower()}"'
+                    + (f' data-kafka-for="{html.escape(kafka[name])}"' if name in kafka else "")
+                    + f' checked>{html.escape(name)}</label>'
                     for name, strategy in REGISTRY.items())
     targets = "".join(f'<option value="{html.escape(name)}">{html.escape(name)}</option>'
                       for name, strategy in REGISTRY.items() if not strategy.protocol.classic)

@@ -177,8 +177,9 @@ def test_a_registered_group_can_be_picked(page, service):
 def test_live_groups_of_the_services_clusters_can_be_picked(browser, broker, tmp_path):
     """With ``ASSIGNOR_CLUSTERS`` naming the test broker (and a cluster that cannot be reached):
     "Live groups" lists each consumer group of each cluster as its snapshot says it, shows the
-    snapshot picked, and a run reads the group again by its cluster and id; the cluster that
-    cannot be reached is said so. A service without clusters says how to name them."""
+    snapshot picked, and a run reads the group again by its cluster and id; the rehearsal of its
+    move starts from the strategy it runs; the cluster that cannot be reached is said so. A
+    service without clusters says how to name them."""
     import asyncio
     import uuid
     from concurrent.futures import ThreadPoolExecutor
@@ -223,6 +224,15 @@ def test_live_groups_of_the_services_clusters_can_be_picked(browser, broker, tmp
         heat = page.locator("#heatmaps section[data-strategy='sticky'] table.heat")
         assert heat.locator("tr").nth(1).locator("td").first.inner_text() == shown["members"][1]["id"]
         assert page.locator("#error").inner_text() == ""
+        # Its move to the consumer protocol, rehearsed from the strategy it runs (Java's for the
+        # protocol its librdkafka members chose), whichever classic strategy is checked first.
+        assert shown["assignor"] == "cooperative-sticky"
+        page.uncheck("#strategy-checks input[value='sticky']")
+        page.check("#strategy-checks input[value='cooperative-sticky']")
+        page.select_option("#migrate", "kip848-uniform")
+        page.click("#run")
+        expect(page.locator("#migration-title")).to_have_text(
+            "Migration: java-cooperative-sticky today, then KIP-848's consumer protocol with kip848-uniform")
     finally:
         context.close()
         service.stop()
