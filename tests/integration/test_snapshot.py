@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import uuid
 from typing import Any
 
@@ -45,14 +46,15 @@ async def snap(broker, group: str) -> dict:
     return found["groups"][0]
 
 
-async def until_target(broker, group: str, members: int, partitions: int, timeout: float = 30.0) -> dict:
+async def until_target(broker, group: str, members: int, partitions: int, timeout: float = 30.0,
+                       held: bool = True) -> dict:
     """The group's snapshot once its target has `members` members and `partitions` partitions,
-    and everyone holds it."""
+    and everyone holds it (not `held`: each member has a target, held or not)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         now = await snap(broker, group)
         if len(now["members"]) == members and sum(len(m["target"]) for m in now["members"]) == partitions and \
-                all(sorted(m["owned"]) == sorted(m["target"]) for m in now["members"]):
+                all(sorted(m["owned"]) == sorted(m["target"]) if held else m["target"] for m in now["members"]):
             return now
         assert asyncio.get_running_loop().time() < deadline, now
         await asyncio.sleep(0.3)
@@ -128,8 +130,6 @@ class HoldingMember:
     (KIP-848's UNREVOKED_PARTITIONS), and the group stays mid-reconciliation."""
 
     def __init__(self, bootstrap: str, group: str, topic: str) -> None:
-        import threading
-
         import confluent_kafka
 
         self.name = f"{group}.holding"
@@ -179,20 +179,15 @@ async def test_a_consumer_group_mid_reconciliation_is_planned_from_its_targets(b
             await asyncio.sleep(0.1)
         await until_target(broker, java.group, 1, 6)
         members.append(await java.start(0, UNIFORM))
-        deadline = asyncio.get_running_loop().time() + 30
-        while True:  # the target of two members, the Java one waiting for what the other holds
-            now = await snap(broker, java.group)
-            if len(now["members"]) == 2 and all(m["target"] for m in now["members"]):
-                break
-            assert asyncio.get_running_loop().time() < deadline, now
-            await asyncio.sleep(0.2)
+        # The target of two members, the Java one waiting for what the other holds.
+        now = await until_target(broker, java.group, 2, 6, held=False)
         by_name = {m["client_id"]: m for m in now["members"]}
         assert {p for _t, p in by_name[holding.name]["owned"]} == holding.assigned == set(range(6))
         assert by_name[members[0].name]["owned"] == [] and len(by_name[holding.name]["target"]) == 3
         assert now["group_epoch"] == now["assignment_epoch"]
 
         members.append(await java.start(1, UNIFORM))
-        joined = await until_target_of(broker, java.group, 3, 6)
+        joined = await until_target(broker, java.group, 3, 6, held=False)
         joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
         group = {**now, "members": [*now["members"], {"id": joiner, "topics": [java.topic]}]}
         assert targets(joined) == planned("kip848-uniform", group_from_json(group))
@@ -204,19 +199,6 @@ async def test_a_consumer_group_mid_reconciliation_is_planned_from_its_targets(b
         await holding.stop()
         for member in members:
             await member.stop()
-
-
-async def until_target_of(broker, group: str, members: int, partitions: int, timeout: float = 30.0) -> dict:
-    """The group's snapshot once its target gives `partitions` partitions to `members` members,
-    held or not."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        now = await snap(broker, group)
-        if len(now["members"]) == members and sum(len(m["target"]) for m in now["members"]) == partitions and \
-                all(m["target"] for m in now["members"]):
-            return now
-        assert asyncio.get_running_loop().time() < deadline, now
-        await asyncio.sleep(0.2)
 
 
 async def test_a_regex_subscription_and_the_topic_it_takes_next(broker, java_members, tmp_path):
