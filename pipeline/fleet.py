@@ -442,8 +442,11 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     cluster, group_id, group, errors, consumer = _group_of(members, topics)
     if group is None:
         return errors
-    if consumer:  # (as `whatif.rehearsed_from` refuses a snapshot's)
-        return [*errors, _error(cluster, group_id, None, "on KIP-848's consumer protocol already: nothing to rehearse")]
+    if consumer:
+        try:
+            whatif.rehearsed_from({"group_id": group_id, "protocol": "consumer"})
+        except AssignorError as refused:  # (as a snapshot of it is refused)
+            return [*errors, _error(cluster, group_id, None, str(refused))]
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:

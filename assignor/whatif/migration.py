@@ -81,8 +81,9 @@ def rehearsed_from(described: Mapping[str, Any], named: Sequence[str] | None = N
     """
     if described.get("protocol") == "consumer":
         group = f"group {described['group_id']!r}" if isinstance(described.get("group_id"), str) else "the group"
-        raise WhatIfError(f"{group} is on KIP-848's consumer protocol already (assignor "
-                          f"{described.get('assignor')!r}): nothing to rehearse; replay events without migrating")
+        assignor = f" (assignor {described['assignor']!r})" if described.get("assignor") is not None else ""
+        raise WhatIfError(f"{group} is on KIP-848's consumer protocol already{assignor}: nothing to rehearse; "
+                          "replay events without migrating")
     if named:
         return tuple(named)
     today = kafka_strategy(described.get("assignor")) if described.get("protocol") == "classic" else None
