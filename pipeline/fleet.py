@@ -3,11 +3,12 @@
 Input
     groups: one row per member: ``cluster, group_id, member_id, topics (list of names),
     owned (list of {topic, partition}), generation, rack, group_instance_id, topic_regex,
-    protocol`` (a static member's instance id, KIP-345; a consumer-protocol member's regex
-    subscription, KIP-848, which a ``topic_created`` event is matched against; the group's
-    protocol, ``classic`` or ``consumer``, as a snapshot's rows give it: a group on the consumer
-    protocol has no move to rehearse; the last five may be null or absent); topics: ``cluster,
-    topic, partitions``. Parquet or JSON lines.
+    protocol, assignor`` (a static member's instance id, KIP-345; a consumer-protocol member's
+    regex subscription, KIP-848, which a ``topic_created`` event is matched against; the group's
+    protocol, ``classic`` or ``consumer``, and the assignor it uses, as a snapshot's rows give
+    them: a group on the consumer protocol has no move to rehearse, and a classic group's
+    rehearsals say which starts from the strategy it runs; the last six may be null or absent);
+    topics: ``cluster, topic, partitions``. Parquet or JSON lines.
 Output
     One row per group x strategy (`RESULT_COLUMNS`): moved, revoked, rounds, balance score,
     spread, rack locality and plan time of the what-if engine's summary, and optionally the final
@@ -38,10 +39,10 @@ from assignor import whatif
 from assignor.errors import AssignorError
 from assignor.json_format import strict_loads
 from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Member, TopicPartition
-from assignor.strategies import java_counterparts
+from assignor.strategies import java_counterparts, kafka_strategy
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id",
-                 "topic_regex", "protocol")
+                 "topic_regex", "protocol", "assignor")
 #: The member columns a row may leave out (JSON lines) or hold nulls in.
 _OPTIONAL = GROUP_COLUMNS[2:]
 
@@ -178,6 +179,8 @@ def _member(row: Any, topics: dict[str, int]) -> Member:
     regex = None if _is_missing(row.topic_regex) else row.topic_regex
     if not _is_missing(row.protocol) and row.protocol not in ("classic", "consumer"):
         raise AssignorError(f"protocol: expected \"classic\" or \"consumer\", got {_shown(row.protocol)}")
+    if not _is_missing(row.assignor) and not isinstance(row.assignor, str):
+        raise AssignorError(f"assignor: expected a string, got {_shown(row.assignor)}")
     return Member(row.member_id, subscribed, owned=owned, generation=generation, rack=rack,
                   group_instance_id=instance, topic_regex=regex)
 
@@ -296,6 +299,7 @@ class _MemberRow(NamedTuple):
     group_instance_id: Any
     topic_regex: Any
     protocol: Any
+    assignor: Any
 
 
 def _member_rows(members: pd.DataFrame) -> list[_MemberRow]:
@@ -313,13 +317,15 @@ def _key(value: object) -> str | None:
 
 class _GroupRows(NamedTuple):
     """One group's rows read (`_group_of`): its group (None when no row is usable), the rows
-    that went to errors and why, and whether a row says it is on the consumer protocol."""
+    that went to errors and why, and the group's protocol and assignor as its usable rows give
+    them (a snapshot's), or None."""
 
     cluster: str | None
     group_id: str | None
     group: Group | None
     errors: list[dict[str, Any]]
-    consumer: bool = False
+    protocol: str | None = None
+    assignor: str | None = None
 
 
 def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> _GroupRows:
@@ -338,8 +344,8 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> _GroupRows:
     group_members: list[Member] = []
     seen: set[str] = set()
     instances: dict[str, str] = {}  # instance id -> the member holding it (KIP-345: one member per instance)
-    rows = _member_rows(members)
-    for row in rows:
+    used: list[_MemberRow] = []
+    for row in _member_rows(members):
         try:
             member = _member(row, known)
             if member.id in seen:
@@ -353,12 +359,15 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> _GroupRows:
             continue
         seen.add(member.id)
         group_members.append(member)
+        used.append(row)
     if not group_members:
         errors.append(_error(cluster, group_id, None, "no usable member rows"))
         return _GroupRows(cluster, group_id, None, errors)
     subscribed = {t for m in group_members for t in m.topics}
+    protocol = next((row.protocol for row in used if not _is_missing(row.protocol)), None)
+    assignor = next((row.assignor for row in used if not _is_missing(row.assignor)), None)
     return _GroupRows(cluster, group_id, Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members),
-                      errors, any(row.protocol == "consumer" for row in rows))
+                      errors, protocol, assignor)
 
 
 def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
@@ -374,7 +383,7 @@ def _whatif_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
     """`group_whatif`'s rows as dicts (`run_local` makes one frame of every group's)."""
     if members.empty:
         return []
-    cluster, group_id, group, errors, _consumer = _group_of(members, topics)
+    cluster, group_id, group, errors, _protocol, _assignor = _group_of(members, topics)
     if group is None:
         return errors
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
@@ -401,10 +410,12 @@ def _whatif_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
 #: balance after the later events staying classic, migrated and under our ``sticky`` (the
 #: optimum), and the partitions paused by the later events before (classic) and after
 #: (consumer protocol): see `paused`. ``refused``: why Kafka would refuse the conversion, and
-#: what to change (`assignor.whatif.refusals`), or null.
+#: what to change (`assignor.whatif.refusals`), or null. ``runs_today``: whether the strategy is
+#: the one the group runs (its snapshot's assignor as Kafka's clients run it,
+#: `strategies.kafka_strategy`), null when the rows do not say.
 MIGRATION_COLUMNS = {
     "cluster": "string", "group_id": "string", "kind": "string", "strategy": "string", "target": "string",
-    "member_id": "string", "reason": "string", "members": "bigint", "partitions": "bigint",
+    "runs_today": "boolean", "member_id": "string", "reason": "string", "members": "bigint", "partitions": "bigint",
     "today_balance_score": "bigint", "conversion_moved": "bigint", "conversion_revoked": "bigint",
     "mixed_restarts": "bigint", "upgrade_moved": "bigint", "upgrade_revoked": "bigint",
     "upgrade_max_unowned": "double", "upgrade_max_unowned_seconds": "double",
@@ -439,14 +450,14 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     """`group_migration`'s rows as dicts."""
     if members.empty:
         return []
-    cluster, group_id, group, errors, consumer = _group_of(members, topics)
+    cluster, group_id, group, errors, protocol, assignor = _group_of(members, topics)
     if group is None:
         return errors
-    if consumer:
-        try:
-            whatif.rehearsed_from({"group_id": group_id, "protocol": "consumer"})
-        except AssignorError as refused:  # (as a snapshot of it is refused)
-            return [*errors, _error(cluster, group_id, None, str(refused))]
+    try:
+        whatif.rehearsed_from({"group_id": group_id, "protocol": protocol, "assignor": assignor})
+    except AssignorError as refused:  # (a group on the consumer protocol, refused as a snapshot of it is)
+        return [*errors, _error(cluster, group_id, None, str(refused))]
+    own = kafka_strategy(assignor) if protocol == "classic" else None
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:
@@ -463,6 +474,7 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
         classic = last["classic"][strategy] if last else migration["today"]
         rows.append({
             "cluster": cluster, "group_id": group_id, "kind": "result", "strategy": strategy, "target": target,
+            "runs_today": None if own is None else strategy == own.name,
             "member_id": None, "reason": None, "members": len(group.members),
             "partitions": sum(group.topics.values()), "today_balance_score": migration["today"]["balance_score"],
             "conversion_moved": migration["conversion"]["moved"],

@@ -120,7 +120,7 @@ def test_member_rows_are_read_with_their_columns_in_member_id_order_as_text():
     assert fleet._MemberRow._fields == fleet._OPTIONAL
     rows = pd.DataFrame({"member_id": ["b", 10, None, "a", 9, "b"], "topics": [["t"]] * 6, "owned": [[]] * 6,
                          "generation": [1, 2, 3, 4, 5, 6], "rack": [None] * 6, "group_instance_id": [None] * 6,
-                         "topic_regex": [None] * 6, "protocol": [None] * 6})
+                         "topic_regex": [None] * 6, "protocol": [None] * 6, "assignor": [None] * 6})
     read = fleet._member_rows(rows)
     assert [(r.member_id, r.generation) for r in read] == [(10, 2), (9, 5), (None, 3), ("a", 4), ("b", 1), ("b", 6)]
     assert all(type(r.generation) is int for r in read)
@@ -191,9 +191,11 @@ def test_a_regex_members_row_takes_a_created_topic_as_the_engine_does(tmp_path):
 
 
 def test_a_group_on_the_consumer_protocol_has_no_rehearsal_in_the_fleet(tmp_path):
-    """A snapshot's rows carry the group's ``protocol``: under ``--migrate`` a consumer-protocol
-    group is an error row saying it has moved (as `whatif.rehearsed_from` refuses its
-    snapshot), a classic one is rehearsed; a protocol that is neither is the row's error."""
+    """A snapshot's rows carry the group's ``protocol`` and ``assignor``: under ``--migrate`` a
+    consumer-protocol group is an error row saying it has moved (as `whatif.rehearsed_from`
+    refuses its snapshot); a classic one is rehearsed from each strategy asked, ``runs_today``
+    saying which is the one it runs (null where the rows do not say); a protocol that is neither
+    is the row's error."""
     from pipeline.snapshot_rows import write_rows
 
     member = {"id": "a", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 3, "rack": None}
@@ -204,11 +206,18 @@ def test_a_group_on_the_consumer_protocol_has_no_rehearsal_in_the_fleet(tmp_path
     paths = write_rows(snapshot, "c", tmp_path / "rows")
     groups, topics = pd.read_parquet(paths["groups"]), pd.read_parquet(paths["topics"])
     assert groups["protocol"].tolist() == ["consumer", "classic"]
-    found = fleet.run_local(groups, topics, [], ["range"], migrate="kip848-uniform")
-    assert found[["group_id", "kind", "reason"]].sort_values("group_id").to_dict("records") == [
-        {"group_id": "moved", "kind": "error", "reason": "group 'moved' is on KIP-848's consumer protocol already: "
-                                                         "nothing to rehearse; replay events without migrating"},
-        {"group_id": "staying", "kind": "result", "reason": None}]
+    assert groups["assignor"].tolist() == ["uniform", "range"]
+    found = fleet.run_local(groups, topics, [], ["range", "cooperative-sticky"], migrate="kip848-uniform")
+    assert found[["group_id", "kind", "strategy", "runs_today", "reason"]].sort_values(
+        ["group_id", "strategy"], na_position="first").astype(object).where(found.notna(), None).to_dict("records") == [
+        {"group_id": "moved", "kind": "error", "strategy": None, "runs_today": None,
+         "reason": "group 'moved' is on KIP-848's consumer protocol already (assignor 'uniform'): nothing to "
+                   "rehearse; replay events without migrating"},
+        {"group_id": "staying", "kind": "result", "strategy": "cooperative-sticky", "runs_today": False,
+         "reason": None},
+        {"group_id": "staying", "kind": "result", "strategy": "range", "runs_today": True, "reason": None}]
+    unknown = fleet.run_local(groups.drop(columns=["assignor"]), topics, [], ["range"], migrate="kip848-uniform")
+    assert unknown[unknown["kind"] == "result"]["runs_today"].isna().all()  # (rows that do not say)
     odd = fleet.run_local(groups.assign(protocol="eager"), topics, [], ["range"], migrate="kip848-uniform")
     assert set(odd["reason"]) == {'protocol: expected "classic" or "consumer", got \'eager\'', "no usable member rows"}
 
