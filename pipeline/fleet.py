@@ -39,7 +39,7 @@ from assignor import whatif
 from assignor.errors import AssignorError
 from assignor.json_format import strict_loads
 from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Member, TopicPartition
-from assignor.strategies import java_counterparts, kafka_strategy
+from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id",
                  "topic_regex", "protocol", "assignor")
@@ -411,8 +411,8 @@ def _whatif_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
 #: optimum), and the partitions paused by the later events before (classic) and after
 #: (consumer protocol): see `paused`. ``refused``: why Kafka would refuse the conversion, and
 #: what to change (`assignor.whatif.refusals`), or null. ``runs_today``: whether the strategy is
-#: the one the group runs (its snapshot's assignor as Kafka's clients run it,
-#: `strategies.kafka_strategy`), null when the rows do not say.
+#: the one the group runs (`whatif.strategy_today`: its snapshot's assignor as Kafka's clients
+#: run it), null when the rows do not say.
 MIGRATION_COLUMNS = {
     "cluster": "string", "group_id": "string", "kind": "string", "strategy": "string", "target": "string",
     "runs_today": "boolean", "member_id": "string", "reason": "string", "members": "bigint", "partitions": "bigint",
@@ -453,11 +453,12 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     cluster, group_id, group, errors, protocol, assignor = _group_of(members, topics)
     if group is None:
         return errors
+    described = {"group_id": group_id, "protocol": protocol, "assignor": assignor}  # (as a snapshot of it says)
     try:
-        whatif.rehearsed_from({"group_id": group_id, "protocol": protocol, "assignor": assignor})
-    except AssignorError as refused:  # (a group on the consumer protocol, refused as a snapshot of it is)
+        whatif.rehearsed_from(described)
+    except AssignorError as refused:  # (a group on the consumer protocol)
         return [*errors, _error(cluster, group_id, None, str(refused))]
-    own = kafka_strategy(assignor) if protocol == "classic" else None
+    today = whatif.strategy_today(described)
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:
@@ -474,7 +475,7 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
         classic = last["classic"][strategy] if last else migration["today"]
         rows.append({
             "cluster": cluster, "group_id": group_id, "kind": "result", "strategy": strategy, "target": target,
-            "runs_today": None if own is None else strategy == own.name,
+            "runs_today": None if today is None else strategy == today,
             "member_id": None, "reason": None, "members": len(group.members),
             "partitions": sum(group.topics.values()), "today_balance_score": migration["today"]["balance_score"],
             "conversion_moved": migration["conversion"]["moved"],

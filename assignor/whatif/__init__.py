@@ -23,7 +23,14 @@ from __future__ import annotations
 from assignor.errors import WhatIfError
 from assignor.events import Event, apply_event, parse_event
 from assignor.whatif.figures import Figures, Step, Summary
-from assignor.whatif.migration import MIGRATE_FROM, Migration, check_migration, migrate, rehearsed_from
+from assignor.whatif.migration import (
+    MIGRATE_FROM,
+    Migration,
+    check_migration,
+    migrate,
+    rehearsed_from,
+    strategy_today,
+)
 from assignor.whatif.refusals import DEFAULT_CONVERSION, Conversion, Refusal, conversion_of
 from assignor.whatif.refusals import SETTINGS as CONVERSION_SETTINGS
 from assignor.whatif.replay import ALL_STRATEGIES, Comparison, Progress, Result, StrategyRun, compare, run
@@ -35,4 +42,4 @@ __all__ = ["ALL_STRATEGIES", "CONVERSION_SETTINGS", "DEFAULT_CONVERSION", "DEFAU
            "TIMING_SETTINGS", "Comparison", "Conversion", "Event", "Figures", "Migration", "Progress", "Refusal",
            "Result", "Step", "StrategyRun", "Summary", "Timing", "WhatIfError", "apply_event", "check_migration",
            "compare", "consumer_member_id", "conversion_of", "migrate", "parse_event", "rehearsed_from", "run",
-           "timing_of"]
+           "strategy_today", "timing_of"]

@@ -86,8 +86,16 @@ def rehearsed_from(described: Mapping[str, Any], named: Sequence[str] | None = N
                           "replay events without migrating")
     if named:
         return tuple(named)
-    today = kafka_strategy(described.get("assignor")) if described.get("protocol") == "classic" else None
-    return MIGRATE_FROM if today is None else tuple(dict.fromkeys([today.name, *MIGRATE_FROM]))
+    today = strategy_today(described)
+    return MIGRATE_FROM if today is None else tuple(dict.fromkeys([today, *MIGRATE_FROM]))
+
+
+def strategy_today(described: Mapping[str, Any]) -> str | None:
+    """The strategy the classic group a snapshot describes runs: its ``assignor`` as Kafka's
+    clients run it (`kafka_strategy`); None for any other group JSON, or an assignor no strategy
+    of ours plans."""
+    found = kafka_strategy(described.get("assignor")) if described.get("protocol") == "classic" else None
+    return None if found is None else found.name
 
 
 def check_migration(target: str, classic: Sequence[str]) -> None:
