@@ -212,7 +212,7 @@ def group_to_json(group: Group) -> dict[str, Any]:
             "topics": dict(group.topics),
             "members": [
                 {"id": m.id, "topics": list(m.topics), "owned": list(map(list, m.owned)),
-                 "generation": m.generation, "rack": m.rack, **_instance_json(m)}
+                 "generation": m.generation, "rack": m.rack, **_optional_member_json(m)}
                 for m in group.members
             ],
         }
@@ -263,7 +263,7 @@ def pack_group(group: Group, owned: Claims) -> dict[str, Any]:
         **_racks_json(group),
         "topics": dict(group.topics),
         "members": [{"id": m.id, "topics": list(m.topics), "generation": m.generation, "rack": m.rack,
-                     **_instance_json(m)} for m in group.members],
+                     **_optional_member_json(m)} for m in group.members],
         "owned": {"names": list(owned.names), "member": owned.member.tolist(), "topic": owned.topic.tolist(),
                   "partition": owned.partition.tolist()},
     }
@@ -399,7 +399,7 @@ def _write_readable(value: Any, depth: int, step: str, out: list[str]) -> None:
     out.append("\n" + step * depth + closing)
 
 
-def _instance_json(member: Member) -> dict[str, str]:
+def _optional_member_json(member: Member) -> dict[str, str]:
     """A static member's ``group_instance_id`` and a regex member's ``topic_regex``; nothing for
     others (the form stays what it was for groups without them)."""
     return {**({} if member.group_instance_id is None else {"group_instance_id": member.group_instance_id}),

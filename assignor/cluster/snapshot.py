@@ -16,8 +16,8 @@ Consumer-protocol groups (ConsumerGroupDescribe, KIP-848): the members in the co
 order (its member map's: what its assignors read, `assignor.strategies.kip848.member_map`),
 subscribed topic names and regex (``topic_regex``; resolved against the cluster's topics into
 ``topics``), the current assignment (``owned``) and the ``target``, each member's epoch (also
-its ``generation``), rack and instance id; per group ``protocol: "consumer"``, the server ``assignor``, ``group_epoch``
-and ``assignment_epoch``.
+its ``generation``), rack and instance id; per group ``protocol: "consumer"``, the server
+``assignor``, ``group_epoch`` and ``assignment_epoch``.
 
 Topics (Metadata): partition counts, topic ids, and each partition's replica racks where the
 brokers have racks (KIP-881).
