@@ -419,8 +419,8 @@ async def test_what_cannot_be_read_is_said_so():
 async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, java_members):
     """librdkafka's ``cooperative-sticky`` and Java's eager ``StickyAssignor`` (owned partitions
     in its user data) as classic groups, and a KIP-848 group on the broker's ``range``: each
-    snapshot holds what the members hold; a leave planned on the range group with
-    ``kip848-range`` is the broker's next target."""
+    snapshot holds what the members hold (and, on the range group, each member's rack); a leave
+    planned on the range group with ``kip848-range`` is the broker's next target."""
     from bench.java_members import CLASSIC
     from bench.rebalance import LibrdkafkaMember, create_topic
     from tests.ownership import Timeline
@@ -450,11 +450,14 @@ async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, 
 
     ranged = await JavaGroup(broker, java_members, "snap-range", 12).create()
     settings = {**UNIFORM, "group.remote.assignor": "range"}
-    members = [await ranged.start(i, settings) for i in range(3)]
+    # (two members on racks: their heartbeats' rack id, which the broker's assignors do not read in 4.3)
+    members = [await ranged.start(i, {**settings, **({"client.rack": f"rack-{i}"} if i else {})}) for i in range(3)]
     try:
         await settle(members, 12)
         now = await until_target(broker, ranged.group, 3, 12)
         assert now["assignor"] == "range"
+        assert {m["client_id"]: m["rack"] for m in now["members"]} == {
+            member.name: f"rack-{i}" if i else None for i, member in enumerate(members)}
         leaving = next(m for m in now["members"] if m["client_id"] == members[1].name)
         predicted = planned("kip848-range", group_from_json({**now, "members": [
             m for m in now["members"] if m is not leaving]}))
