@@ -12,7 +12,7 @@ from typing import Any
 
 from api.errors import Rejected
 from api.handlers.answers import Answer, Handled, answer
-from assignor.cluster import ClientSettings, read_snapshot, settings_of
+from assignor.cluster import ClientSettings, read_snapshot, read_summaries, settings_of
 from assignor.cluster.snapshot import SkipKind
 from assignor.errors import ClusterError
 
@@ -59,13 +59,13 @@ def _group(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str)
     return live_group(clusters, alias, group_id), {}
 
 
-def groups_answer(clusters: Mapping[str, Mapping[str, str]], alias: str) -> Answer:
+def groups_answer(clusters: Mapping[str, Mapping[str, str]], alias: str, summary: bool = False) -> Answer:
     """``GET /v1/clusters/{alias}/groups`` in a planning process."""
-    return answer(_groups, clusters, alias)
+    return answer(_groups, clusters, alias, summary)
 
 
-def _groups(clusters: Mapping[str, Mapping[str, str]], alias: str) -> Handled:
-    return asyncio.run(live_groups(clusters, alias)), {}
+def _groups(clusters: Mapping[str, Mapping[str, str]], alias: str, summary: bool) -> Handled:
+    return asyncio.run(live_groups(clusters, alias, summary)), {}
 
 
 async def read_live_group(clusters: Mapping[str, Mapping[str, str]], alias: str, group_id: str) -> dict[str, Any]:
@@ -78,10 +78,12 @@ async def read_live_group(clusters: Mapping[str, Mapping[str, str]], alias: str,
         raise Rejected(503, f"group {group_id!r}: {error}") from None
 
 
-async def live_groups(clusters: Mapping[str, Mapping[str, str]], alias: str) -> dict[str, Any]:
-    """Every consumer group of `alias` (``{"groups", "skipped"}``)."""
+async def live_groups(clusters: Mapping[str, Mapping[str, str]], alias: str, summary: bool = False
+                      ) -> dict[str, Any]:
+    """Every consumer group of `alias` (``{"groups", "skipped"}``): each one's snapshot, or with
+    `summary` its summary (`assignor.cluster.snapshot.summary_of`)."""
     settings = cluster_settings(clusters, alias)
     try:
-        return await read_snapshot(settings, None)
+        return await (read_summaries if summary else read_snapshot)(settings, None)
     except ClusterError as error:
         raise Rejected(503, str(error)) from None

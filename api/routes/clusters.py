@@ -34,14 +34,20 @@ async def clusters(settings: SettingsDep) -> dict[str, list[str]]:
 
 
 @router.get("/clusters/{alias}/groups", responses=CLUSTER_REFUSED)
-async def cluster_groups(alias: Alias, settings: SettingsDep, planner: PlannerDep) -> Response:
-    """A snapshot of every consumer group of the cluster: ``groups`` (the group JSON of each)
-    and ``skipped`` (a group that is rebalancing or not a consumer group, and why)."""
+async def cluster_groups(
+        alias: Alias, settings: SettingsDep, planner: PlannerDep,
+        summary: Annotated[bool, Query(description=(
+            "each group's group_id, protocol, assignor, state and member_count only (its members not read): "
+            "a list to pick a group from"))] = False) -> Response:
+    """A snapshot of every consumer group of the cluster: ``groups`` (the group JSON of each,
+    or with `summary` what ``kafka-consumer-groups.sh --describe --state`` says of it) and
+    ``skipped`` (a group that is rebalancing, unless summarised, or not a consumer group, and
+    why)."""
     try:
         clusters_handlers.cluster_settings(settings.clusters, alias)
     except Rejected as error:
         return reply(error.status, dumps({"detail": error.detail}))
-    status, payload, _stats = await planner.run(clusters_handlers.groups_answer, settings.clusters, alias)
+    status, payload, _stats = await planner.run(clusters_handlers.groups_answer, settings.clusters, alias, summary)
     return reply(status, payload)
 
 

@@ -3,6 +3,6 @@
 and the snapshot they make, in the group JSON this project reads (`assignor.cluster.snapshot`)."""
 
 from assignor.cluster.settings import ClientSettings, read_properties, settings_of
-from assignor.cluster.snapshot import read_snapshot, snapshot
+from assignor.cluster.snapshot import read_snapshot, read_summaries, snapshot
 
-__all__ = ["ClientSettings", "read_properties", "read_snapshot", "settings_of", "snapshot"]
+__all__ = ["ClientSettings", "read_properties", "read_snapshot", "read_summaries", "settings_of", "snapshot"]

@@ -21,6 +21,9 @@ its ``generation``), rack and instance id; per group ``protocol: "consumer"``, t
 
 Topics (Metadata): partition counts, topic ids, and each partition's replica racks where the
 brokers have racks (KIP-881).
+
+Summaries (`read_summaries`): each group's protocol, assignor, state and member count from the
+same requests, its members not decoded and no Metadata asked for.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ from assignor.topic_regex import matches
 from assignor.wire.error_codes import error_name
 from assignor.wire.rows import Rows
 
-__all__ = ["REBALANCING", "SkipKind", "Skipped", "classic_group", "consumer_group", "read_snapshot", "snapshot",
-           "topics_of"]
+__all__ = ["REBALANCING", "SkipKind", "Skipped", "classic_group", "consumer_group", "read_snapshot",
+           "read_summaries", "snapshot", "summary_of", "topics_of"]
 
 #: Groups described per request (each coordinator gets its groups in requests of this many, all
 #: sent at once): one response per request stays small, and a progress bar moves.
@@ -233,7 +236,7 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
     code, message, group_id, state, group_epoch, assignment_epoch, assignor, members, _operations = described
     if code != 0:
         return _refused(code, message)
-    if state == "dead":
+    if state == "Dead":
         return _NO_SUCH_GROUP
     rows = []
     held: set[str] = set()
@@ -321,51 +324,7 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         The cluster cannot be reached or read (naming it, and the broker).
     """
     async with Cluster(settings) as cluster:
-        await cluster.metadata([])  # the brokers
-        skipped: list[Json] = []
-        where: dict[str, tuple[str, int]] = {}  # group -> (its type, coordinator)
-        if groups is None:
-            listed = await cluster.list_groups()
-            for group, (protocol_type, _state, kind, node) in sorted(listed.items()):
-                other = _other_kind(kind, protocol_type)
-                if other is None:
-                    where[group] = (kind, node)
-                else:
-                    skipped.append(other.json(group))
-            order = sorted(where)
-        else:
-            order = list(dict.fromkeys(groups))
-            found = await cluster.coordinators(order)
-            listed = await cluster.list_groups({node for node in found.values() if isinstance(node, int)})
-            for group in order:
-                coordinator = found[group]
-                if isinstance(coordinator, tuple):
-                    code, text = coordinator
-                    refused = _refused(code, None)
-                    skipped.append(Skipped(refused.kind, f"no coordinator ({text})").json(group))
-                elif group not in listed:
-                    skipped.append(_NO_SUCH_GROUP.json(group))
-                elif (other := _other_kind(listed[group][2], listed[group][0])) is not None:
-                    # (a share or streams group: DescribeGroups would call it Dead, as if missing)
-                    skipped.append(other.json(group))
-                else:
-                    where[group] = (listed[group][2], coordinator)
-        by_node: dict[int, tuple[list[str], list[str]]] = {}
-        for group, (kind, node) in where.items():
-            by_node.setdefault(node, ([], []))[kind == "consumer"].append(group)
-        done = 0
-
-        async def described(node: int, classic: list[str], consumer: list[str]) -> list[tuple[str, Any]]:
-            nonlocal done
-            answer = await cluster.describe(node, classic, consumer)
-            done += len(classic) + len(consumer)
-            if progress is not None:
-                progress(done, len(where))
-            return answer
-
-        entries = [e for part in await cluster.together([described(*batch) for batch in _batches(by_node)])
-                   for e in part]
-        entries = await _described_again(cluster, entries)
+        order, entries, skipped = await _described(cluster, groups, progress)
         # Each classic group's members decoded once: for the topics Metadata is asked about, and the JSON.
         decoded = {entry[1]: _decoded_or_why(entry[5], entry[4]) for kind, entry in entries
                    if kind == "classic" and _classic_skipped(entry) is None}
@@ -374,6 +333,44 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
     for kind, entry in entries:
         built[_group_id(kind, entry)] = classic_group(entry, topics, decoded.get(entry[1])) \
             if kind == "classic" else consumer_group(entry, topics)
+    return _in_order(order, built, skipped)
+
+
+async def read_summaries(settings: ClientSettings, groups: list[str] | None,
+                         progress: Callable[[int, int], None] | None = None) -> Json:
+    """`read_snapshot`'s groups as summaries (`summary_of`): each group's protocol, assignor,
+    state and member count, its members not decoded and no Metadata asked for, so a cluster's
+    groups are listed for the price of describing them (a page listing them to pick one)."""
+    async with Cluster(settings) as cluster:
+        order, entries, skipped = await _described(cluster, groups, progress)
+    return _in_order(order, {_group_id(kind, entry): summary_of(kind, entry) for kind, entry in entries}, skipped)
+
+
+def summary_of(kind: str, described: tuple[Any, ...]) -> Json | Skipped:
+    """A group's ``group_id``, ``protocol`` (``classic`` or ``consumer``, as `kind` says),
+    ``assignor``, ``state`` (the coordinator's word) and ``member_count``, from its
+    DescribeGroups or ConsumerGroupDescribe entry (what ``kafka-consumer-groups.sh --describe
+    --state`` prints); or why it is not listed, as a snapshot would say. A rebalancing group is
+    listed, its state saying so: nothing of its members is read. (Its ``assignor`` is null: the
+    coordinator names the protocol of a Stable group only, `GroupMetadataManager.describeGroups`.)"""
+    if kind == "classic":
+        skipped = _classic_skipped(described)
+        if skipped is not None and skipped.kind is not SkipKind.REBALANCING:
+            return skipped
+        _code, group_id, state, _protocol_type, protocol, members, _operations = described
+        return {"group_id": group_id, "protocol": "classic", "assignor": protocol or None, "state": state,
+                "member_count": len(members)}
+    code, message, group_id, state, _group_epoch, _assignment_epoch, assignor, members, _operations = described
+    if code != 0:
+        return _refused(code, message)
+    if state == "Dead":
+        return _NO_SUCH_GROUP
+    return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "state": state,
+            "member_count": len(members)}
+
+
+def _in_order(order: list[str], built: dict[str, Json | Skipped], skipped: list[Json]) -> Json:
+    """``{"groups", "skipped"}``: the groups `built` in `order`, those skipped after `skipped`."""
     out: list[Json] = []
     for group in order:
         result = built.get(group)
@@ -382,6 +379,59 @@ async def read_snapshot(settings: ClientSettings, groups: list[str] | None,
         elif result is not None:
             out.append(result)
     return {"groups": out, "skipped": skipped}
+
+
+async def _described(cluster: Cluster, groups: list[str] | None, progress: Callable[[int, int], None] | None
+                     ) -> tuple[list[str], list[tuple[str, Any]], list[Json]]:
+    """`groups` (None: every group of the cluster) found and described, each by its
+    coordinator: the order they are answered in, each one's (``"classic"`` or ``"consumer"``,
+    described group), and those skipped before they were described (no coordinator, missing,
+    another type of group)."""
+    await cluster.metadata([])  # the brokers
+    skipped: list[Json] = []
+    where: dict[str, tuple[str, int]] = {}  # group -> (its type, coordinator)
+    if groups is None:
+        listed = await cluster.list_groups()
+        for group, (protocol_type, _state, kind, node) in sorted(listed.items()):
+            other = _other_kind(kind, protocol_type)
+            if other is None:
+                where[group] = (kind, node)
+            else:
+                skipped.append(other.json(group))
+        order = sorted(where)
+    else:
+        order = list(dict.fromkeys(groups))
+        found = await cluster.coordinators(order)
+        listed = await cluster.list_groups({node for node in found.values() if isinstance(node, int)})
+        for group in order:
+            coordinator = found[group]
+            if isinstance(coordinator, tuple):
+                code, text = coordinator
+                refused = _refused(code, None)
+                skipped.append(Skipped(refused.kind, f"no coordinator ({text})").json(group))
+            elif group not in listed:
+                skipped.append(_NO_SUCH_GROUP.json(group))
+            elif (other := _other_kind(listed[group][2], listed[group][0])) is not None:
+                # (a share or streams group: DescribeGroups would call it Dead, as if missing)
+                skipped.append(other.json(group))
+            else:
+                where[group] = (listed[group][2], coordinator)
+    by_node: dict[int, tuple[list[str], list[str]]] = {}
+    for group, (kind, node) in where.items():
+        by_node.setdefault(node, ([], []))[kind == "consumer"].append(group)
+    done = 0
+
+    async def described(node: int, classic: list[str], consumer: list[str]) -> list[tuple[str, Any]]:
+        nonlocal done
+        answer = await cluster.describe(node, classic, consumer)
+        done += len(classic) + len(consumer)
+        if progress is not None:
+            progress(done, len(where))
+        return answer
+
+    entries = [e for part in await cluster.together([described(*batch) for batch in _batches(by_node)])
+               for e in part]
+    return order, await _described_again(cluster, entries), skipped
 
 
 def _group_id(kind: str, entry: Any) -> str:

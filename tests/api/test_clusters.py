@@ -54,8 +54,11 @@ async def test_an_unreachable_cluster_is_a_503_naming_it_and_the_group(service):
     assert answer.status_code == 503
     assert answer.json()["detail"] == ("group 'billing': cluster prod: cannot connect to 127.0.0.1:1 "
                                        "([Errno 111] Connect call failed ('127.0.0.1', 1))")
-    answer = await service.get("/v1/clusters/prod/groups")
-    assert answer.status_code == 503 and answer.json()["detail"].startswith("cluster prod: cannot connect")
+    for params in ({}, {"summary": "true"}):
+        answer = await service.get("/v1/clusters/prod/groups", params=params)
+        assert answer.status_code == 503 and answer.json()["detail"].startswith("cluster prod: cannot connect")
+    answer = await service.get("/v1/clusters/prod/groups", params={"summary": "maybe"})
+    assert answer.status_code == 422 and "summary" in answer.text
     answer = await service.post("/v1/whatif", json={"cluster": "prod", "group_id": "billing",
                                                     "events": ["member_leave:c1"]})
     assert answer.status_code == 503 and answer.json()["detail"].startswith("group 'billing': cluster prod:")

@@ -14,7 +14,7 @@ import pytest
 from assignor import TopicPartition
 from assignor.cluster.sasl import plain_message, scram_client
 from assignor.cluster.settings import read_properties, settings_of
-from assignor.cluster.snapshot import SkipKind, Skipped, classic_group, consumer_group, topics_of
+from assignor.cluster.snapshot import SkipKind, Skipped, classic_group, consumer_group, summary_of, topics_of
 from assignor.errors import ClusterError
 from assignor.json_format import group_from_json
 from assignor.protocol import Assignment, Subscription, encode_assignment, encode_subscription
@@ -134,6 +134,27 @@ def test_a_consumer_group_its_targets_and_a_regex():
     negative = [("m1", None, None, 7, "c1", "h", ["t"], None, ([(T_ID, "t", [1, -1])],), ([],), 1)]
     assert consumer_group((0, None, "g", "Stable", 7, 7, "uniform", negative, 0), topics_of(METADATA)) == Skipped(
         SkipKind.UNREADABLE, "member 'm1': its assignment holds partition -1 of topic 't', which no topic has")
+
+
+def test_summaries_list_a_rebalancing_group_and_skip_what_a_snapshot_skips():
+    """`summary_of`: what ``kafka-consumer-groups.sh --describe --state`` says of a group, its
+    members not decoded (undecodable metadata is not read: the group is listed); a rebalancing
+    classic group is listed in its state; not a consumer group, missing or refused, skipped with
+    the snapshot's words."""
+    undecodable = [("m1", None, "c", "h", b"\x00\x07", b"")]
+    assert summary_of("classic", (0, "g", "Stable", "consumer", "range", undecodable, 0)) == {
+        "group_id": "g", "protocol": "classic", "assignor": "range", "state": "Stable", "member_count": 1}
+    assert summary_of("classic", (0, "g", "PreparingRebalance", "consumer", "", [_member("m1", [0])] * 2, 0)) == {
+        "group_id": "g", "protocol": "classic", "assignor": None, "state": "PreparingRebalance", "member_count": 2}
+    for described in ((0, "g", "Stable", "connect", "default", [("w1", None, "c", "h", b"\x00", b"\x00")], 0),
+                      (0, "g", "Dead", "", "", [], 0), (30, "g", "", "", "", [], 0)):
+        assert summary_of("classic", described) == classic_group(described, {})
+    member = ("m1", None, None, 7, "c1", "h", ["t"], None, ([],), ([],), 1)
+    assert summary_of("consumer", (0, None, "g", "Reconciling", 8, 7, "uniform", [member] * 3, 0)) == {
+        "group_id": "g", "protocol": "consumer", "assignor": "uniform", "state": "Reconciling", "member_count": 3}
+    for described in ((69, "Group g is not a consumer group.", "g", "", 0, 0, "", [], 0),
+                      (0, None, "g", "Dead", 0, 0, "", [], 0), (15, "moved", "g", "", 0, 0, "", [], 0)):
+        assert summary_of("consumer", described) == consumer_group(described, {})
 
 
 @pytest.mark.timeout(30)  # (Python's `re` would still be at the last regex)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from assignor import Group, assign, whatif
-from assignor.cluster import read_snapshot, settings_of
+from assignor.cluster import read_snapshot, read_summaries, settings_of
 from assignor.cluster.client import Cluster
 from assignor.cluster.connection import Connection
 from assignor.errors import ClusterError
@@ -78,6 +78,9 @@ async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_membe
         assert [m.get("group_instance_id") for m in now["members"] if m["client_id"] == members[0].name] == \
             [f"{java.group}-static"]
         assert now["group_epoch"] == now["assignment_epoch"] and len(now["topic_ids"][java.topic]) == 22
+        assert (await read_summaries(settings_of(broker.bootstrap), [java.group]))["groups"] == [{
+            "group_id": java.group, "protocol": "consumer", "assignor": "uniform", "state": "Stable",
+            "member_count": 3}]
         from assignor import cli
 
         assert await asyncio.to_thread(cli.main, ["whatif", "--bootstrap-server", broker.bootstrap, "--group",
@@ -642,7 +645,7 @@ async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker
     """A group whose members speak another protocol (a Connect worker's ``connect``) and a share
     group (KIP-932: Kafka's own console share consumer) are not consumer groups; a consumer
     group whose second member is waiting for the first to rejoin is rebalancing: each is
-    skipped, saying so, by ``--group`` and by ``--all``."""
+    skipped, saying so, by ``--group`` and by ``--all``; its summary lists it, in its state."""
     from assignor.protocol import Subscription, encode_subscription
     from bench.broker import classpath, java
     from bench.rebalance import create_topic
@@ -694,6 +697,11 @@ async def test_a_group_of_another_protocol_type_and_a_group_mid_rebalance(broker
         assert reasons[f"connect-{topic}"] == "not a consumer group (classic, protocol type 'connect')"
         assert reasons[f"share-{topic}"] == "not a consumer group (share, protocol type 'share')"
         assert reasons[f"busy-{topic}"].startswith("rebalancing (PreparingRebalance)")
+        # Summaries list the rebalancing group (its members not read), and skip the others alike.
+        listed = await read_summaries(settings, [f"connect-{topic}", f"share-{topic}", f"busy-{topic}"])
+        assert listed["groups"] == [{"group_id": f"busy-{topic}", "protocol": "classic", "assignor": None,
+                                     "state": "PreparingRebalance", "member_count": 2}]
+        assert listed["skipped"] == [s for s in found["skipped"] if s["kind"] != "rebalancing"]
     finally:
         sharing.kill()
         await sharing.wait()
