@@ -72,6 +72,21 @@ class Cluster:
             raise ClusterError(f"cluster {self.settings.name}: broker {node_id} is not in the cluster's metadata")
         return await self._connect(self.brokers[node_id])
 
+    async def unreachable(self, nodes: Iterable[int]) -> dict[int, str]:
+        """The brokers of `nodes` that cannot be connected to (down, or not yet out of the
+        metadata: a stopped broker stays there until the controller fences it), each with why;
+        the others are connected to, all at once."""
+        async def attempt(node: int) -> str | None:
+            try:
+                await self.node(node)
+            except ClusterError as error:
+                return str(error).removeprefix(f"cluster {self.settings.name}: ")
+            return None
+
+        ordered = sorted(set(nodes))
+        answers = await self.together([attempt(node) for node in ordered])
+        return {node: why for node, why in zip(ordered, answers, strict=True) if why is not None}
+
     async def metadata(self, topics: Iterable[str] | None) -> dict[str, Any]:
         """Metadata for `topics` (None: every topic), brokers remembered for `node`."""
         answer = await self._bootstrap.send(METADATA, metadata_request(topics))
@@ -103,8 +118,14 @@ class Cluster:
         """The groups the brokers `nodes` coordinate (None: every broker, so every group of the
         cluster): group id -> (protocol type, state, type, coordinator)."""
         async def one(node: int) -> list[tuple[str, str, str, str, int]]:
+            try:
+                connection = await self.node(node)
+            except ClusterError as error:  # (every group of the cluster needs every broker's list)
+                reason = str(error).removeprefix(f"cluster {self.settings.name}: ")
+                raise ClusterError(f"cluster {self.settings.name}: broker {node} cannot be reached to list the groups "
+                                   f"it coordinates ({reason})") from None
             while True:
-                answer = await (await self.node(node)).send(LIST_GROUPS, {"states_filter": [], "types_filter": []})
+                answer = await connection.send(LIST_GROUPS, {"states_filter": [], "types_filter": []})
                 code = answer["error_code"]
                 if code == 0:
                     return [(*row, node) for row in answer["groups"]]

@@ -402,13 +402,17 @@ async def _described(cluster: Cluster, groups: list[str] | None, progress: Calla
     else:
         order = list(dict.fromkeys(groups))
         found = await cluster.coordinators(order)
-        listed = await cluster.list_groups({node for node in found.values() if isinstance(node, int)})
+        nodes = {node for node in found.values() if isinstance(node, int)}
+        down = await cluster.unreachable(nodes)  # (a group of a broker that is down: the others are read)
+        listed = await cluster.list_groups(nodes - set(down))
         for group in order:
             coordinator = found[group]
             if isinstance(coordinator, tuple):
                 code, text = coordinator
                 refused = _refused(code, None)
                 skipped.append(Skipped(refused.kind, f"no coordinator ({text})").json(group))
+            elif coordinator in down:
+                skipped.append(_unreachable(coordinator, down[coordinator]).json(group))
             elif group not in listed:
                 skipped.append(_NO_SUCH_GROUP.json(group))
             elif (other := _other_kind(listed[group][2], listed[group][0])) is not None:
@@ -456,15 +460,21 @@ async def _described_again(cluster: Cluster, entries: list[tuple[str, Any]]) -> 
             break
         await asyncio.sleep(RETRY_SECONDS)
         found = await cluster.coordinators(sorted(again))
+        down = await cluster.unreachable(node for node in found.values() if isinstance(node, int))
         by_node: dict[int, tuple[list[str], list[str]]] = {}
         for group, kind in again.items():
             node = found[group]
-            if isinstance(node, int):
+            if isinstance(node, int) and node not in down:  # (a broker down: the last answer stands)
                 by_node.setdefault(node, ([], []))[kind == "consumer"].append(group)
         fresh = {_group_id(kind, entry): (kind, entry) for part in await cluster.together(
             [cluster.describe(*batch) for batch in _batches(by_node)]) for kind, entry in part}
         entries = [fresh.get(_group_id(kind, entry), (kind, entry)) for kind, entry in entries]
     return entries
+
+
+def _unreachable(node: int, why: str) -> Skipped:
+    """A group whose coordinator, broker `node`, cannot be connected to (`why`)."""
+    return Skipped(SkipKind.UNAVAILABLE, f"its coordinator, broker {node}, cannot be reached ({why})")
 
 
 def _other_kind(kind: str, protocol_type: str) -> Skipped | None:

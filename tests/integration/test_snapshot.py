@@ -509,7 +509,9 @@ async def test_a_cluster_of_two_brokers_on_two_racks(tmp_path, java_members):
     Java's ``RangeAssignor`` in a Java leader, its members on the two racks, the topic's
     partitions led on both: Java deals by rack (``RangeAssignor.assignPartitions``, KIP-881),
     every member reads its own rack's partitions, and our ``range`` on the snapshot (its
-    ``partition_racks`` from both brokers' metadata) plans what the members hold."""
+    ``partition_racks`` from both brokers' metadata) plans what the members hold. With the
+    second broker down, the groups it coordinates are said unavailable and the others read; every
+    group of the cluster cannot be listed without it, and that is said, naming it."""
     from assignor.cluster.client import Cluster
     from assignor.ordering import string_hash
     from bench.broker import Broker
@@ -536,19 +538,35 @@ async def test_a_cluster_of_two_brokers_on_two_racks(tmp_path, java_members):
         commit_offsets(first.bootstrap, groups, topic)
         async with Cluster(settings_of(second.bootstrap)) as cluster:
             await cluster.metadata([])
-            assert set((await cluster.coordinators(groups)).values()) == {1, 2}
+            coordinator = await cluster.coordinators(groups)
+            assert set(coordinator.values()) == {1, 2}
         ranged = f"two-range-{topic[-8:]}"
         for name, rack in ((f"{ranged}.x0", "rack-b"), (f"{ranged}.x1", "rack-a")):
             java.append(await java_members.member(name, first.bootstrap, ranged, [topic], {
                 **CLASSIC, "partition.assignment.strategy": RANGE, "client.rack": rack}).start())
         await settle(java, 4)
         everything = await read_snapshot(settings_of(second.bootstrap), None)
+        for member in java:
+            await member.stop()
+        java = []
+        # The second broker down (still in the metadata until the controller fences it, 9 s on):
+        # the groups it coordinates are said unavailable, naming it; the first broker's are read.
+        second.stop()
+        partly = await read_snapshot(settings_of(first.bootstrap), groups)
+        with pytest.raises(ClusterError, match=r"^cluster 127\.0\.0\.1:\d+: broker 2 cannot be reached to list the "
+                                               r"groups it coordinates \(cannot connect to 127\.0\.0\.1:\d+ "):
+            await read_snapshot(settings_of(first.bootstrap), None)  # (every group: its groups are not known)
     finally:
         for member in java:
             await member.stop()
         if second is not None:
             second.stop()
         first.stop()
+    assert [g["group_id"] for g in partly["groups"]] == [g for g in groups if coordinator[g] == 1]
+    assert [s["group_id"] for s in partly["skipped"]] == [g for g in groups if coordinator[g] == 2]
+    assert all(s["kind"] == "unavailable" and re.match(
+        r"its coordinator, broker 2, cannot be reached \(cannot connect to 127\.0\.0\.1:\d+ ", s["reason"])
+        for s in partly["skipped"]), partly["skipped"]
     assert everything["skipped"] == []
     found = {g["group_id"]: g for g in everything["groups"]}
     assert set(found) == {*groups, ranged}
