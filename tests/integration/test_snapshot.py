@@ -271,11 +271,12 @@ def _grow(bootstrap: str, topic: str, count: int) -> None:
 
 async def test_a_classic_cooperative_group(broker, java_members, capsys):
     """Java's cooperative-sticky members: the snapshot holds what each holds, the protocol and
-    assignor; Java's assignor planned on it (``java-cooperative-sticky``) for a leave gives what
-    the group settles on after the leave; the rehearsal of its move to the consumer protocol
-    starts from that strategy."""
+    assignor; Java's assignor planned on it (``java-cooperative-sticky``) for a leave, then new
+    partitions, then a join, gives what the group settles on after each; the rehearsal of its
+    move to the consumer protocol starts from that strategy."""
     java = await JavaGroup(broker, java_members, "snap-classic", 12).create()
-    members, owned = await java.classic(3, COOPERATIVE)
+    # (metadata read each second: the leader sees the new partitions soon, and rebalances for them)
+    members, owned = await java.classic(3, {**COOPERATIVE, "metadata.max.age.ms": "1000"})
     try:
         now = await snap(broker, java.group)
         assert (now["protocol"], now["assignor"], now["topics"]) == ("classic", "cooperative-sticky", {java.topic: 12})
@@ -294,6 +295,27 @@ async def test_a_classic_cooperative_group(broker, java_members, capsys):
         await members.pop().stop()
         after = await settle(members, 12)
         assert after == {names[m]: {p for _t, p in tps} for m, tps in final.items()}
+
+        def settled_as(snapshot: dict, event: str) -> dict[str, set[int]]:
+            """What the group holds, by client id, after `event` on `snapshot`, as Java's assignor plans it."""
+            run = whatif.run(group_from_json(snapshot), [whatif.parse_event(event)], ["java-cooperative-sticky"],
+                             include_plans=True)
+            final = run["strategies"]["java-cooperative-sticky"]["steps"][-1]["assignment"]
+            return {names[m]: {p for _t, p in tps} for m, tps in final.items()}
+
+        # New partitions: the leader sees them in its metadata and rebalances.
+        before = await snap(broker, java.group)
+        await asyncio.to_thread(_grow, broker.bootstrap, java.topic, 16)
+        assert await settle(members, 16) == settled_as(before, f"partitions_added:{java.topic}:16")
+
+        # A join: the new member's id is the broker's (known once it joined).
+        before = await snap(broker, java.group)
+        members.append(await java.start(3, {**COOPERATIVE, "metadata.max.age.ms": "1000"}))
+        after = await settle(members, 16)
+        joined = await snap(broker, java.group)
+        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
+        names[joiner] = members[-1].name
+        assert after == held(joined) == settled_as(before, f"member_join:{joiner}:{java.topic}")
     finally:
         for member in members:
             await member.stop()
