@@ -127,6 +127,37 @@ async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_membe
             await member.stop()
 
 
+async def test_a_java_range_group_whose_static_member_comes_first(broker, java_members):
+    """Java's ``RangeAssignor`` deals to static members first, by instance id, then to the others
+    by member id (KIP-345): a static member whose id sorts after a dynamic one's gets the first
+    ranges, and so does it in our ``range`` on the snapshot, which holds its instance id; without
+    it, the plan would be another. So after a dynamic member joins."""
+    from bench.java_members import CLASSIC, RANGE
+
+    java = await JavaGroup(broker, java_members, "snap-static-range", 7).create()
+    ranged = {**CLASSIC, "partition.assignment.strategy": RANGE}
+    members = [await java.start(0, ranged)]  # (client id snap-static-range-...: its member id sorts first)
+    try:
+        await settle(members, 7)
+        members.append(await java.start(1, {**ranged, "group.instance.id": f"zz-{java.group}"}))
+        for joining in (False, True):
+            if joining:
+                members.append(await java.start(2, ranged))
+            await settle(members, 7)
+            now = await snap(broker, java.group)
+            static = next(m for m in now["members"] if m.get("group_instance_id"))
+            assert static["client_id"] == members[1].name and static["id"] > min(m["id"] for m in now["members"])
+            assert {p for _t, p in static["owned"]} == ({0, 1, 2} if joining else {0, 1, 2, 3})
+            assert planned("range", group_from_json(now)) == {m["id"]: {tuple(tp) for tp in m["owned"]}
+                                                               for m in now["members"]}
+            dynamic = {**now, "members": [{k: v for k, v in m.items() if k != "group_instance_id"}
+                                          for m in now["members"]]}
+            assert planned("range", group_from_json(dynamic))[static["id"]] != {tuple(tp) for tp in static["owned"]}
+    finally:
+        for member in members:
+            await member.stop()
+
+
 class HoldingMember:
     """A librdkafka consumer-protocol member (``uniform``) whose revocations wait until `release`:
     its rebalance callback blocks, so it goes on holding what its target no longer gives it
