@@ -158,6 +158,38 @@ async def test_a_java_range_group_whose_static_member_comes_first(broker, java_m
             await member.stop()
 
 
+async def test_a_group_mid_upgrade_holds_its_classic_members(broker, java_members, capsys):
+    """A classic cooperative-sticky group of Java members, one of them restarted on the consumer
+    protocol (a rolling upgrade's first step): the group is a consumer group now, and its classic
+    members are in its snapshot with what they hold and their targets, as the broker plans for
+    them. A classic member's leave planned on it with ``kip848-uniform`` is the broker's next
+    target; a rehearsal of the move is refused, the group being on the consumer protocol."""
+    from assignor import cli
+
+    java = await JavaGroup(broker, java_members, "snap-upgrade", 12).create()
+    members, _owned = await java.classic(3, COOPERATIVE)
+    try:
+        await members.pop(0).stop()
+        members.insert(0, await java.start(0, UNIFORM))  # (the group converts at its first heartbeat)
+        await settle(members, 12)
+        now = await until_target(broker, java.group, 3, 12)
+        assert (now["protocol"], now["assignor"]) == ("consumer", "uniform")
+        assert held(now) == {m.name: m.partitions() for m in members}
+        assert await asyncio.to_thread(cli.main, ["whatif", "--bootstrap-server", broker.bootstrap, "--group",
+                                                  java.group, "--migrate", "kip848-uniform"]) == 2
+        assert "is on KIP-848's consumer protocol already" in capsys.readouterr().err
+
+        leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)  # (a classic member)
+        predicted = planned("kip848-uniform", group_from_json({**now, "members": [
+            m for m in now["members"] if m is not leaving]}))
+        await members.pop().stop()
+        after = await until_target(broker, java.group, 2, 12)
+        assert targets(after) == predicted
+    finally:
+        for member in members:
+            await member.stop()
+
+
 class HoldingMember:
     """A librdkafka consumer-protocol member (``uniform``) whose revocations wait until `release`:
     its rebalance callback blocks, so it goes on holding what its target no longer gives it
