@@ -125,6 +125,9 @@ class PlanMember(_Strict):
     target: list[tuple[str, Annotated[int, Field(ge=0, le=INT32_MAX)]]] = _many(_PARTITIONS, default=None, description=(
         "consumer protocol: the member's current target, planned from in place of owned"))
     member_epoch: int = _absent(ge=INT32_MIN, le=INT32_MAX, description="consumer protocol: the member's epoch")
+    member_type: Literal["classic", "consumer"] = _absent(description=(
+        "consumer protocol: how the member joined, classic for a member of a group mid-upgrade that still joins by "
+        "JoinGroup (describes, plans nothing)"))
     client_id: str = _absent(description="the member's client.id (describes, plans nothing)")
     topic_regex: str | None = Field(None, description=(
         "consumer protocol: the member's regex subscription (RE2/J syntax); topics hold what it took, and a "

@@ -15,7 +15,9 @@ racks (KIP-881), and ``"topic_ids": {"t0": "NHvsffp9Ed3fxWJQh-gJsQ"}`` topic ids
 
 A snapshot of a live group (`assignor.cluster.snapshot`) adds ``group_id``, ``protocol``
 (``classic`` / ``consumer``), ``assignor``, ``group_epoch`` and ``assignment_epoch``, and per
-member ``client_id``, ``member_epoch``, (consumer protocol) ``target`` and, for a regex
+member ``client_id``, ``member_epoch``, (consumer protocol) ``target`` and ``member_type``
+(``consumer``, or ``classic`` for a member that joined by JoinGroup: a group mid-upgrade, KIP-848)
+and, for a regex
 subscription, ``topic_regex`` (`Member.topic_regex`: its ``topics`` hold what the regex took
 when the snapshot was read; a what-if's new topic joins them where the regex takes it).
 ``target`` is what the broker's assignor computes the next target from, so where given it is
@@ -52,7 +54,7 @@ __all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs
            "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id", "target", "member_epoch",
-                "client_id", "topic_regex"}
+                "member_type", "client_id", "topic_regex"}
 
 
 def _is_int32(value: Any) -> bool:
@@ -71,6 +73,7 @@ _SNAPSHOT_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 _SNAPSHOT_MEMBER_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "member_epoch": (_is_int32, "a 32-bit integer"),
+    "member_type": (lambda v: v in ("classic", "consumer"), '"classic" or "consumer"'),
     "client_id": (lambda v: isinstance(v, str), "a string"),
 }
 _SNAPSHOT_KEYS = set(_SNAPSHOT_FIELDS)

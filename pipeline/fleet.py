@@ -3,11 +3,12 @@
 Input
     groups: one row per member: ``cluster, group_id, member_id, topics (list of names),
     owned (list of {topic, partition}), generation, rack, group_instance_id, topic_regex,
-    protocol, assignor`` (a static member's instance id, KIP-345; a consumer-protocol member's
-    regex subscription, KIP-848, which a ``topic_created`` event is matched against; the group's
-    protocol, ``classic`` or ``consumer``, and the assignor it uses, as a snapshot's rows give
-    them: a group on the consumer protocol has no move to rehearse, and a classic group's
-    rehearsals say which starts from the strategy it runs; the last six may be null or absent);
+    member_type, protocol, assignor`` (a static member's instance id, KIP-345; a consumer-protocol
+    member's regex subscription, KIP-848, which a ``topic_created`` event is matched against, and
+    its type, ``classic`` in a group mid-upgrade; the group's protocol, ``classic`` or
+    ``consumer``, and the assignor it uses, as a snapshot's rows give them: a group on the
+    consumer protocol has no move to rehearse, and a classic group's rehearsals say which starts
+    from the strategy it runs; the last seven may be null or absent);
     topics: ``cluster, topic, partitions``. Parquet or JSON lines.
 Output
     One row per group x strategy (`RESULT_COLUMNS`): moved, revoked, rounds, balance score,
@@ -42,7 +43,7 @@ from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Memb
 from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id",
-                 "topic_regex", "protocol", "assignor")
+                 "topic_regex", "member_type", "protocol", "assignor")
 #: The member columns a row may leave out (JSON lines) or hold nulls in.
 _OPTIONAL = GROUP_COLUMNS[2:]
 
@@ -177,6 +178,8 @@ def _member(row: Any, topics: dict[str, int]) -> Member:
     if not _is_missing(row.topic_regex) and not isinstance(row.topic_regex, str):
         raise AssignorError(f"topic_regex: expected a string, got {_shown(row.topic_regex)}")
     regex = None if _is_missing(row.topic_regex) else row.topic_regex
+    if not _is_missing(row.member_type) and row.member_type not in ("classic", "consumer"):
+        raise AssignorError(f"member_type: expected \"classic\" or \"consumer\", got {_shown(row.member_type)}")
     if not _is_missing(row.protocol) and row.protocol not in ("classic", "consumer"):
         raise AssignorError(f"protocol: expected \"classic\" or \"consumer\", got {_shown(row.protocol)}")
     if not _is_missing(row.assignor) and not isinstance(row.assignor, str):
@@ -298,6 +301,7 @@ class _MemberRow(NamedTuple):
     rack: Any
     group_instance_id: Any
     topic_regex: Any
+    member_type: Any
     protocol: Any
     assignor: Any
 
@@ -318,7 +322,7 @@ def _key(value: object) -> str | None:
 class _GroupRows(NamedTuple):
     """One group's rows read (`_group_of`): its group (None when no row is usable), the rows
     that went to errors and why, and the group's protocol and assignor as its usable rows give
-    them (a snapshot's), or None."""
+    them (a snapshot's), or None, and each usable row's member type (None where not given)."""
 
     cluster: str | None
     group_id: str | None
@@ -326,6 +330,12 @@ class _GroupRows(NamedTuple):
     errors: list[dict[str, Any]]
     protocol: str | None = None
     assignor: str | None = None
+    member_types: tuple[str | None, ...] = ()
+
+    def described(self) -> dict[str, Any]:
+        """The group as a snapshot of it says (what `whatif.rehearsed_from` reads)."""
+        return {"group_id": self.group_id, "protocol": self.protocol, "assignor": self.assignor,
+                "members": [{} if kind is None else {"member_type": kind} for kind in self.member_types]}
 
 
 def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> _GroupRows:
@@ -367,7 +377,8 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> _GroupRows:
     protocol = next((row.protocol for row in used if not _is_missing(row.protocol)), None)
     assignor = next((row.assignor for row in used if not _is_missing(row.assignor)), None)
     return _GroupRows(cluster, group_id, Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members),
-                      errors, protocol, assignor)
+                      errors, protocol, assignor,
+                      tuple(None if _is_missing(row.member_type) else row.member_type for row in used))
 
 
 def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
@@ -383,7 +394,7 @@ def _whatif_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[s
     """`group_whatif`'s rows as dicts (`run_local` makes one frame of every group's)."""
     if members.empty:
         return []
-    cluster, group_id, group, errors, _protocol, _assignor = _group_of(members, topics)
+    cluster, group_id, group, errors, *_snapshot_fields = _group_of(members, topics)
     if group is None:
         return errors
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
@@ -450,10 +461,11 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     """`group_migration`'s rows as dicts."""
     if members.empty:
         return []
-    cluster, group_id, group, errors, protocol, assignor = _group_of(members, topics)
+    read = _group_of(members, topics)
+    cluster, group_id, group, errors = read.cluster, read.group_id, read.group, read.errors
     if group is None:
         return errors
-    described = {"group_id": group_id, "protocol": protocol, "assignor": assignor}  # (as a snapshot of it says)
+    described = read.described()
     try:
         whatif.rehearsed_from(described)
     except AssignorError as refused:  # (a group on the consumer protocol)

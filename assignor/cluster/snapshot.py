@@ -16,8 +16,9 @@ Consumer-protocol groups (ConsumerGroupDescribe, KIP-848): the members in the co
 order (its member map's: what its assignors read, `assignor.strategies.kip848.member_map`),
 subscribed topic names and regex (``topic_regex``; resolved against the cluster's topics into
 ``topics``), the current assignment (``owned``) and the ``target``, each member's epoch (also
-its ``generation``), rack and instance id; per group ``protocol: "consumer"``, the server
-``assignor``, ``group_epoch`` and ``assignment_epoch``.
+its ``generation``), its ``member_type`` (``classic`` for a member that still joins by
+JoinGroup, in a group mid-upgrade), rack and instance id; per group ``protocol: "consumer"``, the
+server ``assignor``, ``group_epoch`` and ``assignment_epoch``.
 
 Topics (Metadata): partition counts, topic ids, and each partition's replica racks where the
 brokers have racks (KIP-881).
@@ -242,7 +243,7 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
     held: set[str] = set()
     with gc_paused():  # a large group's pairs are millions of small lists, none in a cycle
         for member in members:
-            member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, _kind = member
+            member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, kind = member
             subscribed = list(names)
             if regex:
                 # (in name order: the broker keeps what a regex takes as a set)
@@ -252,11 +253,17 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
             except _NotAPartition as error:
                 return Skipped(SkipKind.UNREADABLE, f"member {member_id!r}: {error}")
             rows.append({"id": member_id, "topics": subscribed, "owned": owned, "target": targeted,
-                         "generation": epoch, "member_epoch": epoch, "rack": rack,
+                         "generation": epoch, "member_epoch": epoch, **_MEMBER_TYPES.get(kind, {}), "rack": rack,
                          **({"group_instance_id": instance_id} if instance_id is not None else {}),
                          **({"topic_regex": regex} if regex else {}), "client_id": client_id})
     return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "group_epoch": group_epoch,
             "assignment_epoch": assignment_epoch, **_only(topics, rows, held), "members": rows}
+
+
+#: ConsumerGroupDescribe's MemberType (v1+; -1 unknown), as the snapshot writes it: a member that
+#: joined by JoinGroup, in a group converted mid-upgrade, is ``classic``
+#: (`ConsumerGroupMember.asConsumerGroupDescribeMember`).
+_MEMBER_TYPES = {0: {"member_type": "classic"}, 1: {"member_type": "consumer"}}
 
 
 class _NotAPartition(Exception):

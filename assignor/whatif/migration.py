@@ -77,11 +77,20 @@ def rehearsed_from(described: Mapping[str, Any], named: Sequence[str] | None = N
     Raises
     ------
     WhatIfError
-        For a snapshot of a group on the consumer protocol already: it has no move to rehearse.
+        For a snapshot of a group on the consumer protocol already: it has no move to rehearse
+        (or, mid-upgrade, its classic members still to move: a rehearsal starts from a classic
+        group).
     """
     if described.get("protocol") == "consumer":
         group = f"group {described['group_id']!r}" if isinstance(described.get("group_id"), str) else "the group"
         assignor = f" (assignor {described['assignor']!r})" if described.get("assignor") is not None else ""
+        members = described.get("members")
+        members = members if isinstance(members, list) else []
+        classic = sum(1 for m in members if isinstance(m, Mapping) and m.get("member_type") == "classic")
+        if classic:
+            raise WhatIfError(f"{group} is on KIP-848's consumer protocol already{assignor}, {classic} of its "
+                              f"{len(members)} members still classic (an upgrade under way): a rehearsal starts from "
+                              "a classic group, before its first member moves; replay events without migrating")
         raise WhatIfError(f"{group} is on KIP-848's consumer protocol already{assignor}: nothing to rehearse; "
                           "replay events without migrating")
     if named:

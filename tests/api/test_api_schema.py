@@ -122,6 +122,8 @@ def plan_bodies(draw) -> dict:
         if draw(st.integers(0, 3)) == 0:
             member["member_epoch"] = draw(st.one_of(_INT, st.none(), st.just(True), st.just("7")))
         if draw(st.integers(0, 3)) == 0:
+            member["member_type"] = draw(st.sampled_from(["classic", "consumer", "Classic", None, 0]))
+        if draw(st.integers(0, 3)) == 0:
             member["client_id"] = draw(st.sampled_from(["c1", "", None, 3]))
         if draw(st.integers(0, 3)) == 0:
             member["topic_regex"] = draw(st.sampled_from(["a|b", r"\Qa\E", None, 3]))

@@ -120,15 +120,18 @@ def test_a_consumer_group_its_targets_and_a_regex():
     assignment = ([(T_ID, "t", [1, 0])],)
     target = ([(T_ID, "t", [0])],)
     members = [("m1", None, "r1", 7, "c1", "h", ["t"], None, assignment, target, 1),
-               ("m2", "i2", None, 7, "c2", "h", [], "t|u", ([],), ([(T_ID, "t", [1])],), 1)]
+               ("m2", "i2", None, 7, "c2", "h", [], "t|u", ([],), ([(T_ID, "t", [1])],), 0),
+               ("m3", None, None, 7, "c3", "h", ["t"], None, ([],), ([],), -1)]  # (a v0 answer: no type)
     group = consumer_group((0, None, "g", "Stable", 7, 7, "uniform", members, 0), topics_of(METADATA))
     assert group["members"][0] == {"id": "m1", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "target": [["t", 0]],
-                                   "generation": 7, "member_epoch": 7, "rack": "r1", "client_id": "c1"}
+                                   "generation": 7, "member_epoch": 7, "member_type": "consumer", "rack": "r1",
+                                   "client_id": "c1"}
+    assert group["members"][1]["member_type"] == "classic" and "member_type" not in group["members"][2]
     assert group["members"][1]["topics"] == ["t", "u"] and group["members"][1]["group_instance_id"] == "i2"
     assert group["members"][1]["topic_regex"] == "t|u" and "topic_regex" not in group["members"][0]
     assert (group["protocol"], group["assignor"], group["group_epoch"]) == ("consumer", "uniform", 7)
     read = group_from_json(group)  # planned from the targets
-    assert [list(m.owned) for m in read.members] == [[TopicPartition("t", 0)], [TopicPartition("t", 1)]]
+    assert [list(m.owned) for m in read.members] == [[TopicPartition("t", 0)], [TopicPartition("t", 1)], []]
     assert consumer_group((69, "Group g is not a consumer group.", "g", "", 0, 0, "", [], 0), {}) == Skipped(
         SkipKind.MISSING, "no such group")
     negative = [("m1", None, None, 7, "c1", "h", ["t"], None, ([(T_ID, "t", [1, -1])],), ([],), 1)]

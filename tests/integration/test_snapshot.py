@@ -161,9 +161,9 @@ async def test_a_java_range_group_whose_static_member_comes_first(broker, java_m
 async def test_a_group_mid_upgrade_holds_its_classic_members(broker, java_members, capsys):
     """A classic cooperative-sticky group of Java members, one of them restarted on the consumer
     protocol (a rolling upgrade's first step): the group is a consumer group now, and its classic
-    members are in its snapshot with what they hold and their targets, as the broker plans for
-    them. A classic member's leave planned on it with ``kip848-uniform`` is the broker's next
-    target; a rehearsal of the move is refused, the group being on the consumer protocol."""
+    members are in its snapshot (``member_type``) with what they hold and their targets, as the
+    broker plans for them. A classic member's leave planned on it with ``kip848-uniform`` is the
+    broker's next target; a rehearsal of the move is refused, saying the upgrade is under way."""
     from assignor import cli
 
     java = await JavaGroup(broker, java_members, "snap-upgrade", 12).create()
@@ -175,9 +175,14 @@ async def test_a_group_mid_upgrade_holds_its_classic_members(broker, java_member
         now = await until_target(broker, java.group, 3, 12)
         assert (now["protocol"], now["assignor"]) == ("consumer", "uniform")
         assert held(now) == {m.name: m.partitions() for m in members}
+        assert {m["client_id"]: m["member_type"] for m in now["members"]} == {
+            members[0].name: "consumer", members[1].name: "classic", members[2].name: "classic"}
         assert await asyncio.to_thread(cli.main, ["whatif", "--bootstrap-server", broker.bootstrap, "--group",
                                                   java.group, "--migrate", "kip848-uniform"]) == 2
-        assert "is on KIP-848's consumer protocol already" in capsys.readouterr().err
+        assert capsys.readouterr().err == (
+            f"assignor: error: group '{java.group}' is on KIP-848's consumer protocol already (assignor 'uniform'), "
+            "2 of its 3 members still classic (an upgrade under way): a rehearsal starts from a classic group, before "
+            "its first member moves; replay events without migrating\n")
 
         leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)  # (a classic member)
         predicted = planned("kip848-uniform", group_from_json({**now, "members": [

@@ -14,6 +14,7 @@ import pytest
 
 from assignor import whatif
 from assignor.cli import main
+from assignor.errors import AssignorError
 from assignor.model import Group, Member, TopicPartition
 from assignor.partitioners import partition_for_key
 from assignor.strategies import java_counterparts
@@ -120,7 +121,8 @@ def test_member_rows_are_read_with_their_columns_in_member_id_order_as_text():
     assert fleet._MemberRow._fields == fleet._OPTIONAL
     rows = pd.DataFrame({"member_id": ["b", 10, None, "a", 9, "b"], "topics": [["t"]] * 6, "owned": [[]] * 6,
                          "generation": [1, 2, 3, 4, 5, 6], "rack": [None] * 6, "group_instance_id": [None] * 6,
-                         "topic_regex": [None] * 6, "protocol": [None] * 6, "assignor": [None] * 6})
+                         "topic_regex": [None] * 6, "member_type": [None] * 6, "protocol": [None] * 6,
+                         "assignor": [None] * 6})
     read = fleet._member_rows(rows)
     assert [(r.member_id, r.generation) for r in read] == [(10, 2), (9, 5), (None, 3), ("a", 4), ("b", 1), ("b", 6)]
     assert all(type(r.generation) is int for r in read)
@@ -193,21 +195,28 @@ def test_a_regex_members_row_takes_a_created_topic_as_the_engine_does(tmp_path):
 def test_a_group_on_the_consumer_protocol_has_no_rehearsal_in_the_fleet(tmp_path):
     """A snapshot's rows carry the group's ``protocol`` and ``assignor``: under ``--migrate`` a
     consumer-protocol group is an error row saying it has moved (as `whatif.rehearsed_from`
-    refuses its snapshot); a classic one is rehearsed from each strategy asked, ``runs_today``
-    saying which is the one it runs (null where the rows do not say); a protocol that is neither
+    refuses its snapshot), and one mid-upgrade (``member_type``: some members still classic)
+    saying so; a classic one is rehearsed from each strategy asked, ``runs_today`` saying which is
+    the one it runs (null where the rows do not say); a protocol or member type that is neither
     is the row's error."""
     from pipeline.snapshot_rows import write_rows
 
     member = {"id": "a", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 3, "rack": None}
+    upgrading = {"group_id": "upgrading", "protocol": "consumer", "assignor": "uniform", "topics": {"t": 2},
+                 "members": [{**member, "target": [["t", 0]], "member_type": "consumer"},
+                             {**member, "id": "b", "owned": [], "target": [["t", 1]], "member_type": "classic"}]}
     snapshot = {"groups": [{"group_id": "moved", "protocol": "consumer", "assignor": "uniform", "topics": {"t": 2},
                             "members": [{**member, "target": member["owned"]}]},
                            {"group_id": "staying", "protocol": "classic", "assignor": "range", "topics": {"t": 2},
-                            "members": [member]}]}
+                            "members": [member]}, upgrading]}
     paths = write_rows(snapshot, "c", tmp_path / "rows")
     groups, topics = pd.read_parquet(paths["groups"]), pd.read_parquet(paths["topics"])
-    assert groups["protocol"].tolist() == ["consumer", "classic"]
-    assert groups["assignor"].tolist() == ["uniform", "range"]
+    assert groups["protocol"].tolist() == ["consumer", "classic", "consumer", "consumer"]
+    assert groups["assignor"].tolist() == ["uniform", "range", "uniform", "uniform"]
+    assert groups["member_type"].tolist() == [None, None, "consumer", "classic"]
     found = fleet.run_local(groups, topics, [], ["range", "cooperative-sticky"], migrate="kip848-uniform")
+    with pytest.raises(AssignorError) as mid_upgrade:  # (the fleet's error row says what the CLI would)
+        whatif.rehearsed_from(upgrading)
     assert found[["group_id", "kind", "strategy", "runs_today", "reason"]].sort_values(
         ["group_id", "strategy"], na_position="first").astype(object).where(found.notna(), None).to_dict("records") == [
         {"group_id": "moved", "kind": "error", "strategy": None, "runs_today": None,
@@ -215,11 +224,20 @@ def test_a_group_on_the_consumer_protocol_has_no_rehearsal_in_the_fleet(tmp_path
                    "rehearse; replay events without migrating"},
         {"group_id": "staying", "kind": "result", "strategy": "cooperative-sticky", "runs_today": False,
          "reason": None},
-        {"group_id": "staying", "kind": "result", "strategy": "range", "runs_today": True, "reason": None}]
+        {"group_id": "staying", "kind": "result", "strategy": "range", "runs_today": True, "reason": None},
+        {"group_id": "upgrading", "kind": "error", "strategy": None, "runs_today": None,
+         "reason": str(mid_upgrade.value)}]
+    assert str(mid_upgrade.value) == (
+        "group 'upgrading' is on KIP-848's consumer protocol already (assignor 'uniform'), 1 of its 2 members still "
+        "classic (an upgrade under way): a rehearsal starts from a classic group, before its first member moves; "
+        "replay events without migrating")
     unknown = fleet.run_local(groups.drop(columns=["assignor"]), topics, [], ["range"], migrate="kip848-uniform")
     assert unknown[unknown["kind"] == "result"]["runs_today"].isna().all()  # (rows that do not say)
     odd = fleet.run_local(groups.assign(protocol="eager"), topics, [], ["range"], migrate="kip848-uniform")
     assert set(odd["reason"]) == {'protocol: expected "classic" or "consumer", got \'eager\'', "no usable member rows"}
+    odd = fleet.run_local(groups.assign(member_type="static"), topics, [], ["range"], migrate="kip848-uniform")
+    assert set(odd["reason"]) == {'member_type: expected "classic" or "consumer", got \'static\'',
+                                  "no usable member rows"}
 
 
 def test_the_fleet_job_times_restarts_as_the_engine_does(tmp_path, capsys):
