@@ -16,13 +16,12 @@ racks (KIP-881), and ``"topic_ids": {"t0": "NHvsffp9Ed3fxWJQh-gJsQ"}`` topic ids
 A snapshot of a live group (`assignor.cluster.snapshot`) adds ``group_id``, ``protocol``
 (``classic`` / ``consumer``), ``assignor``, ``group_epoch`` and ``assignment_epoch``, and per
 member ``client_id``, ``member_epoch``, (consumer protocol) ``target`` and ``member_type``
-(``consumer``, or ``classic`` for a member that joined by JoinGroup: a group mid-upgrade, KIP-848)
-and, for a regex
-subscription, ``topic_regex`` (`Member.topic_regex`: its ``topics`` hold what the regex took
-when the snapshot was read; a what-if's new topic joins them where the regex takes it).
-``target`` is what the broker's assignor computes the next target from, so where given it is
-what the member is planned from (its ``owned`` being the partitions it holds now); the other
-fields describe, and plan nothing.
+(``consumer``, or ``classic`` for a member that joined by JoinGroup: a group mid-upgrade,
+KIP-848) and, for a regex subscription, ``topic_regex`` (`Member.topic_regex`: its ``topics``
+hold what the regex took when the snapshot was read; a what-if's new topic joins them where the
+regex takes it). ``target`` is what the broker's assignor computes the next target from, so
+where given it is what the member is planned from (its ``owned`` being the partitions it holds
+now); the other fields describe, and plan nothing.
 """
 
 from __future__ import annotations

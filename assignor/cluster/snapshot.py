@@ -234,11 +234,10 @@ _NOTHING = encode_assignment(Assignment([]))
 def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
     """A consumer-protocol group's JSON from its ConsumerGroupDescribe entry, or why it is
     skipped."""
-    code, message, group_id, state, group_epoch, assignment_epoch, assignor, members, _operations = described
-    if code != 0:
-        return _refused(code, message)
-    if state == "Dead":
-        return _NO_SUCH_GROUP
+    skipped = _consumer_skipped(described)
+    if skipped is not None:
+        return skipped
+    _code, _message, group_id, _state, group_epoch, assignment_epoch, assignor, members, _operations = described
     rows = []
     held: set[str] = set()
     with gc_paused():  # a large group's pairs are millions of small lists, none in a cycle
@@ -258,6 +257,16 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
                          **({"topic_regex": regex} if regex else {}), "client_id": client_id})
     return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "group_epoch": group_epoch,
             "assignment_epoch": assignment_epoch, **_only(topics, rows, held), "members": rows}
+
+
+def _consumer_skipped(described: tuple[Any, ...]) -> Skipped | None:
+    """Why a consumer-protocol group's ConsumerGroupDescribe entry is not read, or None."""
+    code, message, _id, state, *_rest = described
+    if code != 0:
+        return _refused(code, message)
+    if state == "Dead":  # (`ConsumerGroup.ConsumerGroupState`'s name: a group being deleted)
+        return _NO_SUCH_GROUP
+    return None
 
 
 #: ConsumerGroupDescribe's MemberType (v1+; -1 unknown), as the snapshot writes it: a member that
@@ -367,11 +376,10 @@ def summary_of(kind: str, described: tuple[Any, ...]) -> Json | Skipped:
         _code, group_id, state, _protocol_type, protocol, members, _operations = described
         return {"group_id": group_id, "protocol": "classic", "assignor": protocol or None, "state": state,
                 "member_count": len(members)}
-    code, message, group_id, state, _group_epoch, _assignment_epoch, assignor, members, _operations = described
-    if code != 0:
-        return _refused(code, message)
-    if state == "Dead":
-        return _NO_SUCH_GROUP
+    skipped = _consumer_skipped(described)
+    if skipped is not None:
+        return skipped
+    _code, _message, group_id, state, _group_epoch, _assignment_epoch, assignor, members, _operations = described
     return {"group_id": group_id, "protocol": "consumer", "assignor": assignor or None, "state": state,
             "member_count": len(members)}
 
@@ -391,9 +399,9 @@ def _in_order(order: list[str], built: dict[str, Json | Skipped], skipped: list[
 async def _described(cluster: Cluster, groups: list[str] | None, progress: Callable[[int, int], None] | None
                      ) -> tuple[list[str], list[tuple[str, Any]], list[Json]]:
     """`groups` (None: every group of the cluster) found and described, each by its
-    coordinator: the order they are answered in, each one's (``"classic"`` or ``"consumer"``,
-    described group), and those skipped before they were described (no coordinator, missing,
-    another type of group)."""
+    coordinator: the order to answer them in (as asked, or by group id), each one's
+    (``"classic"`` or ``"consumer"``, described group), and those skipped before they were
+    described (no coordinator, or one that cannot be reached, missing, another type of group)."""
     await cluster.metadata([])  # the brokers
     skipped: list[Json] = []
     where: dict[str, tuple[str, int]] = {}  # group -> (its type, coordinator)
