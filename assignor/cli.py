@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     snapshot = commands.add_parser("snapshot", help="read live groups from a cluster, read-only, as group JSON")
     add_cluster_flags(snapshot, one_group=False)
     snapshot.add_argument("--all", action="store_true", help="every consumer group of the cluster (ListGroups)")
+    snapshot.add_argument("--summary", action="store_true",
+                          help="each group's protocol, assignor, state and member count only, its members not read "
+                               "(as kafka-consumer-groups.sh --describe --state)")
     snapshot.add_argument("--out", metavar="FILE", help="write the JSON here (default: stdout)")
     # Parsed by the jobs' own parser (`main` hands it everything after the word, --help too).
     pipeline = commands.add_parser("pipeline", help="Spark jobs: fleet-whatif, key-skew, make-sample",
@@ -172,16 +175,17 @@ def _group_data(args: argparse.Namespace) -> Any:
     return _one_group(snapshot(cluster_settings(args), [args.group]), args.group)
 
 
-def live_snapshot(args: argparse.Namespace, command: str) -> tuple[Any, Any]:
-    """The settings and the snapshot of the groups the flags name (``--group``, repeatable, or
-    ``--all``), with a progress bar on a terminal: ``snapshot`` and the fleet job's."""
+def live_snapshot(args: argparse.Namespace, command: str, summary: bool = False) -> tuple[Any, Any]:
+    """The settings and the snapshot (or with `summary` the summaries) of the groups the flags
+    name (``--group``, repeatable, or ``--all``), with a progress bar on a terminal:
+    ``snapshot`` and the fleet job's."""
     from assignor.cluster import snapshot
 
     if args.all == bool(args.group):
         raise AssignorError(f"{command}: name the groups with --group (repeatable), or --all")
     settings = cluster_settings(args)
     with _progress("snapshot", None) as advance:
-        return settings, snapshot(settings, None if args.all else args.group, advance)
+        return settings, snapshot(settings, None if args.all else args.group, advance, summary=summary)
 
 
 def _one_group(found: Any, group_id: str) -> Any:
@@ -192,7 +196,7 @@ def _one_group(found: Any, group_id: str) -> Any:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
-    _settings, found = live_snapshot(args, "snapshot")
+    _settings, found = live_snapshot(args, "snapshot", args.summary)
     if not args.all and len(args.group) == 1:
         output: Any = _one_group(found, args.group[0])
     else:

@@ -519,6 +519,7 @@ def _subscribed(entries: list[tuple[str, Any]], decoded: dict[str, Decoded | Ski
 
 
 def snapshot(settings: ClientSettings, groups: list[str] | None,
-             progress: Callable[[int, int], None] | None = None) -> Json:
-    """`read_snapshot`, for callers without an event loop (the CLI)."""
-    return asyncio.run(read_snapshot(settings, groups, progress))
+             progress: Callable[[int, int], None] | None = None, *, summary: bool = False) -> Json:
+    """`read_snapshot` (with `summary`, `read_summaries`), for callers without an event loop
+    (the CLI)."""
+    return asyncio.run((read_summaries if summary else read_snapshot)(settings, groups, progress))

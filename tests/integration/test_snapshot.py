@@ -430,6 +430,9 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli
         args = ["--bootstrap-server", broker.bootstrap, "--group", group]
         assert await asyncio.to_thread(cli.main, ["snapshot", *args]) == 0
         assert json.loads(capsys.readouterr().out) == now
+        assert await asyncio.to_thread(cli.main, ["snapshot", *args, "--summary"]) == 0
+        assert json.loads(capsys.readouterr().out) == {"group_id": group, "protocol": "classic", "assignor": "sticky",
+                                                       "state": "Stable", "member_count": 3}
         assert await asyncio.to_thread(cli.main, ["plan", *args, "--strategy", "sticky", "--compact"]) == 0
         plan = json.loads(capsys.readouterr().out)
         assert {m: {p for _t, p in tps} for m, tps in plan["assignment"].items()} == {
