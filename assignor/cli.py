@@ -303,18 +303,20 @@ def _progress(label: str, total: int | None) -> Iterator[Callable[..., None]]:
         yield advance
 
 
-def _console() -> Any:
-    """Tables for stdout: at the terminal's width, or when piped or redirected at the width
-    they need (a cut number is a wrong number)."""
+def table_console() -> Any:
+    """Tables for stdout (the CLI's and the Spark jobs'): at the terminal's width, or when
+    piped or redirected at the width they need (a cut number is a wrong number). Every cell is
+    text as given, never Rich markup or emoji codes: an event names members and topics, and a
+    member ``[/x]`` was a traceback, ``new`` in ``member_join:new:t`` an emoji."""
     from rich.console import Console
 
-    return Console(width=None if sys.stdout.isatty() else 10_000)
+    return Console(width=None if sys.stdout.isatty() else 10_000, markup=False, emoji=False)
 
 
 def _whatif_tables(output: Any) -> None:
     from rich.table import Table
 
-    console = _console()
+    console = table_console()
     columns = ("rounds", "revoked", "moved", "reassigned", "balance_score", "spread", "topic_spread",
                "rack_locality")
     for name, result in output["strategies"].items():
@@ -354,7 +356,7 @@ def _whatif_tables(output: Any) -> None:
 def _migration_tables(migration: Any) -> None:
     from rich.table import Table
 
-    console = _console()
+    console = table_console()
     columns = ("rounds", "seconds", "revoked", "moved", "reassigned", "max_unowned_seconds", "paused_members",
                "balance_score", "spread")
     table = Table(title=f"{migration['classic']} today, then KIP-848's consumer protocol with {migration['target']} "
@@ -444,7 +446,7 @@ def _simulate(args: argparse.Namespace) -> int:
                           f"{r.latency_ms['p50']:.0f}", f"{r.latency_ms['p99']:.0f}", f"{r.latency_ms['p99.9']:.0f}",
                           f"{r.latency_growth:.2f}x", " / ".join(f"{b / 1e6:.1f}" for b in r.bytes_per_broker),
                           f"{r.batches:,}", f"{r.mean_batch_bytes:,.0f}")
-        _console().print(table)
+        table_console().print(table)
     if args.plot:
         from assignor.partitioners.simulate_plot import plot
 

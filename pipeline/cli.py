@@ -193,10 +193,11 @@ def _session(args: argparse.Namespace, app: str) -> Any:
 
 
 def _console() -> Any:
-    """Tables for stdout: piped, whole rows, never a cut number."""
-    from rich.console import Console
+    """Tables for stdout: the CLI's (`assignor.cli.table_console`: piped, whole rows, never a
+    cut number; group ids, topics and errors' reasons as text, never Rich markup)."""
+    from assignor.cli import table_console
 
-    return Console(width=None if sys.stdout.isatty() else 10_000)
+    return table_console()
 
 
 def _listed(text: str) -> list[str]:
@@ -287,7 +288,6 @@ def _migration_summary(result: pd.DataFrame, seconds: float) -> None:
 def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:
     """The fleet's answer to "what would switching from Java's assignors to ours change":
     `switching/` (Parquet, per group and pair), a table, and with `plot` a chart."""
-    from rich.console import Console
     from rich.table import Table
 
     from pipeline import fleet
@@ -304,7 +304,7 @@ def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:
         table.add_column(column.replace("_", " "), justify="left" if column in ("java", "ours") else "right")
     for row in summary.itertuples(index=False):
         table.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row))
-    Console(width=None if sys.stdout.isatty() else 10_000).print(table)
+    _console().print(table)
     if plot:
         print(f"wrote {plot_switching(summary, out)}")
 
@@ -340,10 +340,9 @@ def _read_spark(spark: Any, path: str, table: str) -> Any:
 
 
 def _fleet_summary(result: pd.DataFrame, seconds: float) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 10_000)  # piped: whole rows, never a cut number
+    console = _console()
     if "kind" not in result or "moved" not in result:
         console.print(result)
         return
@@ -391,10 +390,9 @@ def _counts(text: str) -> list[int]:
 
 
 def _skew_summary(tables: dict[str, pd.DataFrame], seconds: float) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 10_000)
+    console = _console()
     table = Table(title=f"key-skew in {seconds:.1f} s", title_justify="left")
     for column in ("topic", "partitions", "records", "max/mean records", "max/mean bytes", "empty",
                    "hottest key share"):

@@ -130,6 +130,16 @@ def test_whatif_tables_are_never_cut_when_piped(tmp_path):
     assert "member_join:a-member-with-a-long-id:topic-with-a-long-name-0" in shown.stdout
 
 
+def test_names_in_tables_are_text_never_markup(capsys):
+    """A member ``[/x]`` was Rich's closing tag (a MarkupError traceback) and ``new`` in
+    ``member_join:new:orders`` an emoji: every cell is printed as given."""
+    events = ["member_join:[/x]:orders", "member_join:new:orders", "member_join:[bold]b:orders"]
+    assert cli.main(["whatif", "examples/group.json", "--strategy", "sticky",
+                     *(part for event in events for part in ("--event", event))]) == 0
+    shown = capsys.readouterr().out
+    assert all(event in shown for event in events), shown
+
+
 @pytest.mark.external
 def test_plans_without_json_and_limits_are_said():
     plans = run("whatif", "examples/group.json", "--plans")

@@ -264,6 +264,21 @@ def test_the_fleet_job_times_restarts_as_the_engine_does(tmp_path, capsys):
     assert (written["steps"].tolist(), written["moved"].tolist()) == ([3], [0])
 
 
+def test_the_fleet_jobs_tables_print_names_as_text(tmp_path, capsys):
+    """A group ``[/x]`` and an error's reason quoting ``[/y]`` were Rich markup in the job's
+    table and line (a MarkupError traceback); a topic ``:ok:`` an emoji."""
+    rows = [{"cluster": "c", "group_id": "[/x]", "member_id": m, "topics": [":ok:"], "owned": [], "generation": 1}
+            for m in ("a", "b")]
+    rows.append({"cluster": "c", "group_id": "[/x]", "member_id": "z", "topics": ["[/y]"], "owned": []})
+    groups, topics = tmp_path / "groups.jsonl", tmp_path / "topics.jsonl"
+    groups.write_text("\n".join(json.dumps(r) for r in rows))
+    topics.write_text(json.dumps({"cluster": "c", "topic": ":ok:", "partitions": 4}))
+    assert main(["pipeline", "fleet-whatif", "--local", "--groups", str(groups), "--topics", str(topics),
+                 "--event", "member_leave:a", "--strategy", "range", "--out", str(tmp_path / "out")]) == 0
+    shown = capsys.readouterr().out
+    assert "c/[/x] (" in shown and "unknown topic '[/y]'" in shown, shown
+
+
 def test_the_fleet_job_says_which_groups_kafka_would_refuse_to_convert():
     rows = pd.DataFrame([{"cluster": "c", "group_id": g, "member_id": m, "topics": ["t"], "owned": [],
                           "generation": 1, "rack": None, "group_instance_id": None}
