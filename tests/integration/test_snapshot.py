@@ -355,21 +355,16 @@ async def test_a_classic_cooperative_group(broker, java_members, capsys):
         args = ["whatif", "--bootstrap-server", broker.bootstrap, "--group", java.group, "--migrate", "kip848-uniform"]
         assert await asyncio.to_thread(cli.main, [*args, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["classic"] == "java-cooperative-sticky"
-        leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)
-        run = whatif.run(group_from_json(now), [whatif.parse_event(f"member_leave:{leaving['id']}")],
-                         ["java-cooperative-sticky"], include_plans=True)
-        final = run["strategies"]["java-cooperative-sticky"]["steps"][-1]["assignment"]
         names = {m["id"]: m["client_id"] for m in now["members"]}
-        await members.pop().stop()
-        after = await settle(members, 12)
-        assert after == {names[m]: {p for _t, p in tps} for m, tps in final.items()}
 
         def settled_as(snapshot: dict, event: str) -> dict[str, set[int]]:
-            """What the group holds, by client id, after `event` on `snapshot`, as Java's assignor plans it."""
-            run = whatif.run(group_from_json(snapshot), [whatif.parse_event(event)], ["java-cooperative-sticky"],
-                             include_plans=True)
-            final = run["strategies"]["java-cooperative-sticky"]["steps"][-1]["assignment"]
-            return {names[m]: {p for _t, p in tps} for m, tps in final.items()}
+            """`settled_after` with Java's assignor, by client id."""
+            return {names[m]: ps for m, ps in settled_after(snapshot, event, "java-cooperative-sticky").items()}
+
+        leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)
+        final = settled_as(now, f"member_leave:{leaving['id']}")
+        await members.pop().stop()
+        assert await settle(members, 12) == final
 
         # New partitions: the leader sees them in its metadata and rebalances.
         before = await snap(broker, java.group)
