@@ -40,7 +40,7 @@ from assignor._arrays import gc_paused
 from assignor.cluster.client import RETRY_SECONDS, Cluster
 from assignor.cluster.connection import RETRIABLE
 from assignor.cluster.settings import ClientSettings
-from assignor.errors import AssignorError, ProtocolError, UnknownProtocolError
+from assignor.errors import AssignorError, ClusterError, ProtocolError, UnknownProtocolError
 from assignor.json_format import pairs_json
 from assignor.model import UNKNOWN_GENERATION
 from assignor.protocol import (
@@ -442,7 +442,12 @@ async def _described(cluster: Cluster, groups: list[str] | None, progress: Calla
 
     async def described(node: int, classic: list[str], consumer: list[str]) -> list[tuple[str, Any]]:
         nonlocal done
-        answer = await cluster.describe(node, classic, consumer)
+        try:
+            answer = await cluster.describe(node, classic, consumer)
+        except ClusterError as error:  # (its groups said unavailable; the other coordinators' are read)
+            why = _unanswered(node, str(error).removeprefix(f"cluster {cluster.settings.name}: "))
+            skipped.extend(why.json(group) for group in (*classic, *consumer))
+            answer = []
         done += len(classic) + len(consumer)
         if progress is not None:
             progress(done, len(where))
@@ -482,14 +487,30 @@ async def _described_again(cluster: Cluster, entries: list[tuple[str, Any]]) -> 
             if isinstance(node, int) and node not in down:  # (a broker down: the last answer stands)
                 by_node.setdefault(node, ([], []))[kind == "consumer"].append(group)
         fresh = {_group_id(kind, entry): (kind, entry) for part in await cluster.together(
-            [cluster.describe(*batch) for batch in _batches(by_node)]) for kind, entry in part}
+            [_describe_or_none(cluster, *batch) for batch in _batches(by_node)]) for kind, entry in part}
         entries = [fresh.get(_group_id(kind, entry), (kind, entry)) for kind, entry in entries]
     return entries
+
+
+async def _describe_or_none(cluster: Cluster, node: int, classic: list[str], consumer: list[str]
+                            ) -> list[tuple[str, Any]]:
+    """`Cluster.describe`, or nothing where the coordinator does not answer (asked again: the
+    groups' last answers stand)."""
+    try:
+        return await cluster.describe(node, classic, consumer)
+    except ClusterError:
+        return []
 
 
 def _unreachable(node: int, why: str) -> Skipped:
     """A group whose coordinator, broker `node`, cannot be connected to (`why`)."""
     return Skipped(SkipKind.UNAVAILABLE, f"its coordinator, broker {node}, cannot be reached ({why})")
+
+
+def _unanswered(node: int, why: str) -> Skipped:
+    """A group its coordinator, broker `node`, did not describe: the connection broke, or no
+    answer came within ``request.timeout.ms`` (`why`)."""
+    return Skipped(SkipKind.UNAVAILABLE, f"its coordinator, broker {node}, did not describe it ({why})")
 
 
 def _other_kind(kind: str, protocol_type: str) -> Skipped | None:

@@ -391,3 +391,77 @@ async def test_a_coordinator_that_never_loads_is_said_so_within_the_api_timeout(
     async with _LoadingBroker(loading=None, only=admin.DESCRIBE_GROUPS) as broker:
         found = await read_snapshot(settings_of(f"127.0.0.1:{broker.port}", fast), ["g"])
         assert found["skipped"] == [{"group_id": "g", "kind": "unavailable", "reason": "COORDINATOR_LOAD_IN_PROGRESS"}]
+
+
+class _Coordinator:
+    """One of two loopback listeners of our own making, nodes 1 and 2 of one cluster: each
+    coordinates the group named after it (``g1``, ``g2``) and lists it; node 2 closes the
+    connection when asked to describe it (a broker failing mid-request)."""
+
+    APIS = (admin.API_VERSIONS, admin.METADATA, admin.FIND_COORDINATOR, admin.LIST_GROUPS, admin.DESCRIBE_GROUPS)
+
+    def __init__(self, node: int) -> None:
+        self.node, self.ports = node, {}
+
+    async def __aenter__(self) -> _Coordinator:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.ports[self.node] = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+
+    def _values(self, api: admin.Api, request: bytes) -> dict | None:
+        if api is admin.API_VERSIONS:
+            return {"error_code": 0, "api_keys": [(a.key, a.lowest, a.version) for a in self.APIS[1:]]}
+        if api is admin.METADATA:
+            return {"throttle_time_ms": 0, "brokers": [(n, "127.0.0.1", port, None) for n, port in self.ports.items()],
+                    "cluster_id": "c", "controller_id": 1, "topics": []}
+        if api is admin.FIND_COORDINATOR:
+            return {"throttle_time_ms": 0, "coordinators": [(f"g{n}", n, "127.0.0.1", port, 0, None)
+                                                            for n, port in self.ports.items()
+                                                            if f"g{n}".encode() in request]}
+        if api is admin.LIST_GROUPS:
+            return {"throttle_time_ms": 0, "error_code": 0,
+                    "groups": [(f"g{self.node}", "consumer", "Empty", "classic")]}
+        if self.node == 2:
+            return None  # (DescribeGroups: the connection closes)
+        return {"throttle_time_ms": 0, "groups": [(0, "g1", "Empty", "consumer", "", [], -2**31)]}
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        apis = {a.key: a for a in self.APIS}
+        try:
+            while True:
+                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+                request = await reader.readexactly(size)
+                key, version, correlation = (int.from_bytes(request[i:j], "big") for i, j in ((0, 2), (2, 4), (4, 8)))
+                api = apis[key]
+                values = self._values(api, request)
+                if values is None:
+                    break
+                header = correlation.to_bytes(4, "big") + (b"\0" if api.response.flexible and api is not
+                                                           admin.API_VERSIONS else b"")
+                body = header + codec.encode(api.response, values, version)
+                writer.write(len(body).to_bytes(4, "big") + body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        writer.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(30)
+async def test_a_coordinator_failing_mid_request_loses_its_groups_only():
+    """A coordinator whose connection breaks when asked to describe its group: that group is
+    said unavailable, naming the broker and what happened; the other coordinator's is read."""
+    from assignor.cluster import read_snapshot
+
+    async with _Coordinator(1) as first, _Coordinator(2) as second:
+        first.ports.update(second.ports)
+        second.ports.update(first.ports)
+        found = await read_snapshot(settings_of(f"127.0.0.1:{first.ports[1]}"), ["g2", "g1"])
+    assert [g["group_id"] for g in found["groups"]] == ["g1"]
+    [skipped] = found["skipped"]
+    assert (skipped["group_id"], skipped["kind"]) == ("g2", "unavailable")
+    assert re.fullmatch(r"its coordinator, broker 2, did not describe it \(the connection to 127\.0\.0\.1:\d+ broke "
+                        r"during DescribeGroups \(.*\)\)", skipped["reason"]), skipped["reason"]
