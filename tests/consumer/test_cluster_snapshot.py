@@ -8,6 +8,7 @@ import asyncio
 import random
 import re
 import ssl
+from collections.abc import Callable
 
 import pytest
 
@@ -341,21 +342,35 @@ class _LoadingBroker:
                                                                                         "classic")]}
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        apis = {a.key: a for a in (admin.API_VERSIONS, admin.METADATA, *self.LOADING)}
-        try:
-            while True:
-                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
-                request = await reader.readexactly(size)
-                key, version, correlation = (int.from_bytes(request[i:j], "big") for i, j in ((0, 2), (2, 4), (4, 8)))
-                api = apis[key]
-                self.asked[key] = self.asked.get(key, 0) + 1
-                header = correlation.to_bytes(4, "big") + (b"\0" if api.response.flexible and api is not
-                                                           admin.API_VERSIONS else b"")
-                body = header + codec.encode(api.response, self._values(api), version)
-                writer.write(len(body).to_bytes(4, "big") + body)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            writer.close()
+        def answer(api: admin.Api, _request: bytes) -> dict:
+            self.asked[api.key] = self.asked.get(api.key, 0) + 1
+            return self._values(api)
+
+        await _serve_requests(reader, writer, (admin.API_VERSIONS, admin.METADATA, *self.LOADING), answer)
+
+
+async def _serve_requests(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, apis: tuple[admin.Api, ...],
+                          answer: Callable[[admin.Api, bytes], dict | None]) -> None:
+    """A connection of a listener of ours: each request of `apis` answered with what `answer`
+    gives for it (None: the connection closes, unanswered)."""
+    by_key = {a.key: a for a in apis}
+    try:
+        while True:
+            size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+            request = await reader.readexactly(size)
+            key, version, correlation = (int.from_bytes(request[i:j], "big") for i, j in ((0, 2), (2, 4), (4, 8)))
+            api = by_key[key]
+            values = answer(api, request)
+            if values is None:
+                break
+            header = correlation.to_bytes(4, "big") + (b"\0" if api.response.flexible and api is not
+                                                       admin.API_VERSIONS else b"")
+            body = header + codec.encode(api.response, values, version)
+            writer.write(len(body).to_bytes(4, "big") + body)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+        pass
+    writer.close()
 
 
 @pytest.mark.anyio
@@ -429,24 +444,7 @@ class _Coordinator:
         return {"throttle_time_ms": 0, "groups": [(0, "g1", "Empty", "consumer", "", [], -2**31)]}
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        apis = {a.key: a for a in self.APIS}
-        try:
-            while True:
-                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
-                request = await reader.readexactly(size)
-                key, version, correlation = (int.from_bytes(request[i:j], "big") for i, j in ((0, 2), (2, 4), (4, 8)))
-                api = apis[key]
-                values = self._values(api, request)
-                if values is None:
-                    break
-                header = correlation.to_bytes(4, "big") + (b"\0" if api.response.flexible and api is not
-                                                           admin.API_VERSIONS else b"")
-                body = header + codec.encode(api.response, values, version)
-                writer.write(len(body).to_bytes(4, "big") + body)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        writer.close()
+        await _serve_requests(reader, writer, self.APIS, self._values)
 
 
 @pytest.mark.anyio
