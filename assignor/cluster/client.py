@@ -72,6 +72,11 @@ class Cluster:
             raise ClusterError(f"cluster {self.settings.name}: broker {node_id} is not in the cluster's metadata")
         return await self._connect(self.brokers[node_id])
 
+    def reason(self, error: ClusterError) -> str:
+        """`error`'s message without the cluster's name in front (for a message that names it
+        already, or names a group of it)."""
+        return str(error).removeprefix(f"cluster {self.settings.name}: ")
+
     async def unreachable(self, nodes: Iterable[int]) -> dict[int, str]:
         """The brokers of `nodes` that cannot be connected to (down, or not yet out of the
         metadata: a stopped broker stays there until the controller fences it), each with why;
@@ -80,7 +85,7 @@ class Cluster:
             try:
                 await self.node(node)
             except ClusterError as error:
-                return str(error).removeprefix(f"cluster {self.settings.name}: ")
+                return self.reason(error)
             return None
 
         ordered = sorted(set(nodes))
@@ -121,9 +126,8 @@ class Cluster:
             try:
                 connection = await self.node(node)
             except ClusterError as error:  # (every group of the cluster needs every broker's list)
-                reason = str(error).removeprefix(f"cluster {self.settings.name}: ")
                 raise ClusterError(f"cluster {self.settings.name}: broker {node} cannot be reached to list the groups "
-                                   f"it coordinates ({reason})") from None
+                                   f"it coordinates ({self.reason(error)})") from None
             while True:
                 answer = await connection.send(LIST_GROUPS, {"states_filter": [], "types_filter": []})
                 code = answer["error_code"]

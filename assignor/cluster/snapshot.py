@@ -427,7 +427,7 @@ async def _described(cluster: Cluster, groups: list[str] | None, progress: Calla
                 refused = _refused(code, None)
                 skipped.append(Skipped(refused.kind, f"no coordinator ({text})").json(group))
             elif coordinator in down:
-                skipped.append(_unreachable(coordinator, down[coordinator]).json(group))
+                skipped.append(_coordinator_failed(coordinator, "cannot be reached", down[coordinator]).json(group))
             elif group not in listed:
                 skipped.append(_NO_SUCH_GROUP.json(group))
             elif (other := _other_kind(listed[group][2], listed[group][0])) is not None:
@@ -445,7 +445,7 @@ async def _described(cluster: Cluster, groups: list[str] | None, progress: Calla
         try:
             answer = await cluster.describe(node, classic, consumer)
         except ClusterError as error:  # (its groups said unavailable; the other coordinators' are read)
-            why = _unanswered(node, str(error).removeprefix(f"cluster {cluster.settings.name}: "))
+            why = _coordinator_failed(node, "did not describe it", cluster.reason(error))
             skipped.extend(why.json(group) for group in (*classic, *consumer))
             answer = []
         done += len(classic) + len(consumer)
@@ -502,15 +502,11 @@ async def _describe_or_none(cluster: Cluster, node: int, classic: list[str], con
         return []
 
 
-def _unreachable(node: int, why: str) -> Skipped:
-    """A group whose coordinator, broker `node`, cannot be connected to (`why`)."""
-    return Skipped(SkipKind.UNAVAILABLE, f"its coordinator, broker {node}, cannot be reached ({why})")
-
-
-def _unanswered(node: int, why: str) -> Skipped:
-    """A group its coordinator, broker `node`, did not describe: the connection broke, or no
-    answer came within ``request.timeout.ms`` (`why`)."""
-    return Skipped(SkipKind.UNAVAILABLE, f"its coordinator, broker {node}, did not describe it ({why})")
+def _coordinator_failed(node: int, what: str, why: str) -> Skipped:
+    """A group whose coordinator, broker `node`, failed it: `what` it did (``cannot be
+    reached``: no connection; ``did not describe it``: the connection broke, or no answer came
+    within ``request.timeout.ms``), and `why` in the client's words."""
+    return Skipped(SkipKind.UNAVAILABLE, f"its coordinator, broker {node}, {what} ({why})")
 
 
 def _other_kind(kind: str, protocol_type: str) -> Skipped | None:
