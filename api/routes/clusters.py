@@ -5,6 +5,7 @@ checked here first: an unknown one costs no worker."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
@@ -27,6 +28,15 @@ Alias = Annotated[str, Path(pattern=r"^[A-Za-z0-9._-]{1,64}$", description="a cl
 GroupId = Annotated[str, Path(max_length=MAX_GROUP_ID)]
 
 
+def _unknown_alias(clusters: Mapping[str, Mapping[str, str]], alias: str) -> Response | None:
+    """The 404 of an alias not in the settings (before any worker is asked), or None."""
+    try:
+        clusters_handlers.cluster_settings(clusters, alias)
+    except Rejected as error:
+        return reply(error.status, dumps({"detail": error.detail}))
+    return None
+
+
 @router.get("/clusters")
 async def clusters(settings: SettingsDep) -> dict[str, list[str]]:
     """The aliases of the clusters this service reads live groups from."""
@@ -43,10 +53,8 @@ async def cluster_groups(
     or with `summary` what ``kafka-consumer-groups.sh --describe --state`` says of it) and
     ``skipped`` (a group that is rebalancing, unless summarised, or not a consumer group, and
     why)."""
-    try:
-        clusters_handlers.cluster_settings(settings.clusters, alias)
-    except Rejected as error:
-        return reply(error.status, dumps({"detail": error.detail}))
+    if (unknown := _unknown_alias(settings.clusters, alias)) is not None:
+        return unknown
     status, payload, _stats = await planner.run(clusters_handlers.groups_answer, settings.clusters, alias, summary)
     return reply(status, payload)
 
@@ -55,10 +63,8 @@ async def cluster_groups(
 async def cluster_group(alias: Alias, group_id: GroupId, settings: SettingsDep, planner: PlannerDep) -> Response:
     """A snapshot of one live group: the group JSON `POST /v1/whatif` and `POST /v1/plans` take
     (or name it in `POST /v1/whatif` with ``cluster`` and ``group_id``)."""
-    try:
-        clusters_handlers.cluster_settings(settings.clusters, alias)
-    except Rejected as error:
-        return reply(error.status, dumps({"detail": error.detail}))
+    if (unknown := _unknown_alias(settings.clusters, alias)) is not None:
+        return unknown
     status, payload, _stats = await planner.run(clusters_handlers.group_answer, settings.clusters, alias, group_id)
     return reply(status, payload)
 
@@ -73,10 +79,8 @@ async def cluster_group_plan(
         with_bytes: Annotated[bool, Query(alias="bytes", description=BYTES_DOC)] = True) -> Response:
     """One live group planned: its snapshot (as ``GET /v1/clusters/{alias}/groups/{group_id}``
     reads it, and fails) planned with `strategy`, answered as ``POST /v1/plans`` answers."""
-    try:
-        clusters_handlers.cluster_settings(settings.clusters, alias)
-    except Rejected as error:
-        return reply(error.status, dumps({"detail": error.detail}))
+    if (unknown := _unknown_alias(settings.clusters, alias)) is not None:
+        return unknown
     status, payload, stats = await planner.run(plans_handlers.live_plan, settings.clusters, alias, group_id, strategy,
                                                generation, settings.limits, answer_format == "columns", with_bytes)
     metrics.observe(stats)
