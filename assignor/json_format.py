@@ -48,9 +48,9 @@ from assignor.model import (
     topic_partitions_of_pairs,
 )
 
-__all__ = ["group_from_json", "group_to_json", "pack_group", "pack_plan", "pairs_json", "plan_json_of_claims",
-           "plan_json_of_owners", "plan_to_columns_json", "plan_to_json", "readable_json", "strict_loads",
-           "unpack_group", "unpack_plan"]
+__all__ = ["SNAPSHOT_FIELDS", "SNAPSHOT_MEMBER_FIELDS", "group_from_json", "group_to_json", "pack_group", "pack_plan",
+           "pairs_json", "plan_json_of_claims", "plan_json_of_owners", "plan_to_columns_json", "plan_to_json",
+           "readable_json", "strict_loads", "unpack_group", "unpack_plan"]
 
 _MEMBER_KEYS = {"id", "topics", "owned", "generation", "rack", "group_instance_id", "target", "member_epoch",
                 "member_type", "client_id", "topic_regex"}
@@ -62,20 +62,20 @@ def _is_int32(value: Any) -> bool:
 
 #: A snapshot's fields that describe and plan nothing (module docstring), about the group and
 #: about each member, with what each must be (the service's documented `api.models.PlanRequest`
-#: says the same: tests/api/test_api_schema.py holds the two to one verdict).
-_SNAPSHOT_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+#: says the same: tests/api/test_api_schema.py holds the two to one verdict; the fleet job's rows
+#: are read by the same, `pipeline.fleet`).
+SNAPSHOT_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "group_id": (lambda v: isinstance(v, str), "a string"),
     "protocol": (lambda v: v in ("classic", "consumer"), '"classic" or "consumer"'),
     "assignor": (lambda v: v is None or isinstance(v, str), "a string or null"),
     "group_epoch": (_is_int32, "a 32-bit integer"),
     "assignment_epoch": (_is_int32, "a 32-bit integer"),
 }
-_SNAPSHOT_MEMBER_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+SNAPSHOT_MEMBER_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "member_epoch": (_is_int32, "a 32-bit integer"),
     "member_type": (lambda v: v in ("classic", "consumer"), '"classic" or "consumer"'),
     "client_id": (lambda v: isinstance(v, str), "a string"),
 }
-_SNAPSHOT_KEYS = set(_SNAPSHOT_FIELDS)
 
 
 def _check_described(data: dict[str, Any], fields: dict[str, tuple[Callable[[Any], bool], str]], where: str) -> None:
@@ -129,10 +129,10 @@ def group_from_json(data: Any) -> Group:
     """Build a Group from its JSON form, with errors that name the offending field."""
     if not isinstance(data, dict):
         raise InvalidGroupError("group: expected an object with 'topics' and 'members'")
-    unknown = set(data) - {"topics", "members", "partition_racks", "topic_ids", *_SNAPSHOT_KEYS}
+    unknown = set(data) - {"topics", "members", "partition_racks", "topic_ids", *SNAPSHOT_FIELDS}
     if unknown:
         raise InvalidGroupError(f"group: unknown field(s) {sorted(unknown)}")
-    _check_described(data, _SNAPSHOT_FIELDS, "")
+    _check_described(data, SNAPSHOT_FIELDS, "")
     topics = data.get("topics")
     if not isinstance(topics, dict):
         raise InvalidGroupError("topics: expected an object of topic name -> partition count")
@@ -154,7 +154,7 @@ def _member(index: int, data: Any) -> Member:
         raise InvalidGroupError(f"{where}: unknown field(s) {sorted(unknown)}")
     if "id" not in data:
         raise InvalidGroupError(f"{where}.id: required")
-    _check_described(data, _SNAPSHOT_MEMBER_FIELDS, f"{where}.")
+    _check_described(data, SNAPSHOT_MEMBER_FIELDS, f"{where}.")
     topics = data.get("topics", [])
     if not isinstance(topics, list):
         raise InvalidGroupError(f"{where}.topics: expected a list of topic names")

@@ -38,12 +38,16 @@ import pandas as pd
 
 from assignor import whatif
 from assignor.errors import AssignorError
-from assignor.json_format import strict_loads
+from assignor.json_format import SNAPSHOT_FIELDS, SNAPSHOT_MEMBER_FIELDS, strict_loads
 from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Member, TopicPartition
 from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id",
                  "topic_regex", "member_type", "protocol", "assignor")
+#: The columns a snapshot's rows carry that describe and plan nothing, with what each must be
+#: (the group JSON's: `json_format.SNAPSHOT_FIELDS`).
+_DESCRIBED = (("member_type", SNAPSHOT_MEMBER_FIELDS["member_type"]), ("protocol", SNAPSHOT_FIELDS["protocol"]),
+              ("assignor", SNAPSHOT_FIELDS["assignor"]))
 #: The member columns a row may leave out (JSON lines) or hold nulls in.
 _OPTIONAL = GROUP_COLUMNS[2:]
 
@@ -178,12 +182,10 @@ def _member(row: Any, topics: dict[str, int]) -> Member:
     if not _is_missing(row.topic_regex) and not isinstance(row.topic_regex, str):
         raise AssignorError(f"topic_regex: expected a string, got {_shown(row.topic_regex)}")
     regex = None if _is_missing(row.topic_regex) else row.topic_regex
-    if not _is_missing(row.member_type) and row.member_type not in ("classic", "consumer"):
-        raise AssignorError(f"member_type: expected \"classic\" or \"consumer\", got {_shown(row.member_type)}")
-    if not _is_missing(row.protocol) and row.protocol not in ("classic", "consumer"):
-        raise AssignorError(f"protocol: expected \"classic\" or \"consumer\", got {_shown(row.protocol)}")
-    if not _is_missing(row.assignor) and not isinstance(row.assignor, str):
-        raise AssignorError(f"assignor: expected a string, got {_shown(row.assignor)}")
+    for name, (valid, expected) in _DESCRIBED:  # (what a snapshot's JSON must hold in them)
+        value = getattr(row, name)
+        if not _is_missing(value) and not valid(value):
+            raise AssignorError(f"{name}: expected {expected}, got {_shown(value)}")
     return Member(row.member_id, subscribed, owned=owned, generation=generation, rack=rack,
                   group_instance_id=instance, topic_regex=regex)
 
