@@ -330,7 +330,7 @@ def _whatif_tables(output: Any) -> None:
         console.print(table)
         for step in result["steps"]:
             if "failed" in step:
-                console.print(f"  {step['event']}: {step['failed']}", markup=False)
+                console.print(f"  {step['event']}: {step['failed']}")
     after = max((len(result["steps"]) - 1 for result in output["strategies"].values()), default=0)
     summary = Table(title="summary (steps after the current state)" if after else
                     "summary (no events: nothing after the current state to add up)", title_justify="left")
@@ -370,18 +370,17 @@ def _migration_tables(migration: Any) -> None:
         table.add_row(step["event"], *(_migration_cell(step, c) for c in columns))
     console.print(table)
     console.print("(seconds, max unowned and paused members are the consumer protocol's reconciliation figures: "
-                  "'-' on a classic step, where every member rebalances through JoinGroup/SyncGroup)", markup=False)
+                  "'-' on a classic step, where every member rebalances through JoinGroup/SyncGroup)")
     upgrade = migration["upgrade"]
     refused = migration["refused"]
     if refused is not None:
         console.print(f"Kafka refuses the conversion at \"{refused['step']}\": {refused['reason']}; the member "
-                      f"gets GROUP_ID_NOT_FOUND and the group stays classic. To upgrade: {refused['change']}.",
-                      markup=False)
+                      f"gets GROUP_ID_NOT_FOUND and the group stays classic. To upgrade: {refused['change']}.")
         return
     console.print(f"rolling upgrade: {upgrade['restarts']} restarts (the group runs mixed until the last), "
                   f"{upgrade['moved']} partitions moved, {_revoked(upgrade['revoked'], upgrade['revoked_range'])} "
                   f"revoked, longest unowned {upgrade['max_unowned_seconds']:g} s "
-                  f"({upgrade['max_unowned']:g} heartbeat intervals)", markup=False)
+                  f"({upgrade['max_unowned']:g} heartbeat intervals)")
     if migration["events"]:
         saved = Table(title="per later event, what the consumer protocol saves against staying classic "
                             "(positive: saved)", title_justify="left")
@@ -397,7 +396,7 @@ def _migration_tables(migration: Any) -> None:
     best = migration["vs_optimum"]
     console.print(f"against the optimum (our sticky on the same events): balance score {best['balance_score']} vs "
                   f"{best['sticky_balance_score']}, spread {best['spread']} vs {best['sticky_spread']}, "
-                  f"{best['worse_balance_steps']} step(s) less balanced", markup=False)
+                  f"{best['worse_balance_steps']} step(s) less balanced")
 
 
 def _migration_cell(step: Any, column: str) -> str:

@@ -282,7 +282,7 @@ def _migration_summary(result: pd.DataFrame, seconds: float) -> None:
     console.print(table)
     errors = result[result["kind"] == "error"]
     if len(errors):
-        console.print(f"{len(errors)} rows went to errors (first: {errors.iloc[0]['reason']})", markup=False)
+        console.print(f"{len(errors)} rows went to errors (first: {errors.iloc[0]['reason']})")
 
 
 def _switching(result: pd.DataFrame, out: Path, plot: bool) -> None:
