@@ -176,26 +176,32 @@ class _ThreadMember:
 
 
 class LibrdkafkaMember(_ThreadMember):
-    """A librdkafka consumer (confluent-kafka): ``cooperative-sticky`` under the classic
-    protocol, or a consumer-protocol member (KIP-848) when `protocol` is ``consumer``, asking for
-    the broker's `remote_assignor` when given (``group.remote.assignor``; without it the member
-    names none, and a group of such members alone gets the broker's default, ``uniform``)."""
+    """A librdkafka consumer (confluent-kafka): under the classic protocol, `strategy`
+    (``partition.assignment.strategy``: ``cooperative-sticky`` unless given; None leaves
+    librdkafka's default, ``range,roundrobin``), or a consumer-protocol member (KIP-848) when
+    `protocol` is ``consumer``, asking for the broker's `remote_assignor` when given
+    (``group.remote.assignor``; without it the member names none, and a group of such members
+    alone gets the broker's default, ``uniform``). Further client `settings` (``client.rack``,
+    ``group.instance.id``, ...) are passed on as they are."""
 
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
-                 protocol: str = "classic", remote_assignor: str | None = None) -> None:
+                 protocol: str = "classic", remote_assignor: str | None = None,
+                 strategy: str | None = "cooperative-sticky", settings: dict[str, Any] | None = None) -> None:
         import confluent_kafka
 
         super().__init__(name, timeline)
-        settings = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-                    "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4"}
+        config: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                                  "enable.auto.commit": True, "auto.commit.interval.ms": 1000,
+                                  "broker.address.family": "v4"}
         if protocol == "consumer":
-            settings["group.protocol"] = "consumer"
+            config["group.protocol"] = "consumer"
             if remote_assignor is not None:
-                settings["group.remote.assignor"] = remote_assignor
+                config["group.remote.assignor"] = remote_assignor
         else:
-            settings.update({"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 6000,
-                             "heartbeat.interval.ms": 1000})
-        self.consumer = confluent_kafka.Consumer(settings)
+            config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000})
+            if strategy is not None:
+                config["partition.assignment.strategy"] = strategy
+        self.consumer = confluent_kafka.Consumer({**config, **(settings or {})})
         self.consumer.subscribe(
             [topic], on_assign=lambda _c, tps: self._assigned({tp.partition for tp in tps}),
             on_revoke=lambda _c, tps: self._revoked({tp.partition for tp in tps}),

@@ -384,6 +384,96 @@ async def test_a_classic_cooperative_group(broker, java_members, capsys):
             await member.stop()
 
 
+async def test_a_librdkafka_group_on_its_default_strategies(broker):
+    """librdkafka members on librdkafka's default ``partition.assignment.strategy``
+    (``range,roundrobin``: the group runs ``range``, dealt by a librdkafka leader): the snapshot
+    holds what each member holds, and ``range`` (what `kafka_strategy` gives for the group's
+    assignor) planned on it for a leave, then new partitions, then a join, is what the group
+    settles on after each. So is a static member's leave (no LeaveGroup: it is dropped when its
+    session ends) in a group of static members, dealt in the order of their instance ids. A group of
+    static and dynamic members is dealt in the order of their member ids (not Java's: static
+    members first), which is what ``range`` plans on the snapshot without its instance ids."""
+    from bench.rebalance import LibrdkafkaMember
+    from tests.ownership import Timeline
+
+    topic = await create_topic(broker.bootstrap, 7)
+    group = f"snap-rdk-range-{topic[-8:]}"
+    names: dict[str, str] = {}
+
+    def member(name: str, group: str, **settings: str) -> LibrdkafkaMember:
+        # (metadata read each second: the leader sees new partitions soon, and rebalances for them)
+        return LibrdkafkaMember(name, broker.bootstrap, group, topic, Timeline(), strategy=None, settings={
+            "client.id": name, "topic.metadata.refresh.interval.ms": 1000, **settings})
+
+    def settled_as(snapshot: dict, event: str) -> dict[str, set[int]]:
+        """`settled_after` with ``range``, by client id."""
+        names.update({m["id"]: m["client_id"] for m in snapshot["members"]})
+        return {names[m]: ps for m, ps in settled_after(snapshot, event, "range").items()}
+
+    members = [await member(f"{group}.m{i}", group).start() for i in range(3)]
+    try:
+        await settle(members, 7)
+        now = await snap(broker, group)
+        assert (now["protocol"], now["assignor"]) == ("classic", "range")
+        assert planned("range", group_from_json(now)) == {m["id"]: {tuple(tp) for tp in m["owned"]}
+                                                          for m in now["members"]}
+        leaving = next(m["id"] for m in now["members"] if m["client_id"] == members[1].name)
+        final = settled_as(now, f"member_leave:{leaving}")
+        await members.pop(1).stop()
+        assert await settle(members, 7) == final
+
+        before = await snap(broker, group)
+        await asyncio.to_thread(_grow, broker.bootstrap, topic, 9)
+        assert await settle(members, 9) == settled_as(before, f"partitions_added:{topic}:9")
+
+        # A join: the new member's id is the broker's (known once it joined).
+        before = await snap(broker, group)
+        members.append(await member(f"{group}.m3", group).start())
+        after = await settle(members, 9)
+        joined = await snap(broker, group)
+        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
+        names[joiner] = members[-1].name
+        assert after == held(joined) == settled_as(before, f"member_join:{joiner}:{topic}")
+    finally:
+        for m in members:
+            await m.stop()
+
+    static = f"{group}-static"
+    members = [await member(f"{static}.m{i}", static, **{"group.instance.id": f"{static}-{'cab'[i]}"}).start()
+               for i in range(3)]
+    try:
+        await settle(members, 9)
+        now = await snap(broker, static)
+        assert {m["client_id"]: m["group_instance_id"] for m in now["members"]} == {
+            m.name: f"{static}-{'cab'[i]}" for i, m in enumerate(members)}
+        assert held(now) == {name: set(range(3 * i, 3 * i + 3)) for i, name in
+                             enumerate(m.name for m in sorted(members, key=lambda m: "cab"[members.index(m)]))}
+        leaving = next(m["id"] for m in now["members"] if m["client_id"] == members[2].name)
+        final = settled_as(now, f"member_leave:{leaving}")
+        await members.pop(2).stop()  # (its session ends 6 s on)
+        assert await settle(members, 9, timeout=30) == final
+    finally:
+        for m in members:
+            await m.stop()
+
+    # Static and dynamic members together: librdkafka orders two members by instance id only when
+    # both are static, else by member id (`rd_kafka_group_member_cmp`), where Java deals to static
+    # members first. Its plan is what `range` gives the same members without their instance ids.
+    mixed = f"{group}-mixed"
+    members = [await member(f"{mixed}.a", mixed).start()]
+    members += [await member(f"{mixed}.s{i}", mixed, **{"group.instance.id": f"{mixed}.s{i}"}).start()
+                for i in range(2)]
+    try:
+        await settle(members, 9)
+        now = await snap(broker, mixed)
+        by_id = {m["id"]: {tuple(tp) for tp in m["owned"]} for m in now["members"]}
+        dynamic = group_from_json({**now, "members": [{k: v for k, v in m.items() if k != "group_instance_id"}
+                                                      for m in now["members"]]})
+        assert by_id == planned("range", dynamic) != planned("range", group_from_json(now))
+    finally:
+        for m in members:
+            await m.stop()
+
 async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli_and_the_service(broker, capsys,
                                                                                                   tmp_path):
     """aiokafka members with our eager ``sticky`` assignor (owned partitions and generation in its
