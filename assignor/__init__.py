@@ -1,6 +1,7 @@
 """Kafka consumer-group partition assignment: sticky (KIP-54, KIP-341), cooperative-sticky
 (KIP-429), range and roundrobin, rack-aware (KIP-881), and KIP-54 exactly as the Java client
-runs it (java-sticky, java-cooperative-sticky); the consumer protocol on the wire
+runs it (java-sticky, java-cooperative-sticky), and librdkafka's (librdkafka-cooperative-sticky);
+the consumer protocol on the wire
 (`assignor.protocol`) and the producer's partitioners (`assignor.partitioners`).
 
 Examples
@@ -12,7 +13,13 @@ Examples
 {'c0': [('t0', 0), ('t1', 0)], 'c1': [('t0', 1), ('t1', 1)]}
 """
 
-from assignor.errors import AssignorError, InvalidGroupError, JavaAssignorFailure, UnknownStrategyError
+from assignor.errors import (
+    AssignorError,
+    InvalidGroupError,
+    JavaAssignorFailure,
+    LibrdkafkaAssignorFailure,
+    UnknownStrategyError,
+)
 from assignor.model import Claims, Group, Member, Plan, TopicPartition
 from assignor.strategies import STRATEGIES, assign, assign_columns
 
@@ -22,6 +29,7 @@ __all__ = [
     "Group",
     "InvalidGroupError",
     "JavaAssignorFailure",
+    "LibrdkafkaAssignorFailure",
     "Member",
     "Plan",
     "STRATEGIES",

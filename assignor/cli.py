@@ -266,7 +266,7 @@ def _whatif(args: argparse.Namespace) -> int:
             _migration_tables(migration)
         return 0
     conversion_from(args)  # (its flags need --migrate)
-    strategies = tuple(args.strategy) if args.strategy else whatif.ALL_STRATEGIES
+    strategies = tuple(args.strategy) if args.strategy else whatif.compared_for(data if isinstance(data, dict) else {})
     total = DEFAULT_LIMITS.check_events(group, events, strategies=len(strategies), plans=args.plans) * len(strategies)
     with _progress("what-if", total) as advance:
         output = whatif.run(group, events, strategies, include_plans=args.plans, progress=advance,

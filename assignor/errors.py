@@ -11,6 +11,8 @@ Exception tree::
         │                             or a value that does not fit its wire field
         ├── JavaAssignorFailure       a Java-faithful strategy met a group on which Java's own
         │                             assignor throws or returns a broken plan (it says which)
+        ├── LibrdkafkaAssignorFailure a librdkafka-faithful strategy met a group on which
+        │                             librdkafka's leader would stop (it says where)
         ├── WhatIfError               a what-if event that cannot apply to its group
         ├── LimitExceededError        an input past one of the documented limits (`assignor.limits`)
         ├── PartitionerError          a producer partitioner cannot choose (no partitions, bad key)
@@ -27,8 +29,8 @@ negative partition count or two members with the same id.
 """
 
 __all__ = ["AssignorError", "ClusterError", "ExecutorEnvironmentError", "InvalidGroupError", "JavaAssignorFailure",
-           "LimitExceededError", "PartitionerError", "ProtocolError", "SimulationError", "UnknownProtocolError",
-           "UnknownStrategyError", "WhatIfError"]
+           "LibrdkafkaAssignorFailure", "LimitExceededError", "PartitionerError", "ProtocolError", "SimulationError",
+           "UnknownProtocolError", "UnknownStrategyError", "WhatIfError"]
 
 
 class AssignorError(ValueError):
@@ -55,6 +57,12 @@ class JavaAssignorFailure(AssignorError):
     """Java's assignor fails on this group (an exception, or a plan with a partition twice or a
     partition that does not exist); the message says what Java would do. The Java-faithful
     strategies raise it instead of returning a plan no Java leader would send."""
+
+
+class LibrdkafkaAssignorFailure(AssignorError):
+    """librdkafka's leader would stop on this group (an assertion, or a member it looks up and
+    does not find); the message says where. The librdkafka-faithful strategy raises it instead of
+    guessing a plan no librdkafka leader would send."""
 
 
 class WhatIfError(AssignorError):

@@ -108,12 +108,13 @@ class ExactReport(Report, total=False):
 def _handover_rules(strategy: str | Strategy) -> tuple[bool, bool]:
     """(cooperative, safe): whether the strategy plans under a cooperative protocol (KIP-429:
     partitions still claimed are withheld, not unassigned), and whether it promises never to
-    hand a partition over while another member still claims it (ours do; Java's does not
-    always, which is flagged, not an error). A plan of a strategy we do not know: eager."""
+    hand a partition over while another member still claims it (ours do; Java's and
+    librdkafka's do not always, which is flagged, not an error). A plan of a strategy we do not
+    know: eager."""
     known = _known(strategy)
     if known is None:
         return False, False
-    return known.protocol.cooperative, known.protocol.cooperative and not known.java
+    return known.protocol.cooperative, known.protocol.cooperative and not known.java and known.peer is None
 
 
 def _returns_to_earlier_owner(strategy: str | Strategy) -> bool:

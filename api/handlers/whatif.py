@@ -64,7 +64,7 @@ def _whatif(body: bytes, limits: Limits, registry_path: str, clusters: Mapping[s
         except engine.WhatIfError as error:
             raise Rejected(422, f"migrate: {error}") from None
         return {"migration": dict(migration)}, {"seconds": time.perf_counter() - started}
-    strategies = request.get("strategies") or engine.ALL_STRATEGIES
+    strategies = request.get("strategies") or engine.compared_for(request["group"])
     out = engine.run(group, events, strategies, include_plans=request.get("include_plans", False), limits=limits,
                      timing=timing)
     return dict(out), {"seconds": time.perf_counter() - started}

@@ -32,6 +32,7 @@ from assignor.protocols import Protocol
 from assignor.strategies import cooperative as _cooperative
 from assignor.strategies import java_sticky as _java
 from assignor.strategies import kip848 as _kip848
+from assignor.strategies import librdkafka_sticky as _librdkafka
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
 from assignor.strategies import sticky as _sticky
@@ -50,7 +51,8 @@ def _register(*strategies: Strategy) -> dict[str, Strategy]:
     return registry
 
 
-#: Every strategy, by name, in the order lists show them: ours first, then Java's, then the rest.
+#: Every strategy, by name, in the order lists show them: ours first, then Java's, then the rest,
+#: other clients' last.
 REGISTRY: dict[str, Strategy] = _register(
     _sticky.STRATEGY,
     _cooperative.STRATEGY,
@@ -60,6 +62,7 @@ REGISTRY: dict[str, Strategy] = _register(
     _roundrobin.STRATEGY,
     _kip848.UNIFORM_STRATEGY,
     _kip848.RANGE_STRATEGY,
+    _librdkafka.STRATEGY,
 )
 
 #: The strategy used where none is named: ours, eager.
@@ -182,7 +185,7 @@ def check_claims(claims: object, members: int) -> Claims:
 def ours_for(protocol: object) -> Strategy | None:
     """Our strategy for `protocol` (the first registered that is not Java's): the one a leader
     plans a protocol with unless told otherwise."""
-    return next((s for s in REGISTRY.values() if s.protocol is protocol and not s.java), None)
+    return next((s for s in REGISTRY.values() if s.protocol is protocol and not s.java and s.peer is None), None)
 
 
 def strategy_for(protocol: Protocol, strategy: str | None = None) -> Strategy:

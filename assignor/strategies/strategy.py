@@ -153,6 +153,10 @@ class Strategy:
     columns : callable, optional
         ``(group, owned) -> Claims``: the plan as columns where the strategy plans on them
         without objects (the broker's assignors); None: `assign_columns` reads `owners`.
+    peer : str, optional
+        The client whose own algorithm this is, reproduced (``"librdkafka"``): its plans keep
+        that client's order; it is planned where named (or where a snapshot's members are that
+        client's), never in place of ours nor in the what-if's default comparison.
     """
 
     name: str
@@ -163,6 +167,7 @@ class Strategy:
     new_leader: Callable[[], Leader] | None = None
     earlier_owner_first: bool = False
     columns: Columns | None = None
+    peer: str | None = None
 
     def __str__(self) -> str:
         return self.name

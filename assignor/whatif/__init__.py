@@ -27,6 +27,7 @@ from assignor.whatif.migration import (
     MIGRATE_FROM,
     Migration,
     check_migration,
+    compared_for,
     migrate,
     rehearsed_from,
     strategy_today,
@@ -41,5 +42,5 @@ from assignor.whatif.timing import SETTINGS as TIMING_SETTINGS
 __all__ = ["ALL_STRATEGIES", "CONVERSION_SETTINGS", "DEFAULT_CONVERSION", "DEFAULT_TIMING", "MIGRATE_FROM",
            "TIMING_SETTINGS", "Comparison", "Conversion", "Event", "Figures", "Migration", "Progress", "Refusal",
            "Result", "Step", "StrategyRun", "Summary", "Timing", "WhatIfError", "apply_event", "check_migration",
-           "compare", "consumer_member_id", "conversion_of", "migrate", "parse_event", "rehearsed_from", "run",
-           "strategy_today", "timing_of"]
+           "compare", "compared_for", "consumer_member_id", "conversion_of", "migrate", "parse_event", "rehearsed_from",
+           "run", "strategy_today", "timing_of"]

@@ -20,7 +20,7 @@ from assignor.strategies.kip848.member_map import MemberMap
 from assignor.whatif.classic import _new_leader
 from assignor.whatif.figures import Step, _figures_of
 from assignor.whatif.refusals import DEFAULT_CONVERSION, Conversion, Refusal
-from assignor.whatif.replay import _quiet, _run, _step, _unchanged
+from assignor.whatif.replay import ALL_STRATEGIES, _quiet, _run, _step, _unchanged
 from assignor.whatif.state import _claims_of, _Numbering, _State
 from assignor.whatif.steps import _expand, _renaming, _restarts
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
@@ -65,7 +65,7 @@ class Migration(TypedDict):
 #: The classic strategies a migration rehearsal compares against when none is named: the
 #: cooperative ones (ours first, then Java's), the protocol most groups run before KIP-848.
 MIGRATE_FROM: tuple[str, ...] = tuple(s.name for s in REGISTRY.values()
-                                      if s.protocol.classic and s.protocol.cooperative)
+                                      if s.protocol.classic and s.protocol.cooperative and s.peer is None)
 
 
 def rehearsed_from(described: Mapping[str, Any], named: Sequence[str] | None = None) -> tuple[str, ...]:
@@ -105,6 +105,26 @@ def strategy_today(described: Mapping[str, Any]) -> str | None:
     of ours plans."""
     found = kafka_strategy(described.get("assignor")) if described.get("protocol") == "classic" else None
     return None if found is None else found.name
+
+
+def compared_for(described: Mapping[str, Any]) -> tuple[str, ...]:
+    """The strategies a what-if on the group JSON `described` compares when none is named:
+    `ALL_STRATEGIES`, and for a snapshot of a classic group (``protocol: "classic"``) the other
+    clients' strategies of the protocol it runs (`Strategy.peer`; on ``cooperative-sticky``,
+    ``librdkafka-cooperative-sticky``): its members may be that client's, and the snapshot does
+    not say which client each member runs.
+
+    Examples
+    --------
+    >>> compared_for({"protocol": "classic", "assignor": "cooperative-sticky"})[-1]
+    'librdkafka-cooperative-sticky'
+    >>> compared_for({}) == ALL_STRATEGIES
+    True
+    """
+    if described.get("protocol") != "classic":
+        return ALL_STRATEGIES
+    return ALL_STRATEGIES + tuple(s.name for s in REGISTRY.values()
+                                  if s.peer is not None and s.protocol.name == described.get("assignor"))
 
 
 def check_migration(target: str, classic: Sequence[str]) -> None:

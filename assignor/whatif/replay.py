@@ -22,8 +22,9 @@ from assignor.whatif.state import _assignment_of, _claims_of, _Numbering, _State
 from assignor.whatif.steps import Definition, _expand
 from assignor.whatif.timing import DEFAULT_TIMING, Timing
 
-#: Every registered strategy, in the registry's order.
-ALL_STRATEGIES = tuple(REGISTRY)
+#: The strategies a what-if compares when none is named: every registered one but other
+#: clients' (`Strategy.peer`: planned where named), in the registry's order.
+ALL_STRATEGIES = tuple(name for name, s in REGISTRY.items() if s.peer is None)
 
 
 class Comparison(TypedDict):

@@ -140,6 +140,20 @@ def test_names_in_tables_are_text_never_markup(capsys):
     assert all(event in shown for event in events), shown
 
 
+def test_a_classic_cooperative_sticky_snapshot_is_compared_with_librdkafkas_too(tmp_path, capsys):
+    """A snapshot of a classic group on ``cooperative-sticky`` may be librdkafka's members, which
+    it cannot tell from Java's: the what-if compares librdkafka's strategy beside every other;
+    any other group JSON, every strategy but other clients'."""
+    group = json.loads((ROOT / "examples/group.json").read_text())
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({**group, "protocol": "classic", "assignor": "cooperative-sticky"}))
+    for source, librdkafka in ((str(path), True), ("examples/group.json", False)):
+        assert cli.main(["whatif", source, "--event", "rolling_restart", "--json"]) == 0
+        compared = json.loads(capsys.readouterr().out)["strategies"]
+        assert ("librdkafka-cooperative-sticky" in compared) is librdkafka
+        assert {"cooperative-sticky", "java-cooperative-sticky"} <= set(compared)
+
+
 @pytest.mark.external
 def test_plans_without_json_and_limits_are_said():
     plans = run("whatif", "examples/group.json", "--plans")

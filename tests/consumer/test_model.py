@@ -9,11 +9,13 @@ from assignor import Group, InvalidGroupError, Member, TopicPartition, UnknownSt
 def test_public_surface_is_pinned():
     assert assignor.__all__ == sorted(assignor.__all__)
     assert set(assignor.__all__) == {
-        "STRATEGIES", "AssignorError", "Claims", "Group", "InvalidGroupError", "JavaAssignorFailure", "Member", "Plan",
-        "TopicPartition", "UnknownStrategyError", "assign", "assign_columns",
+        "STRATEGIES", "AssignorError", "Claims", "Group", "InvalidGroupError", "JavaAssignorFailure",
+        "LibrdkafkaAssignorFailure", "Member", "Plan", "TopicPartition", "UnknownStrategyError", "assign",
+        "assign_columns",
     }
     assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky",
-                                           "kip848-range", "kip848-uniform", "range", "roundrobin", "sticky"]
+                                           "kip848-range", "kip848-uniform", "librdkafka-cooperative-sticky", "range",
+                                           "roundrobin", "sticky"]
 
 
 def test_issue_example():
@@ -50,8 +52,8 @@ def test_malformed_groups_raise_our_error(build, message):
 
 
 def test_unknown_strategy():
-    known = ("known: cooperative-sticky, java-cooperative-sticky, java-sticky, kip848-range, kip848-uniform, range, "
-             "roundrobin, sticky")
+    known = ("known: cooperative-sticky, java-cooperative-sticky, java-sticky, kip848-range, kip848-uniform, "
+             "librdkafka-cooperative-sticky, range, roundrobin, sticky")
     with pytest.raises(UnknownStrategyError, match=known):
         assign("cooperative-stickyish", Group(topics={}))
     assert issubclass(UnknownStrategyError, ValueError)

@@ -97,7 +97,12 @@ def test_an_unknown_strategy_or_protocol_is_refused_by_name():
 def test_the_java_pairs_come_from_the_registry():
     assert [(j.name, o.name) for j, o in java_counterparts()] == [("java-sticky", "sticky"),
                                                                   ("java-cooperative-sticky", "cooperative-sticky")]
-    assert whatif.ALL_STRATEGIES == tuple(REGISTRY)
+    # Other clients' strategies are planned where named: never ours, nor in the default comparison.
+    peers = [name for name, s in REGISTRY.items() if s.peer is not None]
+    assert peers == ["librdkafka-cooperative-sticky"]
+    assert whatif.ALL_STRATEGIES == tuple(name for name in REGISTRY if name not in peers)
+    assert not set(peers) & set(whatif.MIGRATE_FROM)
+    assert strategy_for(REGISTRY[peers[0]].protocol).name == "cooperative-sticky"
 
 
 # -- nothing outside the registry compares names ---------------------------------------------------

@@ -474,6 +474,52 @@ async def test_a_librdkafka_group_on_its_default_strategies(broker):
         for m in members:
             await m.stop()
 
+async def test_a_librdkafka_cooperative_sticky_group(broker):
+    """librdkafka members on ``cooperative-sticky``: librdkafka's own sticky assignor
+    (``librdkafka-cooperative-sticky``) planned on the snapshot for a leave, then new partitions,
+    then a join, is what the group settles on after each; Java's (what the group's assignor
+    names for Java's clients) would split the leaver's partitions the other way round."""
+    from bench.rebalance import LibrdkafkaMember
+    from tests.ownership import Timeline
+
+    topic = await create_topic(broker.bootstrap, 12)
+    group = f"snap-rdk-coop-{topic[-8:]}"
+    names: dict[str, str] = {}
+
+    def member(name: str) -> LibrdkafkaMember:
+        return LibrdkafkaMember(name, broker.bootstrap, group, topic, Timeline(), settings={
+            "client.id": name, "topic.metadata.refresh.interval.ms": 1000})
+
+    def settled_as(snapshot: dict, event: str, strategy: str = "librdkafka-cooperative-sticky") -> dict[str, set[int]]:
+        names.update({m["id"]: m["client_id"] for m in snapshot["members"]})
+        return {names[m]: ps for m, ps in settled_after(snapshot, event, strategy).items()}
+
+    members = [await member(f"{group}.m{i}").start() for i in range(3)]
+    try:
+        await settle(members, 12)
+        now = await snap(broker, group)
+        assert (now["protocol"], now["assignor"]) == ("classic", "cooperative-sticky")
+        leaving = next(m["id"] for m in now["members"] if m["client_id"] == members[1].name)
+        final = settled_as(now, f"member_leave:{leaving}")
+        assert final != settled_as(now, f"member_leave:{leaving}", "java-cooperative-sticky")
+        await members.pop(1).stop()
+        assert await settle(members, 12) == final
+
+        before = await snap(broker, group)
+        await asyncio.to_thread(_grow, broker.bootstrap, topic, 17)
+        assert await settle(members, 17) == settled_as(before, f"partitions_added:{topic}:17")
+
+        before = await snap(broker, group)
+        members.append(await member(f"{group}.m3").start())
+        after = await settle(members, 17)
+        joined = await snap(broker, group)
+        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
+        names[joiner] = members[-1].name
+        assert after == held(joined) == settled_as(before, f"member_join:{joiner}:{topic}")
+    finally:
+        for m in members:
+            await m.stop()
+
 async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli_and_the_service(broker, capsys,
                                                                                                   tmp_path):
     """aiokafka members with our eager ``sticky`` assignor (owned partitions and generation in its
