@@ -182,9 +182,11 @@ class LibrdkafkaMember(_ThreadMember):
     `protocol` is ``consumer``, asking for the broker's `remote_assignor` when given
     (``group.remote.assignor``; without it the member names none, and a group of such members
     alone gets the broker's default, ``uniform``). Further client `settings` (``client.rack``,
-    ``group.instance.id``, ...) are passed on as they are."""
+    ``group.instance.id``, ...) are passed on as they are. Subscribed to `topic`, or to each of
+    a list (what it holds is then read from the group, not from `partitions`, which has no
+    topic)."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, timeline: Timeline,
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str | list[str], timeline: Timeline,
                  protocol: str = "classic", remote_assignor: str | None = None,
                  strategy: str | None = "cooperative-sticky", settings: dict[str, Any] | None = None) -> None:
         import confluent_kafka
@@ -203,7 +205,7 @@ class LibrdkafkaMember(_ThreadMember):
                 config["partition.assignment.strategy"] = strategy
         self.consumer = confluent_kafka.Consumer({**config, **(settings or {})})
         self.consumer.subscribe(
-            [topic], on_assign=lambda _c, tps: self._assigned({tp.partition for tp in tps}),
+            [topic] if isinstance(topic, str) else topic, on_assign=lambda _c, tps: self._assigned({tp.partition for tp in tps}),
             on_revoke=lambda _c, tps: self._revoked({tp.partition for tp in tps}),
             on_lost=lambda _c, tps: self._revoked({tp.partition for tp in tps}))
 

@@ -520,6 +520,74 @@ async def test_a_librdkafka_cooperative_sticky_group(broker):
         for m in members:
             await m.stop()
 
+async def test_librdkafka_cooperative_sticky_over_topics_of_other_subscriptions(broker):
+    """librdkafka members subscribed to different topics (three topics; the general algorithm's
+    other path, partitions sorted by how few members may take them): joins, leaves and new
+    partitions one after another, each planned with ``librdkafka-cooperative-sticky`` on the
+    snapshot before it, are what the group settles on, partition for partition."""
+    from bench.rebalance import LibrdkafkaMember
+    from tests.ownership import Timeline
+
+    a, b, c = [await create_topic(broker.bootstrap, n) for n in (5, 3, 2)]
+    group = f"snap-rdk-mixed-{a[-8:]}"
+    counts = {a: 5, b: 3, c: 2}
+
+    def member(name: str, topics: list[str]) -> LibrdkafkaMember:
+        return LibrdkafkaMember(name, broker.bootstrap, group, topics, Timeline(), settings={
+            "client.id": name, "topic.metadata.refresh.interval.ms": 1000})
+
+    async def settled() -> dict:
+        """The group's snapshot once every partition is held and nothing has moved for 2 s."""
+        deadline, previous, since = asyncio.get_running_loop().time() + 60, None, 0.0
+        while True:
+            found = await read_snapshot(settings_of(broker.bootstrap), [group])
+            now = found["groups"][0] if found["groups"] else None
+            holding = None if now is None else {m["id"]: {tuple(tp) for tp in m["owned"]} for m in now["members"]}
+            total = sum(counts.values())
+            clock = asyncio.get_running_loop().time()
+            if holding != previous:
+                previous, since = holding, clock
+            elif holding is not None and sum(map(len, holding.values())) == total and clock - since >= 2:
+                return now
+            assert clock < deadline, (found, holding)
+            await asyncio.sleep(0.3)
+
+    def predicted(snapshot: dict, event: str) -> dict[str, set[tuple[str, int]]]:
+        run = whatif.run(group_from_json(snapshot), [whatif.parse_event(event)], ["librdkafka-cooperative-sticky"],
+                         include_plans=True)
+        final = run["strategies"]["librdkafka-cooperative-sticky"]["steps"][-1]["assignment"]
+        return {m: {tuple(tp) for tp in tps} for m, tps in final.items()}
+
+    def holding(snapshot: dict) -> dict[str, set[tuple[str, int]]]:
+        return {m["id"]: {tuple(tp) for tp in m["owned"]} for m in snapshot["members"]}
+
+    subscriptions = {"m0": [a, b], "m1": [a], "m2": [b, c], "m3": [a, b, c], "m4": [a, c]}
+    members = {name: await member(f"{group}.{name}", subscriptions[name]).start() for name in ("m0", "m1", "m2")}
+    try:
+        now = await settled()
+        steps = [("join", "m3"), ("leave", "m1"), ("grow", b), ("join", "m4"), ("leave", "m0")]
+        for kind, what in steps:
+            if kind == "leave":
+                leaving = next(m["id"] for m in now["members"] if m["client_id"] == f"{group}.{what}")
+                expected = predicted(now, f"member_leave:{leaving}")
+                await members.pop(what).stop()
+                now = await settled()
+            elif kind == "grow":
+                counts[what] += 2
+                expected = predicted(now, f"partitions_added:{what}:{counts[what]}")
+                await asyncio.to_thread(_grow, broker.bootstrap, what, counts[what])
+                now = await settled()
+            else:
+                before = now
+                members[what] = await member(f"{group}.{what}", subscriptions[what]).start()
+                now = await settled()
+                joiner = next(m["id"] for m in now["members"] if m["client_id"] == f"{group}.{what}")
+                expected = predicted(before, f"member_join:{joiner}:{','.join(subscriptions[what])}")
+            assert holding(now) == expected, (kind, what)
+    finally:
+        for m in members.values():
+            await m.stop()
+
 async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli_and_the_service(broker, capsys,
                                                                                                   tmp_path):
     """aiokafka members with our eager ``sticky`` assignor (owned partitions and generation in its
