@@ -274,6 +274,17 @@ async def test_whatif_inline_and_from_the_registry(client):
     assert bad.status_code == 422
 
 
+async def test_whatif_on_a_classic_cooperative_sticky_snapshot_compares_librdkafkas_too(client):
+    """Without strategies named, the service compares what the CLI does (`whatif.compared_for`):
+    librdkafka's beside every other on a snapshot of a classic ``cooperative-sticky`` group."""
+    group = {"topics": {"t": 6}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}]}
+    for described, librdkafka in (({**group, "protocol": "classic", "assignor": "cooperative-sticky"}, True),
+                                  (group, False)):
+        response = await client.post("/v1/whatif", json={"group": described, "events": ["member_leave:a"]})
+        assert response.status_code == 200, response.text
+        assert ("librdkafka-cooperative-sticky" in response.json()["strategies"]) is librdkafka
+
+
 async def test_whatif_takes_the_timing_settings_by_kafkas_names(client):
     """``restart_seconds`` and Kafka's settings in snake case (`assignor.whatif.timing`): members
     back before the rebalance their leave starts are one step each, and move nothing; a value

@@ -716,8 +716,9 @@ async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, 
     in its user data) as classic groups, and a KIP-848 group on the broker's ``range``: each
     snapshot holds what the members hold (and, on the range group, each member's rack); a leave
     planned on the Java group with ``java-sticky`` and on the range group with ``kip848-range`` is
-    what the group then settles on (the broker's next target, on the range group). (librdkafka's
-    port of the sticky assignor breaks ties its own way: a leave on its group is not predicted.)"""
+    what the group then settles on (the broker's next target, on the range group). (A librdkafka
+    group's leave is predicted by librdkafka's own strategy:
+    `test_a_librdkafka_cooperative_sticky_group`.)"""
     from bench.java_members import CLASSIC
     from bench.rebalance import LibrdkafkaMember, create_topic
     from tests.ownership import Timeline
