@@ -205,7 +205,8 @@ class LibrdkafkaMember(_ThreadMember):
                 config["partition.assignment.strategy"] = strategy
         self.consumer = confluent_kafka.Consumer({**config, **(settings or {})})
         self.consumer.subscribe(
-            [topic] if isinstance(topic, str) else topic, on_assign=lambda _c, tps: self._assigned({tp.partition for tp in tps}),
+            [topic] if isinstance(topic, str) else topic,
+            on_assign=lambda _c, tps: self._assigned({tp.partition for tp in tps}),
             on_revoke=lambda _c, tps: self._revoked({tp.partition for tp in tps}),
             on_lost=lambda _c, tps: self._revoked({tp.partition for tp in tps}))
 
