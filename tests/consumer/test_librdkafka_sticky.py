@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from assignor import Group, LibrdkafkaAssignorFailure, Member, TopicPartition, assign, validate
+from assignor import Group, LibrdkafkaAssignorFailure, Member, TopicPartition, assign, validate, whatif
 from assignor.strategies.librdkafka_sticky import NAME, assign_sticky
 from tests.budget import examples
 
@@ -187,3 +187,22 @@ def test_alike_members_without_claims_are_balanced(topics, members):
     group = Group(topics, [Member(f"m{i}", list(topics)) for i in range(members)])
     sizes = [len(tps) for tps in assign_sticky(group).values()]
     assert max(sizes) - min(sizes) <= 1
+
+
+def test_racks_decide_where_a_leavers_partitions_go():
+    """Partitions 0 and 2 on rack-b, 1 and 3 on rack-a; a rack-a member leaves: librdkafka deals
+    by rack (``rd_kafka_rack_info_new``, then ``maybeAssign`` on the member's rack first), each
+    rack's partitions to its member, where without racks the leaver's go by load alone (as on
+    two brokers, one per rack, in `tests/integration/test_snapshot.py`)."""
+    racks = {"t": [["rack-b"], ["rack-a"], ["rack-b"], ["rack-a"]]}
+    held = {"m0": ([1, 3], "rack-a"), "m1": ([2], "rack-b"), "m2": ([0], "rack-a")}
+
+    def after_leave(partition_racks: dict | None) -> dict[str, list[int]]:
+        group = Group({"t": 4}, [Member(m, ["t"], [TP("t", p) for p in ps], 5, rack) for m, (ps, rack) in held.items()],
+                      partition_racks)
+        run = whatif.run(group, [whatif.parse_event("member_leave:m0")], [NAME], include_plans=True)
+        final = run["strategies"][NAME]["steps"][-1]["assignment"]
+        return {m: sorted(p for _t, p in tps) for m, tps in final.items()}
+
+    assert after_leave(racks) == {"m1": [0, 2], "m2": [1, 3]}
+    assert after_leave(None) == {"m1": [2, 3], "m2": [0, 1]}

@@ -41,7 +41,11 @@ def planned(strategy: str, group: Group) -> dict[str, set[tuple[str, int]]]:
 
 
 async def snap(broker, group: str) -> dict:
-    found = await read_snapshot(settings_of(broker.bootstrap), [group])
+    return await snap_at(broker.bootstrap, group)
+
+
+async def snap_at(bootstrap: str, group: str) -> dict:
+    found = await read_snapshot(settings_of(bootstrap), [group])
     assert found["skipped"] == [] and len(found["groups"]) == 1, found
     return found["groups"][0]
 
@@ -857,6 +861,7 @@ async def test_a_cluster_of_two_brokers_on_two_racks(tmp_path, java_members):
         for member in java:
             await member.stop()
         java = []
+        racked = await _librdkafka_on_racks(first.bootstrap, topic)
         # The second broker down (still in the metadata until the controller fences it, 9 s on):
         # the groups it coordinates are said unavailable, naming it; the first broker's are read.
         second.stop()
@@ -884,6 +889,53 @@ async def test_a_cluster_of_two_brokers_on_two_racks(tmp_path, java_members):
                                                                                     "rack-a": {1, 3}}
     snapshot = group_from_json(by_rack)
     assert planned("range", snapshot) == {m["id"]: {tuple(tp) for tp in m["owned"]} for m in by_rack["members"]}
+    assert racked["predicted"] == racked["settled"]
+
+
+async def _librdkafka_on_racks(bootstrap: str, topic: str) -> dict[str, dict[str, set[int]]]:
+    """librdkafka ``cooperative-sticky`` members joining one at a time, on rack-a, rack-b and
+    rack-a, over `topic` (its partitions led on both racks), then the first leaves: librdkafka
+    deals by rack (``rd_kafka_rack_info_new``, KIP-881), and ``librdkafka-cooperative-sticky``
+    on the snapshot before each predicts what the group settles on after it (the leave's
+    prediction is not what the same plan without racks gives). Predicted and settled, by client
+    id, after each."""
+    from bench.rebalance import LibrdkafkaMember
+    from tests.ownership import Timeline
+
+    group = f"two-rdk-{topic[-8:]}"
+    names: dict[str, str] = {}
+    predicted, settled = {}, {}
+    members: list[LibrdkafkaMember] = []
+    strategy = "librdkafka-cooperative-sticky"
+    try:
+        before = None
+        for i, rack in enumerate(("rack-a", "rack-b", "rack-a")):
+            members.append(await LibrdkafkaMember(f"{group}.{i}", bootstrap, group, topic, Timeline(), settings={
+                "client.id": f"{group}.{i}", "client.rack": rack}).start())
+            settled[f"join {i}"] = await settle(members, 4)
+            now = await snap_at(bootstrap, group)
+            names.update({m["id"]: m["client_id"] for m in now["members"]})
+            if before is not None:
+                joiner = next(m for m in now["members"] if m["client_id"] == members[-1].name)
+                predicted[f"join {i}"] = {names[m]: ps for m, ps in settled_after(
+                    before, f"member_join:{joiner['id']}:{topic}:{rack}", strategy).items()}
+            else:
+                predicted[f"join {i}"] = settled[f"join {i}"]
+            before = now
+        assert {m["client_id"]: m["rack"] for m in before["members"]} == {
+            f"{group}.0": "rack-a", f"{group}.1": "rack-b", f"{group}.2": "rack-a"}
+        leaving = next(m for m, name in names.items() if name == members[0].name)
+        predicted["leave"] = {names[m]: ps for m, ps in settled_after(before, f"member_leave:{leaving}",
+                                                                       strategy).items()}
+        rackless = {k: v for k, v in before.items() if k != "partition_racks"}
+        assert predicted["leave"] != {names[m]: ps for m, ps in settled_after(
+            rackless, f"member_leave:{leaving}", strategy).items()}
+        await members.pop(0).stop()
+        settled["leave"] = await settle(members, 4)
+    finally:
+        for member in members:
+            await member.stop()
+    return {"predicted": predicted, "settled": settled}
 
 
 async def test_through_a_tls_listener_and_the_wrong_listener_said_so(broker, tmp_path, capsys):
