@@ -42,7 +42,8 @@ listing them sorted (``rd_list_deduplicate``), which the broker keeps for up to 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_left, insort
+from collections.abc import Iterable, Iterator
 
 from assignor.errors import LibrdkafkaAssignorFailure
 from assignor.model import Claims, Group, Plan, TopicPartition
@@ -146,67 +147,105 @@ def _rack_info(group: Group, topics: list[str], subscribers: dict[str, list[str]
     return _Racks(member_racks, racks)
 
 
+class _ByLoad:
+    """``sortedCurrentSubscriptions``: members ascending by (load, member id), a total order,
+    kept sorted as loads change (librdkafka sorts the list again after each change)."""
+
+    def __init__(self, loads: Iterable[tuple[int, str]]) -> None:
+        self.keys = sorted(loads)
+
+    def __iter__(self) -> Iterator[str]:
+        return (member for _load, member in self.keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def least(self) -> int:
+        return self.keys[0][0]
+
+    def most(self) -> int:
+        return self.keys[-1][0]
+
+    def moved(self, member: str, old: int, new: int) -> None:
+        """`member`'s load went from `old` to `new`."""
+        if old != new:
+            del self.keys[bisect_left(self.keys, (old, member))]
+            insort(self.keys, (new, member))
+
+
 class _Assignor:
     """One run of ``rd_kafka_sticky_assignor_assign_cb``, its maps as dicts (iterated newest
-    first where librdkafka iterates an ``rd_map_t``) and its lists as lists."""
+    first where librdkafka iterates an ``rd_map_t``) and its lists as lists.
+
+    librdkafka lists every partition each member may take, and every member each partition may
+    go to; a member may take every partition of each topic it subscribes to, so both are read
+    here from each topic's subscribers (a million partitions and a thousand members would be a
+    billion entries).
+    """
 
     def __init__(self, group: Group) -> None:
         self.group = group
         members = group.members
+        #: The topics dealt (``eligible_topics``): those with partitions some member subscribes to.
         self.topics = sorted(t for t, count in group.topics.items()
                              if count > 0 and any(t in m.topics for m in members))
+        self.count = {t: group.topics[t] for t in self.topics}
+        #: ``partition2AllPotentialConsumers``, per topic: its subscribers in group order.
         self.subscribers = {t: [m.id for m in members if t in m.topics] for t in self.topics}
+        #: ``consumer2AllPotentialPartitions``: each member's topics dealt, and their partitions' count.
+        self.dealt_to = {m.id: {t for t in self.topics if t in m.topics} for m in members}
+        self.potential = {m: sum(self.count[t] for t in topics) for m, topics in self.dealt_to.items()}
         self.racks = _rack_info(group, self.topics, self.subscribers)
         self.subscriptions = {m.id: set(m.topics) for m in members}
         self.current: dict[str, list[Partition]] = {}
         self.previous: dict[Partition, tuple[str, int]] = {}
         self.owner: dict[Partition, str] = {}  # currentPartitionConsumer
-        self.potential: dict[str, list[Partition]] = {}  # consumer2AllPotentialPartitions
-        self.may_take: dict[str, set[Partition]] = {}
-        self.takers: dict[Partition, list[str]] = {}  # partition2AllPotentialConsumers
         self.movements = _Movements()
-        self.by_load: list[str] = []  # sortedCurrentSubscriptions
+        self.by_load = _ByLoad(())
+        self._holders: dict[Partition, str] | None = None  # (`_held`: kept while the lists agree)
+
+    def _exists(self, tp: Partition) -> bool:
+        return 0 <= tp.partition < self.count.get(tp.topic, 0)
+
+    def _partitions(self, topics: Iterable[str]) -> Iterator[Partition]:
+        return (Partition(t, p) for t in topics for p in range(self.count[t]))
+
+    def _newest_first(self) -> Iterator[Partition]:
+        """``partition2AllPotentialConsumers`` as its ``RD_MAP_FOREACH`` lists it: the last
+        partition put first (topics in turn, each partition in order)."""
+        return (Partition(t, p) for t in reversed(self.topics) for p in reversed(range(self.count[t])))
 
     def run(self) -> dict[str, list[Partition]]:
         self._prepopulate()
         fresh = not self.current
-        self._potential()
         ordered = self._sort_partitions(fresh)
-        unassigned = list(ordered)
         revocation_required = False
+        kept: set[Partition] = set()
         for member, partitions in reversed(list(self.current.items())):
-            i = 0
-            while i < len(partitions):
-                tp = partitions[i]
-                if tp not in self.takers:  # (a partition that no longer exists)
-                    del partitions[i]
+            still = []
+            for tp in partitions:
+                if not self._exists(tp):
                     self.owner.pop(tp, None)
                 elif tp.topic not in self.subscriptions[member] or self._mismatch(member, tp):
-                    del partitions[i]
                     revocation_required = True
                 else:
-                    _remove(unassigned, tp)
-                    i += 1
-        self.by_load = list(self.current)
-        self._sort_by_load()
+                    still.append(tp)
+                    kept.add(tp)
+            partitions[:] = still
+        # (librdkafka deletes each kept partition from the list in turn; the list holds each once)
+        unassigned = [tp for tp in ordered if tp not in kept]
+        self.by_load = _ByLoad((len(partitions), member) for member, partitions in self.current.items())
         self._balance(ordered, unassigned, revocation_required)
         return self.current
 
     def _mismatch(self, member: str, tp: Partition) -> bool:
         return self.racks is not None and self.racks.mismatch(member, tp)
 
-    def _load(self, member: str) -> tuple[int, str]:
-        return len(self.current[member]), member
-
-    def _sort_by_load(self) -> None:
-        self.by_load.sort(key=self._load)
-
     def _prepopulate(self) -> None:
         """``prepopulateCurrentAssignments``."""
         claimants: dict[Partition, list[tuple[str, int]]] = {}
         for member in self.group.members:
             self.current[member.id] = []
-            self.potential[member.id] = []
             for tp in member.owned:
                 claimants.setdefault(tp, []).append((member.id, member.generation))
                 self.owner[tp] = member.id
@@ -220,82 +259,64 @@ class _Assignor:
             if len(by_generation) >= 2:
                 self.previous[tp] = by_generation[-2]
 
-    def _potential(self) -> None:
-        """``populatePotentialMaps``."""
-        for topic in self.topics:
-            partitions = [Partition(topic, p) for p in range(self.group.topics[topic])]
-            for member in self.subscribers[topic]:
-                self.potential[member].extend(partitions)
-                for tp in partitions:
-                    self.takers.setdefault(tp, []).append(member)
-        self.may_take = {member: set(partitions) for member, partitions in self.potential.items()}
-
     def _identical(self) -> bool:
-        """``areSubscriptionsIdentical``."""
-        takers = list(self.takers.values())
-        potential = list(self.may_take.values())
-        return all(t == takers[0] for t in takers) and all(p == potential[0] for p in potential)
+        """``areSubscriptionsIdentical``: every partition may go to the same members, and every
+        member may take the same partitions."""
+        takers = list(self.subscribers.values())
+        dealt = list(self.dealt_to.values())
+        return all(t == takers[0] for t in takers) and all(d == dealt[0] for d in dealt)
 
     def _sort_partitions(self, fresh: bool) -> list[Partition]:
         """``sortPartitions``."""
-        if fresh or not self._identical():
-            return sorted(self.takers, key=lambda tp: (len(self.takers[tp]), tp.topic, tp.partition))
+        if fresh or not self._identical():  # (by how few members may take each, then topic, partition)
+            return list(self._partitions(sorted(self.topics, key=lambda t: (len(self.subscribers[t]), t))))
         remaining: dict[str, list[Partition]] = {}
         for member, partitions in reversed(self.current.items()):
             partitions.sort()  # (in place, as librdkafka sorts the member's list)
-            still = [tp for tp in partitions if tp in self.takers]
+            still = [tp for tp in partitions if self._exists(tp)]
             if still:
                 remaining[member] = still
-        consumers = list(remaining)
-
-        def load(member: str) -> tuple[int, str]:
-            return len(remaining[member]), member
-
-        consumers.sort(key=load)
+        consumers = sorted((len(partitions), member) for member, partitions in remaining.items())
         ordered: list[Partition] = []
         while consumers:
-            member = consumers[-1]
+            load, member = consumers[-1]
             mine = remaining[member]
-            had_other_owner = [tp for tp in mine if tp in self.previous]
-            if had_other_owner:
-                tp = had_other_owner[0]
-                mine.remove(tp)
+            earlier = next((tp for tp in mine if tp in self.previous), None) if self.previous else None
+            if earlier is not None:  # (a partition that had another owner first)
+                mine.remove(earlier)
+                ordered.append(earlier)
             elif mine:
-                tp = mine.pop(0)
+                ordered.append(mine.pop(0))
             else:
                 consumers.pop()
                 continue
-            ordered.append(tp)
-            consumers.sort(key=load)
+            consumers.pop()
+            insort(consumers, (load - 1, member))
         listed = not ordered
         seen = set(ordered)
-        ordered.extend(tp for tp in reversed(self.takers) if tp not in seen)
+        ordered.extend(tp for tp in self._newest_first() if tp not in seen)
         if listed:
             ordered.sort()
         return ordered
 
     def _balance(self, ordered: list[Partition], unassigned: list[Partition], revocation_required: bool) -> None:
         """``balance``."""
-        initializing = not self.current[self.by_load[-1]]
+        initializing = self.by_load.most() == 0
         if self.racks is not None and self.racks.member_racks:
             leftover = list(unassigned)
             self._maybe_assign(leftover, remove=True, racks=True)
             self._maybe_assign(leftover, remove=False, racks=False)
         else:
             self._maybe_assign(unassigned, remove=False, racks=False)
-        for tp in reversed(self.takers):
-            if len(self.takers[tp]) < 2:
-                _remove(ordered, tp)
-                _remove(unassigned, tp)
-        fixed: dict[str, list[Partition]] = {}
-        i = 0
-        while i < len(self.by_load):
-            member = self.by_load[i]
-            if self._can_participate(member):
-                i += 1
-                continue
-            del self.by_load[i]
-            fixed[member] = list(self.current.pop(member))
+        alone = {t for t in self.topics if len(self.subscribers[t]) < 2}
+        if alone:  # (removed from both lists, which hold each partition once)
+            ordered[:] = [tp for tp in ordered if tp.topic not in alone]
+            unassigned[:] = [tp for tp in unassigned if tp.topic not in alone]
+        fixed = {member: list(self.current[member]) for member in self.by_load if not self._can_participate(member)}
+        for member in fixed:
+            del self.current[member]
+        self.by_load = _ByLoad((len(self.current[member]), member) for member in self.by_load if member not in fixed)
+        self._holders = None
         before = {member: list(partitions) for member, partitions in self.current.items()}
         owners_before = dict(self.owner)
         if not revocation_required and unassigned:
@@ -307,53 +328,62 @@ class _Assignor:
             self.owner = owners_before
         for member, partitions in reversed(fixed.items()):
             self.current[member] = partitions
-            self.by_load.append(member)
-        if fixed:
-            self._sort_by_load()
 
     def _maybe_assign(self, partitions: list[Partition], remove: bool, racks: bool) -> None:
         """``maybeAssign`` and ``maybeAssignPartition``: each partition to the least loaded
         member that may take it (on its rack, in the rack-aware pass)."""
-        i = 0
-        while i < len(partitions):
-            tp = partitions[i]
-            taker = next((m for m in self.by_load if tp in self.may_take[m] and not (racks and self._mismatch(m, tp))),
-                         None)
+        left = []
+        for tp in partitions:
+            taker = next((m for m in self.by_load
+                          if tp.topic in self.dealt_to[m] and not (racks and self._mismatch(m, tp))), None)
+            if taker is None or not remove:
+                left.append(tp)
             if taker is not None:
-                self.current[taker].append(tp)
+                mine = self.current[taker]
+                mine.append(tp)
                 self.owner[tp] = taker
-                self._sort_by_load()
-                if remove:
-                    del partitions[i]
-                    continue
-            i += 1
+                self.by_load.moved(taker, len(mine) - 1, len(mine))
+        partitions[:] = left
 
     def _can_participate(self, member: str) -> bool:
         """``consumerCanParticipateInReassignment``."""
         mine = self.current[member]
-        if len(mine) < len(self.potential[member]):
+        if len(mine) < self.potential[member]:
             return True
-        return any(len(self.takers.get(tp, ())) >= 2 for tp in mine)
+        return any(self._exists(tp) and len(self.subscribers[tp.topic]) >= 2 for tp in mine)
+
+    def _held(self) -> dict[Partition, str]:
+        """Each partition's member by the members' lists (``isBalanced``'s ``allPartitions``:
+        where two lists hold it, the one listed first). Kept as partitions move while no list
+        holds a partition twice; else made again at each call, as librdkafka does."""
+        if self._holders is None:
+            held: dict[Partition, str] = {}
+            for member, partitions in reversed(self.current.items()):
+                for tp in partitions:
+                    held[tp] = member
+            if len(held) < sum(map(len, self.current.values())):
+                return held  # (a partition in two lists: not kept)
+            self._holders = held
+        return self._holders
 
     def _balanced(self) -> bool:
         """``isBalanced``."""
-        least, most = len(self.current[self.by_load[0]]), len(self.current[self.by_load[-1]])
-        if least >= most - 1:
+        if self.by_load.least() >= self.by_load.most() - 1:
             return True
-        held = {tp: member for member, partitions in reversed(self.current.items()) for tp in partitions}
+        held = self._held()
         for member in self.by_load:
             mine = self.current[member]
-            if len(mine) == len(self.potential[member]):
+            if len(mine) == self.potential[member]:
                 continue
             kept = set(mine)
-            for tp in self.potential[member]:
+            for tp in self._partitions(t for t in self.topics if t in self.dealt_to[member]):
                 if tp in kept:
                     continue
                 other = held.get(tp)
                 if other is None:
                     raise LibrdkafkaAssignorFailure(f"librdkafka's leader would crash (isBalanced): partition "
                                                     f"{tp.topic}-{tp.partition} has no owner")
-                if len(mine) < len(self.current[other]):
+                if len(mine) < len(self._held_by(other, tp)):
                     return False
         return True
 
@@ -366,28 +396,35 @@ class _Assignor:
             while i < len(reassignable) and not self._balanced():
                 tp = reassignable[i]
                 i += 1
-                member = self.owner[tp]
+                member = self._owner(tp)
                 mine = self._held_by(member, tp)
                 earlier = self.previous.get(tp)
                 if earlier is not None and len(mine) > len(self._held_by(earlier[0], tp)) + 1:
                     self._reassign_to(tp, earlier[0])
                     performed = modified = True
                     continue
-                takers = self.takers[tp]
+                takers = self.subscribers[tp.topic]
                 if self.racks is not None:
                     rack = self.racks.member_racks.get(member)
                     replicas = self.racks.partition_racks.get(tp, [])
                     if rack is not None and rack in replicas and any(
                             self.racks.member_racks.get(other) in replicas
-                            and len(mine) > len(self.current[other]) + 1 for other in takers):
+                            and len(mine) > len(self._held_by(other, tp)) + 1 for other in takers):
                         self._reassign(tp)
                         performed = modified = True
                         continue
-                if any(other != member and len(mine) > len(self.current[other]) + 1 for other in takers):
+                if any(other != member and len(mine) > len(self._held_by(other, tp)) + 1 for other in takers):
                     self._reassign(tp)
                     performed = modified = True
             if not modified:
                 return performed
+
+    def _owner(self, tp: Partition) -> str:
+        found = self.owner.get(tp)
+        if found is None:
+            raise LibrdkafkaAssignorFailure(f"librdkafka's leader would stop on an assertion (performReassignments): "
+                                            f"partition {tp.topic}-{tp.partition} has no current consumer")
+        return found
 
     def _held_by(self, member: str, tp: Partition) -> list[Partition]:
         found = self.current.get(member)
@@ -400,7 +437,7 @@ class _Assignor:
     def _reassign(self, tp: Partition) -> None:
         """``reassignPartition``: to the least loaded member that may take it."""
         for member in self.by_load:
-            if tp in self.may_take[member]:
+            if tp.topic in self.dealt_to[member]:
                 self._reassign_to(tp, member)
                 return
         raise LibrdkafkaAssignorFailure(  # (librdkafka: rd_assert, "no new consumer found")
@@ -409,19 +446,20 @@ class _Assignor:
 
     def _reassign_to(self, tp: Partition, new: str) -> None:
         """``reassignPartitionToConsumer`` and ``processPartitionMovement``."""
-        moved = self.movements.actual(tp, self.owner[tp], new)
-        old = self.owner[moved]
+        moved = self.movements.actual(tp, self._owner(tp), new)
+        old = self._owner(moved)
         self.movements.move(moved, old, new)
-        self.current[new].append(moved)
-        _remove(self._held_by(old, moved), moved)
+        gaining, losing = self._held_by(new, moved), self._held_by(old, moved)
+        gaining.append(moved)
+        self.by_load.moved(new, len(gaining) - 1, len(gaining))
+        if moved in losing:
+            losing.remove(moved)
+            self.by_load.moved(old, len(losing) + 1, len(losing))
+            if self._holders is not None:
+                self._holders[moved] = new
+        else:  # (the partition's current consumer is not the member whose list holds it: now in two lists)
+            self._holders = None
         self.owner[moved] = new
-        self._sort_by_load()
-
-
-def _remove(partitions: list[Partition], tp: Partition) -> None:
-    """``rd_kafka_topic_partition_list_del``: the first such entry, if any."""
-    if tp in partitions:
-        partitions.remove(tp)
 
 
 def _score(loads: Iterable[list[Partition]]) -> int:

@@ -10,6 +10,8 @@ on Apache Kafka); the properties hold every plan to the oracle.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
@@ -206,3 +208,33 @@ def test_racks_decide_where_a_leavers_partitions_go():
 
     assert after_leave(racks) == {"m1": [0, 2], "m2": [1, 3]}
     assert after_leave(None) == {"m1": [2, 3], "m2": [0, 1]}
+
+
+@st.composite
+def _racked_groups(draw: st.DrawFn) -> Group:
+    group = draw(_groups())
+    racks = ["r0", "r1", ""]
+    members = [Member(m.id, m.topics, m.owned, m.generation, draw(st.sampled_from([None, *racks])))
+               for m in group.members]
+    partition_racks = None if draw(st.booleans()) else {
+        t: [draw(st.lists(st.sampled_from(racks[:2]), max_size=2, unique=True)) for _ in range(n)]
+        for t, n in group.topics.items()}
+    return Group(group.topics, members, partition_racks)
+
+
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
+@given(group=_racked_groups())
+def test_the_plan_is_the_literal_ones(group):
+    """The strategy reads librdkafka's lists of potential members and partitions from each
+    topic's subscribers and keeps its members sorted as loads change; the literal transcription
+    (`tests/consumer/librdkafka_plain.py`, list for list) plans the same, list order included, and
+    fails where it fails."""
+    from tests.consumer import librdkafka_plain
+
+    try:
+        expected = librdkafka_plain.assign_sticky(group)
+    except LibrdkafkaAssignorFailure as failure:
+        with pytest.raises(LibrdkafkaAssignorFailure, match=re.escape(str(failure))):
+            assign_sticky(group)
+        return
+    assert assign_sticky(group) == expected
