@@ -32,6 +32,7 @@ from assignor.protocols import Protocol
 from assignor.strategies import cooperative as _cooperative
 from assignor.strategies import java_sticky as _java
 from assignor.strategies import kip848 as _kip848
+from assignor.strategies import librdkafka_range as _librdkafka_range
 from assignor.strategies import librdkafka_sticky as _librdkafka
 from assignor.strategies import range as _range
 from assignor.strategies import roundrobin as _roundrobin
@@ -63,6 +64,8 @@ REGISTRY: dict[str, Strategy] = _register(
     _kip848.UNIFORM_STRATEGY,
     _kip848.RANGE_STRATEGY,
     _librdkafka.STRATEGY,
+    _librdkafka_range.RANGE_STRATEGY,
+    _librdkafka_range.ROUNDROBIN_STRATEGY,
 )
 
 #: The strategy used where none is named: ours, eager.

@@ -110,9 +110,9 @@ def strategy_today(described: Mapping[str, Any]) -> str | None:
 def compared_for(described: Mapping[str, Any]) -> tuple[str, ...]:
     """The strategies a what-if on the group JSON `described` compares when none is named:
     `ALL_STRATEGIES`, and for a snapshot of a classic group (``protocol: "classic"``) the other
-    clients' strategies of the protocol it runs (`Strategy.peer`; on ``cooperative-sticky``,
-    ``librdkafka-cooperative-sticky``): its members may be that client's, and the snapshot does
-    not say which client each member runs.
+    clients' strategies of the protocol it runs (`Strategy.peer`: on ``cooperative-sticky``,
+    ``librdkafka-cooperative-sticky``; on ``range``, ``librdkafka-range``): its members may be
+    that client's, and the snapshot does not say which client each member runs.
 
     Examples
     --------

@@ -14,8 +14,8 @@ def test_public_surface_is_pinned():
         "assign_columns",
     }
     assert sorted(assignor.STRATEGIES) == ["cooperative-sticky", "java-cooperative-sticky", "java-sticky",
-                                           "kip848-range", "kip848-uniform", "librdkafka-cooperative-sticky", "range",
-                                           "roundrobin", "sticky"]
+                                           "kip848-range", "kip848-uniform", "librdkafka-cooperative-sticky",
+                                           "librdkafka-range", "librdkafka-roundrobin", "range", "roundrobin", "sticky"]
 
 
 def test_issue_example():
@@ -53,7 +53,7 @@ def test_malformed_groups_raise_our_error(build, message):
 
 def test_unknown_strategy():
     known = ("known: cooperative-sticky, java-cooperative-sticky, java-sticky, kip848-range, kip848-uniform, "
-             "librdkafka-cooperative-sticky, range, roundrobin, sticky")
+             "librdkafka-cooperative-sticky, librdkafka-range, librdkafka-roundrobin, range, roundrobin, sticky")
     with pytest.raises(UnknownStrategyError, match=known):
         assign("cooperative-stickyish", Group(topics={}))
     assert issubclass(UnknownStrategyError, ValueError)

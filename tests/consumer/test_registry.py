@@ -99,10 +99,11 @@ def test_the_java_pairs_come_from_the_registry():
                                                                   ("java-cooperative-sticky", "cooperative-sticky")]
     # Other clients' strategies are planned where named: never ours, nor in the default comparison.
     peers = [name for name, s in REGISTRY.items() if s.peer is not None]
-    assert peers == ["librdkafka-cooperative-sticky"]
+    assert peers == ["librdkafka-cooperative-sticky", "librdkafka-range", "librdkafka-roundrobin"]
     assert whatif.ALL_STRATEGIES == tuple(name for name in REGISTRY if name not in peers)
     assert not set(peers) & set(whatif.MIGRATE_FROM)
-    assert strategy_for(REGISTRY[peers[0]].protocol).name == "cooperative-sticky"
+    assert [strategy_for(REGISTRY[peer].protocol).name for peer in peers] == ["cooperative-sticky", "range",
+                                                                               "roundrobin"]
 
 
 # -- nothing outside the registry compares names ---------------------------------------------------

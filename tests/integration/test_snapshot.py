@@ -396,7 +396,8 @@ async def test_a_librdkafka_group_on_its_default_strategies(broker):
     settles on after each. So is a static member's leave (no LeaveGroup: it is dropped when its
     session ends) in a group of static members, dealt in the order of their instance ids. A group of
     static and dynamic members is dealt in the order of their member ids (not Java's: static
-    members first), which is what ``range`` plans on the snapshot without its instance ids."""
+    members first), which is what ``librdkafka-range`` plans on the snapshot, and ``range`` on
+    it without its instance ids."""
     from bench.rebalance import LibrdkafkaMember
     from tests.ownership import Timeline
 
@@ -462,7 +463,8 @@ async def test_a_librdkafka_group_on_its_default_strategies(broker):
 
     # Static and dynamic members together: librdkafka orders two members by instance id only when
     # both are static, else by member id (`rd_kafka_group_member_cmp`), where Java deals to static
-    # members first. Its plan is what `range` gives the same members without their instance ids.
+    # members first: `librdkafka-range` plans what they hold, and so does `range` on the same
+    # members without their instance ids.
     mixed = f"{group}-mixed"
     members = [await member(f"{mixed}.a", mixed).start()]
     members += [await member(f"{mixed}.s{i}", mixed, **{"group.instance.id": f"{mixed}.s{i}"}).start()
@@ -474,6 +476,7 @@ async def test_a_librdkafka_group_on_its_default_strategies(broker):
         dynamic = group_from_json({**now, "members": [{k: v for k, v in m.items() if k != "group_instance_id"}
                                                       for m in now["members"]]})
         assert by_id == planned("range", dynamic) != planned("range", group_from_json(now))
+        assert by_id == planned("librdkafka-range", group_from_json(now))
     finally:
         for m in members:
             await m.stop()
@@ -541,20 +544,7 @@ async def test_librdkafka_cooperative_sticky_over_topics_of_other_subscriptions(
             "client.id": name, "topic.metadata.refresh.interval.ms": 1000})
 
     async def settled() -> dict:
-        """The group's snapshot once every partition is held and nothing has moved for 2 s."""
-        deadline, previous, since = asyncio.get_running_loop().time() + 60, None, 0.0
-        while True:
-            found = await read_snapshot(settings_of(broker.bootstrap), [group])
-            now = found["groups"][0] if found["groups"] else None
-            holding = None if now is None else {m["id"]: {tuple(tp) for tp in m["owned"]} for m in now["members"]}
-            total = sum(counts.values())
-            clock = asyncio.get_running_loop().time()
-            if holding != previous:
-                previous, since = holding, clock
-            elif holding is not None and sum(map(len, holding.values())) == total and clock - since >= 2:
-                return now
-            assert clock < deadline, (found, holding)
-            await asyncio.sleep(0.3)
+        return await settled_group(broker.bootstrap, group, sum(counts.values()))
 
     def predicted(snapshot: dict, event: str) -> dict[str, set[tuple[str, int]]]:
         run = whatif.run(group_from_json(snapshot), [whatif.parse_event(event)], ["librdkafka-cooperative-sticky"],
@@ -774,6 +764,23 @@ async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, 
     finally:
         for member in members:
             await member.stop()
+
+
+async def settled_group(bootstrap: str, group: str, partitions: int, timeout: float = 60.0) -> dict:
+    """The group's snapshot once its members hold `partitions` partitions and nothing has moved
+    for 2 s (what members hold read from the group: members of several topics)."""
+    deadline, previous, since = asyncio.get_running_loop().time() + timeout, None, 0.0
+    while True:
+        found = await read_snapshot(settings_of(bootstrap), [group])
+        now = found["groups"][0] if found["groups"] else None
+        holding = None if now is None else {m["id"]: {tuple(tp) for tp in m["owned"]} for m in now["members"]}
+        clock = asyncio.get_running_loop().time()
+        if holding != previous:
+            previous, since = holding, clock
+        elif holding is not None and sum(map(len, holding.values())) == partitions and clock - since >= 2:
+            return now
+        assert clock < deadline, (found, holding)
+        await asyncio.sleep(0.3)
 
 
 def held_by_id(snapshot_group: dict) -> dict[str, set[int]]:
@@ -1099,15 +1106,22 @@ async def test_replica_racks_and_member_racks_of_a_broker_with_a_rack(tmp_path, 
     other rack sorting first: with every replica on one rack, Java does not deal by rack
     (``AbstractPartitionAssignor.useRackAwareAssignment``: every partition has the same racks,
     KIP-881), so that member holds partitions 0 and 1 in plain ranges; our ``range`` on the
-    snapshot (racks and all) plans what the members hold."""
+    snapshot (racks and all) plans what the members hold.
+
+    Then librdkafka members on librdkafka's range over two topics alike, the one without a rack
+    sorting first: librdkafka deals the two topics together by rack all the same
+    (``rd_kafka_assign_co_partitioned``), where a member without a rack takes nothing, so that
+    member holds only what is left; ``librdkafka-range`` on the snapshot plans what they hold, and
+    Java's ``range`` does not."""
     from aiokafka import AIOKafkaConsumer
 
     from assignor.integrations.aiokafka import StickyAssignor
     from assignor.validate import report
     from bench.broker import Broker
     from bench.java_members import CLASSIC, RANGE
-    from bench.rebalance import create_topic
+    from bench.rebalance import LibrdkafkaMember, create_topic
     from tests.broker import CONSUMER_SETTINGS
+    from tests.ownership import Timeline
 
     racked = Broker(tmp_path / "kafka", settings={"broker.rack": "rack-a"})
     consumers = []
@@ -1133,6 +1147,19 @@ async def test_replica_racks_and_member_racks_of_a_broker_with_a_rack(tmp_path, 
                 **CLASSIC, "partition.assignment.strategy": RANGE, "client.rack": rack}).start())
         await settle(java, 4)
         by_rack = await snap(racked, ranged)
+        for member in java:
+            await member.stop()
+        java = []
+
+        # librdkafka on its default strategies (range) over two topics alike, two members on
+        # rack-a and one without a rack, sorting first: librdkafka deals topics alike by rack
+        # even where racks cannot help, and its member without a rack takes only what is left.
+        other = await create_topic(racked.bootstrap, 4)
+        rdk = f"snap-rdk-racks-{topic[-8:]}"
+        java = [await LibrdkafkaMember(f"{rdk}.m{i}", racked.bootstrap, rdk, [topic, other], Timeline(), strategy=None,
+                                       settings={"client.id": f"{rdk}.m{i}", **({"client.rack": "rack-a"} if i else {})}
+                                       ).start() for i in range(3)]
+        librdkafka = await settled_group(racked.bootstrap, rdk, 8)
     finally:
         for consumer in consumers:
             await consumer.stop()
@@ -1150,3 +1177,10 @@ async def test_replica_racks_and_member_racks_of_a_broker_with_a_rack(tmp_path, 
                                                                                     "rack-a": {2, 3}}
     assert planned("range", group_from_json(by_rack)) == {m["id"]: {tuple(tp) for tp in m["owned"]}
                                                            for m in by_rack["members"]}
+
+    assert librdkafka["assignor"] == "range"
+    holding = {m["id"]: {tuple(tp) for tp in m["owned"]} for m in librdkafka["members"]}
+    assert {m["client_id"][-2:]: sorted(p for t, p in m["owned"] if t == topic) for m in librdkafka["members"]} == {
+        "m0": [3], "m1": [0, 1], "m2": [2]}
+    assert planned("librdkafka-range", group_from_json(librdkafka)) == holding
+    assert planned("range", group_from_json(librdkafka)) != holding
