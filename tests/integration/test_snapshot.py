@@ -397,7 +397,7 @@ async def test_a_librdkafka_group_on_its_default_strategies(broker):
     session ends) in a group of static members, dealt in the order of their instance ids. A group of
     static and dynamic members is dealt in the order of their member ids (not Java's: static
     members first), which is what ``librdkafka-range`` plans on the snapshot, and ``range`` on
-    it without its instance ids."""
+    it without its instance ids; on ``roundrobin``, what ``librdkafka-roundrobin`` plans."""
     from bench.rebalance import LibrdkafkaMember
     from tests.ownership import Timeline
 
@@ -477,6 +477,23 @@ async def test_a_librdkafka_group_on_its_default_strategies(broker):
                                                       for m in now["members"]]})
         assert by_id == planned("range", dynamic) != planned("range", group_from_json(now))
         assert by_id == planned("librdkafka-range", group_from_json(now))
+    finally:
+        for m in members:
+            await m.stop()
+
+    # The same members on librdkafka's roundrobin: dealt in the same order.
+    turns = f"{group}-roundrobin"
+    members = [await member(f"{turns}.a", turns, **{"partition.assignment.strategy": "roundrobin"}).start()]
+    members += [await member(f"{turns}.s{i}", turns, **{"group.instance.id": f"{turns}.s{i}",
+                                                       "partition.assignment.strategy": "roundrobin"}).start()
+                for i in range(2)]
+    try:
+        await settle(members, 9)
+        now = await snap(broker, turns)
+        assert now["assignor"] == "roundrobin"
+        by_id = {m["id"]: {tuple(tp) for tp in m["owned"]} for m in now["members"]}
+        assert by_id == planned("librdkafka-roundrobin", group_from_json(now)) != planned(
+            "roundrobin", group_from_json(now))
     finally:
         for m in members:
             await m.stop()
