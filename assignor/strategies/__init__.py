@@ -186,8 +186,8 @@ def check_claims(claims: object, members: int) -> Claims:
 
 
 def ours_for(protocol: object) -> Strategy | None:
-    """Our strategy for `protocol` (the first registered that is not Java's): the one a leader
-    plans a protocol with unless told otherwise."""
+    """Our strategy for `protocol` (the first registered that is neither Java's nor another
+    client's): the one a leader plans a protocol with unless told otherwise."""
     return next((s for s in REGISTRY.values() if s.protocol is protocol and not s.java and s.peer is None), None)
 
 

@@ -136,15 +136,18 @@ def _rack_info(group: Group, topics: list[str], subscribers: dict[str, list[str]
     with a non-empty rack, a rack shared by members and replicas, and a partition whose replicas
     are not on every replica rack)."""
     by_id = {m.id: m for m in group.members}
-    listed = group.partition_racks or {}
-    racks = {Partition(t, p): sorted(set(listed[t][p])) if t in listed and p < len(listed[t]) else []
-             for t in topics for p in range(group.topics[t])}
     member_racks = {member: by_id[member].rack for t in topics for member in subscribers[t]}
     wanted = {r for r in member_racks.values() if r}
-    every = set().union(*racks.values()) if racks else set()
-    if not wanted or not every or not wanted & every or all(len(r) == len(every) for r in racks.values()):
+    listed = group.partition_racks or {}
+    if not wanted or not listed:
         return None
-    return _Racks(member_racks, racks)
+    per_topic = {t: [sorted(set(listed[t][p])) if t in listed and p < len(listed[t]) else []
+                     for p in range(group.topics[t])] for t in topics}
+    every = {rack for racks in per_topic.values() for replicas in racks for rack in replicas}
+    if not every or not wanted & every or all(len(r) == len(every) for racks in per_topic.values() for r in racks):
+        return None
+    return _Racks(member_racks, {Partition(t, p): replicas for t, racks in per_topic.items()
+                                 for p, replicas in enumerate(racks)})
 
 
 class _ByLoad:
@@ -250,6 +253,9 @@ class _Assignor:
                 claimants.setdefault(tp, []).append((member.id, member.generation))
                 self.owner[tp] = member.id
         for tp, claims in reversed(claimants.items()):
+            if len(claims) == 1:  # (most partitions: one claimant)
+                self.current[claims[0][0]].append(tp)
+                continue
             by_generation = sorted(claims, key=lambda claim: claim[1])
             generations = [generation for _member, generation in by_generation]
             if len(set(generations)) < len(generations):  # (two claims of one generation: nobody's)
@@ -333,9 +339,13 @@ class _Assignor:
         """``maybeAssign`` and ``maybeAssignPartition``: each partition to the least loaded
         member that may take it (on its rack, in the rack-aware pass)."""
         left = []
+        keys, dealt_to = self.by_load.keys, self.dealt_to
         for tp in partitions:
-            taker = next((m for m in self.by_load
-                          if tp.topic in self.dealt_to[m] and not (racks and self._mismatch(m, tp))), None)
+            topic, taker = tp.topic, None
+            for _load, member in keys:  # (the least loaded first)
+                if topic in dealt_to[member] and not (racks and self._mismatch(member, tp)):
+                    taker = member
+                    break
             if taker is None or not remove:
                 left.append(tp)
             if taker is not None:
@@ -413,11 +423,24 @@ class _Assignor:
                         self._reassign(tp)
                         performed = modified = True
                         continue
-                if any(other != member and len(mine) > len(self._held_by(other, tp)) + 1 for other in takers):
+                if self._lighter(member, len(mine), takers, tp):
                     self._reassign(tp)
                     performed = modified = True
             if not modified:
                 return performed
+
+    def _lighter(self, member: str, load: int, takers: list[str], tp: Partition) -> bool:
+        """Whether another of `takers` holds two or more partitions fewer than `load` (the
+        loop over ``consumers`` in ``performReassignments``)."""
+        current = self.current
+        for other in takers:
+            if other != member:
+                held = current.get(other)
+                if held is None:
+                    self._held_by(other, tp)  # (raises: a member librdkafka does not find)
+                elif load > len(held) + 1:
+                    return True
+        return False
 
     def _owner(self, tp: Partition) -> str:
         found = self.owner.get(tp)

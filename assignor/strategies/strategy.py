@@ -154,9 +154,10 @@ class Strategy:
         ``(group, owned) -> Claims``: the plan as columns where the strategy plans on them
         without objects (the broker's assignors); None: `assign_columns` reads `owners`.
     peer : str, optional
-        The client whose own algorithm this is, reproduced (``"librdkafka"``): its plans keep
-        that client's order; it is planned where named (or where a snapshot's members are that
-        client's), never in place of ours nor in the what-if's default comparison.
+        The client whose own algorithm this is, reproduced (``"librdkafka"``): planned where
+        named (and compared by what-if on a snapshot of a classic group running its protocol,
+        `assignor.whatif.compared_for`), never in place of ours nor in the what-if's default
+        comparison otherwise.
     """
 
     name: str
