@@ -9,6 +9,7 @@ import json
 import re
 import threading
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -347,7 +348,7 @@ async def test_a_classic_cooperative_group(broker, java_members, capsys):
     partitions, then a join, gives what the group settles on after each; the rehearsal of its
     move to the consumer protocol starts from that strategy."""
     java = await JavaGroup(broker, java_members, "snap-classic", 12).create()
-    # (metadata read each second: the leader sees the new partitions soon, and rebalances for them)
+    # (metadata read each second: the leader sees new partitions soon, and rebalances for them)
     members, owned = await java.classic(3, {**COOPERATIVE, "metadata.max.age.ms": "1000"})
     try:
         now = await snap(broker, java.group)
@@ -359,30 +360,9 @@ async def test_a_classic_cooperative_group(broker, java_members, capsys):
         args = ["whatif", "--bootstrap-server", broker.bootstrap, "--group", java.group, "--migrate", "kip848-uniform"]
         assert await asyncio.to_thread(cli.main, [*args, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["classic"] == "java-cooperative-sticky"
-        names = {m["id"]: m["client_id"] for m in now["members"]}
-
-        def settled_as(snapshot: dict, event: str) -> dict[str, set[int]]:
-            """`settled_after` with Java's assignor, by client id."""
-            return {names[m]: ps for m, ps in settled_after(snapshot, event, "java-cooperative-sticky").items()}
-
-        leaving = next(m for m in now["members"] if m["client_id"] == members[2].name)
-        final = settled_as(now, f"member_leave:{leaving['id']}")
-        await members.pop().stop()
-        assert await settle(members, 12) == final
-
-        # New partitions: the leader sees them in its metadata and rebalances.
-        before = await snap(broker, java.group)
-        await asyncio.to_thread(_grow, broker.bootstrap, java.topic, 16)
-        assert await settle(members, 16) == settled_as(before, f"partitions_added:{java.topic}:16")
-
-        # A join: the new member's id is the broker's (known once it joined).
-        before = await snap(broker, java.group)
-        members.append(await java.start(3, {**COOPERATIVE, "metadata.max.age.ms": "1000"}))
-        after = await settle(members, 16)
-        joined = await snap(broker, java.group)
-        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
-        names[joiner] = members[-1].name
-        assert after == held(joined) == settled_as(before, f"member_join:{joiner}:{java.topic}")
+        await leave_grow_join(broker, java.group, members, java.topic, 12, 16,
+                              lambda: java.start(3, {**COOPERATIVE, "metadata.max.age.ms": "1000"}),
+                              "java-cooperative-sticky", leaver=2)
     finally:
         for member in members:
             await member.stop()
@@ -422,23 +402,8 @@ async def test_a_librdkafka_group_on_its_default_strategies(broker):
         assert (now["protocol"], now["assignor"]) == ("classic", "range")
         assert planned("range", group_from_json(now)) == {m["id"]: {tuple(tp) for tp in m["owned"]}
                                                           for m in now["members"]}
-        leaving = next(m["id"] for m in now["members"] if m["client_id"] == members[1].name)
-        final = settled_as(now, f"member_leave:{leaving}")
-        await members.pop(1).stop()
-        assert await settle(members, 7) == final
-
-        before = await snap(broker, group)
-        await asyncio.to_thread(_grow, broker.bootstrap, topic, 9)
-        assert await settle(members, 9) == settled_as(before, f"partitions_added:{topic}:9")
-
-        # A join: the new member's id is the broker's (known once it joined).
-        before = await snap(broker, group)
-        members.append(await member(f"{group}.m3", group).start())
-        after = await settle(members, 9)
-        joined = await snap(broker, group)
-        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
-        names[joiner] = members[-1].name
-        assert after == held(joined) == settled_as(before, f"member_join:{joiner}:{topic}")
+        await leave_grow_join(broker, group, members, topic, 7, 9, lambda: member(f"{group}.m3", group).start(),
+                              "range")
     finally:
         for m in members:
             await m.stop()
@@ -508,41 +473,25 @@ async def test_a_librdkafka_cooperative_sticky_group(broker):
 
     topic = await create_topic(broker.bootstrap, 12)
     group = f"snap-rdk-coop-{topic[-8:]}"
-    names: dict[str, str] = {}
 
     def member(name: str) -> LibrdkafkaMember:
         return LibrdkafkaMember(name, broker.bootstrap, group, topic, Timeline(), settings={
             "client.id": name, "topic.metadata.refresh.interval.ms": 1000})
-
-    def settled_as(snapshot: dict, event: str, strategy: str = "librdkafka-cooperative-sticky") -> dict[str, set[int]]:
-        names.update({m["id"]: m["client_id"] for m in snapshot["members"]})
-        return {names[m]: ps for m, ps in settled_after(snapshot, event, strategy).items()}
 
     members = [await member(f"{group}.m{i}").start() for i in range(3)]
     try:
         await settle(members, 12)
         now = await snap(broker, group)
         assert (now["protocol"], now["assignor"]) == ("classic", "cooperative-sticky")
-        leaving = next(m["id"] for m in now["members"] if m["client_id"] == members[1].name)
-        final = settled_as(now, f"member_leave:{leaving}")
-        assert final != settled_as(now, f"member_leave:{leaving}", "java-cooperative-sticky")
-        await members.pop(1).stop()
-        assert await settle(members, 12) == final
-
-        before = await snap(broker, group)
-        await asyncio.to_thread(_grow, broker.bootstrap, topic, 17)
-        assert await settle(members, 17) == settled_as(before, f"partitions_added:{topic}:17")
-
-        before = await snap(broker, group)
-        members.append(await member(f"{group}.m3").start())
-        after = await settle(members, 17)
-        joined = await snap(broker, group)
-        joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
-        names[joiner] = members[-1].name
-        assert after == held(joined) == settled_as(before, f"member_join:{joiner}:{topic}")
+        leaving = f"member_leave:{next(m['id'] for m in now['members'] if m['client_id'] == members[1].name)}"
+        assert settled_after(now, leaving, "librdkafka-cooperative-sticky") != settled_after(
+            now, leaving, "java-cooperative-sticky")
+        await leave_grow_join(broker, group, members, topic, 12, 17, lambda: member(f"{group}.m3").start(),
+                              "librdkafka-cooperative-sticky")
     finally:
         for m in members:
             await m.stop()
+
 
 async def test_librdkafka_cooperative_sticky_over_topics_of_other_subscriptions(broker):
     """librdkafka members subscribed to different topics (three topics; the general algorithm's
@@ -809,6 +758,36 @@ def settled_after(snapshot_group: dict, event: str, strategy: str) -> dict[str, 
     what-if's last step), by member id."""
     run = whatif.run(group_from_json(snapshot_group), [whatif.parse_event(event)], [strategy], include_plans=True)
     return {m: {p for _t, p in tps} for m, tps in run["strategies"][strategy]["steps"][-1]["assignment"].items()}
+
+
+async def leave_grow_join(broker, group: str, members: list[Any], topic: str, partitions: int, grown: int,
+                          join: Callable[[], Awaitable[Any]], strategy: str, leaver: int = 1) -> None:
+    """Member `leaver` leaves, `topic` grows from `partitions` to `grown` partitions, then a member joins
+    (`join` starts it; its id is the broker's, known once it joined): each, planned with
+    `strategy` on the snapshot before it (`settled_after`), is what the members then hold."""
+    names: dict[str, str] = {}
+
+    def settled_as(snapshot: dict, event: str) -> dict[str, set[int]]:
+        names.update({m["id"]: m["client_id"] for m in snapshot["members"]})
+        return {names[m]: ps for m, ps in settled_after(snapshot, event, strategy).items()}
+
+    now = await snap(broker, group)
+    leaving = next(m["id"] for m in now["members"] if m["client_id"] == members[leaver].name)
+    final = settled_as(now, f"member_leave:{leaving}")
+    await members.pop(leaver).stop()
+    assert await settle(members, partitions) == final
+
+    before = await snap(broker, group)
+    await asyncio.to_thread(_grow, broker.bootstrap, topic, grown)
+    assert await settle(members, grown) == settled_as(before, f"partitions_added:{topic}:{grown}")
+
+    before = await snap(broker, group)
+    members.append(await join())
+    after = await settle(members, grown)
+    joined = await snap(broker, group)
+    joiner = next(m["id"] for m in joined["members"] if m["client_id"] == members[-1].name)
+    names[joiner] = members[-1].name
+    assert after == held(joined) == settled_as(before, f"member_join:{joiner}:{topic}")
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
