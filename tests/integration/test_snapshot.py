@@ -548,6 +548,61 @@ async def test_librdkafka_cooperative_sticky_over_topics_of_other_subscriptions(
         for m in members.values():
             await m.stop()
 
+
+async def test_librdkafka_cooperative_sticky_over_two_topics_subscribed_alike(broker):
+    """librdkafka members subscribed alike to two topics, listed last name first: a leave's
+    partitions are dealt from the last topic in name order back (the leader takes the topics in
+    name order), which ``librdkafka-cooperative-sticky`` on the snapshot predicts, for a member
+    whose leave would be dealt otherwise were the topics taken the other way round."""
+    from bench.rebalance import LibrdkafkaMember
+    from tests.ownership import Timeline
+
+    suffix = uuid.uuid4().hex[:8]
+    first, last = [await create_topic(broker.bootstrap, 3, name=f"alike-{suffix}-{name}") for name in ("aa", "zz")]
+    group = f"snap-rdk-alike-{suffix}"
+    members: list[Any] = []
+    try:
+        for i in range(3):  # (one at a time: a state some member's leave tells the two orders apart in)
+            members.append(await LibrdkafkaMember(f"{group}.m{i}", broker.bootstrap, group, [last, first], Timeline(),
+                                                  settings={"client.id": f"{group}.m{i}"}).start())
+            now = await settled_group(broker.bootstrap, group, 6)
+            while len(now["members"]) < len(members):
+                now = await settled_group(broker.bootstrap, group, 6)
+
+        def predicted(leaving: str) -> dict[str, set[tuple[str, int]]]:
+            run = whatif.run(group_from_json(now), [whatif.parse_event(f"member_leave:{leaving}")],
+                             ["librdkafka-cooperative-sticky"], include_plans=True)
+            final = run["strategies"]["librdkafka-cooperative-sticky"]["steps"][-1]["assignment"]
+            return {m: {tuple(tp) for tp in tps} for m, tps in final.items()}
+
+        # (a member whose leave would be dealt otherwise were the topics taken the other way round)
+        leaving = next(m["id"] for m in now["members"]
+                       if predicted(m["id"]) != _planned_with_topics_swapped(now, m["id"]))
+        expected = predicted(leaving)
+        name = next(m["client_id"] for m in now["members"] if m["id"] == leaving)
+        await members.pop(next(i for i, m in enumerate(members) if m.name == name)).stop()
+        after = await settled_group(broker.bootstrap, group, 6)
+        assert {m["id"]: {tuple(tp) for tp in m["owned"]} for m in after["members"]} == expected
+    finally:
+        for member in members:
+            await member.stop()
+
+
+def _planned_with_topics_swapped(snapshot: dict, leaving: str) -> dict[str, set[tuple[str, int]]]:
+    """What the leave plans if librdkafka dealt the topics in the other name order: the plan
+    of the group whose topic names sort the other way round, names mapped back."""
+    names = sorted(snapshot["topics"])
+    renamed = dict(zip(names, reversed(names)))
+    flipped = {**snapshot, "topics": {renamed[t]: n for t, n in snapshot["topics"].items()},
+               "members": [{**m, "topics": [renamed[t] for t in m["topics"]],
+                            "owned": [[renamed[t], p] for t, p in m["owned"]]} for m in snapshot["members"]]}
+    for key in ("topic_ids", "partition_racks"):
+        flipped.pop(key, None)
+    run = whatif.run(group_from_json(flipped), [whatif.parse_event(f"member_leave:{leaving}")],
+                     ["librdkafka-cooperative-sticky"], include_plans=True)
+    final = run["strategies"]["librdkafka-cooperative-sticky"]["steps"][-1]["assignment"]
+    return {m: {(renamed[t], p) for t, p in tps} for m, tps in final.items()}
+
 async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli_and_the_service(broker, capsys,
                                                                                                   tmp_path):
     """aiokafka members with our eager ``sticky`` assignor (owned partitions and generation in its
