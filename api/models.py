@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sized
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema, model_validator
 
 from api.protocol_io import HIGHEST_VERSION
 from assignor.model import INSTANCE_ID_PATTERN, INT32_MAX, INT32_MIN, member_identity_problem
@@ -157,6 +157,9 @@ class PlanRequest(_Strict):
     assignor: str | None = Field(None, description="a snapshot's assignor in use (classic: the protocol chosen)")
     group_epoch: int = _absent(ge=INT32_MIN, le=INT32_MAX, description="a snapshot's group epoch (consumer)")
     assignment_epoch: int = _absent(ge=INT32_MIN, le=INT32_MAX, description="a snapshot's assignment epoch (consumer)")
+    assignment_user_data: StrictBool = _absent(description=(
+        "a snapshot's classic group: some member's assignment carries user data, so Kafka will not convert it "
+        "online (KAFKA-18134)"))
 
     @model_validator(mode="after")
     def _as_the_worker_checks(self) -> PlanRequest:

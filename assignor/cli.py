@@ -240,12 +240,14 @@ def timing_from(args: argparse.Namespace) -> Any:
     return timing_of({name: getattr(args, name) for name in TIMING_SETTINGS})
 
 
-def conversion_from(args: argparse.Namespace) -> Any:
+def conversion_from(args: argparse.Namespace, described: Any = None) -> Any:
     """The `Conversion` of the flags `add_settings_flags` added (refused without ``--migrate``,
-    where nothing converts: `conversion_of`)."""
+    where nothing converts: `conversion_of`), ``--assignment-user-data`` by default as a
+    snapshot of the group says (`described`: its group JSON)."""
     from assignor.whatif import CONVERSION_SETTINGS, conversion_of
 
-    return conversion_of({name: getattr(args, name) for name in CONVERSION_SETTINGS}, migrating=bool(args.migrate))
+    return conversion_of({name: getattr(args, name) for name in CONVERSION_SETTINGS}, migrating=bool(args.migrate),
+                         described=described if isinstance(described, dict) else None)
 
 
 def _whatif(args: argparse.Namespace) -> int:
@@ -259,7 +261,7 @@ def _whatif(args: argparse.Namespace) -> int:
     if args.migrate:
         classic = whatif.rehearsed_from(data, args.strategy)  # (a live group: from the strategy it runs)
         migration = whatif.migrate(group, events, args.migrate, classic, include_plans=args.plans,
-                                   timing=timing_from(args), conversion_rules=conversion_from(args))
+                                   timing=timing_from(args), conversion_rules=conversion_from(args, data))
         if args.json:
             print(readable_json(migration))
         else:

@@ -70,6 +70,7 @@ SNAPSHOT_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "assignor": (lambda v: v is None or isinstance(v, str), "a string or null"),
     "group_epoch": (_is_int32, "a 32-bit integer"),
     "assignment_epoch": (_is_int32, "a 32-bit integer"),
+    "assignment_user_data": (lambda v: isinstance(v, bool), "true or false"),
 }
 SNAPSHOT_MEMBER_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "member_epoch": (_is_int32, "a 32-bit integer"),

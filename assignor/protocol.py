@@ -36,6 +36,7 @@ from assignor.wire.columnar import (
     plan_bytes_of_claims,
     read_assignment,
     read_assignments,
+    read_assignments_and_user_data,
     read_join_group,
     user_data_for,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "plan_bytes_of_claims",
     "read_assignment",
     "read_assignments",
+    "read_assignments_and_user_data",
     "read_join_group",
     "user_data_for",
 ]

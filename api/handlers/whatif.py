@@ -53,7 +53,7 @@ def _whatif(body: bytes, limits: Limits, registry_path: str, clusters: Mapping[s
     limits.check_group(group)
     timing = engine.timing_of({name: request.get(name) for name in engine.TIMING_SETTINGS})
     rules = engine.conversion_of({name: request.get(name) for name in engine.CONVERSION_SETTINGS},
-                                 migrating=request.get("migrate") is not None)
+                                 migrating=request.get("migrate") is not None, described=request["group"])
     started = time.perf_counter()
     if request.get("migrate") is not None:
         try:

@@ -6,11 +6,14 @@ member's subscription, rack and (for the generation) its JoinGroup metadata deco
 decoders at whatever version it was written (`assignor.protocol.member_from_metadata`, the
 group's protocol deciding where owned partitions and the generation are carried), its current
 assignment from its SyncGroup bytes (what it will claim at its next JoinGroup: ``owned``), its
-static instance id; per group ``protocol: "classic"`` and the ``assignor`` in use (the
-protocol the group chose). DescribeGroups does not give the generation: each member's is the
-highest its metadata reports, plus one (the generation its assignment came with, once every
-member joined the last rebalance). A group that is rebalancing, or is not a consumer group, is
-skipped and said so: its members' metadata would be a mix of two generations.
+static instance id; per group ``protocol: "classic"``, the ``assignor`` in use (the
+protocol the group chose) and ``assignment_user_data``: whether some member's assignment carries
+user data, which Kafka will not carry into the consumer protocol (it refuses to convert such a
+group online: KAFKA-18134, ``ConsumerGroup.fromClassicGroup``). DescribeGroups does not give
+the generation: each member's is the highest its metadata reports, plus one (the generation its
+assignment came with, once every member joined the last rebalance). A group that is
+rebalancing, or is not a consumer group, is skipped and said so: its members' metadata would be
+a mix of two generations.
 
 Consumer-protocol groups (ConsumerGroupDescribe, KIP-848): the members in the coordinator's
 order (its member map's: what its assignors read, `assignor.strategies.kip848.member_map`),
@@ -50,7 +53,7 @@ from assignor.protocol import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
-    read_assignments,
+    read_assignments_and_user_data,
     read_join_group,
 )
 from assignor.topic_regex import matches
@@ -145,10 +148,12 @@ def _classic_skipped(described: tuple[Any, ...]) -> Skipped | None:
 
 class Decoded(NamedTuple):
     """What `_decoded` makes of a classic group's members: each one's (topics, generation,
-    rack, owned), and the topics they hold (those of their ``owned``)."""
+    rack, owned), the topics they hold (those of their ``owned``), and whether some member's
+    assignment carries user data."""
 
     members: list[tuple[list[str], int, str | None, list[Any]]]
     held: list[str]
+    assignment_user_data: bool = False
 
 
 def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | Skipped | None = None) -> Json | Skipped:
@@ -171,7 +176,8 @@ def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | S
     for row in rows:
         row["generation"] = generation
     return {"group_id": group_id, "protocol": "classic", "assignor": protocol or None,
-            **_only(topics, rows, decoded.held), "members": rows}
+            "assignment_user_data": decoded.assignment_user_data, **_only(topics, rows, decoded.held),
+            "members": rows}
 
 
 def _decoded_or_why(members: list[tuple[Any, ...]], protocol: str) -> Decoded | Skipped:
@@ -210,7 +216,7 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
         raise AssignorError(f"a member's metadata does not decode ({error})") from None
     try:
         # (a member that has not synced yet holds nothing: an empty assignment)
-        claims = read_assignments(Messages.of([m[5] or _NOTHING for m in members]), cache)
+        claims, user_data = read_assignments_and_user_data(Messages.of([m[5] or _NOTHING for m in members]), cache)
     except ProtocolError:
         for member_id, *_, assignment in members:  # which one, named
             try:
@@ -224,7 +230,7 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
     bounds = np.searchsorted(claims.member[order], np.arange(len(members) + 1)).tolist()
     held = np.flatnonzero(np.bincount(claims.topic, minlength=len(claims.names))).tolist()
     return Decoded([(*f, pairs[bounds[i] : bounds[i + 1]]) for i, f in enumerate(fields)],
-                   [claims.names[t] for t in held])
+                   [claims.names[t] for t in held], bool((user_data > 0).any()))
 
 
 #: The SyncGroup assignment of a member that holds nothing.

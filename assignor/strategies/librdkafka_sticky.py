@@ -557,5 +557,7 @@ def _planned(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | 
 
 
 #: librdkafka's ``cooperative-sticky`` (a peer's algorithm: listed by name, not in the what-if's
-#: default comparison).
-STRATEGY = Strategy(NAME, COOPERATIVE_STICKY, assign, _planned, peer="librdkafka")
+#: default comparison). Its leader writes each member's subscription user data back into its
+#: assignment (``rd_kafka_group_MemberState_consumer_write``): the sticky user data of a member
+#: assigned before, so from the group's second rebalance on.
+STRATEGY = Strategy(NAME, COOPERATIVE_STICKY, assign, _planned, assignment_user_data=True, peer="librdkafka")

@@ -153,6 +153,12 @@ class Strategy:
     columns : callable, optional
         ``(group, owned) -> Claims``: the plan as columns where the strategy plans on them
         without objects (the broker's assignors); None: `assign_columns` reads `owners`.
+    assignment_user_data : bool
+        Its leader sends each member its own subscription user data back in its SyncGroup
+        assignment (librdkafka's ``cooperative-sticky``: its sticky user data, once the member
+        has been assigned, so from the group's next rebalance on), which Kafka will not carry
+        into the consumer protocol: such a group is not converted online (KAFKA-18134,
+        `assignor.whatif.refusals`).
     peer : str, optional
         The client whose own algorithm this is, reproduced (``"librdkafka"``): planned where
         named (and compared by what-if on a snapshot of a classic group running its protocol,
@@ -168,6 +174,7 @@ class Strategy:
     new_leader: Callable[[], Leader] | None = None
     earlier_owner_first: bool = False
     columns: Columns | None = None
+    assignment_user_data: bool = False
     peer: str | None = None
 
     def __str__(self) -> str:

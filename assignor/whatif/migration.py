@@ -4,6 +4,7 @@ that converts the group online, then later events under both protocols side by s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypedDict, cast
 
 import numpy as np
@@ -148,7 +149,9 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
     `timing`: how long each restarted member is away, and Kafka's settings (as `run`'s): a member
     back before the coordinator acts on its leave leaves and returns in one step.
     `conversion_rules`: the brokers' settings and the leader's habit that decide whether Kafka
-    converts the group at all (`assignor.whatif.refusals`; by default nothing refuses).
+    converts the group at all (`assignor.whatif.refusals`; by default nothing refuses, unless
+    the leader of ``classic[0]`` sends members their own user data back and the classic group
+    rebalanced before the conversion: `Strategy.assignment_user_data`).
 
     Raises
     ------
@@ -178,6 +181,10 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         renamed: dict[str, str] = {}  # a restarted member's id -> the id it rejoined under
         classic_ids = {m.id for m in group.members}
         eager_classic = not strategy_named(classic[0]).protocol.cooperative
+        # A leader that sends members their own user data back: once the classic group has
+        # rebalanced, every member's assignment carries its (sticky) user data.
+        echoes = strategy_named(classic[0]).assignment_user_data
+        rules = conversion_rules
         refusal: Refusal | None = None
         restarted = 0
         for restart in _restarts(group, renamed, timing):
@@ -190,7 +197,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             converting = conversion is None and restart.joins
             # The classic group as the returning member finds it: a static member's old instance
             # is still in it, a dynamic member has left it.
-            refusal = conversion_rules.refusal(restart.label, len(definition.members) - restart.rebalances) \
+            refusal = rules.refusal(restart.label, len(definition.members) - restart.rebalances) \
                 if converting else None
             if refusal is not None:
                 # Its heartbeat is answered GROUP_ID_NOT_FOUND and the group stays classic: the
@@ -212,6 +219,8 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
                 label, strategy = f"{restart.label}, converting to {target}", target
             elif conversion is None:
                 label, strategy = f"{restart.label} (classic)", classic[0]
+                if echoes and restart.rebalances:
+                    rules = replace(conversion_rules, assignment_user_data=True)
             else:
                 label, strategy = restart.label, target
             if converting:  # the consumer group's member map, as the conversion fills it

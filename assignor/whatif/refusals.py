@@ -11,7 +11,10 @@ in Apache Kafka 4.3.1:
 - a member's assignment (what the classic leader sent it in SyncGroup) carries user data, which
   the consumer protocol has no place for (KAFKA-18134): ``ConsumerGroup.fromClassicGroup``. Java's
   assignors write none; ours writes none unless asked (``leader.sync(...,
-  assignment_user_data=True)``); a custom assignor may.
+  assignment_user_data=True)``); librdkafka's leader writes each member's subscription user data
+  back, which under ``cooperative-sticky`` is its sticky user data (so a rehearsal from
+  ``librdkafka-cooperative-sticky`` is refused: `Strategy.assignment_user_data`); a custom
+  assignor may.
 
 The member is then answered ``GROUP_ID_NOT_FOUND`` (a Java consumer's poll fails) and the group
 stays classic.
@@ -100,8 +103,8 @@ class Conversion:
         if self.assignment_user_data:
             return Refusal(step=step, reason="the classic leader writes user data into assignments, which the "
                                              "consumer protocol would lose (KAFKA-18134)",
-                           change="move the classic group to an assignor that writes none first (Java's, or ours "
-                                  "without assignment_user_data)")
+                           change="move the classic group to an assignor that writes none first (Java's, ours "
+                                  "without assignment_user_data, or librdkafka's range or roundrobin)")
         return None
 
 
@@ -114,14 +117,26 @@ SETTINGS: dict[str, str] = {
     "migration_policy": "the brokers' group.consumer.migration.policy (default bidirectional)",
     "consumer_max_size": "the brokers' group.consumer.max.size (default 2147483647)",
     "assignment_user_data": "the classic leader writes user data into assignments (a custom assignor may; "
-                            "ours when asked), which refuses the conversion (KAFKA-18134)",
+                            "ours when asked; a snapshot says whether the assignments carry some today), which "
+                            "refuses the conversion (KAFKA-18134)",
 }
 
 
-def conversion_of(values: Mapping[str, Any], migrating: bool = True) -> Conversion:
-    """A `Conversion` from settings by name, those missing or None at Kafka's defaults. Given
+def conversion_of(values: Mapping[str, Any], migrating: bool = True,
+                  described: Mapping[str, Any] | None = None) -> Conversion:
+    """A `Conversion` from settings by name, those missing or None at Kafka's defaults, but for
+    ``assignment_user_data``, which a snapshot of the group (`described`: its group JSON) says
+    when not given (``assignment_user_data``: what the members' assignments carry today). Given
     when not `migrating` (a run that converts nothing), a setting is refused: it would be
-    silently ignored."""
+    silently ignored.
+
+    Examples
+    --------
+    >>> conversion_of({}, described={"protocol": "classic", "assignment_user_data": True}).assignment_user_data
+    True
+    >>> conversion_of({"assignment_user_data": False}, described={"assignment_user_data": True}).assignment_user_data
+    False
+    """
     unknown = sorted(set(values) - set(SETTINGS))
     if unknown:
         raise WhatIfError(f"{unknown[0]}: not a conversion setting (known: {', '.join(SETTINGS)})")
@@ -129,4 +144,7 @@ def conversion_of(values: Mapping[str, Any], migrating: bool = True) -> Conversi
     if given and not migrating:
         raise WhatIfError(f"{next(iter(given))}: only in a migration rehearsal (migrate): it decides whether Kafka "
                           "converts the group")
+    if migrating and "assignment_user_data" not in given and described is not None \
+            and described.get("assignment_user_data") is True:
+        given["assignment_user_data"] = True
     return Conversion(**given)

@@ -76,6 +76,7 @@ __all__ = [
     "plan_bytes",
     "read_assignment",
     "read_assignments",
+    "read_assignments_and_user_data",
     "read_join_group",
     "user_data_for",
 ]
@@ -90,9 +91,30 @@ def read_assignments(messages: Messages, cache: DecodeCache | None = None) -> Cl
     ProtocolError
         For the first assignment that does not decode, as `decode_assignment` would.
     """
+    return read_assignments_and_user_data(messages, cache)[0]
+
+
+def read_assignments_and_user_data(messages: Messages, cache: DecodeCache | None = None) -> tuple[Claims, np.ndarray]:
+    """`read_assignments`, and the length of each assignment's user data (-1: null): what Kafka
+    looks at before it converts a classic group (KAFKA-18134, ``ConsumerGroup.fromClassicGroup``
+    refuses user data it would lose).
+
+    Raises
+    ------
+    ProtocolError
+        As `read_assignments`.
+    """
+    count = len(messages.base)
     if _small(messages):
-        return Claims.of_lists([decode_assignment(messages.message(i)).partitions for i in range(len(messages.base))])
-    return _read_assignments(messages, cache)[1]
+        decoded = [decode_assignment(messages.message(i)) for i in range(count)]
+        sizes = [-1 if a.user_data is None else len(a.user_data) for a in decoded]
+        return Claims.of_lists([a.partitions for a in decoded]), np.array(sizes, dtype=np.int64)
+    read, claims = _read_assignments(messages, cache)
+    lengths = np.asarray(read.fields["user_data"].value, dtype=np.int64).copy()
+    for i in np.flatnonzero(~read.ok).tolist():  # (irregular: read by the reference reader)
+        user_data = decode_assignment(messages.message(i)).user_data
+        lengths[i] = -1 if user_data is None else len(user_data)
+    return claims, lengths
 
 
 #: Up to this many bytes in all, a group's messages are read one by one by the plain codec: the

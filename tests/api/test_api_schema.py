@@ -143,7 +143,8 @@ def plan_bodies(draw) -> dict:
                         ("protocol", st.sampled_from(["classic", "consumer", "eager", None])),
                         ("assignor", st.sampled_from(["range", None, 3])),
                         ("group_epoch", st.one_of(_INT, st.none(), st.just(False))),
-                        ("assignment_epoch", st.one_of(_INT, st.just("1")))):
+                        ("assignment_epoch", st.one_of(_INT, st.just("1"))),
+                        ("assignment_user_data", st.sampled_from([True, False, None, "true", 1]))):
         if draw(st.integers(0, 5)) == 0:  # a snapshot's group fields, right or wrong
             body[key] = draw(values)
     return body

@@ -50,11 +50,23 @@ def test_replica_racks_of_partitions_read_in_columns_equal_those_read_one_by_one
     assert topics_of(columns) == topics_of(metadata)
 
 
-def _member(member_id, owned, generation=4, instance=None, rack=None, protocol_version=3):
+def _member(member_id, owned, generation=4, instance=None, rack=None, protocol_version=3, user_data=None):
     metadata = encode_subscription(Subscription(["t"], owned_partitions=[TopicPartition("t", p) for p in owned],
                                                 generation_id=generation, rack_id=rack), version=protocol_version)
-    assignment = encode_assignment(Assignment([TopicPartition("t", p) for p in owned]))
+    assignment = encode_assignment(Assignment([TopicPartition("t", p) for p in owned], user_data))
     return (member_id, instance, f"client-{member_id}", "/127.0.0.1", metadata, assignment)
+
+
+def test_assignments_with_user_data_are_said():
+    """Kafka converts no classic group whose members' assignments carry user data (KAFKA-18134):
+    the snapshot says whether any does, in groups read member by member and in columns (more than
+    a kilobyte of messages), empty user data not counting."""
+    for members in (2, 80):
+        for user_data, said in ((None, False), (b"", False), (b"\x00\x01", True)):
+            rows = [_member(f"m{i}", [i % 2], user_data=user_data if i == members - 1 else None)
+                    for i in range(members)]
+            described = (0, "g", "Stable", "consumer", "cooperative-sticky", rows, -2147483648)
+            assert classic_group(described, topics_of(METADATA))["assignment_user_data"] is said, (members, user_data)
 
 
 def test_a_stable_classic_group():
@@ -62,7 +74,7 @@ def test_a_stable_classic_group():
                  [_member("m2", [1], instance="i2", rack="r1"), _member("m1", [0])], -2147483648)
     group = classic_group(described, topics_of(METADATA))
     assert group == {
-        "group_id": "g", "protocol": "classic", "assignor": "cooperative-sticky",
+        "group_id": "g", "protocol": "classic", "assignor": "cooperative-sticky", "assignment_user_data": False,
         "topics": {"t": 2}, "topic_ids": {"t": T_ID}, "partition_racks": {"t": [["r1"], ["r2", "r1"]]},
         "members": [{"id": "m2", "topics": ["t"], "owned": [["t", 1]], "generation": 5, "rack": "r1",
                      "group_instance_id": "i2", "client_id": "client-m2"},

@@ -94,3 +94,21 @@ def test_the_cli_says_the_refusal_and_needs_migrate_for_its_flags(tmp_path, caps
     assert cli.main(["whatif", str(path), "--assignment-user-data"]) == 2
     assert capsys.readouterr().err == ("assignor: error: assignment_user_data: only in a migration rehearsal "
                                        "(migrate): it decides whether Kafka converts the group\n")
+
+
+def test_a_group_led_by_librdkafkas_cooperative_sticky_is_refused_once_it_rebalanced():
+    """librdkafka's ``cooperative-sticky`` leader sends each member its own user data back in
+    its assignment: the sticky user data of a member assigned before. The rolling upgrade's
+    first leave rebalances the classic group, so the first member back under the consumer
+    protocol finds assignments with user data and is refused, without being told; a static
+    member back within its session finds today's assignments, which a snapshot says
+    (``assignment_user_data``); from librdkafka's range (empty user data) nothing refuses."""
+    m = migrate(group_of(), [], "kip848-uniform", ["librdkafka-cooperative-sticky"], check=True)
+    assert m["refused"] is not None and "user data into assignments" in m["refused"]["reason"]
+    assert "librdkafka's range or roundrobin" in m["refused"]["change"]
+    assert migrate(group_of(), [], "kip848-uniform", ["librdkafka-range"], check=True)["refused"] is None
+    static = migrate(group_of(static=True), [], "kip848-uniform", ["librdkafka-cooperative-sticky"], check=True)
+    assert static["refused"] is None
+    told = migrate(group_of(static=True), [], "kip848-uniform", ["librdkafka-cooperative-sticky"], check=True,
+                   conversion_rules=conversion_of({}, described={"assignment_user_data": True}))
+    assert told["refused"] is not None

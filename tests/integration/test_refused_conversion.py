@@ -72,3 +72,47 @@ async def test_kafka_refuses_to_convert_a_group_whose_assignments_carry_user_dat
     refused = whatif.migrate(rehearsed, [], "kip848-uniform", ["sticky"],
                              conversion_rules=whatif.Conversion(assignment_user_data=writes_user_data))["refused"]
     assert (refused is not None and "KAFKA-18134" in refused["reason"]) if writes_user_data else refused is None
+
+
+@pytest.mark.parametrize(("strategy", "user_data"), [("cooperative-sticky", True), (None, False)],
+                         ids=["cooperative-sticky", "range"])
+async def test_a_librdkafka_groups_assignments_carry_user_data_once_it_rebalanced(broker, java_members, strategy,
+                                                                                  user_data):
+    """librdkafka's leader sends each member its own subscription user data back in its
+    assignment: on ``cooperative-sticky``, the sticky user data of a member assigned before, so
+    once the group has rebalanced after a member's first assignment (here the members join one
+    by one) the assignments carry user data and Kafka refuses to convert the group when a
+    consumer-protocol member joins; on librdkafka's ``range`` the user data is empty and the
+    group converts. The snapshot says which (``assignment_user_data``), and the rehearsal's
+    rule on the snapshot refuses where Kafka does."""
+    from assignor.cluster import read_snapshot, settings_of
+    from bench.rebalance import LibrdkafkaMember
+
+    topic = await create_topic(broker.bootstrap, PARTITIONS)
+    group = f"refused-rdk-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline()
+    classic: list[LibrdkafkaMember] = []
+    joining = java_members.member(f"{group}.java", broker.bootstrap, group, [topic],
+                                  {**CONSUMER, "group.remote.assignor": "uniform"})
+    try:
+        for i in range(2):  # (a librdkafka consumer joins as it is made: each made when it is to join)
+            classic.append(await LibrdkafkaMember(f"{group}.r{i}", broker.bootstrap, group, topic, timeline,
+                                                  strategy=strategy).start())
+            await settle(classic, PARTITIONS)
+        found = (await read_snapshot(settings_of(broker.bootstrap), [group]))["groups"][0]
+        await joining.start()
+        if user_data:
+            deadline = time.monotonic() + 30
+            while not joining.errors and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            assert any("GroupIdNotFound" in error for error in joining.errors), joining.errors
+        else:
+            after = await settle([*classic, joining], PARTITIONS)
+            assert len(after[joining.name]) == 2 and not joining.errors
+    finally:
+        await joining.stop()
+        for member in classic:
+            await member.stop()
+    assert found["assignment_user_data"] is user_data
+    rule = whatif.conversion_of({}, described=found).refusal("a consumer-protocol member joins", 2)
+    assert (rule is not None and "KAFKA-18134" in rule["reason"]) if user_data else rule is None
