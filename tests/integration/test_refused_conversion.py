@@ -12,6 +12,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -53,16 +54,10 @@ async def test_kafka_refuses_to_convert_a_group_whose_assignments_carry_user_dat
             await member.start()
         before = await settle(classic, PARTITIONS)
         await joining.start()
+        await _joined(joining, classic, refused=writes_user_data)
         if writes_user_data:
-            deadline = time.monotonic() + 30
-            while not joining.errors and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)
-            assert any("GroupIdNotFound" in error for error in joining.errors), joining.errors
             await asyncio.sleep(2)  # (a conversion, had there been one, would have moved partitions by now)
             assert {m.name: m.partitions() for m in classic} == before and not joining.partitions()
-        else:
-            after = await settle([*classic, joining], PARTITIONS)
-            assert len(after[joining.name]) == 2 and not joining.errors
     finally:
         await joining.stop()
         for member in classic:
@@ -101,14 +96,7 @@ async def test_a_librdkafka_groups_assignments_carry_user_data_once_it_rebalance
             await settle(classic, PARTITIONS)
         found = (await read_snapshot(settings_of(broker.bootstrap), [group]))["groups"][0]
         await joining.start()
-        if user_data:
-            deadline = time.monotonic() + 30
-            while not joining.errors and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)
-            assert any("GroupIdNotFound" in error for error in joining.errors), joining.errors
-        else:
-            after = await settle([*classic, joining], PARTITIONS)
-            assert len(after[joining.name]) == 2 and not joining.errors
+        await _joined(joining, classic, refused=user_data)
     finally:
         await joining.stop()
         for member in classic:
@@ -116,3 +104,16 @@ async def test_a_librdkafka_groups_assignments_carry_user_data_once_it_rebalance
     assert found["assignment_user_data"] is user_data
     rule = whatif.conversion_of({}, described=found).refusal("a consumer-protocol member joins", 2)
     assert (rule is not None and "KAFKA-18134" in rule["reason"]) if user_data else rule is None
+
+
+async def _joined(joining: Any, classic: list[Any], refused: bool) -> None:
+    """A consumer-protocol member that joined the classic group: refused (its poll fails with
+    GROUP_ID_NOT_FOUND, within 30 s) or, the group converted, holding its share."""
+    if refused:
+        deadline = time.monotonic() + 30
+        while not joining.errors and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert any("GroupIdNotFound" in error for error in joining.errors), joining.errors
+    else:
+        after = await settle([*classic, joining], PARTITIONS)
+        assert len(after[joining.name]) == 2 and not joining.errors
