@@ -31,6 +31,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple, cast, get_type_hints
 
 import numpy as np
@@ -43,11 +44,12 @@ from assignor.model import INT32_MAX, INT32_MIN, UNKNOWN_GENERATION, Group, Memb
 from assignor.strategies import java_counterparts
 
 GROUP_COLUMNS = ("cluster", "group_id", "member_id", "topics", "owned", "generation", "rack", "group_instance_id",
-                 "topic_regex", "member_type", "protocol", "assignor")
+                 "topic_regex", "member_type", "protocol", "assignor", "assignment_user_data")
 #: The columns a snapshot's rows carry that describe and plan nothing, with what each must be
 #: (the group JSON's: `json_format.SNAPSHOT_FIELDS`).
 _DESCRIBED = (("member_type", SNAPSHOT_MEMBER_FIELDS["member_type"]), ("protocol", SNAPSHOT_FIELDS["protocol"]),
-              ("assignor", SNAPSHOT_FIELDS["assignor"]))
+              ("assignor", SNAPSHOT_FIELDS["assignor"]),
+              ("assignment_user_data", SNAPSHOT_FIELDS["assignment_user_data"]))
 #: The member columns a row may leave out (JSON lines) or hold nulls in.
 _OPTIONAL = GROUP_COLUMNS[2:]
 
@@ -306,6 +308,7 @@ class _MemberRow(NamedTuple):
     member_type: Any
     protocol: Any
     assignor: Any
+    assignment_user_data: Any
 
 
 def _member_rows(members: pd.DataFrame) -> list[_MemberRow]:
@@ -323,8 +326,9 @@ def _key(value: object) -> str | None:
 
 class _GroupRows(NamedTuple):
     """One group's rows read (`_group_of`): its group (None when no row is usable), the rows
-    that went to errors and why, and the group's protocol and assignor as its usable rows give
-    them (a snapshot's), or None, and each usable row's member type (None where not given)."""
+    that went to errors and why, and the group's protocol, assignor and assignment user data as
+    its usable rows give them (a snapshot's), or None, and each usable row's member type (None
+    where not given)."""
 
     cluster: str | None
     group_id: str | None
@@ -333,10 +337,13 @@ class _GroupRows(NamedTuple):
     protocol: str | None = None
     assignor: str | None = None
     member_types: tuple[str | None, ...] = ()
+    assignment_user_data: bool | None = None
 
     def described(self) -> dict[str, Any]:
-        """The group as a snapshot of it says (what `whatif.rehearsed_from` reads)."""
+        """The group as a snapshot of it says (what `whatif.rehearsed_from` and
+        `whatif.conversion_of` read)."""
         return {"group_id": self.group_id, "protocol": self.protocol, "assignor": self.assignor,
+                **({} if self.assignment_user_data is None else {"assignment_user_data": self.assignment_user_data}),
                 "members": [{} if kind is None else {"member_type": kind} for kind in self.member_types]}
 
 
@@ -378,9 +385,10 @@ def _group_of(members: pd.DataFrame, topics: pd.DataFrame) -> _GroupRows:
     subscribed = {t for m in group_members for t in m.topics}
     protocol = next((row.protocol for row in used if not _is_missing(row.protocol)), None)
     assignor = next((row.assignor for row in used if not _is_missing(row.assignor)), None)
+    user_data = next((row.assignment_user_data for row in used if not _is_missing(row.assignment_user_data)), None)
     return _GroupRows(cluster, group_id, Group(topics={t: known[t] for t in sorted(subscribed)}, members=group_members),
                       errors, protocol, assignor,
-                      tuple(None if _is_missing(row.member_type) else row.member_type for row in used))
+                      tuple(None if _is_missing(row.member_type) else row.member_type for row in used), user_data)
 
 
 def group_whatif(members: pd.DataFrame, topics: pd.DataFrame, events: Sequence[str],
@@ -473,6 +481,8 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     except AssignorError as refused:  # (a group on the consumer protocol)
         return [*errors, _error(cluster, group_id, None, str(refused))]
     today = whatif.strategy_today(described)
+    if described.get("assignment_user_data") and not conversion.assignment_user_data:
+        conversion = replace(conversion, assignment_user_data=True)  # (as its snapshot says: KAFKA-18134)
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:

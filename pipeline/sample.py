@@ -23,7 +23,8 @@ OWNED_TYPE = pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32(
 GROUPS_ARROW = pa.schema([("cluster", pa.string()), ("group_id", pa.string()), ("member_id", pa.string()),
                           ("topics", pa.list_(pa.string())), ("owned", OWNED_TYPE), ("generation", pa.int32()),
                           ("rack", pa.string()), ("group_instance_id", pa.string()), ("topic_regex", pa.string()),
-                          ("member_type", pa.string()), ("protocol", pa.string()), ("assignor", pa.string())])
+                          ("member_type", pa.string()), ("protocol", pa.string()), ("assignor", pa.string()),
+                          ("assignment_user_data", pa.bool_())])
 TOPICS_ARROW = pa.schema([("cluster", pa.string()), ("topic", pa.string()), ("partitions", pa.int32())])
 RECORDS_ARROW = pa.schema([("topic", pa.string()), ("key", pa.binary()), ("size", pa.int64())])
 

@@ -3,8 +3,8 @@
 plans from them. One row per member, in the coordinator's order; a consumer-protocol member's
 ``owned`` is its target, what the broker's assignors compute the next target from (as
 `assignor.json_format` reads a snapshot), its regex subscription its ``topic_regex``, its
-``member_type`` (``classic`` in a group mid-upgrade), and each row the group's ``protocol`` and
-``assignor``."""
+``member_type`` (``classic`` in a group mid-upgrade), and each row the group's ``protocol``,
+``assignor`` and (classic) ``assignment_user_data``."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def rows_of(snapshot: dict[str, Any], cluster: str) -> tuple[pa.Table, pa.Table]
                             "generation": member["generation"], "rack": member["rack"],
                             "group_instance_id": member.get("group_instance_id"),
                             "topic_regex": member.get("topic_regex"), "member_type": member.get("member_type"),
-                            "protocol": group.get("protocol"),
-                            "assignor": group.get("assignor")})
+                            "protocol": group.get("protocol"), "assignor": group.get("assignor"),
+                            "assignment_user_data": group.get("assignment_user_data")})
     topics = [{"cluster": cluster, "topic": name, "partitions": count} for name, count in sorted(counts.items())]
     return pa.Table.from_pylist(members, schema=GROUPS_ARROW), pa.Table.from_pylist(topics, schema=TOPICS_ARROW)
 

@@ -122,7 +122,7 @@ def test_member_rows_are_read_with_their_columns_in_member_id_order_as_text():
     rows = pd.DataFrame({"member_id": ["b", 10, None, "a", 9, "b"], "topics": [["t"]] * 6, "owned": [[]] * 6,
                          "generation": [1, 2, 3, 4, 5, 6], "rack": [None] * 6, "group_instance_id": [None] * 6,
                          "topic_regex": [None] * 6, "member_type": [None] * 6, "protocol": [None] * 6,
-                         "assignor": [None] * 6})
+                         "assignor": [None] * 6, "assignment_user_data": [None] * 6})
     read = fleet._member_rows(rows)
     assert [(r.member_id, r.generation) for r in read] == [(10, 2), (9, 5), (None, 3), ("a", 4), ("b", 1), ("b", 6)]
     assert all(type(r.generation) is int for r in read)
@@ -559,3 +559,24 @@ def test_a_sample_of_fewer_topics_than_a_group_may_read(topics):
     groups, topic_rows = sample.fleet(groups=20, topics=topics, seed=5)
     assert groups.num_rows > 0 and topic_rows.num_rows == 2 * topics
     assert {t for ts in groups.column("topics").to_pylist() for t in ts} <= set(topic_rows.column("topic").to_pylist())
+
+
+def test_a_snapshots_assignment_user_data_refuses_its_groups_conversion(tmp_path):
+    """A snapshot's rows carry a classic group's ``assignment_user_data`` (some member's
+    assignment carries user data): its rehearsal is refused at the conversion as Kafka would
+    (KAFKA-18134), the other group's not, with one set of conversion settings for both."""
+    from pipeline.snapshot_rows import write_rows
+
+    member = {"id": "a", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 3, "rack": None}
+    snapshot = {"groups": [{"group_id": g, "protocol": "classic", "assignor": "cooperative-sticky",
+                            "assignment_user_data": g == "carrying", "topics": {"t": 2},
+                            "members": [member, {**member, "id": "b", "owned": []}]}
+                           for g in ("carrying", "plain")]}
+    paths = write_rows(snapshot, "c", tmp_path / "rows")
+    groups, topics = pd.read_parquet(paths["groups"]), pd.read_parquet(paths["topics"])
+    assert groups["assignment_user_data"].tolist() == [True, True, False, False]
+    found = fleet.run_local(groups, topics, [], ["cooperative-sticky"], migrate="kip848-uniform")
+    refused = dict(zip(found["group_id"], found["refused"], strict=True))
+    assert "KAFKA-18134" in refused["carrying"] and refused["plain"] is None
+    odd = fleet.run_local(groups.assign(assignment_user_data="yes"), topics, [], ["range"], migrate="kip848-uniform")
+    assert set(odd["reason"]) == {"assignment_user_data: expected true or false, got 'yes'", "no usable member rows"}
