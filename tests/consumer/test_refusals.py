@@ -112,3 +112,22 @@ def test_a_group_led_by_librdkafkas_cooperative_sticky_is_refused_once_it_rebala
     told = migrate(group_of(static=True), [], "kip848-uniform", ["librdkafka-cooperative-sticky"], check=True,
                    conversion_rules=conversion_of({}, described={"assignment_user_data": True}))
     assert told["refused"] is not None
+
+
+def test_a_snapshot_whose_assignments_carry_user_data_is_refused_by_the_cli_and_the_service(tmp_path, capsys):
+    """A classic group's snapshot says ``assignment_user_data``: ``whatif --migrate`` on it, and
+    ``POST /v1/whatif`` with it, are refused at the conversion as Kafka would be, unasked."""
+    snapshot = {"group_id": "g", "protocol": "classic", "assignor": "cooperative-sticky", "assignment_user_data": True,
+                "topics": {T: 12}, "members": [{"id": m, "topics": [T], "owned": [[T, p] for p in ps]}
+                                               for m, ps in OWNED.items()]}
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(snapshot))
+    assert cli.main(["whatif", str(path), "--migrate", "kip848-uniform", "--json"]) == 0
+    assert "KAFKA-18134" in json.loads(capsys.readouterr().out)["refused"]["reason"]
+    pytest.importorskip("fastapi")
+    from api.handlers.whatif import _whatif
+    from assignor.limits import Limits
+
+    body = json.dumps({"group": snapshot, "events": [], "migrate": "kip848-uniform"}).encode()
+    answer, _meta = _whatif(body, Limits(), str(tmp_path / "registry"), {})
+    assert "KAFKA-18134" in answer["migration"]["refused"]["reason"]
