@@ -340,8 +340,8 @@ class _GroupRows(NamedTuple):
     assignment_user_data: bool | None = None
 
     def described(self) -> dict[str, Any]:
-        """The group as a snapshot of it says (what `whatif.rehearsed_from` and
-        `whatif.conversion_of` read)."""
+        """The group as a snapshot of it says (what `whatif.rehearsed_from` reads, and the
+        rehearsal's conversion: ``assignment_user_data``)."""
         return {"group_id": self.group_id, "protocol": self.protocol, "assignor": self.assignor,
                 **({} if self.assignment_user_data is None else {"assignment_user_data": self.assignment_user_data}),
                 "members": [{} if kind is None else {"member_type": kind} for kind in self.member_types]}

@@ -12,9 +12,10 @@ in Apache Kafka 4.3.1:
   the consumer protocol has no place for (KAFKA-18134): ``ConsumerGroup.fromClassicGroup``. Java's
   assignors write none; ours writes none unless asked (``leader.sync(...,
   assignment_user_data=True)``); librdkafka's leader writes each member's subscription user data
-  back, which under ``cooperative-sticky`` is its sticky user data (so a rehearsal from
-  ``librdkafka-cooperative-sticky`` is refused: `Strategy.assignment_user_data`); a custom
-  assignor may.
+  back, which under ``cooperative-sticky`` is the sticky user data of a member assigned before
+  (so a rehearsal from ``librdkafka-cooperative-sticky`` is refused once the classic group has
+  rebalanced: `Strategy.assignment_user_data`); a custom assignor may. A snapshot says whether
+  a classic group's assignments carry user data today (``assignment_user_data``).
 
 The member is then answered ``GROUP_ID_NOT_FOUND`` (a Java consumer's poll fails) and the group
 stays classic.
