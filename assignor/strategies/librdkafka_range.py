@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from functools import cmp_to_key
 
-from assignor.model import Claims, Group, Member, Plan, TopicPartition
+from assignor.model import Group, Member, Plan, TopicPartition
 from assignor.protocols import RANGE, ROUNDROBIN
-from assignor.solver import dense
-from assignor.strategies.strategy import Planned, Strategy, planned_in_plan_order
+from assignor.strategies.strategy import Strategy, on_objects
 
 __all__ = ["RANGE_NAME", "RANGE_STRATEGY", "ROUNDROBIN_NAME", "ROUNDROBIN_STRATEGY", "assign_range",
            "assign_roundrobin", "member_order"]
@@ -179,17 +178,7 @@ def assign_roundrobin(group: Group) -> Plan:
     return Plan(ROUNDROBIN_NAME, _listed(group, out))
 
 
-def _planned_range(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
-                   _leader: object = None) -> Planned:
-    return planned_in_plan_order(group, assign_range(group), claims, memo)
-
-
-def _planned_roundrobin(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
-                        _leader: object = None) -> Planned:
-    return planned_in_plan_order(group, assign_roundrobin(group), claims, memo)
-
-
 #: librdkafka's ``range`` and ``roundrobin`` (other clients' algorithms: planned where named).
-RANGE_STRATEGY = Strategy(RANGE_NAME, RANGE, assign_range, _planned_range, peer="librdkafka")
-ROUNDROBIN_STRATEGY = Strategy(ROUNDROBIN_NAME, ROUNDROBIN, assign_roundrobin, _planned_roundrobin,
+RANGE_STRATEGY = Strategy(RANGE_NAME, RANGE, assign_range, on_objects(assign_range), peer="librdkafka")
+ROUNDROBIN_STRATEGY = Strategy(ROUNDROBIN_NAME, ROUNDROBIN, assign_roundrobin, on_objects(assign_roundrobin),
                                peer="librdkafka")

@@ -49,10 +49,9 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
 from assignor.errors import LibrdkafkaAssignorFailure
-from assignor.model import Claims, Group, Plan, TopicPartition
+from assignor.model import Group, Plan, TopicPartition
 from assignor.protocols import COOPERATIVE_STICKY
-from assignor.solver import dense
-from assignor.strategies.strategy import Planned, Strategy, owning_claims, planned_in_plan_order
+from assignor.strategies.strategy import Strategy, on_objects
 
 __all__ = ["NAME", "STRATEGY", "assign", "assign_sticky"]
 
@@ -549,15 +548,9 @@ def assign(group: Group) -> Plan:
     return Plan(NAME, out)
 
 
-def _planned(group: Group, claims: Claims | None = None, memo: dense.PlanMemo | None = None,
-             _leader: object = None) -> Planned:
-    if claims is not None:
-        group = owning_claims(group, claims)
-    return planned_in_plan_order(group, assign(group), claims, memo)
-
-
 #: librdkafka's ``cooperative-sticky`` (a peer's algorithm: listed by name, not in the what-if's
 #: default comparison). Its leader writes each member's subscription user data back into its
 #: assignment (``rd_kafka_group_MemberState_consumer_write``): the sticky user data of a member
 #: assigned before, so from the group's second rebalance on.
-STRATEGY = Strategy(NAME, COOPERATIVE_STICKY, assign, _planned, assignment_user_data=True, peer="librdkafka")
+STRATEGY = Strategy(NAME, COOPERATIVE_STICKY, assign, on_objects(assign), assignment_user_data=True,
+                    peer="librdkafka")

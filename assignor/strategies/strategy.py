@@ -21,8 +21,8 @@ from assignor.model import Claims, Group, Member, Plan, TopicPartition
 from assignor.protocols import Protocol
 from assignor.solver.dense import NO_OWNER, Layout, PlanMemo, build
 
-__all__ = ["Columns", "Leader", "Planned", "Strategy", "owning_claims", "plan_claims", "planned_from_claims",
-           "planned_in_plan_order", "stateless"]
+__all__ = ["Columns", "Leader", "Planned", "Strategy", "on_objects", "owning_claims", "plan_claims",
+           "planned_from_claims", "planned_in_plan_order", "stateless"]
 
 
 class Leader(Interface):
@@ -204,4 +204,15 @@ def stateless(plan_owners: Callable[[Group, Claims | None, PlanMemo | None], tup
     """`Strategy.owners` of a strategy that keeps nothing between rebalances (no leader)."""
     def owners(group: Group, claims: Claims | None, memo: PlanMemo | None, leader: Any) -> Planned:
         return Planned(*plan_owners(group, claims, memo))
+    return owners
+
+
+def on_objects(assign: Callable[[Group], Plan]) -> Owners:
+    """`Strategy.owners` of a strategy that keeps nothing between rebalances and plans on
+    objects (`assign`: ``Group -> Plan``, each member's partitions in its own order): the members
+    own their rows of the claims when given, and the plan keeps its order."""
+    def owners(group: Group, claims: Claims | None, memo: PlanMemo | None, leader: Any) -> Planned:
+        if claims is not None:
+            group = owning_claims(group, claims)
+        return planned_in_plan_order(group, assign(group), claims, memo)
     return owners
