@@ -23,6 +23,7 @@ from functools import cmp_to_key
 
 from assignor.model import Group, Member, Plan, TopicPartition
 from assignor.protocols import RANGE, ROUNDROBIN
+from assignor.strategies.librdkafka_racks import replica_racks, use_rack_aware_assignment
 from assignor.strategies.strategy import Strategy, on_objects
 
 __all__ = ["RANGE_NAME", "RANGE_STRATEGY", "ROUNDROBIN_NAME", "ROUNDROBIN_STRATEGY", "assign_range",
@@ -70,13 +71,12 @@ class _Topic:
 
     def __init__(self, name: str, count: int, members: list[Member], group: Group) -> None:
         self.name, self.count, self.members = name, count, members
-        listed = (group.partition_racks or {}).get(name, ())
-        self.racks = [sorted(set(listed[p])) if p < len(listed) else [] for p in range(count)]
+        self.racks = replica_racks(group, name)
         self.unassigned = [True] * count
         self.left = count
         self.per, self.extra = divmod(count, len(members))
         self.taken = {m.id: 0 for m in members}
-        self.needs_racks = _needs_racks(members, self.racks)
+        self.needs_racks = use_rack_aware_assignment((m.rack for m in members), self.racks)
 
     def max_assignable(self, member: Member) -> int:
         return self.per + (self.extra > 0) - self.taken[member.id]
@@ -110,14 +110,6 @@ class _Topic:
                     limit -= 1
             for p in chosen:
                 self.assign(member, p, out)
-
-
-def _needs_racks(members: list[Member], racks: list[list[str]]) -> bool:
-    """``rd_kafka_use_rack_aware_assignment`` for one topic: a subscriber with a rack, a rack
-    shared by subscribers and replicas, and a partition whose replicas are not on every rack."""
-    wanted = {m.rack for m in members if m.rack}
-    every = set().union(*racks) if racks else set()
-    return bool(wanted & every) and any(len(r) != len(every) for r in racks)
 
 
 def _co_partitioned(topics: list[_Topic], out: dict[str, list[TopicPartition]]) -> None:

@@ -51,6 +51,7 @@ from collections.abc import Iterable, Iterator
 from assignor.errors import LibrdkafkaAssignorFailure
 from assignor.model import Group, Plan, TopicPartition
 from assignor.protocols import COOPERATIVE_STICKY
+from assignor.strategies.librdkafka_racks import replica_racks, use_rack_aware_assignment
 from assignor.strategies.strategy import Strategy, on_objects
 
 __all__ = ["NAME", "STRATEGY", "assign", "assign_sticky"]
@@ -139,14 +140,10 @@ def _rack_info(group: Group, topics: list[str], subscribers: dict[str, list[str]
     are not on every replica rack)."""
     by_id = {m.id: m for m in group.members}
     member_racks = {member: by_id[member].rack for t in topics for member in subscribers[t]}
-    wanted = {r for r in member_racks.values() if r}
-    listed = group.partition_racks or {}
-    if not wanted or not listed:
+    if not group.partition_racks or not any(member_racks.values()):  # (nothing to read per partition)
         return None
-    per_topic = {t: [sorted(set(listed[t][p])) if t in listed and p < len(listed[t]) else []
-                     for p in range(group.topics[t])] for t in topics}
-    every = {rack for racks in per_topic.values() for replicas in racks for rack in replicas}
-    if not every or not wanted & every or all(len(r) == len(every) for racks in per_topic.values() for r in racks):
+    per_topic = {t: replica_racks(group, t) for t in topics}
+    if not use_rack_aware_assignment(member_racks.values(), (r for racks in per_topic.values() for r in racks)):
         return None
     return _Racks(member_racks, {Partition(t, p): replicas for t, racks in per_topic.items()
                                  for p, replicas in enumerate(racks)})
