@@ -31,7 +31,6 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from typing import Any, NamedTuple, cast, get_type_hints
 
 import numpy as np
@@ -481,8 +480,7 @@ def _migration_rows(members: pd.DataFrame, topics: pd.DataFrame, events: Sequenc
     except AssignorError as refused:  # (a group on the consumer protocol)
         return [*errors, _error(cluster, group_id, None, str(refused))]
     today = whatif.strategy_today(described)
-    if described.get("assignment_user_data") and not conversion.assignment_user_data:
-        conversion = replace(conversion, assignment_user_data=True)  # (as its snapshot says: KAFKA-18134)
+    conversion = conversion.as_described(described)  # (what its assignments carry: KAFKA-18134)
     kept, skipped = _applicable(group, [whatif.parse_event(text) for text in events])
     rows = []
     for strategy in strategies:

@@ -4,7 +4,6 @@ that converts the group online, then later events under both protocols side by s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypedDict, cast
 
 import numpy as np
@@ -220,7 +219,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
             elif conversion is None:
                 label, strategy = f"{restart.label} (classic)", classic[0]
                 if echoes and restart.rebalances:
-                    rules = replace(conversion_rules, assignment_user_data=True)
+                    rules = conversion_rules.with_assignment_user_data()
             else:
                 label, strategy = restart.label, target
             if converting:  # the consumer group's member map, as the conversion fills it

@@ -24,7 +24,7 @@ stays classic.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
 from assignor.errors import WhatIfError
@@ -79,6 +79,16 @@ class Conversion:
             raise WhatIfError(f"consumer_max_size: expected members in [{low}, {high}] (Kafka's range), got {size!r}")
         if not isinstance(self.assignment_user_data, bool):
             raise WhatIfError(f"assignment_user_data: expected true or false, got {self.assignment_user_data!r}")
+
+    def with_assignment_user_data(self) -> Conversion:
+        """These rules, the classic group's assignments carrying user data."""
+        return replace(self, assignment_user_data=True)
+
+    def as_described(self, described: Mapping[str, Any] | None) -> Conversion:
+        """These rules, the assignments carrying user data where a snapshot of the group
+        (`described`: its group JSON) says they do (``assignment_user_data``)."""
+        carried = described is not None and described.get("assignment_user_data") is True
+        return self.with_assignment_user_data() if carried else self
 
     @property
     def upgrades(self) -> bool:
@@ -145,7 +155,5 @@ def conversion_of(values: Mapping[str, Any], migrating: bool = True,
     if given and not migrating:
         raise WhatIfError(f"{next(iter(given))}: only in a migration rehearsal (migrate): it decides whether Kafka "
                           "converts the group")
-    if migrating and "assignment_user_data" not in given and described is not None \
-            and described.get("assignment_user_data") is True:
-        given["assignment_user_data"] = True
-    return Conversion(**given)
+    conversion = Conversion(**given)
+    return conversion.as_described(described) if migrating and "assignment_user_data" not in given else conversion
