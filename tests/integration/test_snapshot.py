@@ -119,14 +119,12 @@ async def test_a_consumer_protocol_group_and_its_next_targets(broker, java_membe
         # The static member leaves: the broker keeps its partitions for it until its session
         # ends, then plans without it, as the what-if of that leave on the snapshot says.
         static = next(m["id"] for m in joined["members"] if m.get("group_instance_id"))
-        run = whatif.run(group_from_json(joined), [whatif.parse_event(f"member_leave:{static}")], ["kip848-uniform"],
-                         include_plans=True)
-        final = run["strategies"]["kip848-uniform"]["steps"][-1]["assignment"]
+        final = settled_pairs(joined, f"member_leave:{static}", "kip848-uniform")
         await members.pop(0).stop()
         kept = await snap(broker, java.group)
         assert targets(kept) == targets(joined)  # (within its session: nothing moves)
         after = await until_target(broker, java.group, 2, 16, timeout=60.0)
-        assert targets(after) == {m: {(t, p) for t, p in tps} for m, tps in final.items()}
+        assert targets(after) == final
     finally:
         for member in members:
             await member.stop()
@@ -302,9 +300,7 @@ async def test_a_regex_subscription_and_the_topic_it_takes_next(broker, java_mem
 
         second = f"{prefix}-{uuid.uuid4().hex[:8]}"
         created = f"topic_created:{second}:4"
-        run = whatif.run(group_from_json(now), [whatif.parse_event(created)], ["kip848-uniform"], include_plans=True)
-        final = run["strategies"]["kip848-uniform"]["steps"][-1]["assignment"]
-        predicted = {m: {(t, p) for t, p in tps} for m, tps in final.items()}
+        predicted = settled_pairs(now, created, "kip848-uniform")
         assert {t for t, _p in predicted[by_regex["id"]]} >= {second}
 
         rows = tmp_path / "rows"
@@ -509,14 +505,10 @@ async def test_librdkafka_cooperative_sticky_over_topics_of_other_subscriptions(
         return LibrdkafkaMember(name, broker.bootstrap, group, topics, Timeline(), settings={
             "client.id": name, "topic.metadata.refresh.interval.ms": 1000})
 
+    sticky = "librdkafka-cooperative-sticky"
+
     async def settled() -> dict:
         return await settled_group(broker.bootstrap, group, sum(counts.values()))
-
-    def predicted(snapshot: dict, event: str) -> dict[str, set[tuple[str, int]]]:
-        run = whatif.run(group_from_json(snapshot), [whatif.parse_event(event)], ["librdkafka-cooperative-sticky"],
-                         include_plans=True)
-        final = run["strategies"]["librdkafka-cooperative-sticky"]["steps"][-1]["assignment"]
-        return {m: {tuple(tp) for tp in tps} for m, tps in final.items()}
 
     def holding(snapshot: dict) -> dict[str, set[tuple[str, int]]]:
         return {m["id"]: {tuple(tp) for tp in m["owned"]} for m in snapshot["members"]}
@@ -529,12 +521,12 @@ async def test_librdkafka_cooperative_sticky_over_topics_of_other_subscriptions(
         for kind, what in steps:
             if kind == "leave":
                 leaving = next(m["id"] for m in now["members"] if m["client_id"] == f"{group}.{what}")
-                expected = predicted(now, f"member_leave:{leaving}")
+                expected = settled_pairs(now, f"member_leave:{leaving}", sticky)
                 await members.pop(what).stop()
                 now = await settled()
             elif kind == "grow":
                 counts[what] += 2
-                expected = predicted(now, f"partitions_added:{what}:{counts[what]}")
+                expected = settled_pairs(now, f"partitions_added:{what}:{counts[what]}", sticky)
                 await asyncio.to_thread(_grow, broker.bootstrap, what, counts[what])
                 now = await settled()
             else:
@@ -542,7 +534,7 @@ async def test_librdkafka_cooperative_sticky_over_topics_of_other_subscriptions(
                 members[what] = await member(f"{group}.{what}", subscriptions[what]).start()
                 now = await settled()
                 joiner = next(m["id"] for m in now["members"] if m["client_id"] == f"{group}.{what}")
-                expected = predicted(before, f"member_join:{joiner}:{','.join(subscriptions[what])}")
+                expected = settled_pairs(before, f"member_join:{joiner}:{','.join(subscriptions[what])}", sticky)
             assert holding(now) == expected, (kind, what)
     finally:
         for m in members.values():
@@ -570,10 +562,7 @@ async def test_librdkafka_cooperative_sticky_over_two_topics_subscribed_alike(br
                 now = await settled_group(broker.bootstrap, group, 6)
 
         def predicted(leaving: str) -> dict[str, set[tuple[str, int]]]:
-            run = whatif.run(group_from_json(now), [whatif.parse_event(f"member_leave:{leaving}")],
-                             ["librdkafka-cooperative-sticky"], include_plans=True)
-            final = run["strategies"]["librdkafka-cooperative-sticky"]["steps"][-1]["assignment"]
-            return {m: {tuple(tp) for tp in tps} for m, tps in final.items()}
+            return settled_pairs(now, f"member_leave:{leaving}", "librdkafka-cooperative-sticky")
 
         # (a member whose leave would be dealt otherwise were the topics taken the other way round)
         leaving = next(m["id"] for m in now["members"]
@@ -598,10 +587,8 @@ def _planned_with_topics_swapped(snapshot: dict, leaving: str) -> dict[str, set[
                             "owned": [[renamed[t], p] for t, p in m["owned"]]} for m in snapshot["members"]]}
     for key in ("topic_ids", "partition_racks"):
         flipped.pop(key, None)
-    run = whatif.run(group_from_json(flipped), [whatif.parse_event(f"member_leave:{leaving}")],
-                     ["librdkafka-cooperative-sticky"], include_plans=True)
-    final = run["strategies"]["librdkafka-cooperative-sticky"]["steps"][-1]["assignment"]
-    return {m: {(renamed[t], p) for t, p in tps} for m, tps in final.items()}
+    final = settled_pairs(flipped, f"member_leave:{leaving}", "librdkafka-cooperative-sticky")
+    return {m: {(renamed[t], p) for t, p in pairs} for m, pairs in final.items()}
 
 async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli_and_the_service(broker, capsys,
                                                                                                   tmp_path):
@@ -703,8 +690,7 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli
 
         # The leave made to happen: the static member stops (no LeaveGroup, KIP-345), the
         # coordinator drops it when its session ends, and the others hold what the what-if said.
-        run = whatif.run(group_from_json(now), [whatif.parse_event(leave)], ["sticky"], include_plans=True)
-        final = run["strategies"]["sticky"]["steps"][-1]["assignment"]
+        final = settled_pairs(now, leave, "sticky")
         names = {m["id"]: m["client_id"] for m in now["members"]}
         leaving = next(c for c in consumers if c._client._client_id == names[now["members"][0]["id"]])
         consumers.remove(leaving)
@@ -714,7 +700,7 @@ async def test_an_aiokafka_group_with_our_sticky_assignor_static_members_the_cli
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.2)
         assert {c._client._client_id: {tp.partition for tp in c.assignment()} for c in consumers} == {
-            names[m]: {p for _t, p in tps} for m, tps in final.items()}
+            names[m]: {p for _t, p in pairs} for m, pairs in final.items()}
     finally:
         for consumer in consumers:
             await consumer.stop()
@@ -808,11 +794,16 @@ def held_by_id(snapshot_group: dict) -> dict[str, set[int]]:
     return {m["id"]: {p for _t, p in m["owned"]} for m in snapshot_group["members"]}
 
 
-def settled_after(snapshot_group: dict, event: str, strategy: str) -> dict[str, set[int]]:
+def settled_pairs(snapshot_group: dict, event: str, strategy: str) -> dict[str, set[tuple[str, int]]]:
     """What each member holds once `event` on the snapshot has settled under `strategy` (the
-    what-if's last step), by member id."""
+    what-if's last step), by member id, as (topic, partition)."""
     run = whatif.run(group_from_json(snapshot_group), [whatif.parse_event(event)], [strategy], include_plans=True)
-    return {m: {p for _t, p in tps} for m, tps in run["strategies"][strategy]["steps"][-1]["assignment"].items()}
+    return {m: {(t, p) for t, p in tps} for m, tps in run["strategies"][strategy]["steps"][-1]["assignment"].items()}
+
+
+def settled_after(snapshot_group: dict, event: str, strategy: str) -> dict[str, set[int]]:
+    """`settled_pairs`' partitions (groups of one topic)."""
+    return {m: {p for _t, p in pairs} for m, pairs in settled_pairs(snapshot_group, event, strategy).items()}
 
 
 async def leave_grow_join(broker, group: str, members: list[Any], topic: str, partitions: int, grown: int,
