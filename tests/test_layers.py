@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The bottom of the core: plain data and helpers every layer may use.
 FOUNDATION = ("assignor.errors", "assignor.model", "assignor.ordering", "assignor._arrays", "assignor.protocols",
               "assignor.limits", "assignor.group_spec", "assignor.topic_ids", "assignor._topic_partitions",
-              "assignor.java_hash", "assignor.tree_bin")
+              "assignor.java_hash", "assignor.tree_bin", "assignor.metadata_order")
 SOLVER = ("assignor.solver",)
 WIRE = ("assignor.wire", "assignor.protocol")
 PRODUCER = ("assignor.partitioners", "assignor.partitioners")

@@ -16,7 +16,7 @@ Steps, as ``assign_cb`` runs them (names after librdkafka's):
    generation; a partition two claimants claim in one generation is nobody's (and dropped from
    ``currentPartitionConsumer``); the next highest claimant is its previous owner.
 2. ``populatePotentialMaps``: each partition's potential members (the members in group order)
-   and each member's potential partitions, topics in name order.
+   and each member's potential partitions, topics in the order the leader's Metadata response lists them.
 3. ``sortPartitions``: when every member may take every partition, partitions taken round robin
    from the most loaded member down (a partition that had another owner first), then the others
    newest first; else by how few members may take them, then topic and partition.
@@ -36,11 +36,11 @@ librdkafka reads each member's owned partitions and generation from its Subscrip
 v2+), never from the user data. Where librdkafka's leader would stop on an assertion, the
 strategy raises `LibrdkafkaAssignorFailure`.
 
-The topics are taken in name order, as a librdkafka leader took two topics its members
-subscribe to alike, named against the order they listed them in (a leave's partitions are then
-dealt from the last topic in that order back). That order is the leader's Metadata response's,
-to a request naming the topics in the order it meets them; the broker keeps a request's order
-for up to four topics, so groups of more topics, subscribed alike, may be dealt in another.
+The topics are taken in the order the leader's Metadata response lists them (`eligible_topics`):
+the order it met them in, for up to four topics (a librdkafka member lists its topics by name, so
+members subscribed alike give name order), and the broker's own order for more
+(`assignor.metadata_order`). A leave's partitions nobody else held are dealt from the last topic in
+that order back.
 """
 
 from __future__ import annotations
@@ -49,12 +49,13 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
 from assignor.errors import LibrdkafkaAssignorFailure
+from assignor.metadata_order import response_order
 from assignor.model import Group, Plan, TopicPartition
 from assignor.protocols import COOPERATIVE_STICKY
 from assignor.strategies.librdkafka_racks import replica_racks, use_rack_aware_assignment
 from assignor.strategies.strategy import Strategy, on_objects
 
-__all__ = ["NAME", "STRATEGY", "assign", "assign_sticky"]
+__all__ = ["NAME", "STRATEGY", "assign", "assign_sticky", "eligible_topics"]
 
 NAME = "librdkafka-cooperative-sticky"
 
@@ -188,9 +189,9 @@ class _Assignor:
     def __init__(self, group: Group) -> None:
         self.group = group
         members = group.members
-        #: The topics dealt (``eligible_topics``): those with partitions some member subscribes to.
-        self.topics = sorted(t for t, count in group.topics.items()
-                             if count > 0 and any(t in m.topics for m in members))
+        #: The topics dealt (``eligible_topics``): those with partitions some member subscribes
+        #: to, in the order the leader's Metadata response lists them (`eligible_topics`).
+        self.topics = eligible_topics(group)
         self.count = {t: group.topics[t] for t in self.topics}
         #: ``partition2AllPotentialConsumers``, per topic: its subscribers in group order.
         self.subscribers = {t: [m.id for m in members if t in m.topics] for t in self.topics}
@@ -488,6 +489,26 @@ def _score(loads: Iterable[list[Partition]]) -> int:
     """``getBalanceScore``: the sum over member pairs of their load difference."""
     sizes = [len(partitions) for partitions in loads]
     return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1:])
+
+
+def eligible_topics(group: Group) -> list[str]:
+    """The topics librdkafka's leader deals (``eligible_topics``: those with partitions some member
+    subscribes to), in the order its Metadata response lists them. The leader asks for the topics
+    in the order it meets them, members in the JoinGroup response's order, each one's subscription
+    in its order (``rd_kafka_topic_partition_list_get_topic_names``; a librdkafka member lists its
+    topics by name), and deals them in the order the broker answers
+    (``rd_kafka_member_subscriptions_map``), which is not the request's beyond four topics
+    (`metadata_order.response_order`).
+
+    Examples
+    --------
+    >>> from assignor.model import Member
+    >>> members = [Member("m", [f"t-{c}" for c in "abcdef"])]
+    >>> eligible_topics(Group({f"t-{c}": 1 for c in "abcdef"}, members))
+    ['t-f', 't-e', 't-d', 't-a', 't-c', 't-b']
+    """
+    requested = response_order([t for m in group.members for t in m.topics])
+    return [t for t in requested if group.topics.get(t, 0) > 0]
 
 
 def assign_sticky(group: Group) -> dict[str, list[TopicPartition]]:

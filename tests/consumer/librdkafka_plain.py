@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from assignor.errors import LibrdkafkaAssignorFailure
 from assignor.model import Group, TopicPartition
-from assignor.strategies.librdkafka_sticky import Partition, _Movements, _rack_info, _score
+from assignor.strategies.librdkafka_sticky import Partition, _Movements, _rack_info, _score, eligible_topics
 
 
 def assign_sticky(group: Group) -> dict[str, list[TopicPartition]]:
@@ -24,8 +24,7 @@ class _Assignor:
     def __init__(self, group: Group) -> None:
         self.group = group
         members = group.members
-        self.topics = sorted(t for t, count in group.topics.items()
-                             if count > 0 and any(t in m.topics for m in members))
+        self.topics = eligible_topics(group)  # (librdkafka's, as its Metadata response lists them)
         self.subscribers = {t: [m.id for m in members if t in m.topics] for t in self.topics}
         self.racks = _rack_info(group, self.topics, self.subscribers)
         self.subscriptions = {m.id: set(m.topics) for m in members}

@@ -20,6 +20,7 @@ from assignor.cluster.client import Cluster
 from assignor.cluster.connection import Connection
 from assignor.errors import ClusterError
 from assignor.json_format import group_from_json
+from assignor.metadata_order import response_order
 from assignor.wire.admin import Api
 from assignor.wire.schema import BYTES, INT16, INT32, NULLABLE_STRING, STRING, Array, Field, Message
 from bench.rebalance import create_topic, settle
@@ -572,6 +573,57 @@ async def test_librdkafka_cooperative_sticky_over_two_topics_subscribed_alike(br
         await members.pop(next(i for i, m in enumerate(members) if m.name == name)).stop()
         after = await settled_group(broker.bootstrap, group, 6)
         assert {m["id"]: {tuple(tp) for tp in m["owned"]} for m in after["members"]} == expected
+    finally:
+        for member in members:
+            await member.stop()
+
+
+async def test_librdkafka_cooperative_sticky_over_six_topics_subscribed_alike(broker, monkeypatch):
+    """librdkafka members subscribed alike to six topics: the leader deals the topics in the order
+    its Metadata response lists them, which for more than four topics is the broker's (Scala's set
+    order, `metadata_order.response_order`), not the names'. The broker lists these six as the model
+    says; five members joining one at a time, then a leave whose partitions name order would deal
+    otherwise, each planned with ``librdkafka-cooperative-sticky`` on the snapshot before it, are
+    what the group settles on. (Taken in name order, such a leave was predicted wrong.)"""
+    from assignor.strategies import librdkafka_sticky
+    from bench.rebalance import LibrdkafkaMember
+    from tests.ownership import Timeline
+
+    topics = [await create_topic(broker.bootstrap, 3, name=f"six-alike-{name}") for name in "abcdef"]
+    async with Cluster(settings_of(broker.bootstrap)) as cluster:
+        answer = await cluster.metadata(topics)
+    assert [t[1] for t in answer["topics"]] == response_order(sorted(topics)) != sorted(topics)
+    group, sticky = "snap-rdk-six-alike", "librdkafka-cooperative-sticky"
+
+    def holding(snapshot: dict) -> dict[str, set[tuple[str, int]]]:
+        return {m["id"]: {tuple(tp) for tp in m["owned"]} for m in snapshot["members"]}
+
+    members: list[Any] = []
+    now: dict = {}
+    try:
+        for i in range(5):  # (one at a time: each join is planned from the state before it)
+            name = f"{group}.m{i}"
+            members.append(await LibrdkafkaMember(name, broker.bootstrap, group, list(reversed(topics)), Timeline(),
+                                                  settings={"client.id": name}).start())
+            before, now = now, await settled_group(broker.bootstrap, group, 18)
+            while len(now["members"]) < len(members):
+                now = await settled_group(broker.bootstrap, group, 18)
+            if before:
+                joiner = next(m["id"] for m in now["members"] if m["client_id"] == name)
+                assert holding(now) == settled_pairs(before, f"member_join:{joiner}:{','.join(topics)}", sticky), i
+
+        def dealt_in(order: Callable[[list[str]], list[str]], leaving: str) -> dict[str, set[tuple[str, int]]]:
+            with monkeypatch.context() as patch:
+                patch.setattr(librdkafka_sticky, "eligible_topics", lambda group: order(sorted(group.topics)))
+                return settled_pairs(now, f"member_leave:{leaving}", sticky)
+
+        leaving = next((m["id"] for m in now["members"]
+                        if dealt_in(response_order, m["id"]) != dealt_in(list, m["id"])), None)
+        assert leaving is not None, "no member's leave is dealt otherwise in name order"
+        expected = settled_pairs(now, f"member_leave:{leaving}", sticky)
+        name = next(m["client_id"] for m in now["members"] if m["id"] == leaving)
+        await members.pop(next(i for i, m in enumerate(members) if m.name == name)).stop()
+        assert holding(await settled_group(broker.bootstrap, group, 18)) == expected
     finally:
         for member in members:
             await member.stop()
