@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from assignor import Group, LibrdkafkaAssignorFailure, Member, TopicPartition, assign, validate, whatif
+from assignor.strategies import librdkafka_sticky
 from assignor.strategies.librdkafka_sticky import NAME, assign_sticky
 from tests.budget import examples
 
@@ -102,6 +103,30 @@ def test_a_leavers_partitions_go_the_other_way_round_from_javas():
     java = assign("java-cooperative-sticky", group).assignment
     assert {m: sorted(tp.partition for tp in tps) for m, tps in java.items()} == {
         "a": [0, 2, 3, 6, 8, 9], "b": [1, 4, 5, 7, 10, 11]}
+
+
+def test_six_topics_are_dealt_in_the_brokers_metadata_order(monkeypatch):
+    """Regression: five librdkafka members subscribed alike to six topics, recorded on Apache
+    Kafka 4.3.1 (librdkafka 2.x), after a member holding ``b-2`` and ``c-0`` to ``c-2`` left. The
+    leader dealt those in the order its Metadata response listed the topics, the broker's
+    (``c, d, a, f, b, e``: Scala's set order beyond four topics), the last one back; the strategy
+    took the topics by name and dealt each of the four to another member."""
+    def names(held: str) -> list[TopicPartition]:
+        return [TP(f"six-alike-{t}", int(p)) for t, p in (pair.split("-") for pair in held.split())]
+
+    held = {"m4": "e-1 b-1 a-0", "m3": "a-1 b-0 e-0", "m2": "a-2 d-0 d-1 d-2", "m0": "e-2 f-0 f-1 f-2"}
+    topics = {f"six-alike-{t}": 3 for t in "abcdef"}
+    group = Group(topics, [Member(m, sorted(topics), names(ps), 9) for m, ps in held.items()])
+    settled = {"m4": "a-0 b-1 e-1 c-2", "m3": "a-1 b-0 e-0 b-2", "m2": "a-2 d-0 d-1 d-2 c-0",
+               "m0": "e-2 f-0 f-1 f-2 c-1"}
+
+    def planned() -> dict[str, set[TopicPartition]]:
+        return {m: set(tps) for m, tps in assign(NAME, group).assignment.items()}
+
+    assert librdkafka_sticky.eligible_topics(group) == [f"six-alike-{t}" for t in "cdafbe"]
+    assert planned() == {m: set(names(ps)) for m, ps in settled.items()}
+    monkeypatch.setattr(librdkafka_sticky, "eligible_topics", lambda group: sorted(group.topics))
+    assert planned() != {m: set(names(ps)) for m, ps in settled.items()}
 
 
 def test_the_cooperative_protocol_withholds_what_another_member_owns():
