@@ -169,7 +169,7 @@ def migrate(group: Group, events: Iterable[Event], target: str, classic: Sequenc
         staying = _run(group, events, compared, include_plans, check, _quiet, timing)
         numbering = _Numbering()
         ids = [m.id for m in group.members]
-        state = _State(ids, numbering.of(ids), _claims_of(group.members),
+        state = _State(ids, numbering.of(ids), _claims_of(group.members, group.topics),
                        np.array([m.generation for m in group.members], dtype=np.int64),
                        max([m.generation for m in group.members], default=0) + 1, numbering, LeaderCache(),
                        leader=_new_leader(classic[0]), timing=timing)

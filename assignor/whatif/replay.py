@@ -98,7 +98,7 @@ def _run(group: Group, events: list[Event], strategies: Sequence[str], include_p
          progress: Progress, timing: Timing = DEFAULT_TIMING) -> Result:
     result: dict[str, StrategyRun] = {}
     planned = 0
-    initial = _claims_of(group.members)
+    initial = _claims_of(group.members, group.topics)
     # Members encode the same topic lists under every strategy, and the leader decodes them.
     cache = LeaderCache()
     timelines: dict[bool, list[list[Definition]]] = {}  # the same under every strategy of a protocol

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -288,3 +289,35 @@ def test_a_static_members_restart_rebalances_nothing(strategy):
     for step in restarts[:2]:
         assert (step["rounds"], step["revoked"], step["moved"], step["reassigned"]) == (0, 0, 0, 0)
         assert step["assignment"] == current["assignment"]
+
+
+_CLAIMS = st.one_of(
+    st.builds(TopicPartition, st.sampled_from(["a", "b", "c", "gone"]), st.integers(-2, 6)),
+    st.builds(TopicPartition, st.just("a"), st.sampled_from([True, 2**31, 2**70, 1.0])),
+    st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 6)),
+    st.lists(st.sampled_from(["b", 3]), min_size=2, max_size=2))
+
+
+@examples(300)
+@given(st.lists(st.lists(_CLAIMS, max_size=6), max_size=5), st.data())
+def test_the_members_claims_read_in_c_are_those_read_one_by_one(owned, data):
+    """`state._claims_of` reads the members' claims in C where each is a `TopicPartition` of a
+    topic the group has and a partition a client can send, else one by one as
+    `state._claims_plainly` does; either way the same columns (topics named in order of first
+    appearance) or the same error naming the claim."""
+    from assignor.whatif.state import _claims_of, _claims_plainly
+
+    plain = [TopicPartition(*tp) if isinstance(tp, tuple) else tp for tp in data.draw(st.lists(_CLAIMS))]
+    members = [Member(f"m{i}", ["a"], claims) for i, claims in enumerate([*owned, plain])]
+    topics = dict.fromkeys(data.draw(st.permutations(["c", "b", "a"])), 7)
+    try:
+        expected = _claims_plainly(members)
+    except WhatIfError as error:
+        with pytest.raises(WhatIfError, match=re.escape(str(error))):
+            _claims_of(members, topics)
+        return
+    found = _claims_of(members, topics)
+    assert found.names == expected.names
+    for column in ("member", "topic", "partition"):
+        assert getattr(found, column).tolist() == getattr(expected, column).tolist(), column
+
