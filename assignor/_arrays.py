@@ -43,6 +43,22 @@ def run_starts(*keys: np.ndarray) -> np.ndarray:
     return starts
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``: the distinct values, sorted, by a sort and a pass. numpy 2's bare
+    ``np.unique`` goes through a hash table that is several times slower on large arrays: on a
+    million integers, 0.03 s against 0.006 for a few hundred distinct values, 0.75 s against
+    0.03 for a million (a property test holds this to ``np.unique``).
+
+    Examples
+    --------
+    >>> distinct(np.array([3, 1, 3, 0])).tolist()
+    [0, 1, 3]
+    """
+    ordered = np.sort(values, axis=None)
+    found: np.ndarray = ordered[run_starts(ordered)]
+    return found
+
+
 def filled(length: int, value: int) -> np.ndarray:
     """``np.full(length, value, dtype=np.int64)`` without its Python wrapper, which costs as much
     again as the array of a what-if step (a few dozen values, a dozen arrays a step)."""

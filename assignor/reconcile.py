@@ -72,14 +72,17 @@ class Reconciliation(TypedDict):
 
 def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
               members: Sequence[str], eager: Collection[str] = (), *, periods: Mapping[str, float] | None = None,
-              first: str | None = None, left_before: float = 0.0, offset: float = 0.0) -> Reconciliation:
+              first: str | None = None, left_before: float = 0.0, offset: float = 0.0,
+              disjoint: bool = False) -> Reconciliation:
     """Run the heartbeats of `members` (in this order) from `current` (what each member holds,
     departed members included) until each holds its `target`. `eager`: the members among them
     that are classic members under an eager protocol; `periods`: a member's heartbeat interval
     in consumer heartbeat intervals (1 when not given); `first`: the member whose heartbeat
     computed the target; `left_before`: how long before that the departed members left;
     `offset`: the other members' phases shifted back by this fraction of an interval (see the
-    module docstring).
+    module docstring); `disjoint`: the caller vouches that no partition is claimed twice in
+    `current` (one member's list included) nor given twice in `target`, so the partitions of a
+    member that holds its target need not be read at all.
 
     Examples
     --------
@@ -90,25 +93,52 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
     present = set(members)
     holder: dict[tuple[str, int], str] = {}
     released_at: dict[tuple[str, int], float] = {}
-    holding: dict[str, set[tuple[str, int]]] = {m: set() for m in members}
+    # A member that holds its target and need not rejoin never acts (only its own heartbeats
+    # change what it holds, and no other member wants what it holds): in a large group, most
+    # members. Only the others are followed. (`tests/consumer/reconcile_plain.py` follows every
+    # member, and a property test holds the two alike.)
+    if disjoint:  # (no claim shared: a settled member's partitions touch nobody else's)
+        settled = {m for m in members if m not in eager and _holds(current.get(m, ()), target.get(m, ()))}
+        claimants = [m for m in members if m not in settled]
+    else:
+        claimants = list(members)
     # Present members in their order, then departed ones: a partition claimed twice is held by
     # the first claimant only, the later claim dropped, as the coordinator's view of the group
     # keeps one owner per partition (`strategies.kip848.coordinator.group_spec`).
-    for member in [*members, *(m for m in current if m not in present)]:
+    dropped: set[str] = set()  # present members a claim of which was dropped
+    for member in claimants:
         for tp in current.get(member, ()):
-            tp = (tp[0], tp[1])
-            if member not in present:
+            if not isinstance(tp, tuple):  # (a list: a pair as JSON gives it)
+                tp = (tp[0], tp[1])
+            if tp in holder:
+                dropped.add(member)
+            else:
+                holder[tp] = member
+    for member in current:
+        if member not in present:
+            for tp in current[member]:
+                tp = (tp[0], tp[1])
                 if tp not in holder:
                     released_at[tp] = -left_before  # its owner left
-            elif tp not in holder:
-                holder[tp] = member
-                holding[member].add(tp)
-    wanted = {m: {(tp[0], tp[1]) for tp in target.get(m, ())} for m in members}
-    for m in members:
+    if not disjoint:
+        settled = {m for m in members
+                   if m not in dropped and m not in eager and _holds(current.get(m, ()), target.get(m, ()))}
+    followed = [m for m in members if m not in settled]
+    holding: dict[str, set[tuple[str, int]]] = {m: set() for m in followed}
+    for member in followed:
+        mine = holding[member]
+        for tp in current.get(member, ()):
+            tp = (tp[0], tp[1])
+            if holder.get(tp) == member:
+                mine.add(tp)
+    wanted = {m: {(tp[0], tp[1]) for tp in target.get(m, ())} for m in followed}
+    for m in followed:
         for tp in wanted[m]:
             if tp not in holder and tp not in released_at:
                 released_at[tp] = 0.0  # nobody held it: a new partition, or one never assigned
-    previous_holder = dict(holder)
+    # (who held what may move: a partition moves only once a followed member gave it up; the
+    # rest hold theirs throughout)
+    previous_holder = {tp: m for m in followed for tp in holding[m]}
     revoked = 0
     paused: set[str] = set()
     waited: set[str] = set()
@@ -117,7 +147,7 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
     done_at = 0.0
     acted = False
     rejoining = set(eager) & present  # eager classic members yet to rejoin once
-    pending = {m for m in members if holding[m] != wanted[m]} | rejoining
+    pending = {m for m in followed if holding[m] != wanted[m]} | rejoining
     period = {m: 1.0 for m in members} if periods is None else {m: periods.get(m, 1.0) for m in members}
     n = max(len(members), 1)
     # (time, position, member) of each pending member's next heartbeat. A member that holds its
@@ -168,12 +198,25 @@ def reconcile(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[
             done_at, acted = max(done_at, now), True
             if member not in rejoining:
                 pending.discard(member)
-    moved = sum(1 for tp, m in holder.items() if previous_holder.get(tp, m) != m)
+    moved = sum(1 for m in followed for tp in holding[m] if previous_holder.get(tp, m) != m)
     # (the member that computed the target, taking it at once, took one interval's beginning)
     intervals = int(-(-done_at // 1)) or int(acted)
     return Reconciliation(intervals=intervals, revoked=revoked, moved=moved, paused_members=len(paused),
                           waiting_members=len(waited), max_unowned=round(longest, 3), unowned=unowned,
                           settled=round(done_at, 3))
+
+
+def _holds(current: Sequence[tuple[str, int]], target: Sequence[tuple[str, int]]) -> bool:
+    """Whether `current` holds the same partitions as `target` (alike lists compared first: an
+    assignor mostly lists what a member keeps as it held it)."""
+    if len(current) != len(target):
+        return False
+    if current == target:
+        return True
+    try:
+        return set(current) == set(target)
+    except TypeError:  # (a list: a pair as JSON gives it)
+        return {(tp[0], tp[1]) for tp in current} == {(tp[0], tp[1]) for tp in target}
 
 
 #: How many evenly spaced phase offsets `phases` runs.
@@ -182,7 +225,7 @@ PHASES = 8
 
 def phases(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
            members: Sequence[str], eager: Collection[str] = (), *, periods: Mapping[str, float] | None = None,
-           first: str | None = None, left_before: float = 0.0) -> list[Reconciliation]:
+           first: str | None = None, left_before: float = 0.0, disjoint: bool = False) -> list[Reconciliation]:
     """`reconcile` at `PHASES` evenly spaced offsets (0 first): the same change as the members'
     heartbeats fall at different moments against the target's computation. Only eager members'
     revocations (how often they rejoin), waits and timings differ between them.
@@ -195,4 +238,4 @@ def phases(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str
     [2, 3]
     """
     return [reconcile(current, target, members, eager, periods=periods, first=first, left_before=left_before,
-                      offset=k / PHASES) for k in range(PHASES)]
+                      offset=k / PHASES, disjoint=disjoint) for k in range(PHASES)]

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import cast
 
+import numpy as np
+
 from assignor import validate
-from assignor._arrays import filled
-from assignor.model import Group, Member
+from assignor._arrays import distinct, filled
+from assignor.model import Claims, Group, Member
 from assignor.reconcile import Reconciliation, phases, reconcile
 from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
@@ -81,14 +83,19 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
             left_before = timing.until_target(consumers, state.settled) or 0.0
         left_before /= heartbeat
     periods = {m: timing.classic_heartbeat_ms / timing.consumer_heartbeat_ms for m in hosted}
-    before = {tp: m for m, tps in current.items() for tp in tps}
+    disjoint = _claimed_once(state.owned) and _claimed_once(planned.assigned)
+    before = {} if disjoint and not eager else {tp: m for m, tps in current.items() for tp in tps}
     # An eager member rejoins a second time only when it waits for a partition a present member
     # still holds; where none does, every phase revokes alike and one run says it.
     contested = eager and any(before.get(tp, m) not in (m, *gone) for m in hosted for tp in target.get(m, ()))
     runs = phases if contested else _one
-    every = runs(current, target, ids, hosted if eager else (), periods=periods, first=first, left_before=left_before)
+    every = runs(current, target, ids, hosted if eager else (), periods=periods, first=first, left_before=left_before,
+                 disjoint=disjoint)
     figures = every[0]
-    reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get(tp, m) != m)
+    if disjoint:
+        reassigned = _reassigned(state.owned, state.numbers, planned.assigned, state.numbering.of(layout_ids))
+    else:
+        reassigned = sum(1 for m, tps in target.items() for tp in tps if before.get(tp, m) != m)
     # A joining member's records are replayed now; every member is updated.
     cast(MemberMap, state.member_map).put_all([member.id for member in members])
     state.ids, state.numbers, state.owned = layout_ids, state.numbering.of(layout_ids), planned.assigned
@@ -112,6 +119,37 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
 
 def _one(current: Mapping[str, Sequence[tuple[str, int]]], target: Mapping[str, Sequence[tuple[str, int]]],
          members: Sequence[str], eager: Collection[str] = (), *, periods: Mapping[str, float] | None = None,
-         first: str | None = None, left_before: float = 0.0) -> list[Reconciliation]:
+         first: str | None = None, left_before: float = 0.0, disjoint: bool = False) -> list[Reconciliation]:
     """`reconcile` at the model's one phase, as `phases` answers."""
-    return [reconcile(current, target, members, eager, periods=periods, first=first, left_before=left_before)]
+    return [reconcile(current, target, members, eager, periods=periods, first=first, left_before=left_before,
+                      disjoint=disjoint)]
+
+
+def _keys(claims: Claims) -> np.ndarray:
+    """Each row's partition as one integer, within `claims` (its topic index above the partition's
+    32 bits)."""
+    return np.asarray(claims.topic, dtype=np.int64) << 32 | np.asarray(claims.partition, dtype=np.int64)
+
+
+def _claimed_once(claims: Claims) -> bool:
+    """Whether no partition has two rows in `claims`."""
+    keys = _keys(claims)
+    return len(distinct(keys)) == len(keys)
+
+
+def _reassigned(before: Claims, owners: np.ndarray, after: Claims, takers: np.ndarray) -> int:
+    """How many of `after`'s partitions go to a member other than the one `before` has holding
+    them (none: not counted), each partition held once in `before`. `owners` and `takers`: the
+    member numbers of the members `before`'s and `after`'s member indices index. In columns, as
+    ``sum(before.get(tp, m) != m for m, tp in after)`` counts it over a dict of every partition."""
+    held = _keys(before)
+    if not len(held):
+        return 0
+    index = {name: i for i, name in enumerate(before.names)}
+    # (a topic `before` lacks: -1, so its keys are negative and match none)
+    known = np.array([index.get(name, -1) for name in after.names], dtype=np.int64)[after.topic]
+    wanted = known << 32 | np.asarray(after.partition, dtype=np.int64)
+    order = np.argsort(held)
+    where = np.minimum(np.searchsorted(held[order], wanted), len(held) - 1)
+    found = held[order][where] == wanted
+    return int(np.count_nonzero(found & (owners[before.member][order][where] != takers[after.member])))

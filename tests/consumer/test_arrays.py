@@ -1,7 +1,9 @@
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from assignor._arrays import appended, run_starts, stable_order
+from assignor._arrays import appended, distinct, run_starts, stable_order
 
 
 def test_run_starts_marks_where_any_key_changes():
@@ -37,3 +39,11 @@ def test_stable_order_of_nearly_sorted_keys_is_numpys_stable_argsort(runs, high)
     rng = np.random.default_rng(runs)
     keys = np.concatenate([np.sort(rng.integers(0, high, 20_000 // runs)) for _ in range(runs)])
     assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=300), st.integers(1, 1000))
+def test_distinct_is_numpys_unique(values, spread):
+    """`distinct` (a sort and a pass) is ``np.unique`` (a hash table in numpy 2), on values
+    spread wide or crowded into a few."""
+    found = np.array([v % spread if spread < 1000 else v for v in values], dtype=np.int64)
+    assert distinct(found).tolist() == np.unique(found).tolist()

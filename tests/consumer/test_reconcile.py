@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from assignor.reconcile import phases, reconcile
 from tests.budget import examples
+from tests.consumer.reconcile_plain import reconcile_plainly
 
 
 def test_nothing_to_do():
@@ -174,3 +175,42 @@ def test_phases_change_only_how_often_eager_members_rejoin(members, partitions, 
     floor = sum(len(current[m]) for m in eager) + sum(len(set(current[m]) - set(target[m])) for m in ids
                                                       if m not in eager)
     assert min(r["revoked"] for r in runs) >= floor
+
+
+@examples(300)
+@given(st.integers(1, 7), st.integers(0, 24), st.randoms(use_true_random=False))
+def test_following_only_the_members_with_something_to_do_changes_nothing(members, partitions, rng):
+    """`reconcile` follows only the members that do not already hold their target (or must
+    rejoin); `reconcile_plainly` follows every member. Alike on any group: many members that
+    keep what they hold, departed members, partitions claimed twice (by two members, or twice
+    by one), targets that give a partition to two members, eager classic members, slower
+    heartbeats, the member whose heartbeat computed the target, claims as lists or tuples; and,
+    where no partition is claimed or given twice, with `disjoint`, which reads the partitions of
+    the members that hold their target not at all."""
+    ids = [f"m{i}" for i in range(members)]
+    gone = [f"gone{i}" for i in range(rng.randrange(3))]
+    tps = [(rng.choice("tu"), p) for p in range(partitions)]
+    current: dict[str, list] = {m: [] for m in ids + gone}
+    target: dict[str, list] = {m: [] for m in ids}
+    twice = rng.random() < 0.5
+    for tp in tps:
+        owner = rng.choice(ids + gone + [None])
+        if owner is not None:
+            current[owner].append(tp if rng.random() < 0.7 else list(tp))
+        keeper = owner if owner in target and rng.random() < 0.7 else rng.choice(ids)
+        target[keeper].append(tp)
+        if twice and rng.random() < 0.1:  # claimed twice, or given twice
+            (current if rng.random() < 0.5 else target)[rng.choice(ids)].append(tp)
+    for m in ids:
+        rng.shuffle(current[m])
+    eager = rng.sample(ids, rng.randrange(len(ids) + 1)) if rng.random() < 0.4 else []
+    periods = {m: rng.choice([1.0, 0.6, 2.0]) for m in ids if rng.random() < 0.3}
+    first = rng.choice(ids + [None])
+    options = {"periods": periods or None, "first": first, "left_before": rng.choice([0.0, 0.4]),
+               "offset": rng.choice([0.0, 0.375])}
+    expected = reconcile_plainly(current, target, ids, eager, **options)
+    assert reconcile(current, target, ids, eager, **options) == expected
+    claimed = [tuple(tp) for tps in current.values() for tp in tps]
+    given = [tp for tps in target.values() for tp in tps]
+    if len(set(claimed)) == len(claimed) and len(set(given)) == len(given):  # (what `disjoint` vouches)
+        assert reconcile(current, target, ids, eager, **options, disjoint=True) == expected

@@ -321,3 +321,25 @@ def test_the_members_claims_read_in_c_are_those_read_one_by_one(owned, data):
     for column in ("member", "topic", "partition"):
         assert getattr(found, column).tolist() == getattr(expected, column).tolist(), column
 
+
+@examples(300)
+@given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from("tuv"), st.integers(0, 5)), max_size=30),
+       st.lists(st.tuples(st.integers(0, 4), st.sampled_from("tuw"), st.integers(0, 5)), max_size=30),
+       st.permutations(range(5)))
+def test_partitions_given_to_another_member_counted_in_columns(before, after, renumbered):
+    """`consumer._reassigned` counts in columns what a dict of every partition's holder counts:
+    a partition given to a member other than the one holding it (one held by nobody: not
+    counted), partitions held once; member numbers compared, each side's own topic names."""
+    from assignor.model import Claims
+    from assignor.whatif.consumer import _claimed_once, _reassigned
+
+    def claims(rows: list[tuple[int, str, int]]) -> Claims:
+        return Claims.of_lists([[(t, p) for m, t, p in rows if m == member] for member in range(5)])
+
+    owned, assigned = claims(before), claims(after)
+    owners, takers = np.arange(5), np.array(renumbered)  # (member i of `assigned` is number renumbered[i])
+    holder = {(t, p): m for m, t, p in before}
+    expected = sum(1 for m, t, p in after if holder.get((t, p), renumbered[m]) != renumbered[m])
+    assert _claimed_once(owned) == (len({(t, p) for _m, t, p in before}) == len(before))
+    if _claimed_once(owned):
+        assert _reassigned(owned, owners, assigned, takers) == expected
