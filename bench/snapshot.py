@@ -52,8 +52,10 @@ def large_consumer(repeat: int = 3) -> dict[str, Any]:
 def _measured(case: tuple[Callable[[], Any], int], strategy: str, planned_from: str, repeat: int) -> dict[str, Any]:
     """The snapshot `case` decodes and builds (best of `repeat`), and beside it planning the
     group that snapshot describes with `strategy` (read by `group_from_json`; ``assign`` alone
-    timed); each member's `planned_from` (``owned`` or ``target``) holds the million partitions."""
-    from assignor import assign
+    timed), and the what-if a snapshot is taken for: one member's leave under `strategy`
+    (``whatif.run``, as ``whatif --group`` runs it: every rebalance until the group settles);
+    each member's `planned_from` (``owned`` or ``target``) holds the million partitions."""
+    from assignor import assign, whatif
     from assignor.json_format import group_from_json
 
     build, size = case
@@ -61,7 +63,9 @@ def _measured(case: tuple[Callable[[], Any], int], strategy: str, planned_from: 
     assert isinstance(built, dict) and sum(len(m[planned_from]) for m in built["members"]) == 1_000_000
     planned = group_from_json(built)
     planning, _plan = best_of(lambda: assign(strategy, planned), repeat)
-    return {"bytes": size, "snapshot_s": seconds, "plan_s": planning}
+    leave = [whatif.parse_event(f"member_leave:{planned.members[len(planned.members) // 2].id}")]
+    asking, _answer = best_of(lambda: whatif.run(planned, leave, [strategy]), repeat)
+    return {"bytes": size, "snapshot_s": seconds, "plan_s": planning, "whatif_s": asking}
 
 
 def classic_case() -> tuple[Callable[[], Any], int]:
@@ -162,5 +166,6 @@ def main(quick: bool, repeat: int) -> None:
             big = measure(repeat)
             print(f"one {protocol} group from its Metadata and {request} responses ({big['bytes'] / 1e6:.0f} MB): "
                   f"decode and build | 1 / 2,000 / 1,000,000 | {big['snapshot_s']:.2f} | planning the group it "
-                  f"describes ({strategy}): {big['plan_s']:.2f} s ({big['snapshot_s'] / big['plan_s']:.1f}x)",
-                  flush=True)
+                  f"describes ({strategy}): {big['plan_s']:.2f} s ({big['snapshot_s'] / big['plan_s']:.1f}x); "
+                  f"a what-if of one member's leave: {big['whatif_s']:.2f} s "
+                  f"({big['snapshot_s'] / big['whatif_s']:.2f}x)", flush=True)
