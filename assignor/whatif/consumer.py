@@ -16,7 +16,7 @@ from assignor.strategies import strategy_named
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import owning_claims
 from assignor.whatif.figures import UNCOUNTED, Step, counted
-from assignor.whatif.state import _assignment_of, _holding, _reindex, _State
+from assignor.whatif.state import _assignment_of, _holding, _in_columns, _reindex, _State
 
 
 def _in_coordinator_order(definition: Group, state: _State) -> list[Member]:
@@ -83,7 +83,9 @@ def _reconcile(definition: Group, state: _State, strategy: str, label: str, incl
             left_before = timing.until_target(consumers, state.settled) or 0.0
         left_before /= heartbeat
     periods = {m: timing.classic_heartbeat_ms / timing.consumer_heartbeat_ms for m in hosted}
-    disjoint = _claimed_once(state.owned) and _claimed_once(planned.assigned)
+    # (columns pay from `state.COLUMNS_FROM` rows; a dict of every partition's holder counts below)
+    disjoint = _in_columns(len(state.owned.member)) and _claimed_once(state.owned) and _claimed_once(
+        planned.assigned)
     before = {} if disjoint and not eager else {tp: m for m, tps in current.items() for tp in tps}
     # An eager member rejoins a second time only when it waits for a partition a present member
     # still holds; where none does, every phase revokes alike and one run says it.

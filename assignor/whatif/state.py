@@ -11,7 +11,7 @@ import numpy as np
 from assignor._arrays import appended, filled, run_starts, stable_order
 from assignor.errors import WhatIfError
 from assignor.leader import LeaderCache
-from assignor.model import INT32_MAX, Claims, Member, TopicPartition, claim_columns
+from assignor.model import INT32_MAX, Claims, Member, claim_columns
 from assignor.strategies.kip848.member_map import MemberMap
 from assignor.strategies.strategy import Leader
 from assignor.whatif.figures import Counting
@@ -89,11 +89,13 @@ class _Numbering(dict[str, int]):
 
 def _claims_of(members: Sequence[Member], topics: Mapping[str, int]) -> Claims:
     """The members' owned partitions as `Claims`, topics named in order of first appearance;
-    each must be one a client can send. Read in C (`claim_columns`) where every claim is a
-    `TopicPartition` of one of `topics` (a group read from JSON or a snapshot: a million claims in
-    tens of milliseconds), else by `_claims_plainly`, which names what is wrong and which a
-    property test holds this to."""
+    each must be one a client can send. From `COLUMNS_FROM` claims, read in C (`claim_columns`)
+    where every claim is a `TopicPartition` of one of `topics` (a group read from JSON or a
+    snapshot: a million claims in tens of milliseconds), else by `_claims_plainly`, which names
+    what is wrong and which a property test holds this to."""
     owned: list[Sequence[object]] = [m.owned for m in members]
+    if not _in_columns(sum(map(len, owned))):
+        return _claims_plainly(members)
     index = {name: i for i, name in enumerate(topics)}
     read = claim_columns(owned, index)
     if read is None:
@@ -123,11 +125,34 @@ def _claims_plainly(members: Sequence[Member]) -> Claims:
     return Claims.of_lists([m.owned for m in members])
 
 
-def _holding(ids: list[str], claims: Claims) -> dict[str, list[TopicPartition]]:
-    """What each member holds (every one of `ids`, in order), as `TopicPartition`s in the
-    claims' order: `claims`' member indices index `ids` (`Claims.member_lists`: the objects made
-    in C, a million in a few tens of milliseconds, where a loop here took a second)."""
+#: Claims from which a what-if step reads them in columns (`_holding`, `_claims_of`, and a
+#: consumer-protocol step's counts): below, numpy's cost per call outweighs what it saves (a
+#: fleet of small groups ran 8% slower in columns).
+COLUMNS_FROM = 2048
+
+
+def _in_columns(rows: int) -> bool:
+    """Whether a step reads `rows` claims in columns (`COLUMNS_FROM`)."""
+    return rows >= COLUMNS_FROM
+
+
+def _holding(ids: list[str], claims: Claims) -> Mapping[str, Sequence[tuple[str, int]]]:
+    """What each member holds (every one of `ids`, in order), as ``(topic, partition)`` pairs in
+    the claims' order: `claims`' member indices index `ids`. From `COLUMNS_FROM` claims, as
+    `TopicPartition`s made in C (`Claims.member_lists`: a million in a few tens of milliseconds,
+    where `_holding_plainly`, the reference a property test holds this to, takes a second)."""
+    if not _in_columns(len(claims.member)):
+        return _holding_plainly(ids, claims)
     return dict(zip(ids, claims.member_lists(len(ids)), strict=True))
+
+
+def _holding_plainly(ids: list[str], claims: Claims) -> dict[str, list[tuple[str, int]]]:
+    """`_holding` row by row."""
+    held: dict[str, list[tuple[str, int]]] = {member_id: [] for member_id in ids}
+    names = claims.names
+    for m, t, p in zip(claims.member.tolist(), claims.topic.tolist(), claims.partition.tolist()):
+        held[ids[m]].append((names[t], p))
+    return held
 
 
 def _assignment_of(state: _State) -> dict[str, list[list[str | int]]]:

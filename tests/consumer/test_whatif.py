@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -305,18 +306,21 @@ def test_the_members_claims_read_in_c_are_those_read_one_by_one(owned, data):
     topic the group has and a partition a client can send, else one by one as
     `state._claims_plainly` does; either way the same columns (topics named in order of first
     appearance) or the same error naming the claim."""
+    from assignor.whatif import state
     from assignor.whatif.state import _claims_of, _claims_plainly
 
     plain = [TopicPartition(*tp) if isinstance(tp, tuple) else tp for tp in data.draw(st.lists(_CLAIMS))]
     members = [Member(f"m{i}", ["a"], claims) for i, claims in enumerate([*owned, plain])]
     topics = dict.fromkeys(data.draw(st.permutations(["c", "b", "a"])), 7)
-    try:
-        expected = _claims_plainly(members)
-    except WhatIfError as error:
-        with pytest.raises(WhatIfError, match=re.escape(str(error))):
-            _claims_of(members, topics)
-        return
-    found = _claims_of(members, topics)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state, "COLUMNS_FROM", 0)  # (in columns whatever their number)
+        try:
+            expected = _claims_plainly(members)
+        except WhatIfError as error:
+            with pytest.raises(WhatIfError, match=re.escape(str(error))):
+                _claims_of(members, topics)
+            return
+        found = _claims_of(members, topics)
     assert found.names == expected.names
     for column in ("member", "topic", "partition"):
         assert getattr(found, column).tolist() == getattr(expected, column).tolist(), column
@@ -343,3 +347,37 @@ def test_partitions_given_to_another_member_counted_in_columns(before, after, re
     assert _claimed_once(owned) == (len({(t, p) for _m, t, p in before}) == len(before))
     if _claimed_once(owned):
         assert _reassigned(owned, owners, assigned, takers) == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_steps_read_in_columns_answer_as_steps_read_row_by_row(seed):
+    """A what-if's steps read the members' claims and holdings in columns from `COLUMNS_FROM`
+    claims (and a consumer-protocol step counts in columns, following only the members with
+    something to do); below, row by row. The same answers either way, under the consumer
+    protocol and the classic one, for a leave, a join, new partitions and a rolling restart, and
+    for a rehearsed migration."""
+    from assignor.whatif import state
+    from assignor.workloads import java_large
+
+    rng = random.Random(seed)
+    group = java_large(rng.choice(["uniform", "random50"]), rng.randrange(2, 6), rng.randrange(5, 40),
+                       rng.randrange(3, 12))
+    plan = assign("cooperative-sticky", group)
+    group = Group(group.topics, [Member(m.id, m.topics, plan.assignment[m.id], 3) for m in group.members])
+    topic = next(iter(group.topics))
+    events = [parse_event(f"member_leave:{group.members[1].id}"),
+              parse_event(f"member_join:late:{','.join(group.members[0].topics)}"),
+              parse_event(f"partitions_added:{topic}:{group.topics[topic] + 3}"), Event("rolling_restart")]
+    strategies = ["kip848-uniform", "kip848-range", "cooperative-sticky"]
+
+    def answers() -> tuple[Any, Any]:
+        return (whatif.run(group, events, strategies, include_plans=True),
+                whatif.migrate(group, events[:2], "kip848-uniform", ["cooperative-sticky"], include_plans=True))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state, "COLUMNS_FROM", 0)
+        in_columns = answers()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state, "COLUMNS_FROM", 10**9)
+        row_by_row = answers()
+    assert json.dumps(in_columns, sort_keys=True, default=str) == json.dumps(row_by_row, sort_keys=True, default=str)
