@@ -126,8 +126,9 @@ def _claims_plainly(members: Sequence[Member]) -> Claims:
 
 
 #: Claims from which a what-if step reads them in columns (`_holding`, `_claims_of`, and a
-#: consumer-protocol step's counts): below, numpy's cost per call outweighs what it saves (a
-#: fleet of small groups ran 8% slower in columns).
+#: consumer-protocol step's counts): below, numpy's cost per call outweighs what it saves (the
+#: fleet of small groups `make bench` replays, for one; `tests/consumer/test_whatif.py` holds
+#: whole what-ifs alike either way).
 COLUMNS_FROM = 2048
 
 
@@ -140,7 +141,7 @@ def _holding(ids: list[str], claims: Claims) -> Mapping[str, Sequence[tuple[str,
     """What each member holds (every one of `ids`, in order), as ``(topic, partition)`` pairs in
     the claims' order: `claims`' member indices index `ids`. From `COLUMNS_FROM` claims, as
     `TopicPartition`s made in C (`Claims.member_lists`: a million in a few tens of milliseconds,
-    where `_holding_plainly`, the reference a property test holds this to, takes a second)."""
+    where `_holding_plainly`, the reference, takes a second)."""
     if not _in_columns(len(claims.member)):
         return _holding_plainly(ids, claims)
     return dict(zip(ids, claims.member_lists(len(ids)), strict=True))
