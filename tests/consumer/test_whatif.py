@@ -309,8 +309,8 @@ def test_the_members_claims_read_in_c_are_those_read_one_by_one(owned, data):
     from assignor.whatif import state
     from assignor.whatif.state import _claims_of, _claims_plainly
 
-    plain = [TopicPartition(*tp) if isinstance(tp, tuple) else tp for tp in data.draw(st.lists(_CLAIMS))]
-    members = [Member(f"m{i}", ["a"], claims) for i, claims in enumerate([*owned, plain])]
+    sendable = [TopicPartition(*tp) if isinstance(tp, tuple) else tp for tp in data.draw(st.lists(_CLAIMS))]
+    members = [Member(f"m{i}", ["a"], claims) for i, claims in enumerate([*owned, sendable])]
     topics = dict.fromkeys(data.draw(st.permutations(["c", "b", "a"])), 7)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(state, "COLUMNS_FROM", 0)  # (in columns whatever their number)
@@ -355,7 +355,8 @@ def test_steps_read_in_columns_answer_as_steps_read_row_by_row(seed):
     claims (and a consumer-protocol step counts in columns, following only the members with
     something to do); below, row by row. The same answers either way, under the consumer
     protocol and the classic one, for a leave, a join, new partitions and a rolling restart, and
-    for a rehearsed migration."""
+    for rehearsed migrations from a cooperative and an eager protocol (whose classic members the
+    consumer-protocol steps host)."""
     from assignor.whatif import state
     from assignor.workloads import java_large
 
@@ -370,9 +371,10 @@ def test_steps_read_in_columns_answer_as_steps_read_row_by_row(seed):
               parse_event(f"partitions_added:{topic}:{group.topics[topic] + 3}"), Event("rolling_restart")]
     strategies = ["kip848-uniform", "kip848-range", "cooperative-sticky"]
 
-    def answers() -> tuple[Any, Any]:
+    def answers() -> tuple[Any, ...]:
         return (whatif.run(group, events, strategies, include_plans=True),
-                whatif.migrate(group, events[:2], "kip848-uniform", ["cooperative-sticky"], include_plans=True))
+                *(whatif.migrate(group, events[:2], "kip848-uniform", [classic], include_plans=True)
+                  for classic in ("cooperative-sticky", "sticky")))
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(state, "COLUMNS_FROM", 0)
