@@ -152,6 +152,7 @@ def _reassigned(before: Claims, owners: np.ndarray, after: Claims, takers: np.nd
     known = np.array([index.get(name, -1) for name in after.names], dtype=np.int64)[after.topic]
     wanted = known << 32 | np.asarray(after.partition, dtype=np.int64)
     order = np.argsort(held)
-    where = np.minimum(np.searchsorted(held[order], wanted), len(held) - 1)
-    found = held[order][where] == wanted
-    return int(np.count_nonzero(found & (owners[before.member][order][where] != takers[after.member])))
+    ordered = held[order]
+    where = np.minimum(np.searchsorted(ordered, wanted), len(held) - 1)
+    at = order[where]  # (each wanted partition's row in `before`, where it is there)
+    return int(np.count_nonzero((ordered[where] == wanted) & (owners[before.member[at]] != takers[after.member])))
