@@ -28,6 +28,10 @@ brokers have racks (KIP-881).
 
 Summaries (`read_summaries`): each group's protocol, assignor, state and member count from the
 same requests, its members not decoded and no Metadata asked for.
+
+Each ``[topic, partition]`` of ``owned`` and ``target`` is held as a plain tuple (`pairs_at`),
+which `json` and orjson write as the group JSON's two-element array: a group of a million
+partitions gets its pairs made at once in C, none of them tracked by the cyclic collector.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from enum import StrEnum
+from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,8 +49,7 @@ from assignor.cluster.client import RETRY_SECONDS, Cluster
 from assignor.cluster.connection import RETRIABLE
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import AssignorError, ClusterError, ProtocolError, UnknownProtocolError
-from assignor.json_format import pairs_json
-from assignor.model import UNKNOWN_GENERATION
+from assignor.model import UNKNOWN_GENERATION, pairs_at
 from assignor.protocol import (
     Assignment,
     DecodeCache,
@@ -189,7 +193,7 @@ def _decoded_or_why(members: list[tuple[Any, ...]], protocol: str) -> Decoded | 
 
 def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
     """Each member's (topics, generation, rack) from its JoinGroup metadata and its current
-    assignment as ``[[topic, partition], ...]``: the whole group's at once, in columns
+    assignment as ``[(topic, partition), ...]``: the whole group's at once, in columns
     (`protocol.read_join_group`, `protocol.read_assignments`: a million partitions in a fraction
     of a second), or member by member under a protocol no assignor of ours speaks (its
     subscription alone).
@@ -225,8 +229,7 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
                 raise AssignorError(f"a member's assignment does not decode (member {member_id!r}: {error})") from None
         raise
     order = np.argsort(claims.member, kind="stable")
-    with gc_paused():  # a million small lists, no cycles
-        pairs = pairs_json(claims.names, claims.topic[order], claims.partition[order].tolist())
+    pairs = pairs_at(claims.names, claims.topic[order], claims.partition[order])
     bounds = np.searchsorted(claims.member[order], np.arange(len(members) + 1)).tolist()
     held = np.flatnonzero(np.bincount(claims.topic, minlength=len(claims.names))).tolist()
     return Decoded([(*f, pairs[bounds[i] : bounds[i + 1]]) for i, f in enumerate(fields)],
@@ -244,19 +247,18 @@ def consumer_group(described: tuple[Any, ...], topics: Json) -> Json | Skipped:
     if skipped is not None:
         return skipped
     _code, _message, group_id, _state, group_epoch, assignment_epoch, assignor, members, _operations = described
+    try:
+        assigned, held = _assignments(members)
+    except _NotAPartition as error:
+        return Skipped(SkipKind.UNREADABLE, str(error))
     rows = []
-    held: set[str] = set()
-    with gc_paused():  # a large group's pairs are millions of small lists, none in a cycle
-        for member in members:
-            member_id, instance_id, rack, epoch, client_id, _host, names, regex, current, target, kind = member
+    with gc_paused():  # (a large group's rows: thousands of dicts and lists, none in a cycle)
+        for member, (owned, targeted) in zip(members, assigned, strict=True):
+            member_id, instance_id, rack, epoch, client_id, _host, names, regex, _current, _target, kind = member
             subscribed = list(names)
             if regex:
                 # (in name order: the broker keeps what a regex takes as a set)
                 subscribed += sorted(t for t in topics["topics"] if t not in subscribed and matches(regex, t))
-            try:
-                owned, targeted = _assigned(current, held, "assignment"), _assigned(target, held, "target")
-            except _NotAPartition as error:
-                return Skipped(SkipKind.UNREADABLE, f"member {member_id!r}: {error}")
             rows.append({"id": member_id, "topics": subscribed, "owned": owned, "target": targeted,
                          "generation": epoch, "member_epoch": epoch, **_MEMBER_TYPES.get(kind, {}), "rack": rack,
                          **({"group_instance_id": instance_id} if instance_id is not None else {}),
@@ -283,36 +285,129 @@ _MEMBER_TYPES = {0: {"member_type": "classic"}, 1: {"member_type": "consumer"}}
 
 class _NotAPartition(Exception):
     """A negative partition in a ConsumerGroupDescribe assignment (the wire's INT32 allows it;
-    no partition has it)."""
+    no partition has it), naming the member, the partition, its topic and the field."""
 
 
-def _assigned(assignment: tuple[Any, ...], held: set[str], field: str) -> list[list[Any]]:
-    """An assignment's ``[[topic, partition], ...]``, each topic's partitions in order (the
-    coordinator lists them from a set); the topics with any partition added to `held`.
+Pairs = list[tuple[str, int]]
+
+#: From this many partitions in a group's assignments and targets, they are made in columns
+#: (`_assignments_in_columns`): below it numpy's cost per call is more than it saves.
+COLUMNS_FROM = 2048
+
+
+def _assignments(members: list[tuple[Any, ...]]) -> tuple[list[tuple[Pairs, Pairs]], set[str]]:
+    """Each ConsumerGroupDescribe member's (assignment, target) as ``[(topic, partition), ...]``,
+    each topic's partitions in order (the coordinator lists them from a set), and the topics
+    with any partition there. A member whose target is its assignment (a group that has
+    settled) gets one list of pairs twice over (a copy of it: the tuples are shared).
 
     Raises
     ------
     _NotAPartition
-        Naming the partition, its topic and the `field`, for a negative one (a classic group's
-        assignment with one does not decode either: `decode_assignment`).
+        For the first negative partition (a classic group's assignment with one does not decode
+        either: `decode_assignment`), member by member, its assignment before its target.
+    """
+    held: set[str] = set()
+    if not _at_least(members, COLUMNS_FROM):
+        return _assignments_plainly(members, held), held
+    found = _assignments_in_columns(members, held)
+    if found is None:  # (a negative partition: the plain reader names it)
+        found = _assignments_plainly(members, held)
+    return found, held
+
+
+def _at_least(members: list[tuple[Any, ...]], partitions: int) -> bool:
+    """Whether the members' assignments and targets list this many `partitions` (counted until
+    they do: a large group's million entries are not walked twice)."""
+    total = 0
+    for member in members:
+        for (by_topic,) in (member[8], member[9]):
+            for _topic_id, _name, listed in by_topic:
+                total += len(listed)
+        if total >= partitions:
+            return True
+    return False
+
+
+def _assignments_plainly(members: list[tuple[Any, ...]], held: set[str]) -> list[tuple[Pairs, Pairs]]:
+    """`_assignments` member by member: the reference `_assignments_in_columns` is held to, and
+    what names a negative partition."""
+    out = []
+    for member in members:
+        current, target = member[8], member[9]
+        try:
+            owned = _assigned(current, held, "assignment")
+            out.append((owned, owned[:] if target == current else _assigned(target, held, "target")))
+        except _NotAPartition as error:
+            raise _NotAPartition(f"member {member[0]!r}: {error}") from None
+    return out
+
+
+def _assigned(assignment: tuple[Any, ...], held: set[str], field: str) -> Pairs:
+    """An assignment's ``[(topic, partition), ...]``, each topic's partitions in order; the
+    topics with any partition added to `held`.
+
+    Raises
+    ------
+    _NotAPartition
+        Naming the partition, its topic and the `field`, for a negative one.
     """
     (by_topic,) = assignment
-    pairs: list[list[Any]] = []
-    append, add = pairs.append, held.add
+    pairs: Pairs = []
     for _topic_id, name, partitions in by_topic:
-        if len(partitions) == 1:  # (nothing to sort, and no generator: a large group holds many such)
-            least = partitions[0]
-            append([name, least])
-        elif partitions:
-            ordered = sorted(partitions)
-            least = ordered[0]
-            pairs.extend([name, p] for p in ordered)
-        else:
+        if not partitions:
             continue
-        if least < 0:
-            raise _NotAPartition(f"its {field} holds partition {least} of topic {name!r}, which no topic has")
-        add(name)
+        ordered = sorted(partitions)
+        if ordered[0] < 0:
+            raise _NotAPartition(f"its {field} holds partition {ordered[0]} of topic {name!r}, which no topic has")
+        pairs += zip(repeat(name), ordered)
+        held.add(name)
     return pairs
+
+
+def _assignments_in_columns(members: list[tuple[Any, ...]], held: set[str]) -> list[tuple[Pairs, Pairs]] | None:
+    """`_assignments_plainly`'s answer with every pair made at once from columns (`pairs_at`:
+    a million in a small share of the time a tuple each takes in Python), or None for a
+    negative partition. `held` gets the topics, as there."""
+    index: dict[str, int] = {}
+    number = index.setdefault
+    lists: list[list[int]] = []  # each topic's partitions, as listed
+    entry_topic: list[int] = []
+    entry_size: list[int] = []
+    slot_end: list[int] = []  # where each member's assignment, and target where not the same, ends
+    settled = [member[9] == member[8] for member in members]
+    total = 0
+    for member, same in zip(members, settled):
+        for (by_topic,) in (member[8],) if same else (member[8], member[9]):
+            for _topic_id, name, partitions in by_topic:
+                if partitions:
+                    lists.append(partitions)
+                    entry_topic.append(number(name, len(index)))
+                    entry_size.append(len(partitions))
+                    total += len(partitions)
+            slot_end.append(total)
+    # (read once, not gathered into one list first: that would write to each int object too)
+    partition = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
+    if len(partition) and int(partition.min()) < 0:
+        return None
+    sizes = np.array(entry_size, dtype=np.int64)
+    entry = np.repeat(np.arange(len(sizes)), sizes)
+    if bool((np.diff(partition) < 0).any()):  # (usually listed in order already)
+        partition = partition[np.lexsort((partition, entry))]
+    names = list(index)
+    held.update(names)
+    made = pairs_at(names, np.array(entry_topic, dtype=np.int64)[entry], partition)
+    out = []
+    slot, start = 0, 0
+    for same in settled:
+        owned = made[start : slot_end[slot]]
+        start, slot = slot_end[slot], slot + 1
+        if same:
+            out.append((owned, owned[:]))
+        else:
+            out.append((owned, made[start : slot_end[slot]]))
+            start, slot = slot_end[slot], slot + 1
+    return out
 
 
 def _only(topics: Json, members: list[Json], held: set[str] | list[str]) -> Json:

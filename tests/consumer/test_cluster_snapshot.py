@@ -5,12 +5,18 @@ names. The live side is tests/integration/test_snapshot.py."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import importlib
+import json
 import random
 import re
 import ssl
 from collections.abc import Callable
 
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assignor import TopicPartition
 from assignor.cluster.sasl import plain_message, scram_client
@@ -21,6 +27,9 @@ from assignor.json_format import group_from_json
 from assignor.protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from assignor.wire import admin, codec, compiled
 from assignor.wire.rows import Rows
+from tests.budget import examples
+
+snapshot = importlib.import_module("assignor.cluster.snapshot")  # (the package's `snapshot` is its function)
 
 T_ID = "NHvsffp9Ed3fxWJQh-gJsQ"
 METADATA = {"brokers": [(1, "h1", 9092, "r1"), (2, "h2", 9092, "r2"), (3, "h3", 9092, None)],
@@ -76,10 +85,13 @@ def test_a_stable_classic_group():
     assert group == {
         "group_id": "g", "protocol": "classic", "assignor": "cooperative-sticky", "assignment_user_data": False,
         "topics": {"t": 2}, "topic_ids": {"t": T_ID}, "partition_racks": {"t": [["r1"], ["r2", "r1"]]},
-        "members": [{"id": "m2", "topics": ["t"], "owned": [["t", 1]], "generation": 5, "rack": "r1",
+        "members": [{"id": "m2", "topics": ["t"], "owned": [("t", 1)], "generation": 5, "rack": "r1",
                      "group_instance_id": "i2", "client_id": "client-m2"},
-                    {"id": "m1", "topics": ["t"], "owned": [["t", 0]], "generation": 5, "rack": None,
+                    {"id": "m1", "topics": ["t"], "owned": [("t", 0)], "generation": 5, "rack": None,
                      "client_id": "client-m1"}]}
+    # (pairs held as tuples, written as the group JSON's [topic, partition] by json and orjson alike)
+    assert json.loads(json.dumps(group))["members"][0]["owned"] == [["t", 1]]
+    assert orjson.loads(orjson.dumps(group)) == json.loads(json.dumps(group))
     read = group_from_json(group)  # what plan and whatif read
     assert [m.id for m in read.members] == ["m2", "m1"] and read.members[0].group_instance_id == "i2"
 
@@ -136,7 +148,7 @@ def test_a_consumer_group_its_targets_and_a_regex():
                ("m2", "i2", None, 7, "c2", "h", [], "t|u", ([],), ([(T_ID, "t", [1])],), 0),
                ("m3", None, None, 7, "c3", "h", ["t"], None, ([],), ([],), -1)]  # (a v0 answer: no type)
     group = consumer_group((0, None, "g", "Stable", 7, 7, "uniform", members, 0), topics_of(METADATA))
-    assert group["members"][0] == {"id": "m1", "topics": ["t"], "owned": [["t", 0], ["t", 1]], "target": [["t", 0]],
+    assert group["members"][0] == {"id": "m1", "topics": ["t"], "owned": [("t", 0), ("t", 1)], "target": [("t", 0)],
                                    "generation": 7, "member_epoch": 7, "member_type": "consumer", "rack": "r1",
                                    "client_id": "c1"}
     assert group["members"][1]["member_type"] == "classic" and "member_type" not in group["members"][2]
@@ -150,6 +162,66 @@ def test_a_consumer_group_its_targets_and_a_regex():
     negative = [("m1", None, None, 7, "c1", "h", ["t"], None, ([(T_ID, "t", [1, -1])],), ([],), 1)]
     assert consumer_group((0, None, "g", "Stable", 7, 7, "uniform", negative, 0), topics_of(METADATA)) == Skipped(
         SkipKind.UNREADABLE, "member 'm1': its assignment holds partition -1 of topic 't', which no topic has")
+
+
+def _described_member(i: int, current: tuple[object, ...], target: tuple[object, ...]) -> tuple[object, ...]:
+    return (f"m{i}", None, None, 7, f"c{i}", "h", ["t", "u"], None, current, target, 1)
+
+
+_ASSIGNMENT = st.builds(lambda entries: ([(T_ID, name, parts) for name, parts in entries],), st.lists(
+    st.tuples(st.sampled_from(["t", "u", "vv"]), st.lists(st.integers(-1, 40), max_size=6)), max_size=4))
+
+
+@examples(200)
+@given(st.lists(st.tuples(_ASSIGNMENT, st.one_of(st.none(), _ASSIGNMENT)), max_size=6))
+def test_assignments_made_in_columns_are_those_made_member_by_member(drawn):
+    """A large group's assignments and targets are made at once from columns
+    (`_assignments_in_columns`), a small one's member by member (`_assignments_plainly`): the
+    same pairs, of the same types, each topic's partitions in order (the coordinator lists them
+    from a set), the same topics held; a negative partition refused by both (named by the plain
+    one). A member whose target is its assignment (None drawn: an equal copy) gets an equal list
+    of its own."""
+    members = [_described_member(i, current, copy.deepcopy(current) if target is None else target)
+               for i, (current, target) in enumerate(drawn)]
+    plain_held: set[str] = set()
+    columns_held: set[str] = set()
+    made = snapshot._assignments_in_columns(members, columns_held)
+    try:
+        plain = snapshot._assignments_plainly(members, plain_held)
+    except snapshot._NotAPartition as error:
+        assert made is None and str(error).startswith("member 'm")
+        return
+    assert made is not None and columns_held == plain_held
+
+    def exactly(pairs: list[tuple[str, int]]) -> list[tuple[type, type, type, str, int]]:
+        return [(type(pair), type(pair[0]), type(pair[1]), *pair) for pair in pairs]
+
+    assert [(exactly(o), exactly(t)) for o, t in made] == [(exactly(o), exactly(t)) for o, t in plain]
+    for (owned, target), (_current, drawn_target) in zip(made, drawn, strict=True):
+        if drawn_target is None:
+            assert target == owned and target is not owned
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_a_large_consumer_group_is_the_group_made_member_by_member(monkeypatch, negative):
+    """`consumer_group` over `COLUMNS_FROM` partitions makes its pairs in columns; the group is
+    the one made member by member, and a negative partition is named alike."""
+    rng = random.Random(7)
+    members = []
+    for i in range(40):
+        current = ([(T_ID, name, rng.sample(range(60), 30)) for name in ("t", "u")],)
+        target = current if i % 3 else ([(T_ID, "t", rng.sample(range(60), 25))],)
+        members.append(_described_member(i, current, target))
+    if negative:
+        members[5] = _described_member(5, ([(T_ID, "u", [3, -2])],), ([],))
+    described = (0, None, "g", "Stable", 7, 7, "uniform", members, 0)
+    topics = {"topics": {"t": 60, "u": 60}, "topic_ids": {"t": T_ID, "u": T_ID}}
+    in_columns = consumer_group(described, topics)
+    monkeypatch.setattr(snapshot, "COLUMNS_FROM", 10**9)
+    assert consumer_group(described, topics) == in_columns
+    if negative:
+        assert in_columns == Skipped(SkipKind.UNREADABLE, "member 'm5': its assignment holds partition -2 of topic "
+                                                          "'u', which no topic has")
 
 
 def test_summaries_list_a_rebalancing_group_and_skip_what_a_snapshot_skips():

@@ -62,10 +62,24 @@ def test_objects_from_columns_are_the_plain_ones(names, data):
     assert _exactly(made) == [(TopicPartition, str, int, names[t], p) for t, p in rows]
 
 
+@examples(300)
+@given(names=NAMES, data=st.data())
+def test_pairs_from_columns_are_the_plain_ones(names, data):
+    """`pairs_at` (a snapshot's pairs): plain tuples of an exact str and int, as the reference
+    makes them, and left out of the collector's passes."""
+    rows = data.draw(st.lists(st.tuples(st.integers(0, len(names) - 1), PARTITIONS), max_size=40))
+    topic = np.array([t for t, _ in rows], dtype=np.int64)
+    partition = np.array([p for _, p in rows], dtype=np.int64)
+    made = model.pairs_at(names, topic, partition)
+    assert _exactly(made) == _exactly(model.plain_pairs_at(names, topic, partition))
+    assert _exactly(made) == [(tuple, str, int, names[t], p) for t, p in rows]
+    assert not any(gc.is_tracked(pair) for pair in made)
+
+
 @pytest.mark.parametrize("bad", [-1, 2])
 def test_a_topic_index_out_of_names_is_refused_by_both(bad):
     topic, partition = np.array([0, bad], dtype=np.int64), np.array([0, 1], dtype=np.int64)
-    for make in (model.topic_partitions_at, model.plain_topic_partitions_at):
+    for make in (model.topic_partitions_at, model.plain_topic_partitions_at, model.pairs_at, model.plain_pairs_at):
         with pytest.raises(IndexError):
             make(["a", "b"], topic, partition)
 
