@@ -151,3 +151,36 @@ def test_the_c_part_reads_every_plainly_written_array_itself(entries, names, bef
         [(str(TopicId.of_bytes(raw)), name, ps) for raw, name, ps in entries], len(before) + len(written))
     written = _varint(len(names) + 1) + b"".join(_varint(len(n.encode()) + 1) + n.encode() for n in names)
     assert _compact_arrays.strings(before + written, len(before), {}) == (names, len(before) + len(written))
+
+
+def _names_array(names: list[str]) -> bytes:
+    return _varint(len(names) + 1) + b"".join(_varint(len(n.encode()) + 1) + n.encode() for n in names)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_NAMES, max_size=4), min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.binary(max_size=2)), max_size=20))
+def test_names_read_again_from_the_same_bytes_are_the_names_read_first(pool, reads):
+    """The C part keeps the last few arrays of names it read whole (members subscribe alike):
+    an array met again, anywhere in any buffer, reads as it did, into a list of its own (a
+    caller changing one changes no other read); more arrays than it keeps, in turn, read alike."""
+    from assignor.wire import _compact_arrays
+
+    for which, before in reads:
+        names = pool[which % len(pool)]
+        written = _names_array(names)
+        read = _compact_arrays.strings(before + written + b"?", len(before), {})
+        assert read == (names, len(before) + len(written))
+        read[0].append("changed")  # (the next read of these bytes is not this list)
+        again = _compact_arrays.strings(written, 0, {})
+        assert again == (names, len(written))
+
+
+def test_an_array_like_one_kept_but_not_utf8_is_still_left_to_the_closures():
+    from assignor.wire import _compact_arrays
+
+    good = _names_array(["orders", "payments"])
+    assert _compact_arrays.strings(good, 0, {}) == (["orders", "payments"], len(good))
+    bad = good.replace(b"orders", b"order\xff")
+    assert _compact_arrays.strings(bad, 0, {}) is None
+    assert _compact_arrays.strings(good[:-1], 0, {}) is None  # (cut: its last name passes the end)
