@@ -392,7 +392,8 @@ def _assignments_in_columns(members: list[tuple[Any, ...]], held: set[str]) -> l
         return None
     sizes = np.array(entry_size, dtype=np.int64)
     entry = np.repeat(np.arange(len(sizes)), sizes)
-    if bool((np.diff(partition) < 0).any()):  # (usually listed in order already)
+    after = np.flatnonzero(np.diff(partition) < 0) + 1  # (where a topic's next entry starts, or one out of order)
+    if bool((entry[after] == entry[after - 1]).any()):  # (usually each topic's are listed in order already)
         partition = partition[np.lexsort((partition, entry))]
     names = list(index)
     held.update(names)
