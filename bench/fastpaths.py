@@ -13,9 +13,8 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   flexible arrays read in C (`assignor/wire/_compact_arrays.c`: KIP-848's topic partitions, topic
   names) against its own closures, in the snapshot of a consumer-protocol group of a million
   partitions (`bench.snapshot.consumer_case`).
-- A snapshot's ``[topic, partition]`` pairs made at once: a classic group's in C (`pairs_at`)
-  against `plain_pairs_at`, a consumer-protocol group's assignments and targets in columns
-  against member by member, on `bench.snapshot`'s groups of a million partitions.
+- A classic group's snapshot with its million ``[topic, partition]`` pairs made at once in C
+  (`pairs_at`) against `plain_pairs_at`, on `bench.snapshot`'s group.
 - The what-if engine on arrays (`whatif.run`) against its plain reference
   (`whatif.reference.run`), on a 10,000-partition group a member leaves.
 - Java's sticky assignor's array steps against Java's steps as Java writes them
@@ -292,29 +291,20 @@ def compact_arrays(repeat: int) -> list[dict[str, Any]]:
 
 
 def snapshot_pairs(repeat: int) -> list[dict[str, Any]]:
-    """The snapshots of `bench.snapshot`'s two large groups, their ``[topic, partition]`` pairs
-    made at once: a classic group's in C (`model.pairs_at`) against `model.plain_pairs_at`, a
-    consumer-protocol group's assignments and targets in columns (`_assignments_in_columns`, its
-    pairs made by `pairs_at`) against member by member (`_assignments_plainly`)."""
+    """The snapshot of `bench.snapshot`'s large classic group, its million ``[topic, partition]``
+    pairs made at once in C (`model.pairs_at`) against `model.plain_pairs_at`."""
     import importlib
 
     from assignor import model
-    from bench.snapshot import classic_case, consumer_case
+    from bench.snapshot import classic_case
 
     snapshot = importlib.import_module("assignor.cluster.snapshot")  # (the package's `snapshot` is a function)
-    rows = []
-    for case, name, reference, label, what in (
-            (classic_case, "pairs_at", model.plain_pairs_at, "`plain_pairs_at`",
-             "a classic group's snapshot with its pairs made in C (`pairs_at`)"),
-            (consumer_case, "COLUMNS_FROM", 2**62, "`_assignments_plainly`",
-             "a consumer-protocol group's snapshot with its assignments and targets made in columns "
-             "(`_assignments_in_columns`)")):
-        build, _size = case()
-        with plain(snapshot, name, reference):
-            reference_s = _best(build, repeat)
-        rows.append({"fast path": what, "input": "2,000 members / 1,000,000 partitions", "reference": label,
-                     "reference_s": reference_s, "fast_s": _best(build, repeat)})
-    return rows
+    build, _size = classic_case()
+    with plain(snapshot, "pairs_at", model.plain_pairs_at):
+        reference_s = _best(build, repeat)
+    return [{"fast path": "a classic group's snapshot (DescribeGroups and Metadata decoded, then its JSON) with its "
+                          "pairs made in C (`pairs_at`)", "input": "2,000 members / 1,000,000 partitions",
+             "reference": "`plain_pairs_at`", "reference_s": reference_s, "fast_s": _best(build, repeat)}]
 
 
 def run(repeat: int = 3) -> list[dict[str, Any]]:

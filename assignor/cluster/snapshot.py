@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from enum import StrEnum
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -290,48 +290,19 @@ class _NotAPartition(Exception):
 
 Pairs = list[tuple[str, int]]
 
-#: From this many partitions in a group's assignments and targets, they are made in columns
-#: (`_assignments_in_columns`): below it numpy's cost per call is more than it saves.
-COLUMNS_FROM = 2048
-
 
 def _assignments(members: list[tuple[Any, ...]]) -> tuple[list[tuple[Pairs, Pairs]], set[str]]:
-    """Each ConsumerGroupDescribe member's (assignment, target) as ``[(topic, partition), ...]``,
-    each topic's partitions in order (the coordinator lists them from a set), and the topics
-    with any partition there. A member whose target is its assignment (a group that has
-    settled) gets one list of pairs twice over (a copy of it: the tuples are shared).
+    """Each ConsumerGroupDescribe member's (assignment, target) as ``[(topic, partition), ...]``
+    (`_assigned`), and the topics with any partition there. A member whose target is its
+    assignment (a group that has settled) gets a copy of its assignment's list: the tuples are
+    shared, half a large group's made.
 
     Raises
     ------
     _NotAPartition
-        For the first negative partition (a classic group's assignment with one does not decode
-        either: `decode_assignment`), member by member, its assignment before its target.
+        For the first negative partition, member by member, its assignment before its target.
     """
     held: set[str] = set()
-    if not _at_least(members, COLUMNS_FROM):
-        return _assignments_plainly(members, held), held
-    found = _assignments_in_columns(members, held)
-    if found is None:  # (a negative partition: the plain reader names it)
-        found = _assignments_plainly(members, held)
-    return found, held
-
-
-def _at_least(members: list[tuple[Any, ...]], partitions: int) -> bool:
-    """Whether the members' assignments and targets list this many `partitions` (counted until
-    they do: a large group's million entries are not walked twice)."""
-    total = 0
-    for member in members:
-        for (by_topic,) in (member[8], member[9]):
-            for _topic_id, _name, listed in by_topic:
-                total += len(listed)
-        if total >= partitions:
-            return True
-    return False
-
-
-def _assignments_plainly(members: list[tuple[Any, ...]], held: set[str]) -> list[tuple[Pairs, Pairs]]:
-    """`_assignments` member by member: the reference `_assignments_in_columns` is held to, and
-    what names a negative partition."""
     out = []
     for member in members:
         current, target = member[8], member[9]
@@ -340,17 +311,19 @@ def _assignments_plainly(members: list[tuple[Any, ...]], held: set[str]) -> list
             out.append((owned, owned[:] if target == current else _assigned(target, held, "target")))
         except _NotAPartition as error:
             raise _NotAPartition(f"member {member[0]!r}: {error}") from None
-    return out
+    return out, held
 
 
 def _assigned(assignment: tuple[Any, ...], held: set[str], field: str) -> Pairs:
-    """An assignment's ``[(topic, partition), ...]``, each topic's partitions in order; the
-    topics with any partition added to `held`.
+    """An assignment's ``[(topic, partition), ...]``, each topic's partitions in order (the
+    coordinator lists them from a set), made as `zip` makes its tuples; the topics with any
+    partition added to `held`.
 
     Raises
     ------
     _NotAPartition
-        Naming the partition, its topic and the `field`, for a negative one.
+        Naming the partition, its topic and the `field`, for a negative one (a classic group's
+        assignment with one does not decode either: `decode_assignment`).
     """
     (by_topic,) = assignment
     pairs: Pairs = []
@@ -363,52 +336,6 @@ def _assigned(assignment: tuple[Any, ...], held: set[str], field: str) -> Pairs:
         pairs += zip(repeat(name), ordered)
         held.add(name)
     return pairs
-
-
-def _assignments_in_columns(members: list[tuple[Any, ...]], held: set[str]) -> list[tuple[Pairs, Pairs]] | None:
-    """`_assignments_plainly`'s answer with every pair made at once from columns (`pairs_at`:
-    a million in a small share of the time a tuple each takes in Python), or None for a
-    negative partition. `held` gets the topics, as there."""
-    index: dict[str, int] = {}
-    number = index.setdefault
-    lists: list[list[int]] = []  # each topic's partitions, as listed
-    entry_topic: list[int] = []
-    entry_size: list[int] = []
-    slot_end: list[int] = []  # where each member's assignment, and target where not the same, ends
-    settled = [member[9] == member[8] for member in members]
-    total = 0
-    for member, same in zip(members, settled):
-        for (by_topic,) in (member[8],) if same else (member[8], member[9]):
-            for _topic_id, name, partitions in by_topic:
-                if partitions:
-                    lists.append(partitions)
-                    entry_topic.append(number(name, len(index)))
-                    entry_size.append(len(partitions))
-                    total += len(partitions)
-            slot_end.append(total)
-    # (read once, not gathered into one list first: that would write to each int object too)
-    partition = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
-    if len(partition) and int(partition.min()) < 0:
-        return None
-    sizes = np.array(entry_size, dtype=np.int64)
-    entry = np.repeat(np.arange(len(sizes)), sizes)
-    after = np.flatnonzero(np.diff(partition) < 0) + 1  # (where a topic's next entry starts, or one out of order)
-    if bool((entry[after] == entry[after - 1]).any()):  # (usually each topic's are listed in order already)
-        partition = partition[np.lexsort((partition, entry))]
-    names = list(index)
-    held.update(names)
-    made = pairs_at(names, np.array(entry_topic, dtype=np.int64)[entry], partition)
-    out = []
-    slot, start = 0, 0
-    for same in settled:
-        owned = made[start : slot_end[slot]]
-        start, slot = slot_end[slot], slot + 1
-        if same:
-            out.append((owned, owned[:]))
-        else:
-            out.append((owned, made[start : slot_end[slot]]))
-            start, slot = slot_end[slot], slot + 1
-    return out
 
 
 def _only(topics: Json, members: list[Json], held: set[str] | list[str]) -> Json:

@@ -174,54 +174,31 @@ _ASSIGNMENT = st.builds(lambda entries: ([(T_ID, name, parts) for name, parts in
 
 @examples(200)
 @given(st.lists(st.tuples(_ASSIGNMENT, st.one_of(st.none(), _ASSIGNMENT)), max_size=6))
-def test_assignments_made_in_columns_are_those_made_member_by_member(drawn):
-    """A large group's assignments and targets are made at once from columns
-    (`_assignments_in_columns`), a small one's member by member (`_assignments_plainly`): the
-    same pairs, of the same types, each topic's partitions in order (the coordinator lists them
-    from a set), the same topics held; a negative partition refused by both (named by the plain
-    one). A member whose target is its assignment (None drawn: an equal copy) gets an equal list
-    of its own."""
+def test_a_consumer_groups_pairs_are_its_members_partitions_in_order(drawn):
+    """Each member's assignment and target as ``(topic, partition)`` tuples of an exact str and
+    int, each topic's partitions in order (the coordinator lists them from a set), topics as
+    listed; the topics held; a member whose target is its assignment (None drawn: an equal
+    copy) gets an equal list of its own; a negative partition names its member."""
     members = [_described_member(i, current, copy.deepcopy(current) if target is None else target)
                for i, (current, target) in enumerate(drawn)]
-    plain_held: set[str] = set()
-    columns_held: set[str] = set()
-    made = snapshot._assignments_in_columns(members, columns_held)
+
+    def expected(assignment: tuple[list[tuple[str, str, list[int]]]]) -> list[tuple[type, type, type, str, int]]:
+        return [(tuple, str, int, name, p) for _id, name, ps in assignment[0] for p in sorted(ps)]
+
+    negative = next((f"member 'm{i}'" for i, m in enumerate(members)
+                     if any(p < 0 for field in (m[8], m[9]) for _id, _name, ps in field[0] for p in ps)), None)
     try:
-        plain = snapshot._assignments_plainly(members, plain_held)
+        made, held = snapshot._assignments(members)
     except snapshot._NotAPartition as error:
-        assert made is None and str(error).startswith("member 'm")
+        assert negative is not None and str(error).startswith(negative)
         return
-    assert made is not None and columns_held == plain_held
-
-    def exactly(pairs: list[tuple[str, int]]) -> list[tuple[type, type, type, str, int]]:
-        return [(type(pair), type(pair[0]), type(pair[1]), *pair) for pair in pairs]
-
-    assert [(exactly(o), exactly(t)) for o, t in made] == [(exactly(o), exactly(t)) for o, t in plain]
-    for (owned, target), (_current, drawn_target) in zip(made, drawn, strict=True):
+    assert negative is None
+    for (owned, target), member, (_current, drawn_target) in zip(made, members, drawn, strict=True):
+        exactly = [[(type(pair), type(pair[0]), type(pair[1]), *pair) for pair in pairs] for pairs in (owned, target)]
+        assert exactly == [expected(member[8]), expected(member[9])]
         if drawn_target is None:
             assert target == owned and target is not owned
-
-
-@pytest.mark.parametrize("negative", [False, True])
-def test_a_large_consumer_group_is_the_group_made_member_by_member(monkeypatch, negative):
-    """`consumer_group` over `COLUMNS_FROM` partitions makes its pairs in columns; the group is
-    the one made member by member, and a negative partition is named alike."""
-    rng = random.Random(7)
-    members = []
-    for i in range(40):
-        current = ([(T_ID, name, rng.sample(range(60), 30)) for name in ("t", "u")],)
-        target = current if i % 3 else ([(T_ID, "t", rng.sample(range(60), 25))],)
-        members.append(_described_member(i, current, target))
-    if negative:
-        members[5] = _described_member(5, ([(T_ID, "u", [3, -2])],), ([],))
-    described = (0, None, "g", "Stable", 7, 7, "uniform", members, 0)
-    topics = {"topics": {"t": 60, "u": 60}, "topic_ids": {"t": T_ID, "u": T_ID}}
-    in_columns = consumer_group(described, topics)
-    monkeypatch.setattr(snapshot, "COLUMNS_FROM", 10**9)
-    assert consumer_group(described, topics) == in_columns
-    if negative:
-        assert in_columns == Skipped(SkipKind.UNREADABLE, "member 'm5': its assignment holds partition -2 of topic "
-                                                          "'u', which no topic has")
+    assert held == {name for m in members for field in (m[8], m[9]) for _id, name, ps in field[0] if ps}
 
 
 def test_summaries_list_a_rebalancing_group_and_skip_what_a_snapshot_skips():
