@@ -51,28 +51,21 @@ def test_the_compiled_part_is_built():
     assert model._compiled is not None, "assignor._topic_partitions did not build: see pip's output"
 
 
+@pytest.mark.parametrize(("made_by", "plain", "kind"), [
+    (model.topic_partitions_at, model.plain_topic_partitions_at, TopicPartition),
+    (model.pairs_at, model.plain_pairs_at, tuple),  # (a snapshot's pairs)
+])
 @examples(300)
 @given(names=NAMES, data=st.data())
-def test_objects_from_columns_are_the_plain_ones(names, data):
+def test_objects_from_columns_are_the_plain_ones(made_by, plain, kind, names, data):
+    """Each row's object, of exactly `kind`, as the plain reference makes it, and left out of the
+    collector's passes."""
     rows = data.draw(st.lists(st.tuples(st.integers(0, len(names) - 1), PARTITIONS), max_size=40))
     topic = np.array([t for t, _ in rows], dtype=np.int64)
     partition = np.array([p for _, p in rows], dtype=np.int64)
-    made = model.topic_partitions_at(names, topic, partition)
-    assert _exactly(made) == _exactly(model.plain_topic_partitions_at(names, topic, partition))
-    assert _exactly(made) == [(TopicPartition, str, int, names[t], p) for t, p in rows]
-
-
-@examples(300)
-@given(names=NAMES, data=st.data())
-def test_pairs_from_columns_are_the_plain_ones(names, data):
-    """`pairs_at` (a snapshot's pairs): plain tuples of an exact str and int, as the reference
-    makes them, and left out of the collector's passes."""
-    rows = data.draw(st.lists(st.tuples(st.integers(0, len(names) - 1), PARTITIONS), max_size=40))
-    topic = np.array([t for t, _ in rows], dtype=np.int64)
-    partition = np.array([p for _, p in rows], dtype=np.int64)
-    made = model.pairs_at(names, topic, partition)
-    assert _exactly(made) == _exactly(model.plain_pairs_at(names, topic, partition))
-    assert _exactly(made) == [(tuple, str, int, names[t], p) for t, p in rows]
+    made = made_by(names, topic, partition)
+    assert _exactly(made) == _exactly(plain(names, topic, partition))
+    assert _exactly(made) == [(kind, str, int, names[t], p) for t, p in rows]
     assert not any(gc.is_tracked(pair) for pair in made)
 
 
