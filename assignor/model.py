@@ -11,10 +11,10 @@ from __future__ import annotations
 import numbers
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,8 @@ __all__ = ["INSTANCE_ID_PATTERN", "UNKNOWN_GENERATION", "Claims", "Group", "Memb
            "claim_columns", "member_identity_problem", "member_topic_partitions", "name_indices", "pairs_at",
            "plain_member_topic_partitions", "plain_name_indices", "plain_pairs_at", "plain_topic_partitions_at",
            "topic_partitions", "topic_partitions_at", "topic_partitions_of_pairs"]
+
+_Made = TypeVar("_Made")
 
 #: Generation of a member whose previous generation is not known (Java's DEFAULT_GENERATION).
 UNKNOWN_GENERATION = -1
@@ -306,11 +308,26 @@ TopicPartition(topic='b', partition=2)), ()]
 
     def member_lists(self, members: int) -> list[list[TopicPartition]]:
         """`per_member` as lists (a plan's assignment: each list made once, as a slice)."""
+        return self._member_runs(topic_partitions_at, members)
+
+    def member_pairs(self, members: int) -> list[list[tuple[str, int]]]:
+        """`member_lists` as plain ``(topic, partition)`` tuples (`pairs_at`): a snapshot's pairs,
+        which orjson writes as it would not a `TopicPartition`.
+
+        >>> Claims.of_lists([[("b", 1)], [("a", 0), ("b", 2)]]).member_pairs(3)
+        [[('b', 1)], [('a', 0), ('b', 2)], []]
+        """
+        return self._member_runs(pairs_at, members)
+
+    def _member_runs(self, make: Callable[[list[str], np.ndarray, np.ndarray], list[_Made]],
+                     members: int) -> list[list[_Made]]:
+        """Every row's object made at once by `make`, member by member, then each of `members`
+        members' run of them."""
         member, topic, partition = self.member, self.topic, self.partition
         if len(member) > 1 and (member[1:] < member[:-1]).any():
             by_member = stable_order(member)
             member, topic, partition = member[by_member], topic[by_member], partition[by_member]
-        made = topic_partitions_at(self.names, topic, partition)
+        made = make(self.names, topic, partition)
         bounds = member.searchsorted(np.arange(members + 1)).tolist()
         return [made[start:end] for start, end in zip(bounds, bounds[1:])]
 

@@ -29,7 +29,7 @@ brokers have racks (KIP-881).
 Summaries (`read_summaries`): each group's protocol, assignor, state and member count from the
 same requests, its members not decoded and no Metadata asked for.
 
-Each ``[topic, partition]`` of ``owned`` and ``target`` is held as a plain tuple (`pairs_at`),
+Each ``[topic, partition]`` of ``owned`` and ``target`` is held as a plain tuple (`model.pairs_at`),
 which `json` and orjson write as the group JSON's two-element array: a group of a million
 partitions gets its pairs made at once in C, none of them tracked by the cyclic collector.
 """
@@ -49,7 +49,7 @@ from assignor.cluster.client import RETRY_SECONDS, Cluster
 from assignor.cluster.connection import RETRIABLE
 from assignor.cluster.settings import ClientSettings
 from assignor.errors import AssignorError, ClusterError, ProtocolError, UnknownProtocolError
-from assignor.model import UNKNOWN_GENERATION, pairs_at
+from assignor.model import UNKNOWN_GENERATION
 from assignor.protocol import (
     Assignment,
     DecodeCache,
@@ -228,11 +228,8 @@ def _decoded(members: list[tuple[Any, ...]], protocol: str) -> Decoded:
             except ProtocolError as error:
                 raise AssignorError(f"a member's assignment does not decode (member {member_id!r}: {error})") from None
         raise
-    order = np.argsort(claims.member, kind="stable")
-    pairs = pairs_at(claims.names, claims.topic[order], claims.partition[order])
-    bounds = np.searchsorted(claims.member[order], np.arange(len(members) + 1)).tolist()
     held = np.flatnonzero(np.bincount(claims.topic, minlength=len(claims.names))).tolist()
-    return Decoded([(*f, pairs[bounds[i] : bounds[i + 1]]) for i, f in enumerate(fields)],
+    return Decoded([(*f, pairs) for f, pairs in zip(fields, claims.member_pairs(len(members)), strict=True)],
                    [claims.names[t] for t in held], bool((user_data > 0).any()))
 
 
