@@ -25,9 +25,9 @@ $(BIN)/python:
 # Serving needs the [api] extra only; the tests need everything ([test] pulls in the rest).
 SERVE_STAMP := $(VENV)/.installed-serve
 # The installs build the package's C part (assignor/_topic_partitions.c, assignor/solver/_deal.c,
-# assignor/wire/_compact_arrays.c) in place: a change to it installs again.
+# assignor/wire/_compact_arrays.c, assignor/wire/_tp_arrays.c) in place: a change to it installs again.
 BUILT := pyproject.toml constraints.txt assignor/_topic_partitions.c assignor/solver/_deal.c assignor/_buffers.h \
-	assignor/wire/_compact_arrays.c
+	assignor/wire/_compact_arrays.c assignor/wire/_tp_arrays.c
 
 $(SERVE_STAMP): $(BUILT) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[api]'
@@ -90,7 +90,8 @@ bench: $(STAMP) $(WRK) $(KAFKA)
 	$(BIN)/python -m bench --write-readme
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis var/jvm assignor/_topic_partitions.*.so assignor/solver/_deal.*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis var/jvm assignor/_topic_partitions.*.so assignor/solver/_deal.*.so \
+		assignor/wire/_compact_arrays.*.so assignor/wire/_tp_arrays.*.so
 
 # The pinned versions (constraints.txt) from a fresh environment of the newest allowed versions.
 lock:

@@ -24,6 +24,11 @@ from assignor.model import TopicPartition
 from assignor.wire.buffers import Messages, NameTable, at_offset, ints_at
 from assignor.wire.cache import DecodeCache
 
+try:  # the arrays of many messages in C; a build without a compiler reads them in numpy rounds
+    import assignor.wire._tp_arrays as _in_c
+except ImportError:
+    _in_c = None  # type: ignore[assignment]
+
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
@@ -501,7 +506,30 @@ _MAX_LOOK = 1 << 22
 
 def read_tp_columns(blobs: Sequence[bytes] | Messages, starts: Sequence[int] | np.ndarray, cache: DecodeCache
                     ) -> TPColumns:
-    """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once.
+    """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once: in C where
+    the package was built with it (`assignor/wire/_tp_arrays.c`), else in numpy rounds
+    (`read_tp_columns_in_rounds`, the reference a property test holds it to). Offsets
+    (`starts`, and ``end`` in the result) count from each message's start. A message whose
+    array is not well formed gets ``ok`` False and no entries (the caller reads it again
+    plainly). The topics are indices into ``names``, each name once; which index a name gets
+    may differ between the two.
+    """
+    joined = blobs if isinstance(blobs, Messages) else Messages.of(blobs)
+    if _in_c is None:
+        return read_tp_columns_in_rounds(joined, starts, cache)
+    base = joined.base
+    position = base + np.asarray(starts, dtype=np.int64)
+    ok, end, message, topic, count, partitions, names = _in_c.read(
+        joined.buffer, position, joined.limit, cache.names, cache.text)
+    message_of, topic_of, count_of, parts = (np.frombuffer(c, dtype=np.int64)
+                                             for c in (message, topic, count, partitions))
+    return TPColumns(np.frombuffer(ok, dtype=np.bool_), np.frombuffer(end, dtype=np.int64) - base, message_of,
+                     topic_of, count_of, parts, names)
+
+
+def read_tp_columns_in_rounds(blobs: Sequence[bytes] | Messages, starts: Sequence[int] | np.ndarray,
+                              cache: DecodeCache) -> TPColumns:
+    """Read a ``[Topic STRING, Partitions [INT32]]`` array from each blob at once, in numpy.
 
     For a leader with many members, each with a small array, per-message overhead dominates;
     so all messages are read together, in rounds (`_read_runs`): a round reads, in every

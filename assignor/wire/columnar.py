@@ -423,10 +423,24 @@ def _claims_from_entries(parts: list[TPColumns]) -> Claims:
         return Claims.empty()
     names = list(dict.fromkeys(n for p in parts for n in p.names))
     ids = {n: i for i, n in enumerate(names)}
-    member = np.concatenate([np.repeat(p.entry_message, p.entry_count) for p in parts])
-    topic = np.concatenate([np.repeat(np.array([ids[n] for n in p.names] + [0], dtype=np.int64)[p.entry_topic],
-                                      p.entry_count) for p in parts])
-    partitions = np.concatenate([p.partitions for p in parts])
+
+    def per_partition(p: TPColumns, column: np.ndarray) -> np.ndarray:
+        # (one partition per entry, the usual case: the column as it is)
+        one_each = len(p.partitions) == len(column) and bool((p.entry_count == 1).all())
+        return column if one_each else np.repeat(column, p.entry_count)
+
+    def topics(p: TPColumns) -> np.ndarray:
+        if p.names == names[: len(p.names)]:  # (its names numbered as here: a single part, say)
+            return p.entry_topic
+        renumbered: np.ndarray = np.array([ids[n] for n in p.names] + [0], dtype=np.int64)[p.entry_topic]
+        return renumbered
+
+    def joined(columns: list[np.ndarray]) -> np.ndarray:
+        return columns[0] if len(columns) == 1 else np.concatenate(columns)
+
+    member = joined([per_partition(p, p.entry_message) for p in parts])
+    topic = joined([per_partition(p, topics(p)) for p in parts])
+    partitions = joined([p.partitions for p in parts])
     if len(member) and (member[1:] < member[:-1]).any():
         order = stable_order(member)
         member, topic, partitions = member[order], topic[order], partitions[order]

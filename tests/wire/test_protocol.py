@@ -729,8 +729,49 @@ def test_long_topic_names_that_hash_alike_are_told_apart(monkeypatch):
         return (np.zeros_like(keys), rows) if rows is not None else (keys, rows)
 
     monkeypatch.setattr(wire_cache, "_name_keys", colliding)
+    monkeypatch.setattr(arrays, "_in_c", None)  # (the numpy reader's table; C compares the bytes themselves)
     blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(f"long-topic-{i % 5}", i)]))
              for i in range(40)]
+    assert _assigned_at_once(blobs) == _assigned_one_by_one(blobs)
+
+
+_MASK = (1 << 64) - 1
+
+
+def _mixed(h: int) -> int:
+    """One step of the C reader's name hash between two words (`hash_of` in
+    assignor/wire/_tp_arrays.c): a multiply, then the high half folded in."""
+    h = h * 0xFF51AFD7ED558CCD & _MASK
+    return h ^ (h >> 32)
+
+
+def _colliding_names(rng: random.Random) -> tuple[bytes, bytes]:
+    """Two ASCII names of 24 bytes with one first word and one hash in the C reader: the third
+    word of the second undoes what its second word changed."""
+    head = b"colliding"[:8]
+    first_a = b"a" * 8
+    h0 = (0x9E3779B97F4A7C15 ^ 24) + int.from_bytes(head, "little") & _MASK
+    while True:
+        first_b = bytes(rng.randrange(0x20, 0x7F) for _ in range(8))
+        last_a = bytes(rng.randrange(0x20, 0x7F) for _ in range(8))
+        after_a = _mixed(h0) ^ int.from_bytes(first_a, "little")
+        after_b = _mixed(h0) ^ int.from_bytes(first_b, "little")
+        last_b = (_mixed(after_a) ^ _mixed(after_b) ^ int.from_bytes(last_a, "little")).to_bytes(8, "little")
+        if all(0x20 <= c < 0x7F for c in last_b) and first_b != first_a:
+            return head + first_a + last_a, head + first_b + last_b
+
+
+@pytest.mark.skipif(arrays._in_c is None, reason="built without a C compiler")
+def test_names_whose_hashes_collide_in_c_are_told_apart():
+    """The C reader finds each name by its hash, its length and its first 8 bytes, then compares
+    the rest: two names alike in all three still read as themselves."""
+    from assignor.wire import _tp_arrays
+
+    one, other = _colliding_names(random.Random(7))
+    assert _tp_arrays.name_hash(one) == _tp_arrays.name_hash(other) and one != other
+    blobs = [protocol.encode_assignment(protocol.Assignment([TopicPartition(name.decode(), i)]))
+             for i, name in enumerate([one, other] * 20)]
+    assert sum(map(len, blobs)) > columnar.PLAIN_UP_TO_BYTES  # (read in columns, not plainly)
     assert _assigned_at_once(blobs) == _assigned_one_by_one(blobs)
 
 
@@ -747,7 +788,10 @@ def test_a_leader_cache_starts_again_past_its_one_bound():
         assert [claims.names[t] for t in claims.topic] == [f"t{round_}{i}" for i in range(10)]
         cache.settle()
         kept.append(cache.entries())
-    assert kept == [20, 0, 20, 0, 20, 0]  # ten names, each in two tables; past 25 it starts again
+    if arrays._in_c is None:  # (the numpy reader: ten names, each in two tables; past 25 it starts again)
+        assert kept == [20, 0, 20, 0, 20, 0]
+    else:  # (in C: ten names in one table; past 25 it starts again)
+        assert kept == [10, 20, 0, 10, 20, 0]
 
 
 def test_a_leader_cache_of_few_but_long_names_starts_again_past_its_bytes():
@@ -852,11 +896,18 @@ def _array_read_field_by_field(data: bytes, at: int) -> tuple[list, int] | None:
 
 RUN = st.tuples(st.sampled_from(["a", "bb", "orders", ""]), st.integers(0, 3), st.integers(1, 40))
 
+#: The readers of many messages' arrays: `read_tp_columns` (in C where built) and the numpy one,
+#: its reference and the fallback of a build without a compiler.
+TP_READERS = [pytest.param(arrays.read_tp_columns_in_rounds, id="rounds"),
+              pytest.param(arrays.read_tp_columns, id="c", marks=pytest.mark.skipif(
+                  arrays._in_c is None, reason="built without a C compiler"))]
+
 
 @examples(150)
+@pytest.mark.parametrize("read", TP_READERS)
 @given(st.lists(st.lists(RUN, max_size=6), max_size=40), st.randoms(use_true_random=False),
        st.sampled_from([None, 3, 50]))
-def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
+def test_round_reader_equals_reading_each_array_alone(read, messages, rng, max_look):
     """Arrays made of runs of entries of one shape (name length, partition count), of any
     length, some cut short or with a negative partition: the round reader gives each message
     what reading it field by field gives. A small look-ahead bound forces many rounds."""
@@ -873,14 +924,15 @@ def test_round_reader_equals_reading_each_array_alone(messages, rng, max_look):
     try:
         if max_look is not None:
             arrays._MAX_LOOK = max_look
-        _assert_round_reader_reads_as_field_by_field(blobs)
+        _assert_round_reader_reads_as_field_by_field(blobs, read)
     finally:
         arrays._MAX_LOOK = saved
 
 
 @examples(100)
+@pytest.mark.parametrize("read", TP_READERS)
 @given(st.integers(16, 40), st.integers(10, 60), st.integers(0, 2**32))
-def test_round_reader_where_shapes_change_at_every_entry(messages, longest, seed):
+def test_round_reader_where_shapes_change_at_every_entry(read, messages, longest, seed):
     """Entries of random shapes, so that runs are short and the reader takes single-entry
     steps between run rounds: still what reading each message field by field gives, with
     messages cut short or holding a negative partition among them. (The draws come from a
@@ -895,7 +947,7 @@ def test_round_reader_where_shapes_change_at_every_entry(messages, longest, seed
         if rng.random() < 0.1:
             data = data[: rng.randrange(len(data) + 1)]
         blobs.append(data)
-    _assert_round_reader_reads_as_field_by_field(blobs)
+    _assert_round_reader_reads_as_field_by_field(blobs, read)
 
 
 def test_round_reader_steps_through_changing_shapes(monkeypatch):
@@ -906,30 +958,52 @@ def test_round_reader_steps_through_changing_shapes(monkeypatch):
     step = arrays._read_step
     monkeypatch.setattr(arrays, "_read_step", lambda *args: steps.append(len(args[1])) or step(*args))
     blobs = [_array_message([(f"t{e % 7}", [m, e][: 1 + e % 2]) for e in range(50)]) for m in range(20)]
-    _assert_round_reader_reads_as_field_by_field(blobs)
+    _assert_round_reader_reads_as_field_by_field(blobs, arrays.read_tp_columns_in_rounds)
     assert steps and set(steps) == {20}
 
 
-def _assert_round_reader_reads_as_field_by_field(blobs: list[bytes]) -> None:
+@examples(100)
+@pytest.mark.parametrize("read", TP_READERS)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([b"orders", b"\xff\xfe", b"caf\xc3\xa9", b"x" * 300,
+                                                    b"y" * 9 + b"\x00", b"y" * 9 + b"\x01"]),
+                                   st.lists(st.integers(-2, 2**31 - 1), max_size=3)), max_size=8), max_size=12),
+       st.randoms(use_true_random=False))
+def test_arrays_of_many_messages_with_names_not_utf8_and_cut_anywhere(read, messages, rng):
+    """Names that are not UTF-8 (or end in a NUL, or are long), negative partitions and
+    messages cut short anywhere: each message the reader calls ok reads as the plain codec
+    reads it; in C, the others are exactly those the plain codec refuses (the numpy reader,
+    on a name that is not UTF-8, leaves every message to be read again alone)."""
+    blobs = []
+    for entries in messages:
+        data = b"\x07" + struct.pack(">i", len(entries)) + b"".join(
+            struct.pack(">h", len(name)) + name + struct.pack(f">i{len(ps)}i", len(ps), *ps) for name, ps in entries)
+        blobs.append(data[: rng.randrange(len(data) + 1)] if rng.random() < 0.2 else data)
+    in_rounds = read is arrays.read_tp_columns_in_rounds
+    _assert_round_reader_reads_as_field_by_field(blobs, read, every_refusal=not in_rounds)
 
-    columns = arrays.read_tp_columns(blobs, [1] * len(blobs), DecodeCache())
+
+def _assert_round_reader_reads_as_field_by_field(blobs: list[bytes], read=arrays.read_tp_columns,
+                                                 every_refusal: bool = True) -> None:
+
+    columns = read(blobs, [1] * len(blobs), DecodeCache())
     bounds = np.searchsorted(columns.entry_message, np.arange(len(blobs) + 1)).tolist()
     first = np.r_[0, np.cumsum(columns.entry_count)].tolist()
     for i, data in enumerate(blobs):
         expected = _array_read_field_by_field(data, 1)
-        assert bool(columns.ok[i]) == (expected is not None)
-        if expected is None:
+        assert bool(columns.ok[i]) == (expected is not None) or (not every_refusal and not columns.ok[i])
+        if not columns.ok[i]:
             continue
         got = [(columns.names[columns.entry_topic[e]], columns.partitions[first[e] : first[e + 1]].tolist())
                for e in range(bounds[i], bounds[i + 1])]
         assert got == expected[0] and int(columns.end[i]) == expected[1]
 
 
-def test_round_reader_with_as_many_partitions_as_entries_but_not_one_each():
+@pytest.mark.parametrize("read", TP_READERS)
+def test_round_reader_with_as_many_partitions_as_entries_but_not_one_each(read):
     """Counts 0 and 2 add up to one per entry: the partitions must still be read per entry."""
 
     blobs = [_array_message([("a", []), ("b", [5, 6])]), _array_message([("c", [9])])]
-    columns = arrays.read_tp_columns(blobs, [1, 1], DecodeCache())
+    columns = read(blobs, [1, 1], DecodeCache())
     assert columns.ok.tolist() == [True, True]
     assert [columns.names[t] for t in columns.entry_topic] == ["a", "b", "c"]
     assert columns.entry_count.tolist() == [0, 2, 1] and columns.partitions.tolist() == [5, 6, 9]
