@@ -1,7 +1,8 @@
 /* TopicPartition objects from columns, and columns from them: the object API's two ends
  * (`assignor.model.topic_partitions_at`, `member_topic_partitions`, `claim_columns`), the group
- * JSON's claims as objects (`topic_partitions_of_pairs`), and subscriptions' names as indices
- * (`name_indices`), in C.
+ * JSON's claims as objects (`topic_partitions_of_pairs`), subscriptions' names as indices
+ * (`name_indices`), and a consumer-protocol snapshot's pairs (`entry_pairs`, for
+ * `assignor.cluster.snapshot`), in C.
  *
  * Why: a plan on columns takes about 40 ms at a million partitions; making its million
  * `TopicPartition`s in Python (`tuple.__new__` mapped over pairs, after numpy has sorted the
@@ -636,9 +637,109 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(entry_pairs_doc,
+"entry_pairs(type, entries, held) -> list or None\n\n"
+"type((name, partition)) for each partition of each (topic id, name, partitions) tuple of the\n"
+"list `entries` (a ConsumerGroupDescribe assignment as the compiled reader gives it), entry by\n"
+"entry, each entry's partitions in ascending order (sorted where they are not), the partitions'\n"
+"own int objects; the name of each entry with partitions added to the set `held`. None unless\n"
+"every entry is exactly such a tuple of an exact str and a list of exact ints in [0, 2**31 - 1]:\n"
+"the caller reads any other value its own way (and names what is wrong).");
+
+/* Whether the list `partitions` holds exact ints in [0, 2**31 - 1] only (1), in ascending order
+ * (2 when so). */
+static int
+partitions_kind(PyObject *partitions)
+{
+    long long before = -1;
+    int ascending = 1;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(partitions); j++) {
+        PyObject *number = PyList_GET_ITEM(partitions, j);
+        if (!PyLong_CheckExact(number))
+            return 0;
+        int overflow;
+        long long partition = PyLong_AsLongLongAndOverflow(number, &overflow);
+        if (overflow || partition < 0 || partition > INT32_LARGEST)
+            return 0;  /* (an exact int raises nothing here) */
+        ascending &= partition >= before;
+        before = partition;
+    }
+    return 1 + ascending;
+}
+
+static PyObject *
+entry_pairs(PyObject *module, PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *entries, *held, *out = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!:entry_pairs", &PyType_Type, &type, &PyList_Type, &entries, &PySet_Type,
+                          &held))
+        return NULL;
+    if (check_type(type) < 0)
+        return NULL;
+    /* The collector paused throughout: nothing here runs Python code, so with no collection (and
+     * no finalizer it could run) the lists read cannot change while objects are allocated. */
+    int was_enabled = PyGC_Disable();
+    Py_ssize_t n = PyList_GET_SIZE(entries), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *entry = PyList_GET_ITEM(entries, i);
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(entry, 1))
+                || !PyList_CheckExact(PyTuple_GET_ITEM(entry, 2)))
+            goto other;
+        total += PyList_GET_SIZE(PyTuple_GET_ITEM(entry, 2));
+    }
+    if ((out = PyList_New(total)) == NULL)
+        goto done;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *entry = PyList_GET_ITEM(entries, i);
+        PyObject *name = PyTuple_GET_ITEM(entry, 1), *partitions = PyTuple_GET_ITEM(entry, 2);
+        if (PyList_GET_SIZE(partitions) == 0)
+            continue;
+        int kind = partitions_kind(partitions);
+        if (kind == 0)
+            goto other;
+        PyObject *ordered = partitions;
+        if (kind == 1 && ((ordered = PySequence_List(partitions)) == NULL || PyList_Sort(ordered) < 0)) {
+            Py_XDECREF(ordered);
+            Py_CLEAR(out);
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(ordered); j++) {
+            PyObject *number = PyList_GET_ITEM(ordered, j);
+            Py_INCREF(name);
+            Py_INCREF(number);
+            PyObject *pair = pair_of(type, name, number);
+            if (pair == NULL) {
+                if (ordered != partitions)
+                    Py_DECREF(ordered);
+                Py_CLEAR(out);
+                goto done;
+            }
+            PyList_SET_ITEM(out, k++, pair);
+        }
+        if (ordered != partitions)
+            Py_DECREF(ordered);
+        if (PySet_Add(held, name) < 0) {
+            Py_CLEAR(out);
+            goto done;
+        }
+    }
+    goto done;
+other:
+    Py_XDECREF(out);
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    if (was_enabled)
+        PyGC_Enable();
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"indices", name_indices, METH_VARARGS, indices_doc},
     {"make", make_objects, METH_VARARGS, make_doc},
+    {"entry_pairs", entry_pairs, METH_VARARGS, entry_pairs_doc},
     {"member_runs", member_runs, METH_VARARGS, member_runs_doc},
     {"pairs", from_pairs, METH_VARARGS, pairs_doc},
     {"read", read_claims, METH_VARARGS, read_doc},

@@ -173,12 +173,25 @@ _ASSIGNMENT = st.builds(lambda entries: ([(T_ID, name, parts) for name, parts in
 
 
 @examples(200)
+@pytest.mark.parametrize("in_c", [pytest.param(True, id="c", marks=pytest.mark.skipif(
+    snapshot._in_c is None, reason="built without a C compiler")), pytest.param(False, id="plain")])
 @given(st.lists(st.tuples(_ASSIGNMENT, st.one_of(st.none(), _ASSIGNMENT)), max_size=6))
-def test_a_consumer_groups_pairs_are_its_members_partitions_in_order(drawn):
+def test_a_consumer_groups_pairs_are_its_members_partitions_in_order(in_c, drawn):
     """Each member's assignment and target as ``(topic, partition)`` tuples of an exact str and
     int, each topic's partitions in order (the coordinator lists them from a set), topics as
     listed; the topics held; a member whose target is its assignment (None drawn: an equal
-    copy) gets an equal list of its own; a negative partition names its member."""
+    copy) gets an equal list of its own; a negative partition names its member. Made in C
+    (``entry_pairs``) and by the plain reference alike."""
+    saved = snapshot._in_c
+    snapshot._in_c = saved if in_c else None
+    try:
+        _assert_pairs_are_partitions_in_order(drawn)
+    finally:
+        snapshot._in_c = saved
+
+
+def _assert_pairs_are_partitions_in_order(drawn: list[tuple[tuple[list[tuple[str, str, list[int]]]], object]]
+                                          ) -> None:
     members = [_described_member(i, current, copy.deepcopy(current) if target is None else target)
                for i, (current, target) in enumerate(drawn)]
 
@@ -199,6 +212,28 @@ def test_a_consumer_groups_pairs_are_its_members_partitions_in_order(drawn):
         if drawn_target is None:
             assert target == owned and target is not owned
     assert held == {name for m in members for field in (m[8], m[9]) for _id, name, ps in field[0] if ps}
+
+
+@pytest.mark.skipif(snapshot._in_c is None, reason="built without a C compiler")
+def test_pairs_made_in_c_are_untracked_tuples_of_the_partitions_own_ints():
+    """``entry_pairs``: plain tuples the cyclic collector never tracks (its first pass over a
+    million tracked ones was a third of a snapshot), each holding the entry's own name and int
+    objects; anything but a decoded assignment's exact types (a partition past an INT32, a
+    negative one, an entry of another shape) is left to the plain reference, which reads it or
+    names what is wrong."""
+    import gc
+
+    big = 2**20 + 1  # (an int no cache shares)
+    entries = [(T_ID, "t", [3, big, 1, 3]), (T_ID, "u", []), (T_ID, "vv", [big])]
+    held: set[str] = set()
+    made = snapshot._in_c.entry_pairs(tuple, entries, held)
+    assert made == [("t", 1), ("t", 3), ("t", 3), ("t", big), ("vv", big)] and held == {"t", "vv"}
+    assert made == snapshot._assigned_plainly(entries, set(), "assignment")
+    assert not any(gc.is_tracked(pair) for pair in made) and all(type(pair) is tuple for pair in made)
+    assert made[3][1] is entries[0][2][1] and made[0][0] is entries[0][1]
+    for odd in ([(T_ID, "t", [2**31])], [(T_ID, "t", [0, -1])], [(T_ID, "t", (1, 2))], [["id", "t", [1]]],
+                [(T_ID, b"t", [1])], [(T_ID, "t", [1.0])], [(T_ID, "t", [True])]):
+        assert snapshot._in_c.entry_pairs(tuple, odd, set()) is None
 
 
 def test_summaries_list_a_rebalancing_group_and_skip_what_a_snapshot_skips():
