@@ -13,8 +13,12 @@ the path earns (the README's Layout states the rule: over 10% on a user-facing r
   flexible arrays read in C (`assignor/wire/_compact_arrays.c`: KIP-848's topic partitions, topic
   names) against its own closures, in the snapshot of a consumer-protocol group of a million
   partitions (`bench.snapshot.consumer_case`).
+- The same consumer-protocol snapshot with its million pairs made in C (``entry_pairs`` in
+  `assignor/_topic_partitions.c`) against `snapshot._assigned_plainly`.
 - A classic group's snapshot with its million ``[topic, partition]`` pairs made at once in C
-  (`pairs_at`) against `plain_pairs_at`, on `bench.snapshot`'s group.
+  (`pairs_at`) against `plain_pairs_at`, on `bench.snapshot`'s group; and the same snapshot with
+  its members' arrays of topic partitions read in C (`assignor/wire/_tp_arrays.c`) against the
+  numpy rounds (`read_tp_columns_in_rounds`).
 - The what-if engine on arrays (`whatif.run`) against its plain reference
   (`whatif.reference.run`), on a 10,000-partition group a member leaves.
 - Java's sticky assignor's array steps against Java's steps as Java writes them
@@ -304,6 +308,40 @@ def snapshot_pairs(repeat: int) -> list[dict[str, Any]]:
              "reference": "`plain_pairs_at`", "reference_s": reference_s, "fast_s": _best(build, repeat)}]
 
 
+def tp_arrays(repeat: int) -> list[dict[str, Any]]:
+    """The snapshot of `bench.snapshot`'s large classic group with its members' arrays of topic
+    partitions (JoinGroup's owned partitions, SyncGroup's assignments) read in C
+    (`assignor/wire/_tp_arrays.c`) against the numpy rounds (`read_tp_columns_in_rounds`)."""
+    from assignor.wire import arrays
+    from bench.snapshot import classic_case
+
+    build, _size = classic_case()
+    with plain(arrays, "_in_c", None):
+        reference_s = _best(build, repeat)
+    return [{"fast path": "a classic group's snapshot with its members' arrays of topic partitions read in C "
+                          "(`_tp_arrays`)", "input": "2,000 members / 1,000,000 partitions, twice",
+             "reference": "`read_tp_columns_in_rounds` (numpy)", "reference_s": reference_s,
+             "fast_s": _best(build, repeat)}]
+
+
+def entry_pairs(repeat: int) -> list[dict[str, Any]]:
+    """The snapshot of a consumer-protocol group of 2,000 members over 1,000,000 partitions
+    (`bench.snapshot.consumer_case`) with its pairs made in C (``entry_pairs``, never tracked by
+    the cyclic collector) against `snapshot._assigned_plainly` (as `zip` makes them)."""
+    import importlib
+
+    from bench.snapshot import consumer_case
+
+    snapshot = importlib.import_module("assignor.cluster.snapshot")  # (the package's `snapshot` is its function)
+    build, _size = consumer_case()
+    with plain(snapshot, "_in_c", None):
+        reference_s = _best(build, repeat)
+    return [{"fast path": "a consumer-protocol group's snapshot with its pairs made in C (`entry_pairs`)",
+             "input": "2,000 members / 1,000,000 partitions, 500 topics each",
+             "reference": "`_assigned_plainly`", "reference_s": reference_s, "fast_s": _best(build, repeat)}]
+
+
 def run(repeat: int = 3) -> list[dict[str, Any]]:
-    return [*wire(repeat), *metadata(repeat), *compact_arrays(repeat), *snapshot_pairs(repeat), *compiled(repeat),
+    return [*wire(repeat), *metadata(repeat), *compact_arrays(repeat), *entry_pairs(repeat), *snapshot_pairs(repeat),
+            *tp_arrays(repeat), *compiled(repeat),
             *group_json(repeat), *kip848(repeat), *whatif(repeat), *java_sticky(repeat)]
