@@ -49,3 +49,24 @@ def test_every_module_is_named_in_its_folders_bullet():
     missing = {folder: sorted(m for m in modules if f"`{m}`" not in section[folder])
                for folder, modules in _folders().items()}
     assert not {folder: names for folder, names in missing.items() if names}
+
+
+def test_every_c_part_is_built_rebuilt_and_cleaned():
+    """Each C file of the packages is an extension module in pyproject.toml (with its stub
+    beside it), and the Makefile installs again when it changes (``BUILT``) and removes what it
+    builds (``clean``): a C part added without the three is never built, or never rebuilt."""
+    import tomllib
+
+    sources = {path.relative_to(ROOT).as_posix() for package in PACKAGES for path in (ROOT / package).rglob("*.c")}
+    modules = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["ext-modules"]
+    assert {source for module in modules for source in module["sources"]} == sources
+    for module in modules:
+        assert module["name"] == module["sources"][0].removesuffix(".c").replace("/", ".")
+        assert (ROOT / module["sources"][0]).with_suffix(".pyi").is_file(), module["name"]
+    makefile = (ROOT / "Makefile").read_text()
+    built = re.search(r"^BUILT :=((?:.*\\\n)*.*)$", makefile, re.M)
+    cleaned = re.search(r"^clean:\n((?:\t.*\n)+)", makefile, re.M)
+    assert built is not None and cleaned is not None
+    assert sources <= set(built.group(1).replace("\\\n", " ").split())
+    assert {source.removesuffix(".c") + ".*.so" for source in sources} <= set(cleaned.group(1).replace("\\\n", " ")
+                                                                                .split())
