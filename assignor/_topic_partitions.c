@@ -683,8 +683,8 @@ entry_pairs(PyObject *module, PyObject *args)
     Py_ssize_t n = PyList_GET_SIZE(entries), total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *entry = PyList_GET_ITEM(entries, i);
-        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(entry, 1))
-                || !PyList_CheckExact(PyTuple_GET_ITEM(entry, 2)))
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3
+                || !PyUnicode_CheckExact(PyTuple_GET_ITEM(entry, 1)) || !PyList_CheckExact(PyTuple_GET_ITEM(entry, 2)))
             goto other;
         total += PyList_GET_SIZE(PyTuple_GET_ITEM(entry, 2));
     }

@@ -34,40 +34,6 @@ int16_at(const unsigned char *b)
     return (int16_t)(((uint16_t)b[0] << 8) | b[1]);
 }
 
-/* Where the array at `at` ends when it reads (all of it before `limit`), else -1; with its
- * entries and partitions added to `*entries` and `*partitions`. */
-static Py_ssize_t
-array_end(const unsigned char *data, Py_ssize_t at, Py_ssize_t limit, Py_ssize_t *entries, Py_ssize_t *partitions)
-{
-    if (limit - at < 4)
-        return -1;
-    int64_t count = int32_at(data + at);
-    at += 4;
-    if (count < 0 || count > (limit - at) / 6)  /* (an entry takes 6 bytes at least) */
-        return -1;
-    Py_ssize_t parts = 0;
-    for (int64_t e = 0; e < count; e++) {
-        if (limit - at < 2)
-            return -1;
-        int64_t length = int16_at(data + at);
-        if (length < 0 || length > limit - at - 2 - 4)
-            return -1;
-        at += 2 + (Py_ssize_t)length;
-        int64_t n = int32_at(data + at);
-        at += 4;
-        if (n < 0 || n > (limit - at) / 4)
-            return -1;
-        for (int64_t p = 0; p < n; p++)
-            if (data[at + 4 * p] & 0x80)
-                return -1;  /* a negative partition */
-        at += 4 * (Py_ssize_t)n;
-        parts += (Py_ssize_t)n;
-    }
-    *entries += (Py_ssize_t)count;
-    *partitions += parts;
-    return at;
-}
-
 /* The names met in one call: open addressing over their bytes, each slot an index into `names`
  * (-1: empty). */
 typedef struct {
@@ -217,14 +183,76 @@ int64s(Py_ssize_t count)
     return PyByteArray_FromStringAndSize(NULL, 8 * count);
 }
 
+/* Where one call writes the entries it reads: the names met, and the columns with the room they
+ * have and what is written (`e` entries, `p` partitions). */
+typedef struct {
+    Names names;
+    PyObject *texts, *known, *text;
+    const unsigned char *end;  /* the buffer's end */
+    int64_t *message, *topic, *count, *parts;
+    Py_ssize_t entries, total, e, p;
+} Out;
+
+/* Where message `i`'s array at `at` ends when it reads (all of it before `limit`), else -1 (-2
+ * with an error set); its entries and partitions added to `*entries` and `*partitions`, and, with
+ * `out`, written there (every bound checked again as it is written: the caller's `text` runs
+ * Python code between the count and the writing). */
+static Py_ssize_t
+walk(const unsigned char *data, Py_ssize_t at, Py_ssize_t limit, Py_ssize_t i, Out *out, Py_ssize_t *entries,
+     Py_ssize_t *partitions)
+{
+    if (limit - at < 4)
+        return -1;
+    int64_t count = int32_at(data + at);
+    at += 4;
+    if (count < 0 || count > (limit - at) / 6 || (out != NULL && count > out->entries - out->e))
+        return -1;  /* (an entry takes 6 bytes at least) */
+    Py_ssize_t parts = 0;
+    for (int64_t e = 0; e < count; e++) {
+        if (limit - at < 2)
+            return -1;
+        int64_t length = int16_at(data + at);
+        if (length < 0 || length > limit - at - 2 - 4)
+            return -1;
+        Py_ssize_t index = 0;
+        if (out != NULL) {
+            index = name_index(&out->names, out->texts, out->known, out->text, data + at + 2, (Py_ssize_t)length,
+                               out->end);
+            if (index < 0)
+                return index == -1 ? -2 : -1;  /* (-2 there: not UTF-8, read plainly, which says so) */
+        }
+        at += 2 + (Py_ssize_t)length;
+        int64_t n = int32_at(data + at);
+        at += 4;
+        if (n < 0 || n > (limit - at) / 4 || (out != NULL && n > out->total - out->p))
+            return -1;
+        for (int64_t q = 0; q < n; q++)
+            if (data[at + 4 * q] & 0x80)
+                return -1;  /* a negative partition */
+        if (out != NULL) {
+            out->message[out->e] = i;
+            out->topic[out->e] = index;
+            out->count[out->e++] = n;
+            for (int64_t q = 0; q < n; q++)
+                out->parts[out->p++] = int32_at(data + at + 4 * q);
+        }
+        at += 4 * (Py_ssize_t)n;
+        parts += (Py_ssize_t)n;
+    }
+    *entries += (Py_ssize_t)count;
+    *partitions += parts;
+    return at;
+}
+
 PyDoc_STRVAR(read_doc,
 "read(buffer, position, limit, known, text) -> (ok, end, message, topic, count, partitions, names)\n\n"
 "The ``[Topic STRING, Partitions [INT32]]`` array (its INT32 count first) at offset position[i]\n"
 "of `buffer` for each message i, which ends at limit[i] (int64 columns). Per message: ok (one\n"
 "byte each, 1 or 0) and the offset after its array (int64); per entry of the ok messages, in\n"
-"order: its message, its topic (an index into `names`, in order of first appearance) and its\n"
-"partition count (int64 each); all their partitions (int64). Columns are bytearrays; a name's\n"
-"text is found in the dict `known` by its bytes, else is `text(bytes)` (None: not UTF-8).");
+"order: its message, its topic (an index into `names`, in order of first appearance; a message\n"
+"left to be read plainly may leave one there unused) and its partition count (int64 each); all\n"
+"their partitions (int64). Columns are bytearrays; a name's text is found in the dict `known` by\n"
+"its bytes, else is `text(bytes)` (None: not UTF-8).");
 
 static PyObject *
 read_arrays(PyObject *module, PyObject *args)
@@ -244,8 +272,8 @@ read_arrays(PyObject *module, PyObject *args)
     const int64_t *position = views[0].buf, *limit = views[1].buf;
     Py_ssize_t messages = views[0].len / 8;
     PyObject *ok = NULL, *end = NULL, *message = NULL, *topic = NULL, *count = NULL, *partitions = NULL;
-    PyObject *texts = NULL, *result = NULL;
-    Names names = {0};
+    PyObject *result = NULL;
+    Out out = {.known = known, .text = text, .end = data + buffer.len};
     if (views[1].len / 8 != messages) {
         PyErr_SetString(PyExc_ValueError, "position and limit must have one value per message");
         goto done;
@@ -260,7 +288,8 @@ read_arrays(PyObject *module, PyObject *args)
     Py_ssize_t entries = 0, total = 0;
     for (Py_ssize_t i = 0; i < messages; i++) {
         Py_ssize_t at = (Py_ssize_t)position[i], stop = (Py_ssize_t)limit[i];
-        Py_ssize_t after = at < 0 || stop > buffer.len || at > stop ? -1 : array_end(data, at, stop, &entries, &total);
+        Py_ssize_t after = at < 0 || stop > buffer.len || at > stop ? -1
+                           : walk(data, at, stop, i, NULL, &entries, &total);
         is_ok[i] = after >= 0;
         ends[i] = after >= 0 ? after : at;
     }
@@ -268,55 +297,45 @@ read_arrays(PyObject *module, PyObject *args)
     topic = int64s(entries);
     count = int64s(entries);
     partitions = int64s(total);
-    texts = PyList_New(0);
-    if (message == NULL || topic == NULL || count == NULL || partitions == NULL || texts == NULL
-            || names_grow(&names) < 0)
+    out.texts = PyList_New(0);
+    if (message == NULL || topic == NULL || count == NULL || partitions == NULL || out.texts == NULL
+            || names_grow(&out.names) < 0)
         goto done;
-    int64_t *out_message = (int64_t *)PyByteArray_AS_STRING(message), *out_topic = (int64_t *)PyByteArray_AS_STRING(topic);
-    int64_t *out_count = (int64_t *)PyByteArray_AS_STRING(count), *out_parts = (int64_t *)PyByteArray_AS_STRING(partitions);
-    Py_ssize_t e = 0, p = 0;
+    out.message = (int64_t *)PyByteArray_AS_STRING(message);
+    out.topic = (int64_t *)PyByteArray_AS_STRING(topic);
+    out.count = (int64_t *)PyByteArray_AS_STRING(count);
+    out.parts = (int64_t *)PyByteArray_AS_STRING(partitions);
+    out.entries = entries;
+    out.total = total;
+    Py_ssize_t counted = 0;  /* (the walk counts again; what it wrote is what counts) */
     for (Py_ssize_t i = 0; i < messages; i++) {
         if (!is_ok[i])
             continue;
-        Py_ssize_t at = (Py_ssize_t)position[i], first_e = e, first_p = p;
-        int32_t n = int32_at(data + at);
-        at += 4;
-        for (int32_t k = 0; k < n; k++) {
-            Py_ssize_t length = int16_at(data + at);
-            Py_ssize_t index = name_index(&names, texts, known, text, data + at + 2, length, data + buffer.len);
-            if (index == -1)
-                goto done;
-            if (index == -2) {  /* not UTF-8: this message is read plainly, which says so */
-                is_ok[i] = 0;
-                e = first_e;
-                p = first_p;
-                break;
-            }
-            at += 2 + length;
-            int32_t parts = int32_at(data + at);
-            at += 4;
-            out_message[e] = i;
-            out_topic[e] = index;
-            out_count[e++] = parts;
-            for (int32_t q = 0; q < parts; q++)
-                out_parts[p++] = int32_at(data + at + 4 * q);
-            at += 4 * (Py_ssize_t)parts;
+        Py_ssize_t at = (Py_ssize_t)position[i], stop = (Py_ssize_t)limit[i], e = out.e, p = out.p;
+        Py_ssize_t after = at < 0 || stop > buffer.len || at > stop ? -1
+                           : walk(data, at, stop, i, &out, &counted, &counted);
+        if (after == -2)
+            goto done;
+        if (after < 0) {  /* a name not UTF-8 (or bytes that changed meanwhile): read plainly */
+            is_ok[i] = 0;
+            out.e = e;
+            out.p = p;
         }
     }
-    /* (fewer entries than sized when a name was not UTF-8) */
-    if (PyByteArray_Resize(message, 8 * e) < 0 || PyByteArray_Resize(topic, 8 * e) < 0
-            || PyByteArray_Resize(count, 8 * e) < 0 || PyByteArray_Resize(partitions, 8 * p) < 0)
+    /* (fewer entries than sized when a message was left to be read plainly) */
+    if (PyByteArray_Resize(message, 8 * out.e) < 0 || PyByteArray_Resize(topic, 8 * out.e) < 0
+            || PyByteArray_Resize(count, 8 * out.e) < 0 || PyByteArray_Resize(partitions, 8 * out.p) < 0)
         goto done;
-    result = PyTuple_Pack(7, ok, end, message, topic, count, partitions, texts);
+    result = PyTuple_Pack(7, ok, end, message, topic, count, partitions, out.texts);
 done:
-    names_free(&names);
+    names_free(&out.names);
     Py_XDECREF(ok);
     Py_XDECREF(end);
     Py_XDECREF(message);
     Py_XDECREF(topic);
     Py_XDECREF(count);
     Py_XDECREF(partitions);
-    Py_XDECREF(texts);
+    Py_XDECREF(out.texts);
     PyBuffer_Release(&views[0]);
     PyBuffer_Release(&views[1]);
     PyBuffer_Release(&buffer);
