@@ -7,13 +7,15 @@
  * reads them in rounds of a dozen array passes each, and finds each entry's name by a key in a
  * sorted table; here each entry is a few checks, one look-up in a small hash table of the names
  * met in this call (each name's text made once, through the caller's cache), and its partitions
- * copied. Measured in `bench/fastpaths.py`.
+ * copied: 18 ms for that million against 70 in numpy, and that group's snapshot 1.8x quicker
+ * (`bench/fastpaths.py`).
  *
- * The answers are the numpy reader's, which the property tests hold to the plain codec: a
- * message whose array does not read (a negative or too large count or length, bytes past its
- * end, a negative partition, a name that is not UTF-8) is not ok and gives no entries; the
- * caller reads it again with the plain codec, which says what is wrong. A property test holds
- * this reader to the numpy one, on good bytes and bad.
+ * The answers are the plain codec's: a message whose array does not read (a negative or too
+ * large count or length, bytes past its end, a negative partition, a name that is not UTF-8) is
+ * not ok and gives no entries; the caller reads it again with the plain codec, which says what is
+ * wrong. Property tests hold this reader and the numpy one to the plain codec, on good bytes and
+ * bad. (Where the numpy reader meets a name that is not UTF-8, it leaves every message to be
+ * read plainly; here only that name's.)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
