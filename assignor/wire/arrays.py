@@ -2,9 +2,10 @@
 
 A group of 2,000 members owning a million partitions sends a million (topic, partition) pairs:
 reading or writing them one Python object at a time costs seconds. Here they are columns
-(message, topic id, partition) read and written with numpy: `read_tp_columns` reads the arrays
-of many messages in rounds, `frame_tp_columns` lays many out in one buffer. Both are held equal
-to the plain codec (`assignor.wire.codec`) by property tests (tests/wire).
+(message, topic id, partition): `read_tp_columns` reads the arrays of many messages in C
+(`assignor/wire/_tp_arrays.c`), or in numpy rounds without it (`read_tp_columns_in_rounds`), and
+`frame_tp_columns` lays many out in one buffer with numpy. All are held equal to the plain codec
+(`assignor.wire.codec`) by property tests (tests/wire).
 """
 
 from __future__ import annotations
