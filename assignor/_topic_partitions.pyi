@@ -1,4 +1,5 @@
-"""The compiled part's signatures (assignor/_topic_partitions.c); `assignor.model` wraps them."""
+"""The compiled part's signatures (assignor/_topic_partitions.c); `assignor.model` wraps them, and
+`assignor.cluster.snapshot` calls `entry_pairs`."""
 
 from typing import Any
 
