@@ -174,15 +174,14 @@ def classic_group(described: tuple[Any, ...], topics: Json, decoded: Decoded | S
     if skipped is not None:
         return skipped
     _code, group_id, _state, _protocol_type, protocol, members, _operations = described
-    with gc_paused():  # (a large group's million pairs, its rows' dicts and lists: none in a cycle)
-        if decoded is None:
-            decoded = _decoded_or_why(members, protocol)
-        if isinstance(decoded, Skipped):
-            return decoded
-        rows = [{"id": member_id, "topics": topics_, "owned": owned, "generation": generation, "rack": rack,
-                 **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id}
-                for (member_id, instance_id, client_id, _host, _metadata, _assignment),
-                (topics_, generation, rack, owned) in zip(members, decoded.members, strict=True)]
+    if decoded is None:
+        decoded = _decoded_or_why(members, protocol)
+    if isinstance(decoded, Skipped):
+        return decoded
+    rows = [{"id": member_id, "topics": topics_, "owned": owned, "generation": generation, "rack": rack,
+             **({"group_instance_id": instance_id} if instance_id is not None else {}), "client_id": client_id}
+            for (member_id, instance_id, client_id, _host, _metadata, _assignment), (topics_, generation, rack, owned)
+            in zip(members, decoded.members, strict=True)]
     generation = max((row["generation"] for row in rows), default=UNKNOWN_GENERATION) + 1
     for row in rows:
         row["generation"] = generation
