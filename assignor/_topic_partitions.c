@@ -573,6 +573,18 @@ done:
 /* The largest partition the JSON form takes: an INT32 on the wire, never negative. */
 #define INT32_LARGEST 2147483647LL
 
+/* The partition `number` is when it is exactly an int in [0, INT32_LARGEST], else -1 (an exact int
+ * raises nothing here). */
+static long long
+partition_of(PyObject *number)
+{
+    if (!PyLong_CheckExact(number))
+        return -1;
+    int overflow;
+    long long partition = PyLong_AsLongLongAndOverflow(number, &overflow);
+    return overflow || partition > INT32_LARGEST ? -1 : partition;
+}
+
 PyDoc_STRVAR(pairs_doc,
 "pairs(type, value) -> list or None\n\n"
 "type((name, partition)) for each entry of the list `value`, in order, the entry's own two\n"
@@ -612,12 +624,8 @@ from_pairs(PyObject *module, PyObject *args)
         }
         else
             goto other;
-        if (!PyUnicode_CheckExact(name) || !PyLong_CheckExact(number))
+        if (!PyUnicode_CheckExact(name) || partition_of(number) < 0)
             goto other;
-        int overflow;
-        long long partition = PyLong_AsLongLongAndOverflow(number, &overflow);
-        if (overflow || partition < 0 || partition > INT32_LARGEST)
-            goto other;  /* (an exact int raises nothing here) */
         Py_INCREF(name);  /* (held before the allocation: see above) */
         Py_INCREF(number);
         PyObject *pair = pair_of(type, name, number);
@@ -654,13 +662,9 @@ partitions_kind(PyObject *partitions)
     long long before = -1;
     int ascending = 1;
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(partitions); j++) {
-        PyObject *number = PyList_GET_ITEM(partitions, j);
-        if (!PyLong_CheckExact(number))
+        long long partition = partition_of(PyList_GET_ITEM(partitions, j));
+        if (partition < 0)
             return 0;
-        int overflow;
-        long long partition = PyLong_AsLongLongAndOverflow(number, &overflow);
-        if (overflow || partition < 0 || partition > INT32_LARGEST)
-            return 0;  /* (an exact int raises nothing here) */
         ascending &= partition >= before;
         before = partition;
     }
