@@ -100,7 +100,7 @@ def pairs_at(names: list[str], topic: np.ndarray, partition: np.ndarray) -> list
 
     Made in C as `topic_partitions_at` makes its objects, never tracked by the cyclic collector
     (CPython untracks a tuple of a str and an int on its first pass over it): the snapshot of a
-    classic group of a million partitions takes 1.4x less time than with `plain_pairs_at`
+    classic group of a million partitions takes 1.3-1.4x less time than with `plain_pairs_at`
     (`bench/fastpaths.py`), the reference a property test holds this to.
 
     Raises

@@ -29,9 +29,10 @@ brokers have racks (KIP-881).
 Summaries (`read_summaries`): each group's protocol, assignor, state and member count from the
 same requests, its members not decoded and no Metadata asked for.
 
-Each ``[topic, partition]`` of ``owned`` and ``target`` is held as a plain tuple (`model.pairs_at`),
-which `json` and orjson write as the group JSON's two-element array: a group of a million
-partitions gets its pairs made at once in C, none of them tracked by the cyclic collector.
+Each ``[topic, partition]`` of ``owned`` and ``target`` is held as a plain tuple, which `json` and
+orjson write as the group JSON's two-element array, made in C and never tracked by the cyclic
+collector: a classic group's at once from its decoded columns (`model.pairs_at`), a
+consumer-protocol group's from its decoded assignments (`_assigned`).
 """
 
 from __future__ import annotations
