@@ -1,10 +1,19 @@
-/* What the package's C parts share (assignor/_topic_partitions.c, assignor/solver/_deal.c). */
+/* What the package's C parts share (assignor/_topic_partitions.c, assignor/solver/_deal.c,
+ * assignor/wire/_compact_arrays.c, assignor/wire/_tp_arrays.c). */
 #ifndef ASSIGNOR_BUFFERS_H
 #define ASSIGNOR_BUFFERS_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
+
+/* The big-endian INT32 at `b` (the wire's byte order). */
+static inline int32_t
+int32_at(const unsigned char *b)
+{
+    return (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3]);
+}
 
 /* A C-contiguous one-dimensional buffer of 64-bit signed integers. */
 static inline int

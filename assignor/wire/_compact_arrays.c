@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../_buffers.h"
+
 /* An unsigned varint of at most five bytes and at most 2**32 - 1, as the compiled reader's
  * `_varint` reads it: its value, or -1 (and `*at` unchanged) when it does not read. */
 static int64_t
@@ -166,9 +168,7 @@ read_array(PyObject *module, PyObject *args)
             goto given_up;
         }
         for (Py_ssize_t p = 0; p < (Py_ssize_t)partitions; p++) {
-            const unsigned char *b = data + at + 4 * p;
-            int32_t value = (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3]);
-            PyObject *number = PyLong_FromLong(value);
+            PyObject *number = PyLong_FromLong(int32_at(data + at + 4 * p));
             if (number == NULL) {
                 Py_DECREF(id);
                 Py_DECREF(name);

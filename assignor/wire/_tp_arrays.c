@@ -24,12 +24,6 @@
 
 #include "../_buffers.h"
 
-static inline int32_t
-int32_at(const unsigned char *b)
-{
-    return (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3]);
-}
-
 static inline int16_t
 int16_at(const unsigned char *b)
 {
