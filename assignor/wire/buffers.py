@@ -13,6 +13,10 @@ from assignor.errors import ProtocolError
 
 __all__ = ["Messages", "NameTable", "at_offset", "equal_rows_at", "ints_at", "row_hashes", "rows_at"]
 
+#: The 8 bytes after a buffer's last message or name: reads of 8 bytes at any offset in it stay in
+#: bounds (masked out or checked after).
+_PADDING = bytes(8)
+
 
 class NameTable(NamedTuple):
     """Topic names' UTF-8 bytes as `frame_tp_columns` lays them out: end to end in one buffer
@@ -28,7 +32,7 @@ class NameTable(NamedTuple):
     @classmethod
     def of(cls, encoded: Sequence[bytes]) -> NameTable:
         length = np.array([len(e) for e in encoded], dtype=np.int64)
-        buffer = np.frombuffer(b"".join(encoded) + bytes(8), dtype=np.uint8)
+        buffer = np.frombuffer(b"".join([*encoded, _PADDING]), dtype=np.uint8)
         return cls(encoded, buffer, np.cumsum(length) - length, length, {})
 
     def entry_heads(self, length: int, partitions: int) -> tuple[np.ndarray, np.ndarray]:
@@ -122,7 +126,7 @@ class Messages(NamedTuple):
             blobs = [bytes(b) for b in blobs]
         lengths = np.array([len(b) for b in blobs], dtype=np.int64)
         base = np.cumsum(lengths) - lengths
-        data = b"".join(blobs) + bytes(8)
+        data = b"".join([*blobs, _PADDING])  # (one copy: ``join(...) + padding`` made two)
         return cls(data, np.frombuffer(data, dtype=np.uint8), base, base + lengths)
 
     @classmethod
