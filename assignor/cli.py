@@ -117,8 +117,13 @@ def _version() -> str:
 
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
-    data = _group_data(args)
-    strategy = args.strategy
+    return plan_output(_group_data(args), args.strategy)
+
+
+def plan_output(data: Any, strategy: str | None) -> dict[str, Any]:
+    """What ``plan`` prints for the group JSON `data` (a file's or a live group's snapshot):
+    planned with `strategy` (else the one the JSON names, else the default), its assignment and
+    metrics."""
     if isinstance(data, dict):  # the body of POST /v1/plans: the group, its strategy and generation
         data = dict(data)
         named = data.pop("strategy", None)

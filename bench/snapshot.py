@@ -50,22 +50,31 @@ def large_consumer(repeat: int = 3) -> dict[str, Any]:
 
 
 def _measured(case: tuple[Callable[[], Any], int], strategy: str, planned_from: str, repeat: int) -> dict[str, Any]:
-    """The snapshot `case` decodes and builds (best of `repeat`), and beside it planning the
-    group that snapshot describes with `strategy` (read by `group_from_json`; ``assign`` alone
-    timed), and the what-if a snapshot is taken for: one member's leave under `strategy`
-    (``whatif.run``, as ``whatif --group`` runs it: every rebalance until the group settles);
-    each member's `planned_from` (``owned`` or ``target``) holds the million partitions."""
+    """The snapshot `case` decodes and builds (best of `repeat`), and beside it:
+
+    - ``command_s``: what ``plan --group G --strategy S`` does with that snapshot once it has it
+      (`cli.plan_output`: the group read from its JSON, checked, planned with `strategy`, the
+      plan validated and written as the JSON it prints), the snapshot's share being of the two
+      together (the command's time but for its requests and its printing);
+    - ``plan_s``: the plan alone (``assign`` on the group read from the JSON);
+    - ``whatif_s``: the what-if a snapshot is taken for, one member's leave under `strategy`
+      (``whatif.run``, as ``whatif --group`` runs it: every rebalance until the group settles).
+
+    Each member's `planned_from` (``owned`` or ``target``) holds the million partitions."""
     from assignor import assign, whatif
+    from assignor.cli import plan_output
     from assignor.json_format import group_from_json
 
     build, size = case
     seconds, built = best_of(build, repeat)
     assert isinstance(built, dict) and sum(len(m[planned_from]) for m in built["members"]) == 1_000_000
+    command, _output = best_of(lambda: plan_output(built, strategy), repeat)
+    del _output
     planned = group_from_json(built)
     planning, _plan = best_of(lambda: assign(strategy, planned), repeat)
     leave = [whatif.parse_event(f"member_leave:{planned.members[len(planned.members) // 2].id}")]
     asking, _answer = best_of(lambda: whatif.run(planned, leave, [strategy]), repeat)
-    return {"bytes": size, "snapshot_s": seconds, "plan_s": planning, "whatif_s": asking}
+    return {"bytes": size, "snapshot_s": seconds, "command_s": command, "plan_s": planning, "whatif_s": asking}
 
 
 def classic_case() -> tuple[Callable[[], Any], int]:
@@ -164,8 +173,10 @@ def main(quick: bool, repeat: int) -> None:
                                                      ("consumer", "ConsumerGroupDescribe", "kip848-uniform",
                                                       large_consumer)):
             big = measure(repeat)
+            whole = big["snapshot_s"] + big["command_s"]
             print(f"one {protocol} group from its Metadata and {request} responses ({big['bytes'] / 1e6:.0f} MB): "
-                  f"decode and build | 1 / 2,000 / 1,000,000 | {big['snapshot_s']:.2f} | planning the group it "
-                  f"describes ({strategy}): {big['plan_s']:.2f} s ({big['snapshot_s'] / big['plan_s']:.1f}x); "
+                  f"decode and build | 1 / 2,000 / 1,000,000 | {big['snapshot_s']:.2f} | `plan --group "
+                  f"--strategy {strategy}` with it: {whole:.2f} s, the snapshot {big['snapshot_s'] / whole:.0%} "
+                  f"of it; the plan alone: {big['plan_s']:.2f} s ({big['snapshot_s'] / big['plan_s']:.1f}x); "
                   f"a what-if of one member's leave: {big['whatif_s']:.2f} s "
                   f"({big['snapshot_s'] / big['whatif_s']:.2f}x)", flush=True)
