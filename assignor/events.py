@@ -11,6 +11,7 @@ is built).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -197,8 +198,10 @@ def _sized_batch(sizes: Sizes, args: tuple[Any, ...]) -> None:
         event.resize(sizes)
 
 
-#: What joins the changes of a batch in an event's text: no topic name can hold it (Kafka's
-#: ``[a-zA-Z0-9._-]``); an id or rack that does cannot be named in an event.
+#: What joins the changes of a batch in an event's text, read as such only where the text after it
+#: starts an event (`_BATCH_AT`): no topic name can hold it (Kafka's ``[a-zA-Z0-9._-]``), but a
+#: member id can (librdkafka writes the ids of its consumer-protocol members, KIP-848, in base64,
+#: ``+`` and ``/`` among its characters: one id in four holds a ``+``), as can a rack.
 BATCH = "+"
 
 
@@ -246,8 +249,16 @@ KINDS = _register(
 )
 
 
+#: A `BATCH` that joins two changes: one the name of a kind follows, then ``:``, another `BATCH`
+#: or the end. A ``+`` inside a base64 id (which has no ``:``) is read so only when the id's last
+#: 8 or more characters spell a kind's name after it.
+_BATCH_AT = re.compile(re.escape(BATCH) + "(?=(?:" + "|".join(map(re.escape, KINDS)) + ")(?::|"
+                       + re.escape(BATCH) + "|$))")
+
+
 def parse_event(text: str) -> Event:
-    """Parse ``kind:arg:...``, or changes that come together joined by ``+`` (`BATCH`).
+    """Parse ``kind:arg:...``, or changes that come together joined by ``+`` (`BATCH`, where
+    the next change starts: a member id or a rack may hold a ``+`` too).
 
     Examples
     --------
@@ -255,9 +266,12 @@ def parse_event(text: str) -> Event:
     Event(kind='partitions_added', args=('orders', 24))
     >>> str(parse_event("member_join:c3:orders+member_join:c4:orders"))  # together (`BATCH`)
     'member_join:c3:orders+member_join:c4:orders'
+    >>> parse_event("member_leave:wh5bX//KSa+bT4n0Py0Xkg")  # (a librdkafka member's id)
+    Event(kind='member_leave', args=('wh5bX//KSa+bT4n0Py0Xkg',))
     """
-    if BATCH in text:
-        changes = tuple(parse_event(part) for part in text.split(BATCH))
+    parts = _BATCH_AT.split(text)
+    if len(parts) > 1:
+        changes = tuple(parse_event(part) for part in parts)
         for change in changes:
             if any(getattr(KINDS[change.kind], flag) for flag in ("every_member", "restarts_member", "batch")):
                 raise WhatIfError(f"together: {change.kind} restarts members, one rebalance after another; it "

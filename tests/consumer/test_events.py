@@ -111,3 +111,34 @@ def test_a_created_topic_is_read_by_the_members_whose_regex_takes_it():
     assert len(held_v3) == 1 and next(iter(held_v3)).startswith("a")  # (a, under the id it rejoined with)
     with pytest.raises(Exception, match="topic_regex must be a string"):
         Member("x", [], topic_regex=3)  # type: ignore[arg-type]
+
+
+#: A librdkafka consumer-protocol member's id (KIP-848): 22 characters of standard base64, ``+``
+#: and ``/`` among them, as one it wrote on Apache Kafka 4.3.1.
+BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+BASE64_ID = st.text(alphabet=BASE64, min_size=22, max_size=22)
+
+
+@given(ids=st.lists(BASE64_ID, min_size=1, max_size=4), rack=st.text(alphabet="ab+:", min_size=1, max_size=6)
+       .filter(lambda r: ":" not in r))
+@examples(200)
+def test_ids_and_racks_that_hold_a_plus_are_named_alone_and_together(ids, rack):
+    """A ``+`` inside an id or a rack is not where changes are joined (`events.BATCH`): the
+    events read back as written, alone and together, each naming the whole id."""
+    for member in ids:
+        assert parse_event(f"member_leave:{member}").args == (member,)
+        assert parse_event(f"rack_changed:{member}:{rack}").args == (member, rack)
+    texts = [f"member_leave:{member}" for member in ids] + [f"member_join:new:a:{rack}"]
+    together = parse_event("+".join(texts))
+    assert together.kind == "together" and [str(change) for change in together.args] == texts
+    assert str(together) == "+".join(texts)
+
+
+def test_a_leave_of_a_member_whose_id_holds_a_plus_is_planned():
+    from assignor import whatif
+
+    member = "wh5bX//KSa+bT4n0Py0Xkg"  # (the id librdkafka gave a member of a snapshot, KIP-848)
+    group = Group(topics={"a": 4}, members=[Member(member, ["a"]), Member("b", ["a"])])
+    run = whatif.run(group, [parse_event(f"member_leave:{member}")], ["kip848-uniform"], include_plans=True)
+    assert run["strategies"]["kip848-uniform"]["steps"][-1]["assignment"] == {"b": [["a", 0], ["a", 1], ["a", 2],
+                                                                                     ["a", 3]]}
