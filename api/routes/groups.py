@@ -17,21 +17,26 @@ from api.dependencies import (
     SettingsDep,
 )
 from api.handlers import groups as groups_handlers
+from api.handlers.answers import dumps
 from api.models import SyncRequest
 from api.pool import release
+from api.routes.group_paths import suffix_sent
 
 router = APIRouter(tags=["groups"])
 
 
 # A planning worker reads the body (validating it with `SyncRequest`): parsing and validating a
 # hundred members' metadata took the event loop longer than the worker's whole sync.
-@router.post("/groups/{group_id}/sync", openapi_extra=documented_body(SyncRequest), responses=SYNC_REFUSED)
+@router.post("/groups/{group_id:group_id}/sync", openapi_extra=documented_body(SyncRequest),
+             responses=SYNC_REFUSED)
 async def group_sync(group_id: str, request: Request, planner: PlannerDep, metrics: MetricsDep,
                      settings: SettingsDep, locks: GroupLocksDep, warnings: ClaimWarningsDep) -> Response:
     """The remote-assignor call of a group leader: raw JoinGroup metadata in, SyncGroup
     assignment bytes out. The generation is recorded in the registry. Claims of owned
     partitions the plan could not keep are in ``metrics.dropped_claims``, logged once per group
     and generation and counted in ``/metrics`` (``assignor_dropped_claims``) by reason."""
+    if not suffix_sent(request, "sync"):  # (``x%2Fsync``: the group ``x/sync`` itself, which takes no POST)
+        return reply(405, dumps({"detail": "Method Not Allowed"}))
     body = await read_body(request)
     try:
         async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
@@ -60,24 +65,26 @@ async def groups(planner: PlannerDep, settings: SettingsDep,
     return reply(status, payload)
 
 
-@router.get("/groups/{group_id}", responses=NOT_FOUND)
+@router.get("/groups/{group_id:group_id}/history", responses=NOT_FOUND)
+async def history(group_id: str, request: Request, planner: PlannerDep, settings: SettingsDep) -> Response:
+    """One row per recorded generation: members, partitions moved, balance score."""
+    if not suffix_sent(request, "history"):  # (``x%2Fhistory``: the group ``x/history``)
+        return await group(f"{group_id}/history", planner, settings)
+    status, payload, _stats = await planner.run(groups_handlers.registered_history, group_id, settings.registry)
+    return reply(status, payload)
+
+
+@router.get("/groups/{group_id:group_id}", responses=NOT_FOUND)
 async def group(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
     """The latest recorded state (members as they joined) and plan of a group."""
     status, payload, _stats = await planner.run(groups_handlers.registered, group_id, settings.registry)
     return reply(status, payload)
 
 
-@router.delete("/groups/{group_id}", responses=NOT_FOUND)
+@router.delete("/groups/{group_id:group_id}", responses=NOT_FOUND)
 async def forget(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
     """Forget a group: every kept generation is deleted. The registry moves forward only (a
     sync older than the latest generation answers 409), so a group that Kafka deleted and that
     starts again from generation 1 is deleted here first."""
     status, payload, _stats = await planner.run(groups_handlers.forget, group_id, settings.registry)
-    return reply(status, payload)
-
-
-@router.get("/groups/{group_id}/history", responses=NOT_FOUND)
-async def history(group_id: str, planner: PlannerDep, settings: SettingsDep) -> Response:
-    """One row per recorded generation: members, partitions moved, balance score."""
-    status, payload, _stats = await planner.run(groups_handlers.registered_history, group_id, settings.registry)
     return reply(status, payload)

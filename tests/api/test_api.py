@@ -666,3 +666,25 @@ async def test_the_bearer_token_is_read_as_rfc_9110_says(tmp_path):
         assert twice.status_code == 401 and twice.json()["detail"] == "send one Authorization header"
         assert "HTTPBearer" in (await c.get("/openapi.json")).json()["components"]["securitySchemes"]
     app.state.planner.close()
+
+
+async def test_a_registered_group_whose_id_holds_a_slash(client):
+    """A group id with '/' (legal in Kafka) comes as %2F: its sync, state and history are its
+    own, and one whose id ends in ``/history`` is not the history of another."""
+    body = {"protocol": "sticky", "generation": 1, "topics": {"t": {"partitions": 2}},
+            "members": [{"member_id": "a", "metadata_b64": join_metadata(["t"])}]}
+    for group in ("team/orders", "team/history"):
+        encoded = group.replace("/", "%2F")
+        response = await client.post(f"/v1/groups/{encoded}/sync", json=body)
+        assert response.status_code == 200, response.text
+    assert [g["group_id"] for g in (await client.get("/v1/groups")).json()["groups"]] == ["team/history",
+                                                                                         "team/orders"]
+    assert (await client.get("/v1/groups/team%2Forders")).json()["generation"] == 1
+    assert [row["generation"] for row in (await client.get("/v1/groups/team%2Forders/history")).json()[
+        "generations"]] == [1]
+    assert (await client.get("/v1/groups/team%2Fhistory")).json()["generation"] == 1  # (its state)
+    assert "state" in (await client.get("/v1/groups/team%2Fhistory")).json()
+    assert (await client.get("/v1/groups/team/history")).status_code == 404  # (the history of "team")
+    assert (await client.post("/v1/groups/x%2Fsync", json=body)).status_code == 405
+    assert (await client.delete("/v1/groups/team%2Forders")).status_code == 200
+    assert (await client.get("/v1/groups/team%2Forders")).status_code == 404

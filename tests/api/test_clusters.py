@@ -141,3 +141,19 @@ def _get(url: str) -> tuple[int, Any]:
             return response.status, json.load(response)
     except urllib.error.HTTPError as error:
         return error.code, json.load(error)
+
+
+async def test_a_group_id_that_holds_a_slash_is_read_and_planned(service):
+    """Kafka lets a group id hold '/', which a client sends as %2F (the page, by
+    encodeURIComponent): the snapshot and the plan of ``team/orders`` name it whole, and
+    ``x%2Fplan`` is the snapshot of the group ``x/plan``, not the plan of ``x``."""
+    unreachable = "cluster prod: cannot connect to 127.0.0.1:1"
+    for path, group in (("team%2Forders", "team/orders"), ("team%2Forders/plan", "team/orders"),
+                        ("team/orders", "team/orders"), ("x%2Fplan", "x/plan"), ("x/plan", "x"),
+                        ("x%2Fplan/plan", "x/plan"), ("%2F", "/")):
+        answer = await service.get(f"/v1/clusters/prod/groups/{path}")
+        assert answer.status_code == 503 and answer.json()["detail"].startswith(f"group {group!r}: {unreachable}"), (
+            path, answer.text)
+    # A plan's parameters are the plan's: the snapshot takes none.
+    assert (await service.get("/v1/clusters/prod/groups/x/plan", params={"strategy": "nope"})).status_code == 422
+    assert (await service.get("/v1/clusters/prod/groups/")).status_code == 307  # (no id: the list of groups)
