@@ -108,3 +108,26 @@ def test_put_all_is_put_in_turn(operations):
         for key in keys:
             one_by_one.put(key)
         assert list(bulk) == list(one_by_one) and bulk._slots == one_by_one._slots
+
+
+def test_a_joins_targets_under_range_depend_on_the_id_the_member_draws():
+    """The README's word on a join under the consumer protocol: the member draws its id (KIP-1082),
+    and ``range`` deals in member id order, so where a new id sorts decides which ranges shift:
+    on three members of two topics (9 and 4 partitions), 200 random base64url ids make four
+    different targets; a what-if plans the id it is given."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    draw = random.Random(1)
+
+    def drawn() -> str:
+        return "".join(draw.choice(alphabet) for _ in range(22))
+
+    topics = {"ta": 9, "tb": 4}
+    ids = [drawn() for _ in range(3)]
+    settled = assign("kip848-range", Group(topics, [Member(i, ["ta", "tb"]) for i in ids])).assignment
+    members = [Member.decoded(i, ("ta", "tb"), 1, None, tuple(settled[i])) for i in ids]
+    outcomes = set()
+    for _ in range(200):
+        joiner = drawn()
+        plan = assign("kip848-range", Group(topics, [*members, Member(joiner, ["ta", "tb"])])).assignment
+        outcomes.add(tuple(tuple(sorted(plan[m])) for m in [*ids, joiner]))
+    assert len(outcomes) == 4
