@@ -258,7 +258,9 @@ _BATCH_AT = re.compile(re.escape(BATCH) + "(?=(?:" + "|".join(map(re.escape, KIN
 
 def parse_event(text: str) -> Event:
     """Parse ``kind:arg:...``, or changes that come together joined by ``+`` (`BATCH`, where
-    the next change starts: a member id or a rack may hold a ``+`` too).
+    the next change starts: a member id or a rack may hold a ``+`` too). The id of a member an
+    event names (`EventKind.about_member`) may hold ``:``: the arguments after it are read from
+    the right.
 
     Examples
     --------
@@ -268,6 +270,8 @@ def parse_event(text: str) -> Event:
     'member_join:c3:orders+member_join:c4:orders'
     >>> parse_event("member_leave:wh5bX//KSa+bT4n0Py0Xkg")  # (a librdkafka member's id)
     Event(kind='member_leave', args=('wh5bX//KSa+bT4n0Py0Xkg',))
+    >>> parse_event("subscribe:consumer-app:orders-1-5f0c:payments")  # (a Java member of group app:orders)
+    Event(kind='subscribe', args=('consumer-app:orders-1-5f0c', 'payments'))
     """
     parts = _BATCH_AT.split(text)
     if len(parts) > 1:
@@ -277,10 +281,14 @@ def parse_event(text: str) -> Event:
                 raise WhatIfError(f"together: {change.kind} restarts members, one rebalance after another; it "
                                   f"cannot come with other changes in {text!r}")
         return Event("together", changes)
-    name, *args = text.split(":")
+    name, colon, rest = text.partition(":")
     kind = KINDS.get(name)
     if kind is None:
         raise WhatIfError(f"unknown event {name!r}; known: {', '.join(sorted(KINDS))}")
+    # A member's id may hold ':' (a Java member's is its client id, "consumer-GROUP-N" by default,
+    # then a UUID: a group id with ':' puts one in each), and what follows it (a topic, a rack) is
+    # read from the right.
+    args = [] if not colon else rest.rsplit(":", kind.most - 1) if kind.about_member else rest.split(":")
     if not kind.least <= len(args) <= kind.most:
         span = kind.least if kind.least == kind.most else f"{kind.least}-{kind.most}"
         raise WhatIfError(f"{name}: expected {span} arguments, got {len(args)}")

@@ -119,13 +119,23 @@ BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 BASE64_ID = st.text(alphabet=BASE64, min_size=22, max_size=22)
 
 
-@given(ids=st.lists(BASE64_ID, min_size=1, max_size=4), rack=st.text(alphabet="ab+:", min_size=1, max_size=6)
-       .filter(lambda r: ":" not in r))
+#: A classic Java member's id: its client id (``consumer-GROUP-N`` by default, a group id of
+#: ':' and '+' here), '-', a UUID.
+JAVA_ID = st.builds(lambda group, n, uuid: f"consumer-{group}-{n}-{uuid}",
+                    st.text(alphabet="ab:+.", min_size=1, max_size=8), st.integers(1, 9), st.uuids())
+
+
+@given(ids=st.lists(st.one_of(BASE64_ID, JAVA_ID), min_size=1, max_size=4),
+       rack=st.text(alphabet="ab+", min_size=1, max_size=6))
 @examples(200)
-def test_ids_and_racks_that_hold_a_plus_are_named_alone_and_together(ids, rack):
-    """A ``+`` inside an id or a rack is not where changes are joined (`events.BATCH`): the
-    events read back as written, alone and together, each naming the whole id."""
+def test_ids_and_racks_that_hold_a_plus_or_a_colon_are_named_alone_and_together(ids, rack):
+    """A ``+`` inside an id or a rack is not where changes are joined (`events.BATCH`), and a
+    ``:`` inside a member's id is not where its arguments part: the events read back as
+    written, alone and together, each naming the whole id."""
+    assert all(kind.least == kind.most for kind in KINDS.values() if kind.about_member)  # (read from the right)
     for member in ids:
+        assert parse_event(f"subscribe:{member}:orders").args == (member, "orders")
+        assert parse_event(f"rollback:{member}").args == (member,)
         assert parse_event(f"member_leave:{member}").args == (member,)
         assert parse_event(f"rack_changed:{member}:{rack}").args == (member, rack)
     texts = [f"member_leave:{member}" for member in ids] + [f"member_join:new:a:{rack}"]
