@@ -65,7 +65,8 @@ class EventKind:
     `heartbeat`: a member's own heartbeat carries the change to the consumer protocol's
     coordinator, and that heartbeat computes the new target at once (a leave computes nothing, a
     topic's change waits for the next heartbeat: `assignor.whatif.steps`). `batch`: its
-    arguments are events that reach the coordinator together (`BATCH`)."""
+    arguments are events that reach the coordinator together (`BATCH`). `topics_at`: the
+    argument that names topics (comma-separated where several), if any: none holds `BATCH`."""
 
     name: str
     form: str
@@ -80,6 +81,7 @@ class EventKind:
     restarts_member: bool = False
     heartbeat: bool = False
     batch: bool = False
+    topics_at: int | None = None
 
     def rebalances(self, members: int) -> int:
         """The rebalances this event makes in a group of `members` members."""
@@ -214,20 +216,21 @@ KINDS = _register(
     EventKind("member_join", "member_join:ID:TOPICS[:RACK]",
               "a member joins, subscribed to TOPICS (comma-separated), in RACK if given", 2, 3,
               lambda args: (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]), _join, _sized_join,
-              heartbeat=True),
+              heartbeat=True, topics_at=1),
     EventKind("member_leave", "member_leave:ID", "a member leaves", 1, 1, _as_is, _leave, _sized_leave,
               about_member=True),
     EventKind("subscribe", "subscribe:ID:TOPIC", "a member adds a topic to its subscription", 2, 2, _as_is,
-              _subscription("subscribe"), _nothing, about_member=True, heartbeat=True),
+              _subscription("subscribe"), _nothing, about_member=True, heartbeat=True, topics_at=1),
     EventKind("unsubscribe", "unsubscribe:ID:TOPIC", "a member drops a topic from its subscription", 2, 2, _as_is,
-              _subscription("unsubscribe"), _nothing, about_member=True, heartbeat=True),
+              _subscription("unsubscribe"), _nothing, about_member=True, heartbeat=True, topics_at=1),
     EventKind("partitions_added", "partitions_added:TOPIC:NEW_TOTAL",
               "a topic grows to NEW_TOTAL partitions (as `kafka-topics --alter --partitions` takes it, "
-              "not the number added)", 2, 2, _count("partitions_added"), _grow, _sized_count),
+              "not the number added)", 2, 2, _count("partitions_added"), _grow, _sized_count, topics_at=0),
     EventKind("topic_created", "topic_created:TOPIC:COUNT",
               "a topic of COUNT partitions is created (and read by each member whose regex subscription takes it)",
-              2, 2, _count("topic_created"), _create, _sized_create),
-    EventKind("topic_deleted", "topic_deleted:TOPIC", "a topic is deleted", 1, 1, _as_is, _delete, _sized_delete),
+              2, 2, _count("topic_created"), _create, _sized_create, topics_at=0),
+    EventKind("topic_deleted", "topic_deleted:TOPIC", "a topic is deleted", 1, 1, _as_is, _delete, _sized_delete,
+              topics_at=0),
     EventKind("rack_changed", "rack_changed:ID:RACK", "a member moves to another rack", 2, 2, _as_is, _rack,
               _nothing, about_member=True, heartbeat=True),
     EventKind("rolling_restart", "rolling_restart",
@@ -251,7 +254,9 @@ KINDS = _register(
 
 #: A `BATCH` that joins two changes: one the name of a kind follows, then ``:``, another `BATCH`
 #: or the end. A ``+`` inside a base64 id (which has no ``:``) is read so only when the id's last
-#: 8 or more characters spell a kind's name after it.
+#: 8 or more characters spell a kind's name after it. (Any word and ``:`` would name a kind that
+#: is not one sooner, but would cut a base64 id whose end after a ``+`` is lower case, followed
+#: by the ``:`` of a topic or a rack.)
 _BATCH_AT = re.compile(re.escape(BATCH) + "(?=(?:" + "|".join(map(re.escape, KINDS)) + ")(?::|"
                        + re.escape(BATCH) + "|$))")
 
@@ -292,6 +297,9 @@ def parse_event(text: str) -> Event:
     if not kind.least <= len(args) <= kind.most:
         span = kind.least if kind.least == kind.most else f"{kind.least}-{kind.most}"
         raise WhatIfError(f"{name}: expected {span} arguments, got {len(args)}")
+    if kind.topics_at is not None and BATCH in args[kind.topics_at]:  # (a '+' with no change after it)
+        raise WhatIfError(f"{name}: {args[kind.topics_at]!r} is not a topic (no topic name holds {BATCH!r}, which "
+                          "joins changes where an event follows it)")
     return Event(name, kind.read(args))
 
 

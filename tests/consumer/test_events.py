@@ -152,3 +152,13 @@ def test_a_leave_of_a_member_whose_id_holds_a_plus_is_planned():
     run = whatif.run(group, [parse_event(f"member_leave:{member}")], ["kip848-uniform"], include_plans=True)
     assert run["strategies"]["kip848-uniform"]["steps"][-1]["assignment"] == {"b": [["a", 0], ["a", 1], ["a", 2],
                                                                                      ["a", 3]]}
+
+
+def test_a_plus_before_no_kind_is_part_of_the_id_and_the_leave_names_it_whole():
+    """``member_leave:m0+grow:t:9``: no kind is named ``grow``, so the ``+`` is the id's (an id
+    may hold one), and the engine names the member it did not find, whole."""
+    from assignor import whatif
+
+    group = Group(topics={"t": 4}, members=[Member("m0", ["t"]), Member("m1", ["t"])])
+    with pytest.raises(WhatIfError, match=r"member_leave: no member 'm0\+grow:t:9'"):
+        whatif.run(group, [parse_event("member_leave:m0+grow:t:9")], ["sticky"])
