@@ -203,7 +203,7 @@ def _sized_batch(sizes: Sizes, args: tuple[Any, ...]) -> None:
 #: What joins the changes of a batch in an event's text, read as such only where the text after it
 #: starts an event (`_BATCH_AT`): no topic name can hold it (Kafka's ``[a-zA-Z0-9._-]``), but a
 #: member id can (librdkafka writes the ids of its consumer-protocol members, KIP-848, in base64,
-#: ``+`` and ``/`` among its characters: one id in four holds a ``+``), as can a rack.
+#: ``+`` and ``/`` among its characters: more than one id in four holds a ``+``), as can a rack.
 BATCH = "+"
 
 
