@@ -111,9 +111,16 @@ def _index(kind: str, members: list[Member], member_id: str) -> int:
 
 
 def _join(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
-    if any(m.id == args[0] for m in members):
-        raise WhatIfError(f"member_join: member {args[0]!r} is already in the group")
-    members.append(Member(args[0], args[1], rack=args[2] if len(args) > 2 else None))
+    """A member joins: its id, topics, then its rack and its static instance id where given
+    (each empty: none)."""
+    member_id, subscribed, rack, instance = (*args, "", "")[:4]
+    if any(m.id == member_id for m in members):
+        raise WhatIfError(f"member_join: member {member_id!r} is already in the group")
+    holder = next((m.id for m in members if instance and m.group_instance_id == instance), None)
+    if holder is not None:  # (the coordinator would fence the member that holds it: KIP-345)
+        raise WhatIfError(f"member_join: instance id {instance!r} is held by member {holder!r}; a static member that "
+                          f"comes back is rollback:{holder} or rolling_restart")
+    members.append(Member(member_id, subscribed, rack=rack or None, group_instance_id=instance or None))
 
 
 def _leave(topics: dict[str, int], members: list[Member], args: tuple[Any, ...]) -> None:
@@ -213,8 +220,9 @@ def _register(*kinds: EventKind) -> dict[str, EventKind]:
 
 #: Every kind of event, in the order the help, the page and the README list them.
 KINDS = _register(
-    EventKind("member_join", "member_join:ID:TOPICS[:RACK]",
-              "a member joins, subscribed to TOPICS (comma-separated), in RACK if given", 2, 3,
+    EventKind("member_join", "member_join:ID:TOPICS[:RACK[:INSTANCE_ID]]",
+              "a member joins, subscribed to TOPICS (comma-separated), in RACK if given, static under "
+              "INSTANCE_ID if given (KIP-345; RACK empty: none)", 2, 4,
               lambda args: (args[0], tuple(t for t in args[1].split(",") if t), *args[2:]), _join, _sized_join,
               heartbeat=True, topics_at=1),
     EventKind("member_leave", "member_leave:ID", "a member leaves", 1, 1, _as_is, _leave, _sized_leave,

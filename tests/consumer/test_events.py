@@ -162,3 +162,29 @@ def test_a_plus_before_no_kind_is_part_of_the_id_and_the_leave_names_it_whole():
     group = Group(topics={"t": 4}, members=[Member("m0", ["t"]), Member("m1", ["t"])])
     with pytest.raises(WhatIfError, match=r"member_leave: no member 'm0\+grow:t:9'"):
         whatif.run(group, [parse_event("member_leave:m0+grow:t:9")], ["sticky"])
+
+
+@pytest.mark.parametrize("strategy", ["kip848-range", "range"])
+def test_a_static_member_joins_under_its_instance_id(strategy):
+    """``member_join:ID:TOPICS:RACK:INSTANCE_ID``: the joiner is static (KIP-345), and range,
+    the broker's and Java's, deals to static members first, by instance id, where a dynamic
+    member whose id sorts last would get the last range: what a static member's join does can
+    be planned before it comes, its member id not yet drawn."""
+    from assignor import whatif
+
+    group = Group(topics={"t": 6}, members=[Member("m1", ["t"]), Member("m2", ["t"])])
+
+    def joiner_gets(text: str) -> list[list[object]]:
+        run = whatif.run(group, [parse_event(text)], [strategy], include_plans=True)
+        return run["strategies"][strategy]["steps"][-1]["assignment"]["zz"]
+
+    assert joiner_gets("member_join:zz:t") == [["t", 4], ["t", 5]]
+    assert joiner_gets("member_join:zz:t::instance-a") == [["t", 0], ["t", 1]]
+    assert joiner_gets("member_join:zz:t:rack-1:instance-a") == [["t", 0], ["t", 1]]
+    assert str(parse_event("member_join:zz:t::instance-a")) == "member_join:zz:t::instance-a"
+    joined = apply_event(group, parse_event("member_join:zz:t::instance-a")).members[-1]
+    assert (joined.rack, joined.group_instance_id) == (None, "instance-a")
+    static = Group(topics={"t": 6}, members=[Member("m1", ["t"], group_instance_id="instance-a")])
+    with pytest.raises(WhatIfError, match="instance id 'instance-a' is held by member 'm1'; a static member that "
+                                          "comes back is rollback:m1 or rolling_restart"):
+        apply_event(static, parse_event("member_join:zz:t::instance-a"))

@@ -774,7 +774,8 @@ async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, 
     in its user data) as classic groups, and a KIP-848 group on the broker's ``range``: each
     snapshot holds what the members hold (and, on the range group, each member's rack); a leave
     planned on the Java group with ``java-sticky`` and on the range group with ``kip848-range`` is
-    what the group then settles on (the broker's next target, on the range group). (A librdkafka
+    what the group then settles on (the broker's next target, on the range group), and so is a
+    static member's join on the range group, planned before it comes. (A librdkafka
     group's leave is predicted by librdkafka's own strategy:
     `test_a_librdkafka_cooperative_sticky_group`.)"""
     from bench.java_members import CLASSIC
@@ -824,7 +825,19 @@ async def test_librdkafka_javas_eager_sticky_and_a_range_consumer_group(broker, 
         predicted = planned("kip848-range", group_from_json({**now, "members": [
             m for m in now["members"] if m is not leaving]}))
         await members.pop(1).stop()
-        assert targets(await until_target(broker, ranged.group, 2, 12)) == predicted
+        after = await until_target(broker, ranged.group, 2, 12)
+        assert targets(after) == predicted
+
+        # A static member joins: range deals to it first, by its instance id, so its join is
+        # planned before it comes, under a member id it has not drawn yet (KIP-345, KIP-1082;
+        # "~joining" sorts after any id drawn, where a dynamic member would get the last range).
+        instance = f"static-{ranged.group}"
+        expected = settled_pairs(after, f"member_join:~joining:{ranged.topic}::{instance}", "kip848-range")
+        members.append(await ranged.start(3, {**settings, "group.instance.id": instance}))
+        joined = await until_target(broker, ranged.group, 3, 12)
+        joiner = next(m["id"] for m in joined["members"] if m.get("group_instance_id") == instance)
+        expected[joiner] = expected.pop("~joining")
+        assert targets(joined) == expected and {p for _t, p in expected[joiner]} == {0, 1, 2, 3}
     finally:
         for member in members:
             await member.stop()
