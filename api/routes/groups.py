@@ -36,7 +36,8 @@ async def group_sync(group_id: str, request: Request, planner: PlannerDep, metri
     partitions the plan could not keep are in ``metrics.dropped_claims``, logged once per group
     and generation and counted in ``/metrics`` (``assignor_dropped_claims``) by reason."""
     if not suffix_sent(request, "sync"):  # (``x%2Fsync``: the group ``x/sync`` itself, which takes no POST)
-        return reply(405, dumps({"detail": "Method Not Allowed"}))
+        return Response(dumps({"detail": "Method Not Allowed"}), status_code=405, media_type="application/json",
+                        headers={"Allow": "GET, DELETE"})
     body = await read_body(request)
     try:
         async with locks.hold(group_id):  # one sync at a time per group: plan and record are one step
