@@ -179,9 +179,9 @@ def test_live_groups_of_the_services_clusters_can_be_picked(browser, broker, tmp
     """With ``ASSIGNOR_CLUSTERS`` naming the test broker (and a cluster that cannot be reached):
     "Live groups" lists each consumer group of each cluster by its summary (protocol, members,
     state: no member is decoded to list them), shows the snapshot of the one picked, read when
-    picked, and a run reads the group again by its cluster and id; the rehearsal of its
-    move starts from the strategy it runs; the cluster that cannot be reached is said so. A
-    service without clusters says how to name them."""
+    picked, and a run reads the group again by its cluster and id (one that holds a '/'); the
+    rehearsal of its move starts from the strategy it runs; the cluster that cannot be reached
+    is said so. A service without clusters says how to name them."""
     import asyncio
     import uuid
     from concurrent.futures import ThreadPoolExecutor
@@ -194,8 +194,9 @@ def test_live_groups_of_the_services_clusters_can_be_picked(browser, broker, tmp
             return pool.submit(asyncio.run, coroutine).result()
 
     topic = run(create_topic(broker.bootstrap, 4))
-    group = f"ui-live-{uuid.uuid4().hex[:8]}"
-    members = [LibrdkafkaMember(f"{group}.m{i}", broker.bootstrap, group, topic, Timeline()) for i in range(2)]
+    name = f"ui-live-{uuid.uuid4().hex[:8]}"
+    group = f"team/{name}"  # (a '/' in a group id: the page sends it as %2F)
+    members = [LibrdkafkaMember(f"{name}.m{i}", broker.bootstrap, group, topic, Timeline()) for i in range(2)]
     clusters = {"local": {"bootstrap.servers": broker.bootstrap},
                 "gone": {"bootstrap.servers": "127.0.0.1:1", "request.timeout.ms": "2000"}}
     service = Service(tmp_path, env={"ASSIGNOR_CLUSTERS": json.dumps(clusters)})
